@@ -1,0 +1,18 @@
+"""gpubench: benchmark and profile GPU kernels — checked, timed, compared.
+
+The package is layered so that the architecture shows in the file list:
+  cli.py              the command line (the only place that prints errors and exits)
+  config.py           suite files -> RunConfig          parsing.py  sizes, dtypes
+  spec.py             what a kernel family declares     discovery.py  finding families
+  plan.py             which points run, which are skipped and why
+  runner.py           the parent: feeds a worker, survives crashes and hangs
+  workers.py          the worker process handle         protocol.py  their messages
+  worker.py           the worker process itself         execute.py  build, check, time
+  build.py            load_inline with a content-hashed cache
+  check.py            output vs reference               timing.py  timers
+  stats.py            medians, IQR                      roofline.py  TFLOP/s, GB/s
+  results.py          one row per point                 envinfo.py  GPU, clocks, versions
+  report/             tables, CSV/JSON files, the live progress display
+"""
+
+__version__ = "0.1.0"

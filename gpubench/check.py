@@ -1,0 +1,91 @@
+"""Correct before fast: compare a variant's output with the reference.
+
+The output buffer is poisoned with NaN before the variant runs, so an element
+the kernel never wrote stays NaN and fails, and NaN never passes: an output
+element passes only if it is finite where the reference is finite and within
+atol + rtol * |reference| of it (the rule of torch.allclose, computed in float64).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    passed: bool
+    max_abs_err: float  # inf when an element is NaN, inf or unwritten
+    worst_ratio: float  # max |out - ref| / (atol + rtol |ref|); <= 1 passes
+    mismatches: int  # elements beyond tolerance, non-finite ones included
+    nonfinite: int  # NaN/inf where the reference is finite (unwritten elements land here)
+    total: int
+    atol: float
+    rtol: float
+    note: str = ""
+
+    def summary(self) -> str:
+        """'max err 3.1e-02 (2.1x tol), 17 of 1048576 elements off, 5 NaN/unwritten'."""
+        if self.note:
+            return self.note
+        text = f"max err {self.max_abs_err:.2g}"
+        if self.passed:
+            return text
+        if self.worst_ratio != float("inf"):
+            text += f" ({self.worst_ratio:.3g}x tol)"
+        text += f", {self.mismatches} of {self.total} elements off"
+        if self.nonfinite:
+            text += f", {self.nonfinite} NaN/inf/unwritten"
+        return text
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def poison(out) -> None:
+    """Fill `out` with a value no correct kernel writes: NaN for floats, the max for integers."""
+    import torch
+
+    if out.is_floating_point() or out.is_complex():
+        out.fill_(float("nan"))
+    elif out.dtype == torch.bool:
+        out.fill_(True)
+    else:
+        out.fill_(torch.iinfo(out.dtype).max)
+
+
+def compare(out, ref, atol: float, rtol: float) -> CheckResult:
+    """Compare `out` with the float64 reference `ref` elementwise."""
+    import torch
+
+    if tuple(out.shape) != tuple(ref.shape):
+        return CheckResult(False, float("inf"), float("inf"), out.numel(), 0, ref.numel(),
+                           atol, rtol, note=f"shape {tuple(out.shape)}, expected {tuple(ref.shape)}")
+    got = out.detach().to(torch.float64)
+    want = ref.detach().to(torch.float64)
+    total = want.numel()
+    if total == 0:
+        return CheckResult(True, 0.0, 0.0, 0, 0, 0, atol, rtol)
+    want_finite = torch.isfinite(want)
+    nonfinite = want_finite & ~torch.isfinite(got)
+    # Where the reference itself is NaN/inf, the output must match it exactly.
+    special_mismatch = ~want_finite & ~((got == want) | (torch.isnan(got) & torch.isnan(want)))
+    diff = (got - want).abs().masked_fill(~want_finite, 0.0)
+    diff = diff.masked_fill(nonfinite, float("inf"))
+    tolerance = atol + rtol * want.abs().masked_fill(~want_finite, 0.0)
+    ratio = diff / tolerance
+    bad = (diff > tolerance) | nonfinite | special_mismatch
+    mismatches = int(bad.sum().item())
+    max_abs = float(diff.max().item())
+    worst = float(ratio.max().item())
+    if special_mismatch.any():
+        max_abs, worst = float("inf"), float("inf")
+    return CheckResult(
+        passed=mismatches == 0,
+        max_abs_err=max_abs,
+        worst_ratio=worst,
+        mismatches=mismatches,
+        nonfinite=int(nonfinite.sum().item()),
+        total=total,
+        atol=atol,
+        rtol=rtol,
+    )

@@ -1,0 +1,101 @@
+"""`gpubench run`: plan the points, run them through a worker, show and save the results."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from gpubench import errors
+from gpubench import results as R
+from gpubench.config import RunConfig
+from gpubench.discovery import family_dirs, load_family, resolve_families
+from gpubench.envinfo import host_env
+from gpubench.machine import describe, detect_machine
+from gpubench.plan import plan_points
+from gpubench.report.files import results_document, write_results
+from gpubench.report.live import RunDisplay, failure_summary, skipped_summary
+from gpubench.runner import Runner, RunSettings
+
+
+@dataclass
+class RunCommand:
+    config: RunConfig
+    device: str
+    out: Path | None
+    as_json: bool
+    console: Console
+
+    def execute(self) -> int:
+        machine = detect_machine(self.device)
+        dirs = resolve_families(self.config.families, family_dirs(self.config.kernels_dirs))
+        families = [load_family(name, folder) for name, folder in dirs.items()]
+        seed = self.config.seed if self.config.seed is not None else new_seed()
+        sizes = {f.name: self.config.sizes_for(f.name) for f in families}
+        points = plan_points(families, machine, {k: v for k, v in sizes.items() if v},
+                             self.config.dtypes, self.config.variants, seed)
+        run_dir = self.out or new_run_dir(Path("profiles"), list(dirs))
+        run_dir.mkdir(parents=True, exist_ok=True)
+        meta = {**host_env(), "run_dir": str(run_dir), "seed": seed,
+                "timing": vars(self.config.timing), "timeout_s": self.config.timeout_s,
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        self.console.print(f"gpubench: {len(points)} points of {', '.join(dirs)}. "
+                           f"{describe(machine)}")
+        settings = RunSettings(machine.device, run_dir, self.config.timing,
+                               self.config.timeout_s, self.config.build_timeout_s)
+        started = time.perf_counter()
+        runner = Runner(settings)
+        save = lambda: write_results(run_dir, {**meta, "wall_s": time.perf_counter() - started},  # noqa: E731
+                                     runner.env, runner.results)
+        display = RunDisplay(self.console, len(points), {f.name: f.size_name for f in families},
+                             on_group=lambda group: save(), show_progress=not self.as_json)
+        runner.callbacks = display.callbacks()
+        try:
+            with display:
+                runner.run(points)
+        except KeyboardInterrupt:
+            paths = save()
+            self.console.print(f"interrupted: results so far in {paths[0].parent}")
+            return errors.EXIT_INTERRUPTED
+        paths = save()
+        self._epilogue(runner.results, paths, time.perf_counter() - started)
+        if self.as_json:
+            print_json(results_document(meta, runner.env, runner.results))
+        return errors.EXIT_OK if R.exit_status(runner.results) else errors.EXIT_VARIANT_FAILED
+
+    def _epilogue(self, results: list[R.Result], paths: list[Path], wall_s: float) -> None:
+        for line in skipped_summary(results):
+            self.console.print(f"[dim]{line}[/]")
+        for line in failure_summary(results):
+            self.console.print(f"[red]{line}[/]")
+        compile_s = sum(r.compile_s or 0.0 for r in results if r.kind == "cuda")
+        self.console.print(f"wall time {wall_s:.1f} s (C++/CUDA builds {compile_s:.1f} s); "
+                           f"results: {paths[0]} and {paths[1].name}")
+
+
+def new_run_dir(base: Path, families: list[str]) -> Path:
+    """profiles/<UTC timestamp>-<families>, made unique."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+    label = "-".join(families)[:40] or "run"
+    candidate = base / f"{stamp}-{label}"
+    suffix = 2
+    while candidate.exists():
+        candidate = base / f"{stamp}-{label}-{suffix}"
+        suffix += 1
+    return candidate
+
+
+def new_seed() -> int:
+    """A fresh seed per run, recorded in the results so the run can be repeated."""
+    return random.SystemRandom().randrange(0, 2**31 - 2)
+
+
+def print_json(document: dict) -> None:
+    sys.stdout.write(json.dumps(document, indent=2, default=str) + "\n")
+    sys.stdout.flush()

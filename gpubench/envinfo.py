@@ -1,0 +1,122 @@
+"""The environment a number was measured in: GPU, clocks, driver, versions, commit.
+
+Results without it cannot be compared later. Device facts are read inside the
+worker (the process that owns the GPU); the command line and git commit in the
+parent. Every reader here tolerates a missing tool and says 'unknown'.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from contextlib import suppress
+
+
+def device_env(device: str) -> dict:
+    """GPU and library facts, read in the process that will run the kernels."""
+    import torch
+
+    env = {
+        "device": device,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "triton": _version_of("triton"),
+        "cuda_runtime": torch.version.cuda,
+        "host": platform.node(),
+        "cpu": platform.processor() or platform.machine(),
+    }
+    if device == "cuda":
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        env.update(
+            gpu=props.name,
+            sm_count=props.multi_processor_count,
+            compute_capability=f"{props.major}.{props.minor}",
+            l2_cache_bytes=getattr(props, "L2_cache_size", None),
+            memory_bytes=props.total_memory,
+        )
+        env.update(nvml_facts(str(getattr(props, "uuid", ""))))
+    else:
+        env.update(gpu=None, cpu_threads=torch.get_num_threads())
+    return env
+
+
+def nvml_facts(uuid: str = "") -> dict:
+    """Driver version, SM clocks and throttle reasons through NVML (nvidia-ml-py)."""
+    try:
+        import pynvml
+    except ImportError:
+        return {"nvml": "unavailable: pip install nvidia-ml-py"}
+    try:
+        pynvml.nvmlInit()
+        handle = _nvml_handle(pynvml, uuid)
+        return {
+            "driver": _text(pynvml.nvmlSystemGetDriverVersion()),
+            "sm_clock_mhz": pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM),
+            "sm_clock_max_mhz": pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM),
+            "mem_clock_mhz": pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM),
+            "temperature_c": pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU),
+            "power_limit_w": pynvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1000,
+        }
+    except Exception as exc:  # NVML errors are many and all mean "not known here"
+        return {"nvml": f"unavailable: {exc}"}
+
+
+def current_sm_clock_mhz(uuid: str = "") -> int | None:
+    """The SM clock now, for stamping a measurement (None where NVML is unavailable)."""
+    with suppress(Exception):
+        import pynvml
+
+        pynvml.nvmlInit()
+        return pynvml.nvmlDeviceGetClockInfo(_nvml_handle(pynvml, uuid), pynvml.NVML_CLOCK_SM)
+    return None
+
+
+def _nvml_handle(pynvml, uuid: str):
+    """The NVML handle of torch's current device: by UUID, as CUDA and NVML order GPUs differently."""
+    if uuid:
+        text = uuid if uuid.startswith("GPU-") else f"GPU-{uuid}"
+        with suppress(Exception):
+            return pynvml.nvmlDeviceGetHandleByUUID(text)
+    return pynvml.nvmlDeviceGetHandleByIndex(0)
+
+
+def host_env(argv: list[str] | None = None) -> dict:
+    """Facts the parent process knows: the command, the git commit, gpubench's version."""
+    from gpubench import __version__
+
+    return {
+        "gpubench": __version__,
+        "command": " ".join(argv if argv is not None else sys.argv),
+        "cwd": os.getcwd(),
+        "git_commit": git_commit(os.getcwd()),
+        "gpubench_commit": git_commit(os.path.dirname(os.path.abspath(__file__))),
+    }
+
+
+def git_commit(path: str) -> str | None:
+    """HEAD of the repository holding `path`, with '-dirty' for uncommitted changes."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=path, capture_output=True,
+                              text=True, timeout=5)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=path, capture_output=True, text=True, timeout=5)
+        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _version_of(package: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

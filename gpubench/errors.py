@@ -1,0 +1,65 @@
+"""Errors the user can cause, each with its own exit code.
+
+Only the CLI turns these into a message and an exit status; everything below it
+raises. An error message is one line that says what is wrong and, where there
+is one, what to type instead.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+# Exit codes. 1 is "the run finished but something failed" (a check, a crash),
+# so scripts can tell a red benchmark from a bad command line.
+EXIT_OK = 0
+EXIT_VARIANT_FAILED = 1
+EXIT_USAGE = 2  # click's own code for bad usage, reused for bad values
+EXIT_CONFIG = 3
+EXIT_SPEC = 4
+EXIT_ENVIRONMENT = 5
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
+
+
+class GpubenchError(Exception):
+    """Base class: a problem to report in one line, never with a traceback."""
+
+    exit_code = EXIT_USAGE
+
+
+class UsageError(GpubenchError):
+    """A bad value on the command line: unknown family, malformed size, ..."""
+
+    exit_code = EXIT_USAGE
+
+
+class ConfigError(GpubenchError):
+    """A suite file that cannot be read; the message names the file and key."""
+
+    exit_code = EXIT_CONFIG
+
+
+class SpecError(GpubenchError):
+    """A kernel family folder whose spec.py is missing, broken or inconsistent."""
+
+    exit_code = EXIT_SPEC
+
+
+class EnvironmentProblem(GpubenchError):
+    """Something about this machine prevents the command (no CUDA, no tool)."""
+
+    exit_code = EXIT_ENVIRONMENT
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """' (did you mean: a, b?)' for close matches, or '' when nothing is close."""
+    close = difflib.get_close_matches(name, list(choices), n=3, cutoff=0.5)
+    return f" (did you mean: {', '.join(close)}?)" if close else ""
+
+
+def unknown_name(what: str, name: str, choices: Iterable[str]) -> UsageError:
+    """The standard 'unknown X' error with suggestions and the full list."""
+    choices = sorted(choices)
+    hint = did_you_mean(name, choices)
+    listing = ", ".join(choices) if choices else "none"
+    return UsageError(f"unknown {what} '{name}'{hint}; known: {listing}")

@@ -1,0 +1,235 @@
+"""Inside the worker: load a variant, check it against the reference, time it.
+
+One Executor lives as long as its worker process and keeps what is expensive
+to redo: imported specs, built extensions, and the inputs and float64
+references of the current (family, size, dtype) group, which every variant of
+the group shares. Each step reports its phase first, so the parent can apply
+the right timeout (compiling may take minutes; a hung kernel should not).
+
+Inputs: the check runs on one fresh random draw; the timing on a second one;
+after timing, the output of the last timed call is checked again against the
+second draw's reference, so a kernel that caches or skips work is caught.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpubench import nvtx_ranges
+from gpubench.build import BuildRequest, CompileError, build_extension
+from gpubench.check import compare, poison
+from gpubench.discovery import import_kernel_file, load_family
+from gpubench.errors import SpecError
+from gpubench.protocol import Task
+from gpubench.spec import CudaVariant, Family, Machine, TorchVariant, TritonVariant, Variant
+from gpubench.timing import make_timer
+
+
+@dataclass
+class Group:
+    """Inputs, references and output buffer shared by the variants of one point."""
+
+    key: tuple
+    check_inputs: tuple
+    check_ref: object
+    time_inputs: tuple
+    time_ref: object
+    out: object
+
+
+class CudaFault(Exception):
+    """A CUDA error that poisons the context (illegal address, ...): the worker must restart."""
+
+
+class Executor:
+    def __init__(self, machine: Machine, report_phase: Callable[[str], None]):
+        self.machine = machine
+        self.report_phase = report_phase
+        self.families: dict[str, Family] = {}
+        self.loaded: dict[tuple, tuple[Callable, dict]] = {}
+        self.group: Group | None = None
+        self.timers: dict = {}
+
+    # ------------------------------------------------------------ one task
+
+    def run(self, task: Task) -> dict:
+        """Build, check and time one point; returns the result payload (never raises,
+        except CudaFault, which the worker reports before exiting)."""
+        try:
+            return self._run(task)
+        except CompileError as exc:
+            log = str(exc.log_path) if exc.log_path else None
+            return {"status": "compile_error", "error": exc.summary, "build_log": log}
+        except SpecError as exc:
+            return {"status": "error", "error": str(exc)}
+        except Exception as exc:
+            if _is_cuda_fault(exc):
+                raise CudaFault(_one_line(exc)) from exc
+            return {"status": "error", "error": _one_line(exc)}
+
+    def _run(self, task: Task) -> dict:
+        family = self._family(task)
+        variant = family.variant(task.variant)
+        self.report_phase("build")
+        fn, build = self._load(family, variant)
+        self.report_phase("prepare")
+        group = self._group(family, task)
+        self.report_phase("check")
+        first_call_s, check = self._check(fn, group, family, task)
+        if variant.kind == "triton":  # Triton compiles on the first call: that is its build
+            build = {**build, "compile_s": first_call_s, "cached": None}
+        result = {"build": build, "check": check.to_dict(), "device": self.machine.device}
+        if not check.passed:
+            return {**result, "status": "fail", "error": "output differs from the reference"}
+        self.report_phase("time")
+        timing = self._time(fn, group, task)
+        recheck = compare(group.out, group.time_ref, *family.tolerance(task.dtype))
+        result.update(timing=timing, recheck=recheck.to_dict())
+        if not recheck.passed:
+            return {**result, "status": "fail",
+                    "error": "output of the timed calls differs from the reference"}
+        return {**result, "status": "ok"}
+
+    # ------------------------------------------------------------ steps
+
+    def _family(self, task: Task) -> Family:
+        if task.family_dir not in self.families:
+            self.families[task.family_dir] = load_family(task.family, Path(task.family_dir))
+        return self.families[task.family_dir]
+
+    def _load(self, family: Family, variant: Variant) -> tuple[Callable, dict]:
+        key = (str(family.directory), variant.name)
+        if key in self.loaded:
+            fn, _ = self.loaded[key]
+            return fn, {"compile_s": 0.0, "cached": True, "reused_in_process": True}
+        if isinstance(variant, TorchVariant):
+            fn, build = variant.fn, {"compile_s": 0.0, "cached": None}
+        elif isinstance(variant, TritonVariant):
+            module = import_kernel_file(family.directory / variant.module, "gpubench_triton")
+            fn, build = _attribute(module, variant.function, variant.module), {}
+        elif isinstance(variant, CudaVariant):
+            outcome = build_extension(self._build_request(family, variant))
+            fn = _attribute(outcome.module, variant.function, outcome.name)
+            build = {"compile_s": outcome.seconds, "cached": outcome.cached,
+                     "extension": outcome.name, "build_dir": str(outcome.directory)}
+        else:
+            raise SpecError(f"variant '{variant.name}' has unknown kind {type(variant).__name__}")
+        self.loaded[key] = (fn, build)
+        return fn, build
+
+    def _build_request(self, family: Family, variant: CudaVariant) -> BuildRequest:
+        """One build per source set: every variant naming the same sources shares it."""
+        cuda, cpp = variant.sources_for(self.machine)
+        siblings = [v for v in family.variants if isinstance(v, CudaVariant)
+                    and v.sources_for(self.machine) == (cuda, cpp)
+                    and (v.cuda_flags, v.cflags) == (variant.cuda_flags, variant.cflags)]
+        functions = tuple(sorted({v.function for v in siblings}))
+        return BuildRequest(family.name, family.directory, cuda, cpp, functions,
+                            variant.cuda_flags, variant.cflags)
+
+    def _group(self, family: Family, task: Task) -> Group:
+        key = (task.family_dir, task.size, task.dtype, task.seed)
+        if self.group is None or self.group.key != key:
+            self.group = None  # free the previous group's memory before allocating
+            self.group = _make_group(family, task, self.machine.device, key)
+        return self.group
+
+    def _check(self, fn: Callable, group: Group, family: Family, task: Task):
+        import torch
+
+        poison(group.out)
+        with nvtx_ranges.region(f"{task.label}:check"):
+            start = time.perf_counter()
+            fn(*group.check_inputs, group.out)
+            _synchronize(torch, self.machine)
+            first_call_s = time.perf_counter() - start
+        return first_call_s, compare(group.out, group.check_ref, *family.tolerance(task.dtype))
+
+    def _time(self, fn: Callable, group: Group, task: Task) -> dict:
+        from gpubench.envinfo import current_sm_clock_mhz
+
+        timer = self._timer(task)
+        poison(group.out)
+        inputs, out = group.time_inputs, group.out
+        with nvtx_ranges.region(f"{task.label}:measure"):
+            timing = timer.measure(lambda: fn(*inputs, out))
+        return {
+            "samples_s": timing.samples_s,
+            "method": timing.method,
+            "warmup_calls": timing.warmup_calls,
+            "warmup_s": timing.warmup_s,
+            "stop_reason": timing.stop_reason,
+            "details": timing.details,
+            "sm_clock_mhz": current_sm_clock_mhz() if self.machine.has_cuda else None,
+        }
+
+    def _timer(self, task: Task):
+        # One timer per settings: the cold timer owns a 2xL2 flush buffer worth reusing.
+        if task.timing not in self.timers:
+            self.timers = {task.timing: make_timer(self.machine.device, task.timing)}
+        return self.timers[task.timing]
+
+
+def _make_group(family: Family, task: Task, device: str, key: tuple) -> Group:
+    import torch
+
+    dtype = getattr(torch, task.dtype)
+    check_inputs = _inputs(family, task, dtype, device, task.seed)
+    time_inputs = _inputs(family, task, dtype, device, task.seed + 1)
+    check_ref = _reference(family, check_inputs)
+    time_ref = _reference(family, time_inputs)
+    if family.make_output is not None:
+        out = family.make_output(task.size, dtype, device)
+    else:
+        out = torch.empty(check_ref.shape, dtype=dtype, device=device)
+    return Group(key, check_inputs, check_ref, time_inputs, time_ref, out)
+
+
+def _inputs(family: Family, task: Task, dtype, device: str, seed: int) -> tuple:
+    """Fresh random inputs; all-zero inputs are refused, they hide unwritten outputs."""
+    import torch
+
+    torch.manual_seed(seed)
+    inputs = family.make_inputs(task.size, dtype, device)
+    inputs = inputs if isinstance(inputs, tuple | list) else (inputs,)
+    for index, tensor in enumerate(inputs):
+        if isinstance(tensor, torch.Tensor) and tensor.numel() and not tensor.any():
+            raise SpecError(f"{family.name}: make_inputs returned all zeros for input {index}; "
+                            "use random data (zeros hide unwritten outputs and run faster)")
+    return tuple(inputs)
+
+
+def _reference(family: Family, inputs: tuple):
+    """The reference on float64 copies of floating inputs: the check's ground truth."""
+    import torch
+
+    upcast = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+              for x in inputs]
+    return family.reference(*upcast)
+
+
+def _synchronize(torch, machine: Machine) -> None:
+    if machine.has_cuda:
+        torch.cuda.synchronize()
+
+
+def _attribute(module, name: str, where: str):
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise SpecError(f"{where} has no function '{name}'")
+    return fn
+
+
+def _is_cuda_fault(exc: BaseException) -> bool:
+    """Errors after which the CUDA context is unusable (they are 'sticky')."""
+    text = f"{type(exc).__name__}: {exc}"
+    return "AcceleratorError" in text or "CUDA error" in text or "cudaError" in text
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__

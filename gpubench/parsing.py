@@ -1,0 +1,114 @@
+"""Parsing of the small values users type: sizes, dtypes, durations.
+
+Pure functions, shared by the command line and the suite files, so that
+`--sizes 2^20` and `sizes = ["2^20"]` mean the same thing and fail the same way.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpubench.errors import UsageError, did_you_mean
+
+# Canonical dtype names are torch's attribute names; the aliases are what
+# kernel engineers type. bf16/fp16/fp32 cover >95% of real use.
+DTYPE_ALIASES = {
+    "float32": "float32",
+    "fp32": "float32",
+    "f32": "float32",
+    "float": "float32",
+    "float16": "float16",
+    "fp16": "float16",
+    "f16": "float16",
+    "half": "float16",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float64": "float64",
+    "fp64": "float64",
+    "double": "float64",
+}
+
+# Sizes are element counts or matrix edges. 2^40 elements of fp32 is 4 TiB,
+# already beyond any GPU, so anything larger is certainly a typo.
+MAX_SIZE = 2**40
+
+_POWER = re.compile(r"^(\d+)\s*(?:\^|\*\*)\s*(\d+)$")
+
+
+def parse_size(text: str) -> int:
+    """One size: '4096', '2^20', '2**20' or '16_777_216'. Must be a positive integer."""
+    raw = str(text).strip().replace("_", "")
+    power = _POWER.match(raw)
+    if power:
+        base, exp = int(power.group(1)), int(power.group(2))
+        value = base**exp if exp <= 64 else MAX_SIZE + 1
+    elif re.fullmatch(r"[+-]?\d+", raw):
+        value = int(raw)
+    else:
+        raise UsageError(
+            f"invalid size '{text}': sizes are positive integers such as 4096 or 2^20"
+        )
+    if value <= 0:
+        raise UsageError(f"invalid size '{text}': sizes must be positive")
+    if value > MAX_SIZE:
+        raise UsageError(f"invalid size '{text}': larger than 2^40, which no GPU holds")
+    return value
+
+
+def parse_sizes(text: str | list | tuple) -> tuple[int, ...]:
+    """A comma-separated list ('1024,4096') or a list of items; order kept, duplicates dropped."""
+    items = text.split(",") if isinstance(text, str) else list(text)
+    if not items or all(str(item).strip() == "" for item in items):
+        raise UsageError("no sizes given: pass e.g. --sizes 1024,4096")
+    sizes: list[int] = []
+    for item in items:
+        if str(item).strip() == "":
+            raise UsageError(f"invalid size list '{text}': empty item between commas")
+        size = parse_size(item)
+        if size not in sizes:
+            sizes.append(size)
+    return tuple(sizes)
+
+
+def parse_dtype(text: str) -> str:
+    """A dtype name or alias -> canonical name ('bf16' -> 'bfloat16')."""
+    key = str(text).strip().lower().removeprefix("torch.")
+    if key not in DTYPE_ALIASES:
+        hint = did_you_mean(key, DTYPE_ALIASES)
+        raise UsageError(f"unknown dtype '{text}'{hint}; known: float32, float16, bfloat16")
+    return DTYPE_ALIASES[key]
+
+
+def parse_dtypes(text: str | list | tuple) -> tuple[str, ...]:
+    """Comma-separated or list of dtypes, canonicalised, order kept, duplicates dropped."""
+    items = text.split(",") if isinstance(text, str) else list(text)
+    dtypes: list[str] = []
+    for item in items:
+        dtype = parse_dtype(item)
+        if dtype not in dtypes:
+            dtypes.append(dtype)
+    if not dtypes:
+        raise UsageError("no dtypes given: pass e.g. --dtype float32,bf16")
+    return tuple(dtypes)
+
+
+def split_names(values: tuple[str, ...] | list[str] | str | None) -> tuple[str, ...]:
+    """Repeatable and comma-separated options alike: ('a,b', 'c') -> ('a', 'b', 'c')."""
+    if values is None:
+        return ()
+    if isinstance(values, str):
+        values = [values]
+    names: list[str] = []
+    for value in values:
+        for name in str(value).split(","):
+            name = name.strip()
+            if name and name not in names:
+                names.append(name)
+    return tuple(names)
+
+
+def format_size(size: int) -> str:
+    """4096 -> '4096', 1048576 -> '2^20': powers of two are how kernel people read sizes."""
+    if size >= 1024 and size & (size - 1) == 0:
+        return f"2^{size.bit_length() - 1}"
+    return str(size)

@@ -1,0 +1,94 @@
+"""What the user sees while a run goes: a progress bar, then a table per group.
+
+Connects the runner's callbacks to a rich console. With --json the tables go
+to stderr (stdout is reserved for the JSON document) and the bar is hidden.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from gpubench import results as R
+from gpubench.plan import Point
+from gpubench.report.table import group_notes, group_table
+from gpubench.runner import RunCallbacks
+
+
+class RunDisplay:
+    def __init__(self, console: Console, total: int, size_names: dict[str, str],
+                 on_group=None, show_progress: bool = True):
+        self.console = console
+        self.size_names = size_names
+        self.on_group = on_group or (lambda group: None)
+        self.device_name = ""
+        self.progress = Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+            MofNCompleteColumn(), TimeElapsedColumn(),
+            console=console, transient=True, disable=not show_progress,
+        )
+        self.task_id = self.progress.add_task("starting", total=total)
+
+    def __enter__(self):
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.progress.stop()
+
+    def callbacks(self) -> RunCallbacks:
+        return RunCallbacks(
+            point_started=self._started,
+            phase=self._phase,
+            point_done=lambda result: self.progress.advance(self.task_id),
+            group_done=self._group_done,
+            worker_started=self._worker_started,
+        )
+
+    def _worker_started(self, env: dict) -> None:
+        self.device_name = env.get("gpu") or "CPU"
+
+    def _started(self, point: Point) -> None:
+        self._describe(point, "skipped" if point.skip else "starting")
+
+    def _phase(self, point: Point, phase: str) -> None:
+        self._describe(point, phase)
+
+    def _describe(self, point: Point, phase: str) -> None:
+        self.progress.update(self.task_id, description=(
+            f"{point.family.name} {point.variant.name} {point.size} {point.dtype}: {phase}"))
+
+    def _group_done(self, group: list[R.Result]) -> None:
+        size_name = self.size_names.get(group[0].family, "n")
+        self.console.print(group_table(group, size_name, self.device_name))
+        for note in group_notes(group):
+            self.console.print(f"  {note}", soft_wrap=True)
+        self.on_group(group)
+
+
+def skipped_summary(results: list[R.Result]) -> list[str]:
+    """'3 points skipped: needs a CUDA GPU (cuda/square x2, ...)' — one line per reason."""
+    by_reason: dict[str, list[str]] = defaultdict(list)
+    for result in results:
+        if result.status == R.SKIPPED:
+            by_reason[result.error or "?"].append(f"{result.family}/{result.variant}")
+    lines = []
+    for reason, names in by_reason.items():
+        unique = sorted(set(names))
+        lines.append(f"skipped {len(names)} point(s) of {', '.join(unique)}: {reason}")
+    return lines
+
+
+def failure_summary(results: list[R.Result]) -> list[str]:
+    """One line per failed point, with its full error message."""
+    return [f"{r.status.upper()} {r.family}/{r.variant} size {r.size} {r.dtype}: {r.error}"
+            for r in results if r.status in R.FAILED_STATUSES]

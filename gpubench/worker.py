@@ -1,0 +1,82 @@
+"""The worker process: runs tasks for the parent, one at a time, and dies alone.
+
+Started as `python -m gpubench.worker --fd N`. Tasks arrive as JSON lines on
+stdin; messages leave on file descriptor N (see protocol.py). A segfault or a
+hang takes down only this process: the parent notices (EOF on N, or its
+timeout), records CRASHED or TIMEOUT and starts a fresh worker. A CUDA fault
+that poisons the context is reported, then the worker exits on purpose.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+
+from gpubench.protocol import Task, send
+
+# Exit status after reporting a CUDA fault: the parent starts a fresh worker.
+EXIT_CUDA_FAULT = 3
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="gpubench.worker")
+    parser.add_argument("--fd", type=int, required=True, help="descriptor to write messages to")
+    args = parser.parse_args(argv)
+    device = os.environ.get("GPUBENCH_DEVICE", "cpu")
+    if device == "cpu":
+        # Triton reads this when a @triton.jit function is defined: before any kernel import.
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    try:
+        machine = _start(device, args.fd)
+    except Exception as exc:
+        send(args.fd, {"type": "fatal", "error": f"worker failed to start: {exc}",
+                       "traceback": traceback.format_exc()})
+        return 2
+    return _serve(machine, args.fd)
+
+
+def _start(device: str, fd: int):
+    """Import torch, say hello with the device's facts, return this machine's description."""
+    from gpubench.envinfo import device_env
+    from gpubench.spec import Machine
+
+    machine = Machine(has_cuda=device == "cuda", has_triton=_has_module("triton"))
+    send(fd, {"type": "hello", "pid": os.getpid(), "env": device_env(device)})
+    return machine
+
+
+def _serve(machine, fd: int) -> int:
+    from gpubench.execute import CudaFault, Executor
+
+    current: dict = {"task": None}
+
+    def report_phase(phase: str) -> None:
+        send(fd, {"type": "phase", "task": current["task"], "phase": phase})
+
+    executor = Executor(machine, report_phase)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        task = Task.from_json(line)
+        current["task"] = task.id
+        print(f"[gpubench worker] task {task.id}: {task.label}", file=sys.stderr, flush=True)
+        try:
+            result = executor.run(task)
+        except CudaFault as exc:
+            send(fd, {"type": "result", "task": task.id,
+                      "result": {"status": "crashed", "error": str(exc)}})
+            return EXIT_CUDA_FAULT
+        send(fd, {"type": "result", "task": task.id, "result": result})
+    return 0
+
+
+def _has_module(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

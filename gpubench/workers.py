@@ -1,0 +1,155 @@
+"""The parent's handle on a worker process: start, send a task, wait with a deadline, kill.
+
+The worker runs in its own session (process group), so Ctrl-C in the terminal
+reaches only the parent, which then kills the worker's whole group; a timeout
+does the same. Its stdout and stderr go to a log file in the run folder, with
+Python's faulthandler on, so a segfault leaves a traceback to point at.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from gpubench.protocol import LineReader, Task
+
+# A fresh worker imports torch (1-5 s) and, on a GPU, creates a context (~1 s).
+START_TIMEOUT_S = 120.0
+
+
+class WorkerDied(Exception):
+    """The worker exited without answering; the message says how and what it last printed."""
+
+
+class WorkerTimeout(Exception):
+    """No message from the worker before the deadline."""
+
+
+class WorkerProcess:
+    def __init__(self, device: str, log_path: Path):
+        self.device = device
+        self.log_path = log_path
+        self.process: subprocess.Popen | None = None
+        self.reader: LineReader | None = None
+        self.env: dict = {}
+
+    def start(self) -> dict:
+        """Start the worker and wait for its hello; returns the device environment it reports."""
+        read_fd, write_fd = os.pipe()
+        log = open(self.log_path, "ab")  # noqa: SIM115 (the child keeps its own copy)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "gpubench.worker", "--fd", str(write_fd)],
+                stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                pass_fds=(write_fd,), start_new_session=True, env=self._child_env(),
+            )
+        finally:
+            os.close(write_fd)
+            log.close()
+        self.reader = LineReader(read_fd)
+        hello = self.next_message(time.monotonic() + START_TIMEOUT_S)
+        if hello.get("type") != "hello":
+            self.kill()
+            raise WorkerDied(hello.get("error", f"unexpected first message {hello}"))
+        self.env = hello["env"]
+        return self.env
+
+    def send(self, task: Task) -> None:
+        try:
+            self.process.stdin.write((task.to_json() + "\n").encode())
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise WorkerDied(self._death_note()) from None
+
+    def next_message(self, deadline: float) -> dict:
+        """The next message, waiting until `deadline` (time.monotonic())."""
+        while True:
+            message = self.reader.pop()
+            if message is not None:
+                return message
+            if self.reader.closed:
+                raise WorkerDied(self._death_note())
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WorkerTimeout()
+            ready, _, _ = select.select([self.reader.fd], [], [], min(remaining, 1.0))
+            if ready:
+                self.reader.feed()
+
+    def stop(self) -> None:
+        """Ask politely (EOF on stdin), then kill."""
+        if self.process is None:
+            return
+        try:
+            self.process.stdin.close()
+            self.process.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+
+    def kill(self) -> None:
+        """Kill the worker's whole process group (ninja and nvcc included) and reap it."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=10)
+        if self.reader is not None:
+            os.close(self.reader.fd)
+            self.reader = None
+        self.process = None
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def _death_note(self) -> str:
+        code = self.process.wait(timeout=30) if self.process else None
+        how = _describe_exit(code)
+        clue = _last_error_line(self.log_tail())
+        return f"worker {how}" + (f": {clue}" if clue else "") + f" (log: {self.log_path})"
+
+    def _child_env(self) -> dict:
+        env = dict(os.environ)
+        env["GPUBENCH_DEVICE"] = self.device
+        env["PYTHONUNBUFFERED"] = "1"
+        env["PYTHONFAULTHANDLER"] = "1"  # a segfault prints the Python stack to the log
+        if self.device == "cpu":
+            env["TRITON_INTERPRET"] = "1"
+        # The worker must import the same gpubench as the parent, installed or not.
+        package_root = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        return env
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "stopped answering"
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+def _last_error_line(text: str) -> str:
+    """The most telling line of a worker log: a fatal error, else the last exception line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith("Fatal Python error"):
+            return line
+    for line in reversed(lines):
+        if "Error" in line or "error" in line:
+            return line[:300]
+    return ""
