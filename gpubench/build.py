@@ -175,11 +175,18 @@ def toolchain_facts(with_cuda: bool) -> dict[str, str]:
     return facts
 
 
+# Builds that failed in this process, by name: load_inline would not retry them
+# (its in-process version check sees nothing new) and would report a missing .so.
+_FAILED: dict[str, CompileError] = {}
+
+
 def build_extension(request: BuildRequest, lock_timeout_s: float = 1800.0) -> BuildOutcome:
     """Import the extension, building it first if no finished build of this content exists."""
     start = time.perf_counter()
     key = content_key(request, toolchain_facts(request.with_cuda))
     name = extension_name(request, key)
+    if name in _FAILED:
+        raise _FAILED[name]
     directory = cache_root() / name
     module = _import_finished(name, directory, key)
     if module is not None:
@@ -188,7 +195,11 @@ def build_extension(request: BuildRequest, lock_timeout_s: float = 1800.0) -> Bu
         module = _import_finished(name, directory, key)  # another process may have built it
         cached = module is not None
         if module is None:
-            module = _compile(request, name, directory)
+            try:
+                module = _compile(request, name, directory)
+            except CompileError as exc:
+                _FAILED[name] = exc
+                raise
             (directory / MARKER).write_text(json.dumps({"key": key, "request": repr(request)}))
     return BuildOutcome(module, time.perf_counter() - start, cached, name, directory)
 

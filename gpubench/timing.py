@@ -115,7 +115,7 @@ class CudaColdTimer:
     def flush(self) -> None:
         """Read the whole flush buffer (a sum), leaving L2 full of clean, unrelated lines."""
         if self.settings.flush_l2:
-            self.torch.sum(self._flush_buffer, out=self._flush_sink)
+            self.torch.sum(self._flush_buffer, dim=0, out=self._flush_sink)
 
     def measure(self, fn: Callable[[], object]) -> Timing:
         torch = self.torch

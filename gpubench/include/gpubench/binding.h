@@ -5,7 +5,7 @@
 // a Python exception that names the kernel.
 #pragma once
 
-#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime.h>
 #include <torch/extension.h>
 
@@ -29,7 +29,7 @@ inline void gb_check_cuda_tensor(const at::Tensor& t, const char* name, const at
               ", expected ", like.scalar_type());
 }
 
-inline cudaStream_t gb_current_stream() { return at::cuda::getCurrentCUDAStream(); }
+inline cudaStream_t gb_current_stream() { return c10::cuda::getCurrentCUDAStream(); }
 
 inline void gb_check_launch(cudaError_t err, const char* kernel) {
   TORCH_CHECK(err == cudaSuccess, kernel, " launch failed: ", cudaGetErrorString(err));

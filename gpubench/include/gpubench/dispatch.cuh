@@ -34,7 +34,19 @@
   }
 
 // Arithmetic in fp32 whatever the storage type: one conversion in, one out.
+// Explicit intrinsics, because torch builds with __CUDA_NO_HALF_CONVERSIONS__
+// and __CUDA_NO_BFLOAT16_CONVERSIONS__, which remove the implicit ones.
+__device__ __forceinline__ float gb_to_float(float v) { return v; }
+__device__ __forceinline__ float gb_to_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float gb_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
 template <typename T>
-__device__ __forceinline__ float gb_to_float(T v) { return static_cast<float>(v); }
-template <typename T>
-__device__ __forceinline__ T gb_from_float(float v) { return static_cast<T>(v); }
+__device__ __forceinline__ T gb_from_float(float v);
+template <>
+__device__ __forceinline__ float gb_from_float<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ __half gb_from_float<__half>(float v) { return __float2half_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 gb_from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
