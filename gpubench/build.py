@@ -39,10 +39,11 @@ HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".inl")
 class CompileError(Exception):
     """A build that failed; `summary` holds the compiler's first errors with file:line."""
 
-    def __init__(self, summary: str, log_path: Path | None = None):
+    def __init__(self, summary: str, log_path: Path | None = None, seconds: float = 0.0):
         super().__init__(summary)
         self.summary = summary
         self.log_path = log_path
+        self.seconds = seconds  # time the failed build took
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,9 @@ def with_line_directive(path: Path) -> str:
     return f'#line 1 "{path}"\n{path.read_text()}'
 
 
-_GCC_ERROR = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$")
+_GCC_ERROR = re.compile(
+    r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$"
+)
 _NVCC_ERROR = re.compile(r"^(?P<file>\S+)\((?P<line>\d+)\): (?:catastrophic )?error: (?P<msg>.*)$")
 _LINK_ERROR = re.compile(r"(undefined reference to .*|ld returned .*|undefined symbol: .*)")
 
@@ -129,10 +132,11 @@ def summarize_compiler_output(output: str, limit: int = 3) -> list[str]:
 
 
 def _display_path(path: str) -> str:
-    try:
-        return os.path.relpath(path) if os.path.isabs(path) else path
-    except ValueError:
-        return path
+    """Relative to the working directory when below it, else as given."""
+    cwd = os.getcwd()
+    if os.path.isabs(path) and path.startswith(cwd + os.sep):
+        return os.path.relpath(path, cwd)
+    return path
 
 
 def _hashed_files(request: BuildRequest) -> list[Path]:
@@ -185,8 +189,8 @@ def build_extension(request: BuildRequest, lock_timeout_s: float = 1800.0) -> Bu
     start = time.perf_counter()
     key = content_key(request, toolchain_facts(request.with_cuda))
     name = extension_name(request, key)
-    if name in _FAILED:
-        raise _FAILED[name]
+    if name in _FAILED:  # the same failure, without counting its build time twice
+        raise CompileError(_FAILED[name].summary, _FAILED[name].log_path)
     directory = cache_root() / name
     module = _import_finished(name, directory, key)
     if module is not None:
@@ -198,6 +202,7 @@ def build_extension(request: BuildRequest, lock_timeout_s: float = 1800.0) -> Bu
             try:
                 module = _compile(request, name, directory)
             except CompileError as exc:
+                exc.seconds = time.perf_counter() - start
                 _FAILED[name] = exc
                 raise
             (directory / MARKER).write_text(json.dumps({"key": key, "request": repr(request)}))

@@ -58,8 +58,9 @@ def compare(out, ref, atol: float, rtol: float) -> CheckResult:
     import torch
 
     if tuple(out.shape) != tuple(ref.shape):
+        note = f"shape {tuple(out.shape)}, expected {tuple(ref.shape)}"
         return CheckResult(False, float("inf"), float("inf"), out.numel(), 0, ref.numel(),
-                           atol, rtol, note=f"shape {tuple(out.shape)}, expected {tuple(ref.shape)}")
+                           atol, rtol, note=note)
     got = out.detach().to(torch.float64)
     want = ref.detach().to(torch.float64)
     total = want.numel()

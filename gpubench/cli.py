@@ -34,27 +34,31 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("families", nargs=-1)
-@click.option("--sizes", help="Comma-separated sizes, e.g. 1024,4096 or 2^20 (default: the family's).")
+@click.option("--sizes",
+              help="Comma-separated sizes, e.g. 1024,4096 or 2^20 (default: the family's).")
 @click.option("--dtype", "dtypes", multiple=True,
               help="float32, float16/fp16, bfloat16/bf16, or 'all'; repeatable or comma-separated.")
 @click.option("--variants", multiple=True,
-              help="Only these variants (the baseline always runs too); repeatable or comma-separated.")
+              help="Only these variants (the baseline runs too); repeatable or comma-separated.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help="A suite file (configs/*.toml); command-line options override it.")
 @click.option("--kernels-dir", "kernels_dirs", multiple=True, type=click.Path(path_type=Path),
               help="A folder of your own kernel families (repeatable).")
-@click.option("--warmup", "warmup_ms", type=click.FloatRange(min=0), help="Warmup per point, ms [100].")
+@click.option("--warmup", "warmup_ms", type=click.FloatRange(min=0),
+              help="Warmup per point, ms [100].")
 @click.option("--budget", "budget_ms", type=click.FloatRange(min=0),
               help="Sampling time per point, ms [400].")
 @click.option("--min-samples", type=click.IntRange(min=1), help="Fewest samples per point [5].")
-@click.option("--no-flush", is_flag=True, help="Do not flush L2 between samples (warm-cache times).")
+@click.option("--no-flush", is_flag=True,
+              help="Do not flush L2 between samples (warm-cache times).")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=1),
               help="Seconds a point may take outside its build before it counts as hung [120].")
 @click.option("--build-timeout", "build_timeout_s", type=click.FloatRange(min=1),
               help="Seconds a build may take [600].")
 @click.option("--device", type=click.Choice(["auto", "cuda", "cpu"]), default="auto",
               show_default=True, help="Where to run; 'cpu' forces the no-GPU path.")
-@click.option("--seed", type=click.IntRange(min=0), help="Seed for the random inputs (default: new each run).")
+@click.option("--seed", type=click.IntRange(min=0),
+              help="Seed for the random inputs (default: new each run).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Folder for this run's results (default: profiles/<run-id>).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")

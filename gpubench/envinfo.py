@@ -74,7 +74,7 @@ def current_sm_clock_mhz(uuid: str = "") -> int | None:
 
 
 def _nvml_handle(pynvml, uuid: str):
-    """The NVML handle of torch's current device: by UUID, as CUDA and NVML order GPUs differently."""
+    """The NVML handle of torch's device, by UUID: CUDA and NVML may order GPUs differently."""
     if uuid:
         text = uuid if uuid.startswith("GPU-") else f"GPU-{uuid}"
         with suppress(Exception):

@@ -62,7 +62,8 @@ class Executor:
             return self._run(task)
         except CompileError as exc:
             log = str(exc.log_path) if exc.log_path else None
-            return {"status": "compile_error", "error": exc.summary, "build_log": log}
+            return {"status": "compile_error", "error": exc.summary, "build_log": log,
+                    "build": {"compile_s": exc.seconds, "cached": False}}
         except SpecError as exc:
             return {"status": "error", "error": str(exc)}
         except Exception as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import signal
 import subprocess
@@ -144,12 +145,29 @@ def _describe_exit(code: int | None) -> str:
 
 
 def _last_error_line(text: str) -> str:
-    """The most telling line of a worker log: a fatal error, else the last exception line."""
+    """The most telling line of a worker log: a fatal error with the kernel's frame,
+    else the last line that mentions an error."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    for line in lines:
+    for index, line in enumerate(lines):
         if line.startswith("Fatal Python error"):
-            return line
+            site = _crash_site(lines[index + 1:])
+            return f"{line} in {site}" if site else line
     for line in reversed(lines):
         if "Error" in line or "error" in line:
             return line[:300]
     return ""
+
+
+def _crash_site(frames: list[str]) -> str:
+    """faulthandler lists frames innermost first; the frame just before the first one in
+    gpubench itself is the variant's code that crashed ('spec.py, line 30 in segfault')."""
+    package = str(Path(__file__).resolve().parent)
+    previous = ""
+    for line in frames:
+        match = re.match(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<fn>\S+)', line)
+        if not match:
+            continue
+        if match["file"].startswith(package):
+            return previous
+        previous = f"{match['file']}:{match['line']} ({match['fn']})"
+    return previous

@@ -43,7 +43,8 @@ def group_table(group: list[R.Result], size_name: str = "n", device: str = "") -
 
 def _row(result: R.Result) -> list:
     label, style = STATUS_STYLE.get(result.status, (result.status, ""))
-    summary = result.summary
+    # Numbers only for rows that passed: a wrong answer's speed is not worth reading.
+    summary = result.summary if result.passed else None
     name = result.variant + (" (base)" if result.baseline else "")
     return [
         name,
@@ -52,8 +53,8 @@ def _row(result: R.Result) -> list:
         fmt.duration(summary.median if summary else None),
         fmt.percent(summary.rel_iqr) if summary else "-",
         str(summary.n) if summary else "-",
-        fmt.rate(result.tflops),
-        fmt.rate(result.gbps),
+        fmt.rate(result.tflops if summary else None),
+        fmt.rate(result.gbps if summary else None),
         fmt.ratio(result.speedup),
         _build_cell(result),
     ]
@@ -69,7 +70,9 @@ def _build_cell(result: R.Result) -> str:
     if result.compile_s is None or result.kind == "torch":
         return "-"
     if result.compile_cached:
-        return "cached" if result.compile_s < 1e-3 else f"cached {fmt.duration(result.compile_s, 2)}"
+        if result.compile_s < 1e-3:  # reused within the same worker process
+            return "cached"
+        return f"cached {fmt.duration(result.compile_s, 2)}"
     return fmt.duration(result.compile_s, 2)
 
 

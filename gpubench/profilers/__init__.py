@@ -1,0 +1,1 @@
+"""Drivers and parsers for external profilers: ncu, nsys, torch.profiler."""

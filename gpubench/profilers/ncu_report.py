@@ -1,0 +1,452 @@
+"""Reading .ncu-rep reports with NVIDIA's `ncu_report` module, into plain frozen dataclasses.
+
+The module is optional (a 17 MB wheel: `pip install 'gpubench[ncu]'`) and also ships inside
+every ncu installation, so `import_ncu_report` tries both. Only `_read_actions` and its helpers
+touch the module: they copy what gpubench uses into plain dicts, and `profile_from_raw` turns
+those into a `KernelProfile` without it, so views and most tests need no NVIDIA code.
+Metric names are the ones ncu 2025.3's own sections use (checked on H100 and H200 reports).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+import shutil
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, NamedTuple
+
+from gpubench.errors import EnvironmentProblem, UsageError
+from gpubench.nvtx_ranges import DOMAIN as GPUBENCH_DOMAIN
+from gpubench.profilers import ncu_rules
+
+INSTALL_HINT = "pip install ncu-report (or pip install 'gpubench[ncu]')"
+# Where ncu usually lives when it is not on PATH; module-level so tests can point them elsewhere.
+DEFAULT_NCU = "/usr/local/cuda/bin/ncu"
+NSIGHT_COMPUTE_ROOT = Path("/opt/nvidia/nsight-compute")
+
+# ncu_report's MsgType (NONE, OK, OPTIMIZATION, WARNING, ERR) and SpeedupType (1 local, 2 global).
+RULE_TYPES = {0: ncu_rules.INF, 1: ncu_rules.INF, 2: ncu_rules.OPT, 3: ncu_rules.WRN,
+              4: ncu_rules.ERROR}
+SPEEDUP_TYPES = {1: ncu_rules.LOCAL, 2: ncu_rules.GLOBAL}
+
+
+class ReportError(UsageError):
+    """A report path that is missing, unreadable, or holds no profiled kernel."""
+
+
+class MetricSpec(NamedTuple):
+    key: str  # gpubench's name, used in KernelProfile.metrics, JSON and CSV
+    ncu_name: str  # "" for values gpubench derives from several ncu metrics
+    label: str  # as ncu's own section tables label it, where they do
+    unit: str
+
+
+# The "GPU Speed Of Light Throughput" section plus occupancy, hit rates and waves.
+SOL_METRICS = (
+    MetricSpec("duration_ns", "gpu__time_duration.sum", "Duration", "ns"),
+    MetricSpec("compute_throughput_pct", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+               "Compute (SM) Throughput", "%"),
+    MetricSpec("memory_throughput_pct",
+               "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+               "Memory Throughput", "%"),
+    MetricSpec("dram_throughput_pct", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+               "DRAM Throughput", "%"),
+    MetricSpec("l1_throughput_pct", "l1tex__throughput.avg.pct_of_peak_sustained_active",
+               "L1/TEX Cache Throughput", "%"),
+    MetricSpec("l2_throughput_pct", "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+               "L2 Cache Throughput", "%"),
+    MetricSpec("achieved_occupancy_pct", "sm__warps_active.avg.pct_of_peak_sustained_active",
+               "Achieved Occupancy", "%"),
+    MetricSpec("theoretical_occupancy_pct", "sm__maximum_warps_per_active_cycle_pct",
+               "Theoretical Occupancy", "%"),
+    MetricSpec("l1_hit_rate_pct", "l1tex__t_sector_hit_rate.pct", "L1/TEX Hit Rate", "%"),
+    MetricSpec("l2_hit_rate_pct", "lts__t_sector_hit_rate.pct", "L2 Hit Rate", "%"),
+    MetricSpec("waves_per_sm", "launch__waves_per_multiprocessor", "Waves Per SM", ""),
+    MetricSpec("dram_bytes_per_s", "dram__bytes.sum.per_second", "DRAM Bandwidth", "B/s"),
+    MetricSpec("sm_frequency_hz", "gpc__cycles_elapsed.avg.per_second", "SM Frequency", "Hz"),
+    MetricSpec("dram_frequency_hz", "dram__cycles_elapsed.avg.per_second", "DRAM Frequency",
+               "Hz"),
+    MetricSpec("elapsed_cycles", "gpc__cycles_elapsed.max", "Elapsed Cycles", "cycle"),
+)
+
+# What ncu's "GPU Speed Of Light Roofline Chart" section plots, derived as it derives them:
+# achieved = per-cycle instruction rates x SMSP clock (an FMA counts 2), peak = per-cycle peaks
+# x the clock of the run. CUDA-core FP32/FP64 only: tensor-core work is not counted here.
+ROOFLINE_METRICS = (
+    MetricSpec("fp32_flop_per_s", "", "FP32 Achieved", "FLOP/s"),
+    MetricSpec("fp64_flop_per_s", "", "FP64 Achieved", "FLOP/s"),
+    MetricSpec("peak_fp32_flop_per_s", "", "FP32 Peak", "FLOP/s"),
+    MetricSpec("peak_fp64_flop_per_s", "", "FP64 Peak", "FLOP/s"),
+    MetricSpec("peak_dram_bytes_per_s", "", "DRAM Peak Bandwidth", "B/s"),
+    MetricSpec("dram_bytes", "", "DRAM Bytes", "B"),
+    MetricSpec("arithmetic_intensity", "", "Arithmetic Intensity (DRAM)", "FLOP/B"),
+    MetricSpec("ridge_point", "", "Ridge Point (DRAM)", "FLOP/B"),
+)
+
+ALL_METRICS = {spec.key: spec for spec in SOL_METRICS + ROOFLINE_METRICS}
+
+_FP32_INPUTS = ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed",
+                "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed",
+                "derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2")
+_FP64_INPUTS = ("smsp__sass_thread_inst_executed_op_dadd_pred_on.sum.per_cycle_elapsed",
+                "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum.per_cycle_elapsed",
+                "derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2")
+_SMSP_HZ = "smsp__cycles_elapsed.avg.per_second"
+_SM_HZ = "sm__cycles_elapsed.avg.per_second"
+_PEAK_FP32 = "derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2"
+_PEAK_FP64 = "derived__sm__sass_thread_inst_executed_op_dfma_pred_on_x2"
+_DRAM_PEAK_PER_CYCLE = "dram__bytes.sum.peak_sustained"
+_DRAM_HZ = "dram__cycles_elapsed.avg.per_second"
+_DRAM_BYTES = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+_LAUNCH = ("launch__grid_dim_x", "launch__grid_dim_y", "launch__grid_dim_z",
+           "launch__block_dim_x", "launch__block_dim_y", "launch__block_dim_z",
+           "launch__registers_per_thread", "launch__grid_size", "launch__block_size",
+           "launch__shared_mem_per_block", "device__attribute_display_name")
+
+# Every ncu metric a KernelProfile is built from (a full-set report holds ~2200 per kernel).
+READ_METRICS = tuple(dict.fromkeys(
+    [s.ncu_name for s in SOL_METRICS] + list(_FP32_INPUTS + _FP64_INPUTS + _DRAM_BYTES + _LAUNCH)
+    + [_SMSP_HZ, _SM_HZ, _PEAK_FP32, _PEAK_FP64, _DRAM_PEAK_PER_CYCLE, _DRAM_HZ]))
+
+
+class FocusMetric(NamedTuple):
+    """A metric a rule points at, with ncu's advice about it."""
+
+    name: str
+    value: float | str | None
+    info: str = ""
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """One ncu rule result (a 'hint'), from a report or parsed from ncu's console text."""
+
+    rule_id: str  # 'LaunchConfiguration'; '' when parsed from console text
+    section_id: str  # 'LaunchStats'; '' when parsed from console text
+    name: str  # the rule's name: 'Launch Configuration'
+    title: str  # the message's title: 'Small Grid'; '' for many rules
+    type: str  # 'OPT', 'WRN', 'INF' or 'ERROR'
+    message: str  # markup rendered, whitespace collapsed
+    raw_message: str  # as stored, with ncu's @section:..@ / @url:..@ markup
+    speedup_type: str | None = None  # 'global', 'local', or None without an estimate
+    estimated_speedup_pct: float | None = None
+    focus_metrics: tuple[FocusMetric, ...] = ()
+    section_name: str = ""  # 'Launch Statistics', as ncu's console prints it
+
+    @property
+    def heading(self) -> str:
+        """What to call the hint in one line: its title, else the rule's name, else its section."""
+        return self.title or self.name or self.section_name or self.rule_id
+
+
+@dataclass(frozen=True)
+class KernelProfile:
+    """One profiled kernel launch of a report: identity, speed-of-light numbers and hints."""
+
+    name: str  # demangled: 'square_kernel(const float *, float *, int)'
+    base_name: str  # before '(': 'square_kernel', to match kernels across tools
+    launch_index: int  # order in the report, across ranges: the "ID" of ncu's CSV pages
+    grid: tuple[int, int, int] | None
+    block: tuple[int, int, int] | None
+    registers_per_thread: int | None
+    duration_ns: float | None  # gpu__time_duration.sum
+    device: str = ""
+    function_name: str = ""  # ncu's function name base: what a Triton kernel is called
+    metrics: dict[str, float] = field(default_factory=dict, hash=False)  # keys: ALL_METRICS
+    raw_metrics: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
+    sections: dict[str, str] = field(default_factory=dict, hash=False)  # id -> display name
+    nvtx_range: str | None = None  # innermost push/pop range of the gpubench domain
+    nvtx: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+    rules: tuple[RuleResult, ...] = ()
+
+    def hints(self, include_info: bool = False) -> list[RuleResult]:
+        """The rules as gpubench shows them: ranked, INF only on request."""
+        return ncu_rules.rank(self.rules, include_info)
+
+    @property
+    def roofline_bound(self) -> str | None:
+        """'memory' or 'compute': which side of the DRAM roofline's ridge the kernel sits on."""
+        intensity = self.metrics.get("arithmetic_intensity")
+        ridge = self.metrics.get("ridge_point")
+        if intensity is None or ridge is None:
+            return None
+        return "memory" if intensity < ridge else "compute"
+
+
+# --- importing NVIDIA's module ---------------------------------------------------------------
+
+
+def import_ncu_report(ncu_path: str | None = None) -> ModuleType:
+    """The `ncu_report` module: the PyPI package if installed, else the copy inside ncu."""
+    module = _import_installed()
+    if module is not None:
+        return module
+    python_dir = find_ncu_python_dir(ncu_path)
+    if python_dir is None:
+        raise EnvironmentProblem(
+            "reading .ncu-rep files needs NVIDIA's ncu_report module, which is not installed "
+            f"and no ncu installation with extras/python/ncu_report.py was found: {INSTALL_HINT}")
+    return import_from_dir(python_dir)
+
+
+def _import_installed() -> ModuleType | None:
+    try:
+        return importlib.import_module("ncu_report")
+    except ImportError:
+        return None
+
+
+def find_ncu_python_dir(ncu_path: str | None = None) -> Path | None:
+    """The first `extras/python` holding ncu_report.py among ncu's likely install folders."""
+    for candidate in ncu_python_dirs(ncu_path):
+        if (candidate / "ncu_report.py").is_file():
+            return candidate
+    return None
+
+
+def ncu_python_dirs(ncu_path: str | None = None) -> list[Path]:
+    """Where `extras/python` may be, most specific first.
+
+    The ncu executable is `<install>/ncu`, or deeper (`<install>/target/<platform>/ncu`), or a
+    wrapper in cuda/bin whose real install is `<cuda>/nsight-compute-<ver>/` or
+    `/opt/nvidia/nsight-compute/<ver>/`; symlinks are resolved first.
+    """
+    executables = [p for p in (ncu_path, shutil.which("ncu"), DEFAULT_NCU) if p]
+    candidates: list[Path] = []
+    for exe in executables:
+        given = Path(exe).expanduser()
+        real = given.resolve()
+        candidates += [parent / "extras" / "python" for parent in list(real.parents)[:4]]
+        for cuda_root in dict.fromkeys((real.parent.parent, given.parent.parent)):
+            candidates += _versioned(cuda_root.glob("nsight-compute-*"))
+    candidates += _versioned(NSIGHT_COMPUTE_ROOT.glob("*"))
+    return list(dict.fromkeys(candidates))
+
+
+def _versioned(installs: Iterator[Path]) -> list[Path]:
+    """extras/python of each install folder, the newest version first."""
+    def version(path: Path) -> tuple[int, ...]:
+        return tuple(int(n) for n in re.findall(r"\d+", path.name))
+
+    return [p / "extras" / "python" for p in sorted(installs, key=version, reverse=True)]
+
+
+def import_from_dir(python_dir: Path) -> ModuleType:
+    """Load `python_dir/ncu_report.py` as `ncu_report`.
+
+    ncu's copy is a SWIG wrapper that does a top-level `import _ncu_report` (the native library
+    beside it), so its folder must be on sys.path while it loads.
+    """
+    path = Path(python_dir) / "ncu_report.py"
+    spec = importlib.util.spec_from_file_location("ncu_report", path)
+    if spec is None or spec.loader is None:
+        raise EnvironmentProblem(f"cannot load {path}: {INSTALL_HINT}")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(python_dir))
+    sys.modules["ncu_report"] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop("ncu_report", None)
+        raise EnvironmentProblem(f"cannot load {path} ({exc}): {INSTALL_HINT}") from exc
+    finally:
+        sys.path.remove(str(python_dir))
+    return module
+
+
+# --- reading a report (the part that touches ncu_report) -------------------------------------
+
+
+def load_profiles(path: str | Path, ncu_report_module: ModuleType | None = None
+                  ) -> list[KernelProfile]:
+    """Every profiled kernel launch in the .ncu-rep at `path`, in report order."""
+    path = Path(path)
+    if not path.is_file():
+        raise ReportError(f"no ncu report at {path}")
+    module = ncu_report_module or import_ncu_report()
+    try:
+        context = module.load_report(str(path))
+    except Exception as exc:  # the SWIG layer raises plain exceptions with useful text
+        raise ReportError(f"{path}: ncu_report could not read it ({exc})") from exc
+    raws = list(_read_actions(context, module))
+    if not raws:  # a garbage file loads silently as 0 ranges
+        raise ReportError(f"{path}: not an ncu report or it holds no profiled kernels")
+    return [profile_from_raw(raw, index) for index, raw in enumerate(raws)]
+
+
+def _read_actions(context: Any, module: ModuleType) -> Iterator[dict]:
+    for range_index in range(context.num_ranges()):
+        report_range = context.range_by_idx(range_index)
+        for action_index in range(report_range.num_actions()):
+            yield _read_action(report_range.action_by_idx(action_index), module)
+
+
+def _read_action(action: Any, module: ModuleType) -> dict:
+    """What gpubench uses of one action (kernel launch), as plain Python values."""
+    metrics = {}
+    for name in READ_METRICS:
+        metric = action.metric_by_name(name)
+        value = None if metric is None else metric.value()
+        if value is not None:
+            metrics[name] = value
+    return {
+        "name": action.name(module.IAction.NameBase_DEMANGLED),
+        "function_name": action.name(module.IAction.NameBase_FUNCTION),
+        "metrics": metrics,
+        "sections": {s.identifier(): s.name() for s in action.sections()},
+        "rules": list(action.rule_results_as_dicts()),
+        "nvtx": _nvtx_ranges(action.nvtx_state()),
+    }
+
+
+def _nvtx_ranges(state: Any) -> dict[str, tuple[str, ...]]:
+    """Push/pop ranges open at launch, per domain name, outermost first ({} without --nvtx)."""
+    if state is None:
+        return {}
+    ranges = {}
+    for domain_id in state.domains():
+        domain = state.domain_by_id(domain_id)
+        if domain is None:
+            continue
+        count = len(domain.push_pop_ranges())
+        stack = (domain.push_pop_range(i) for i in range(count))
+        ranges[str(domain.name())] = tuple(str(r.name()) for r in stack if r is not None)
+    return ranges
+
+
+# --- pure conversion -------------------------------------------------------------------------
+
+
+def profile_from_raw(raw: Mapping[str, Any], launch_index: int) -> KernelProfile:
+    """A KernelProfile from `_read_action`'s plain dict."""
+    metrics = raw.get("metrics", {})
+    sections = dict(raw.get("sections", {}))
+    name = str(raw.get("name", ""))
+    nvtx = {k: tuple(v) for k, v in raw.get("nvtx", {}).items()}
+    rules = (rule_from_dict(d, sections) for d in raw.get("rules", ()))
+    return KernelProfile(
+        name=name,
+        base_name=base_name(name),
+        launch_index=launch_index,
+        grid=_dims(metrics, "launch__grid_dim"),
+        block=_dims(metrics, "launch__block_dim"),
+        registers_per_thread=_int(metrics.get("launch__registers_per_thread")),
+        duration_ns=_float(metrics.get("gpu__time_duration.sum")),
+        device=str(metrics.get("device__attribute_display_name", "")),
+        function_name=str(raw.get("function_name", "")),
+        metrics=derived_metrics(metrics),
+        raw_metrics=dict(metrics),
+        sections=sections,
+        nvtx_range=gpubench_range(nvtx),
+        nvtx=nvtx,
+        rules=tuple(r for r in rules if r is not None),
+    )
+
+
+def rule_from_dict(rule: Mapping[str, Any], section_names: Mapping[str, str] | None = None
+                   ) -> RuleResult | None:
+    """A RuleResult from one of `rule_results_as_dicts()`; None for a rule with no message."""
+    message = rule.get("rule_message") or {}
+    if not message.get("message") and not message.get("title"):
+        return None
+    raw_text = str(message.get("message", ""))
+    estimate = rule.get("speedup_estimation") or {}
+    section_id = str(rule.get("section_identifier", ""))
+    return RuleResult(
+        rule_id=str(rule.get("rule_identifier", "")),
+        section_id=section_id,
+        name=str(rule.get("name", "")),
+        title=ncu_rules.clean_message(str(message.get("title", ""))),
+        type=RULE_TYPES.get(message.get("type"), ncu_rules.INF),
+        message=ncu_rules.clean_message(raw_text),
+        raw_message=raw_text,
+        speedup_type=SPEEDUP_TYPES.get(estimate.get("type")) if estimate else None,
+        estimated_speedup_pct=_float(estimate.get("speedup")),
+        focus_metrics=tuple(FocusMetric(str(f.get("name", "")), f.get("value"),
+                                        str(f.get("info", "")))
+                            for f in rule.get("focus_metrics", ())),
+        section_name=(section_names or {}).get(section_id, ""),
+    )
+
+
+def base_name(demangled: str) -> str:
+    """'square_kernel(const float *, ...)' -> 'square_kernel'; a leading 'void ' is dropped.
+
+    CUPTI (torch.profiler) and ncu spell parameter lists differently, so tools agree only on
+    the part before '('.
+    """
+    text = demangled.replace("(anonymous namespace)", "{anonymous}")
+    text = text.split("(", 1)[0].strip().replace("{anonymous}", "(anonymous namespace)")
+    return text.removeprefix("void ").strip()
+
+
+def gpubench_range(nvtx: Mapping[str, tuple[str, ...]]) -> str | None:
+    """The innermost push/pop range of gpubench's own NVTX domain, or None."""
+    ranges = nvtx.get(GPUBENCH_DOMAIN) or ()
+    return ranges[-1] if ranges else None
+
+
+def derived_metrics(raw: Mapping[str, Any]) -> dict[str, float]:
+    """SOL_METRICS picked out of the raw ncu values, plus the ROOFLINE_METRICS derived from them.
+
+    A key is absent when the report lacks what it needs (a `--section` subset, an older ncu).
+    """
+    metrics = {s.key: v for s in SOL_METRICS if (v := _float(raw.get(s.ncu_name))) is not None}
+    metrics.update(_roofline(raw))
+    return metrics
+
+
+def _roofline(raw: Mapping[str, Any]) -> dict[str, float]:
+    values: dict[str, float | None] = {
+        "fp32_flop_per_s": _times(_sum(raw, _FP32_INPUTS), raw, _SMSP_HZ),
+        "fp64_flop_per_s": _times(_sum(raw, _FP64_INPUTS), raw, _SMSP_HZ),
+        "peak_fp32_flop_per_s": _times(_float(raw.get(_PEAK_FP32)), raw, _SM_HZ),
+        "peak_fp64_flop_per_s": _times(_float(raw.get(_PEAK_FP64)), raw, _SM_HZ),
+        "peak_dram_bytes_per_s": _times(_float(raw.get(_DRAM_PEAK_PER_CYCLE)), raw, _DRAM_HZ),
+        "dram_bytes": _sum(raw, _DRAM_BYTES),
+    }
+    fp32, fp64 = values["fp32_flop_per_s"], values["fp64_flop_per_s"]
+    bandwidth = _float(raw.get("dram__bytes.sum.per_second"))
+    if fp32 is not None and fp64 is not None and bandwidth:
+        values["arithmetic_intensity"] = (fp32 + fp64) / bandwidth
+    # The ridge of the precision the kernel mostly computes in (FP32 when it computes nothing).
+    peak = values["peak_fp64_flop_per_s"] if (fp64 or 0) > (fp32 or 0) \
+        else values["peak_fp32_flop_per_s"]
+    if peak is not None and values["peak_dram_bytes_per_s"]:
+        values["ridge_point"] = peak / values["peak_dram_bytes_per_s"]
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _sum(raw: Mapping[str, Any], names: tuple[str, ...]) -> float | None:
+    """The sum of the named metrics, or None when any is missing."""
+    parts = [value for n in names if (value := _float(raw.get(n))) is not None]
+    return sum(parts) if len(parts) == len(names) else None
+
+
+def _times(value: float | None, raw: Mapping[str, Any], rate_name: str) -> float | None:
+    rate = _float(raw.get(rate_name))
+    return None if value is None or rate is None else value * rate
+
+
+def _dims(metrics: Mapping[str, Any], prefix: str) -> tuple[int, int, int] | None:
+    x, y, z = (_int(metrics.get(f"{prefix}_{axis}")) for axis in "xyz")
+    return None if x is None or y is None or z is None else (x, y, z)
+
+
+def _float(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _int(value: Any) -> int | None:
+    number = _float(value)
+    return None if number is None else int(number)

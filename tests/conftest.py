@@ -1,0 +1,72 @@
+"""Shared test helpers: run the real CLI in a subprocess, share one build cache per session."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+TEST_KERNELS = REPO / "tests" / "kernels"
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+def has_cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    if has_cuda():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (torch.cuda.is_available() is False)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def build_cache(tmp_path_factory) -> Path:
+    """One extension cache for the whole session: each C++ build (~20-40 s) happens once."""
+    return tmp_path_factory.mktemp("gpubench-cache")
+
+
+class CliResult:
+    def __init__(self, completed: subprocess.CompletedProcess, cwd: Path):
+        self.code = completed.returncode
+        self.stdout = completed.stdout
+        self.stderr = completed.stderr
+        self.cwd = cwd
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+    def results(self, run_dir: Path | None = None) -> dict:
+        """The results.json of the run (the newest run folder under cwd/profiles by default)."""
+        if run_dir is None:
+            runs = sorted((self.cwd / "profiles").iterdir(), key=lambda p: p.stat().st_mtime)
+            run_dir = runs[-1]
+        return json.loads((run_dir / "results.json").read_text())
+
+    def by_variant(self, run_dir: Path | None = None) -> dict[str, dict]:
+        return {r["variant"]: r for r in self.results(run_dir)["results"]}
+
+
+@pytest.fixture
+def gpubench(tmp_path, build_cache):
+    """Run `python -m gpubench ARGS` in a fresh folder, as a user would."""
+
+    def run(*args: str, timeout: float = 600, env: dict | None = None) -> CliResult:
+        full_env = {**os.environ, "GPUBENCH_CACHE_DIR": str(build_cache), "COLUMNS": "160",
+                    **(env or {})}
+        completed = subprocess.run([sys.executable, "-m", "gpubench", *args], cwd=tmp_path,
+                                   capture_output=True, text=True, timeout=timeout, env=full_env)
+        return CliResult(completed, tmp_path)
+
+    return run

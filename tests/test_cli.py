@@ -1,0 +1,157 @@
+"""End to end through the real command line, on the CPU path: what a user would type."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import TEST_KERNELS
+
+FAST = ("--warmup", "5", "--budget", "30")
+pytestmark = pytest.mark.slow
+
+
+def test_square_runs_torch_triton_interpreter_and_cpu_cpp(gpubench):
+    done = gpubench("run", "square", "--sizes", "4096", *FAST, "--seed", "3", "--device", "cpu")
+    assert done.code == 0, done.output
+    rows = done.by_variant()
+    assert {v: r["status"] for v, r in rows.items()} == \
+        {"torch": "ok", "cuda": "ok", "triton": "ok"}
+    assert all(r["samples"] >= 5 and r["median_s"] > 0 for r in rows.values())
+    assert rows["cuda"]["compile_cached"] is not None
+    assert rows["torch"]["speedup_vs_baseline"] == 1.0
+    assert "host-clock" in rows["triton"]["method"]
+    document = done.results()
+    assert document["env"]["device"] == "cpu" and document["env"]["torch"]
+    assert document["meta"]["seed"] == 3 and "gpubench" in document["meta"]["command"]
+    run_dir = next((done.cwd / "profiles").iterdir())
+    csv = (run_dir / "results.csv").read_text().splitlines()
+    assert csv[0].startswith("family,variant,kind,size,dtype,status") and len(csv) == 4
+    assert "square  n=2^12  float32" in done.stdout and "PASS" in done.stdout
+
+
+def test_second_process_reuses_the_cpp_build(gpubench):
+    first = gpubench("run", "square", "--variants", "cuda", "--sizes", "1024", *FAST)
+    again = gpubench("run", "square", "--variants", "cuda", "--sizes", "1024", *FAST)
+    assert first.code == 0 and again.code == 0, again.output
+    row = again.by_variant()["cuda"]
+    assert row["compile_cached"] is True and row["compile_s"] < 1.0
+
+
+def test_cuda_only_variants_are_skipped_with_the_reason(gpubench):
+    done = gpubench("run", "matmul", "--sizes", "32", "--variants", "tiled", *FAST)
+    assert done.code == 0, done.output
+    rows = done.by_variant()
+    assert rows["tiled"]["status"] == "skipped"
+    assert "needs a CUDA GPU" in rows["tiled"]["error"]
+    assert rows["torch"]["status"] == "ok"  # the baseline always runs
+    assert "skipped 1 point(s) of matmul/tiled: needs a CUDA GPU" in done.stdout
+
+
+def test_json_goes_to_stdout(gpubench):
+    done = gpubench("run", "vector_add", "--variants", "torch", "--sizes", "256", *FAST, "--json")
+    assert done.code == 0, done.output
+    document = json.loads(done.stdout)
+    assert [r["status"] for r in document["results"]] == ["ok"]
+    assert len(document["results"][0]["samples_s"]) >= 5
+
+
+def test_wrong_crashing_and_hanging_variants_fail_alone(gpubench):
+    done = gpubench("run", "faulty", "--kernels-dir", str(TEST_KERNELS), "--timeout", "4", *FAST,
+                    env={"GPUBENCH_TEST_HANG_S": "600"})
+    assert done.code == 1, done.output
+    status = {v: r["status"] for v, r in done.by_variant().items()}
+    assert status == {"torch": "ok", "wrong": "fail", "unwritten": "fail", "nan": "fail",
+                      "raises": "error", "caches": "fail", "segfault": "crashed",
+                      "after_crash": "ok", "hang": "timeout", "after_hang": "ok"}
+    rows = done.by_variant()
+    assert rows["unwritten"]["check"]["nonfinite"] == 2048
+    assert rows["caches"]["check"]["passed"] and not rows["caches"]["recheck"]["passed"]
+    assert "SIGSEGV" in rows["segfault"]["error"] and "spec.py:" in rows["segfault"]["error"]
+    assert rows["wrong"]["speedup_vs_baseline"] is None
+    assert "FAIL" in done.stdout and "Traceback" not in done.output
+
+
+def test_compile_error_shows_file_and_line_and_others_still_run(gpubench):
+    done = gpubench("run", "badcpp", "--kernels-dir", str(TEST_KERNELS), "--device", "cpu", *FAST)
+    assert done.code == 1, done.output
+    rows = done.by_variant()
+    assert rows["torch"]["status"] == "ok"
+    assert rows["broken"]["status"] == "compile_error"
+    assert "add_one.cpp:7:" in rows["broken"]["error"]
+    assert "undeclared_offset" in done.stdout
+
+
+def test_suite_file_selects_families_sizes_and_variants(gpubench, tmp_path):
+    suite = tmp_path / "suite.toml"
+    suite.write_text('families = ["square"]\nvariants = ["torch"]\n'
+                     '[sizes]\nsquare = [512, "2^10"]\n[timing]\nbudget_ms = 20\nwarmup_ms = 5\n')
+    done = gpubench("run", "--config", str(suite))
+    assert done.code == 0, done.output
+    sizes = [r["size"] for r in done.results()["results"]]
+    assert sizes == [512, 1024]
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["run", "sqaure"], 2, "did you mean: square"),
+    (["run", "square", "--variants", "trition"], 2, "did you mean: triton"),
+    (["run", "square", "--sizes", "-4"], 2, "sizes must be positive"),
+    (["run", "square", "--sizes", "12ab"], 2, "invalid size '12ab'"),
+    (["run", "square", "--dtype", "fp8"], 2, "unknown dtype 'fp8'"),
+    (["run", "brokenspec", "--kernels-dir", str(TEST_KERNELS)], 4, "spec.py: failed to import"),
+    (["run", "square", "--kernels-dir", "/no/such/folder"], 2, "does not exist"),
+    (["run", "--config", "/no/such.toml"], 3, "no such config file"),
+    (["run", "square", "--timeout", "0"], 2, "Invalid value"),
+])
+def test_bad_input_is_one_line_and_an_exit_code(gpubench, args, code, message):
+    done = gpubench(*args, timeout=120)
+    assert done.code == code, done.output
+    assert message in done.stderr
+    assert "Traceback" not in done.output
+
+
+def test_malformed_config_names_file_and_key(gpubench, tmp_path):
+    suite = tmp_path / "bad.toml"
+    suite.write_text("[timing]\nbudget_ms = 'long'\n")
+    done = gpubench("run", "--config", str(suite))
+    assert done.code == 3 and "bad.toml: key 'timing.budget_ms'" in done.stderr
+    assert "Traceback" not in done.output
+
+
+def test_list_shows_variants_and_why_some_cannot_run(gpubench):
+    done = gpubench("list", "--device", "cpu")
+    assert done.code == 0, done.output
+    for text in ("matmul", "naive", "tiled", "triton", "vector_add", "needs a CUDA GPU"):
+        assert text in done.stdout
+
+
+def test_list_reports_a_broken_spec_and_exits_non_zero(gpubench):
+    done = gpubench("list", "--kernels-dir", str(TEST_KERNELS))
+    assert done.code == 4
+    assert "brokenspec" in done.stdout and "NameError" in done.stdout
+    assert "faulty" in done.stdout  # the healthy user families are still listed
+
+
+def test_ctrl_c_writes_what_was_measured(tmp_path, build_cache):
+    env = {**os.environ, "GPUBENCH_CACHE_DIR": str(build_cache), "GPUBENCH_TEST_HANG_S": "600"}
+    command = [sys.executable, "-m", "gpubench", "run", "faulty", "--kernels-dir",
+               str(TEST_KERNELS), "--variants", "hang", "--timeout", "300", *FAST,
+               "--out", str(tmp_path / "run")]
+    process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    log = tmp_path / "run" / "worker-1.log"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and "faulty/hang" not in (
+            log.read_text() if log.exists() else ""):
+        time.sleep(0.2)
+    time.sleep(1.0)  # the worker is now inside hang()
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == 130, output
+    document = json.loads((tmp_path / "run" / "results.json").read_text())
+    status = {r["variant"]: r["status"] for r in document["results"]}
+    assert status == {"torch": "ok", "hang": "not_run"}
+    assert "Traceback" not in output

@@ -1,0 +1,129 @@
+"""Spec validation, discovery of shipped and user families, and which points run or skip."""
+
+import shutil
+
+import pytest
+import torch
+from conftest import TEST_KERNELS
+
+from gpubench.discovery import family_dirs, load_family, resolve_families
+from gpubench.errors import SpecError, UsageError
+from gpubench.plan import group_seed, plan_points
+from gpubench.spec import CudaVariant, Family, Machine, TorchVariant, TritonVariant
+
+CPU = Machine(has_cuda=False, has_triton=True)
+GPU = Machine(has_cuda=True, has_triton=True)
+
+
+def tiny_family(**changes) -> Family:
+    base = dict(
+        reference=lambda x: x, make_inputs=lambda n, d, dev: (torch.randn(n),),
+        flops=lambda n: n, bytes_moved=lambda n, b: n * b, sizes=(8,),
+        variants=(TorchVariant("t", fn=lambda x, out: out.copy_(x), baseline=True),),
+    )
+    return Family(**{**base, **changes})
+
+
+def test_every_shipped_family_loads_with_a_baseline_and_sizes():
+    dirs = family_dirs()
+    assert {"square", "vector_add", "matmul"} <= set(dirs)
+    for name, folder in dirs.items():
+        family = load_family(name, folder)
+        assert family.baseline is not None and family.sizes and family.cpu_sizes
+        assert family.flops(family.sizes[0]) > 0 and family.bytes_moved(family.sizes[0], 4) > 0
+
+
+def test_matmul_ships_the_required_variants():
+    family = load_family("matmul", family_dirs()["matmul"])
+    kinds = {v.name: v.kind for v in family.variants}
+    assert kinds == {"torch": "torch", "naive": "cuda", "tiled": "cuda", "triton": "triton"}
+    # napkin math: 2 N^3 FLOPs, 3 N^2 elements moved
+    assert family.flops(1024) == 2 * 1024**3
+    assert family.bytes_moved(1024, 4) == 3 * 1024 * 1024 * 4
+
+
+@pytest.mark.parametrize("changes, message", [
+    (dict(variants=()), "empty"),
+    (dict(dtypes=("fp8",)), "unknown dtype"),
+    (dict(reference=None), "callable"),
+    (dict(variants=(TorchVariant("a", fn=print), TorchVariant("a", fn=print))), "duplicate"),
+    (dict(variants=(TorchVariant("a", fn=print, baseline=True),
+                    TorchVariant("b", fn=print, baseline=True))), "more than one"),
+    (dict(variants=(TorchVariant("a", fn=print, dtypes=("float16",)),)), "lacks"),
+])
+def test_inconsistent_specs_are_spec_errors(changes, message):
+    with pytest.raises(SpecError, match=message):
+        tiny_family(**changes)
+
+
+def test_variant_declarations_are_checked():
+    with pytest.raises(SpecError):
+        TritonVariant("t", module="kernel", function="f")  # not a .py file
+    with pytest.raises(SpecError):
+        CudaVariant("c", function="f")  # no sources
+    with pytest.raises(SpecError):
+        TorchVariant("bad name!", fn=print)
+
+
+def test_availability_reasons_depend_on_the_machine():
+    cuda_only = CudaVariant("c", function="f", cuda=("k.cu",), cpp=("b.cpp",))
+    with_cpu = CudaVariant("c", function="f", cuda=("k.cu",), cpp=("b.cpp",), cpu=("c.cpp",))
+    triton = TritonVariant("t", module="k.py", function="f")
+    assert "needs a CUDA GPU" in cuda_only.unavailable_reason("float32", CPU)
+    assert cuda_only.unavailable_reason("float32", GPU) is None
+    assert with_cpu.unavailable_reason("float32", CPU) is None
+    assert "bfloat16" in triton.unavailable_reason("bfloat16", CPU)
+    assert triton.unavailable_reason("bfloat16", GPU) is None
+    no_triton = Machine(has_cuda=True, has_triton=False)
+    assert "not installed" in triton.unavailable_reason("float32", no_triton)
+
+
+def test_user_folder_adds_families_and_overrides_shipped_ones(tmp_path):
+    shutil.copytree(family_dirs()["square"], tmp_path / "square")
+    shutil.copytree(TEST_KERNELS / "faulty", tmp_path / "faulty")
+    dirs = family_dirs((tmp_path,))
+    assert dirs["square"] == (tmp_path / "square").resolve()
+    assert dirs["faulty"] == (tmp_path / "faulty").resolve()
+    # a single family folder works as a --kernels-dir too
+    assert "faulty" in family_dirs((TEST_KERNELS / "faulty",))
+
+
+def test_broken_spec_names_file_line_and_error():
+    with pytest.raises(SpecError) as info:
+        load_family("brokenspec", TEST_KERNELS / "brokenspec")
+    assert "brokenspec/spec.py" in str(info.value)
+    assert "NameError" in str(info.value) and "line " in str(info.value)
+
+
+def test_unknown_family_suggests_close_match():
+    with pytest.raises(UsageError, match="did you mean: matmul"):
+        resolve_families(("matmull",), family_dirs())
+
+
+def test_plan_puts_baseline_first_and_decides_skips_up_front():
+    square = load_family("square", family_dirs()["square"])
+    points = plan_points([square], CPU, {"square": (64, 128)}, ("float32", "bfloat16"))
+    assert [p.variant.name for p in points[:3]] == ["torch", "cuda", "triton"]
+    assert len(points) == 2 * 2 * 3
+    skipped = [(p.variant.name, p.dtype) for p in points if p.skip]
+    assert skipped == [("triton", "bfloat16"), ("triton", "bfloat16")]
+
+
+def test_variant_filter_keeps_the_baseline_and_rejects_unknown_names():
+    matmul = load_family("matmul", family_dirs()["matmul"])
+    points = plan_points([matmul], GPU, {"matmul": (64,)}, None, ("tiled",))
+    assert [p.variant.name for p in points] == ["torch", "tiled"]
+    with pytest.raises(UsageError, match="did you mean: tiled"):
+        plan_points([matmul], GPU, None, None, ("tiledd",))
+
+
+def test_family_without_requested_dtype_is_an_error():
+    with pytest.raises(UsageError, match="supports"):
+        plan_points([tiny_family(name="tiny")], CPU, None, ("bfloat16",))
+
+
+def test_groups_get_distinct_stable_seeds():
+    a = group_seed(1, "square", "float32", 1024)
+    assert a == group_seed(1, "square", "float32", 1024)
+    assert a != group_seed(1, "square", "float32", 2048)
+    assert a != group_seed(2, "square", "float32", 1024)
