@@ -106,6 +106,8 @@ class CudaColdTimer:
 
         self.torch = torch
         self.settings = settings
+        if not settings.flush_l2:
+            self.method = "cuda-events warm-L2 (no flush, spin-queued launch)"
         l2_bytes = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
         self.flush_bytes = self.FLUSH_FACTOR * max(l2_bytes, 1 << 20)
         self._flush_buffer = torch.ones(self.flush_bytes // 4, dtype=torch.float32, device="cuda")

@@ -7,8 +7,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, TEST_KERNELS
 
+from conftest import FIXTURES, TEST_KERNELS
 from gpubench.build import (
     BuildRequest,
     CompileError,

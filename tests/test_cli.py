@@ -8,6 +8,7 @@ import sys
 import time
 
 import pytest
+
 from conftest import TEST_KERNELS
 
 FAST = ("--warmup", "5", "--budget", "30")

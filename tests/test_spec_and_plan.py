@@ -4,8 +4,8 @@ import shutil
 
 import pytest
 import torch
-from conftest import TEST_KERNELS
 
+from conftest import TEST_KERNELS
 from gpubench.discovery import family_dirs, load_family, resolve_families
 from gpubench.errors import SpecError, UsageError
 from gpubench.plan import group_seed, plan_points
