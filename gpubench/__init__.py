@@ -9,10 +9,21 @@ The package is layered so that the architecture shows in the file list:
   workers.py          the worker process handle         protocol.py  their messages
   worker.py           the worker process itself         execute.py  build, check, time
   build.py            load_inline with a content-hashed cache
-  check.py            output vs reference               timing.py  timers
-  stats.py            medians, IQR                      roofline.py  TFLOP/s, GB/s
+  check.py            output vs reference
+  timers/             one timer per mode: cold, warm, graph, cupti, wall, cpu
+  stopping.py         when to stop sampling             clocks.py  NVML clock watch
+  stats.py            medians, IQR, CIs                 roofline.py  TFLOP/s, GB/s, roof
+  ceilings.py         measured bandwidth and matmul peaks noise.py  warnings with remedies
+  api.py              gpubench.measure() for notebooks and pytest
   results.py          one row per point                 envinfo.py  GPU, clocks, versions
   report/             tables, CSV/JSON files, the live progress display
 """
 
 __version__ = "0.1.0"
+
+
+def measure(fn, *args, **kwargs):
+    """Time fn(*args) like `gpubench run` does; see gpubench.api.measure."""
+    from gpubench.api import measure as _measure
+
+    return _measure(fn, *args, **kwargs)

@@ -150,10 +150,15 @@ def _hashed_files(request: BuildRequest) -> list[Path]:
 # ---------------------------------------------------------------- the builder
 
 
-def cache_root() -> Path:
-    """$GPUBENCH_CACHE_DIR, else ~/.cache/gpubench/extensions."""
+def cache_base() -> Path:
+    """$GPUBENCH_CACHE_DIR, else ~/.cache/gpubench: the root of every gpubench cache."""
     env = os.environ.get("GPUBENCH_CACHE_DIR")
-    root = Path(env) if env else Path.home() / ".cache" / "gpubench" / "extensions"
+    return Path(env) if env else Path.home() / ".cache" / "gpubench"
+
+
+def cache_root() -> Path:
+    """Where built extensions live: <cache>/extensions."""
+    root = cache_base() / "extensions"
     root.mkdir(parents=True, exist_ok=True)
     return root
 

@@ -16,7 +16,7 @@ import click
 from rich.console import Console
 
 from gpubench import errors
-from gpubench.config import RunConfig, load_config
+from gpubench.config import RunConfig, load_config, parse_modes
 from gpubench.parsing import parse_dtypes, parse_sizes, split_names
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -32,6 +32,30 @@ def cli() -> None:
 # ------------------------------------------------------------------ run
 
 
+def timing_options(command):
+    """The options that shape one measurement, shared by every command that times."""
+    options = [
+        click.option("--mode", "modes", multiple=True,
+                     help="Timing mode(s): cold (default), warm, graph, cupti, wall, or 'all'; "
+                          "repeatable or comma-separated."),
+        click.option("--warmup", "warmup_ms", type=click.FloatRange(min=0),
+                     help="Warmup per point and mode, ms [100]."),
+        click.option("--min-time", "min_time_ms", type=click.FloatRange(min=0),
+                     help="Sample for at least this long, ms [50]."),
+        click.option("--max-time", "max_time_ms", type=click.FloatRange(min=1),
+                     help="Stop sampling after this long even if not converged, ms [500]."),
+        click.option("--target-ci", "target_ci_pct", type=click.FloatRange(min=0, min_open=True),
+                     help="Stop once the 95%% CI of the median is within +-this %% [0.5]."),
+        click.option("--min-samples", type=click.IntRange(min=1), help="Fewest samples [10]."),
+        click.option("--max-samples", type=click.IntRange(min=1), help="Most samples [10000]."),
+        click.option("--remeasure-throttled", is_flag=True, default=None,
+                     help="Measure again once if clocks slowed down (thermal/HW) meanwhile."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @cli.command()
 @click.argument("families", nargs=-1)
 @click.option("--sizes",
@@ -44,13 +68,7 @@ def cli() -> None:
               help="A suite file (configs/*.toml); command-line options override it.")
 @click.option("--kernels-dir", "kernels_dirs", multiple=True, type=click.Path(path_type=Path),
               help="A folder of your own kernel families (repeatable).")
-@click.option("--warmup", "warmup_ms", type=click.FloatRange(min=0),
-              help="Warmup per point, ms [100].")
-@click.option("--budget", "budget_ms", type=click.FloatRange(min=0),
-              help="Sampling time per point, ms [400].")
-@click.option("--min-samples", type=click.IntRange(min=1), help="Fewest samples per point [5].")
-@click.option("--no-flush", is_flag=True,
-              help="Do not flush L2 between samples (warm-cache times).")
+@timing_options
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=1),
               help="Seconds a point may take outside its build before it counts as hung [120].")
 @click.option("--build-timeout", "build_timeout_s", type=click.FloatRange(min=1),
@@ -62,13 +80,8 @@ def cli() -> None:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Folder for this run's results (default: profiles/<run-id>).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
-def run(families, sizes, dtypes, variants, config_path, kernels_dirs, warmup_ms, budget_ms,
-        min_samples, no_flush, timeout_s, build_timeout_s, device, seed, out, as_json):
+def run(config_path, device, out, as_json, **options):
     """Check, time and compare every variant of kernel FAMILIES (default: all)."""
-    options = dict(families=families, sizes=sizes, dtypes=dtypes, variants=variants,
-                   kernels_dirs=kernels_dirs, warmup_ms=warmup_ms, budget_ms=budget_ms,
-                   min_samples=min_samples, no_flush=no_flush, timeout_s=timeout_s,
-                   build_timeout_s=build_timeout_s, seed=seed)
     _guarded(lambda: _run(config_path, options, device, out, as_json))
 
 
@@ -80,18 +93,24 @@ def _run(config_path, options: dict, device: str, out, as_json: bool) -> int:
     return RunCommand(config, device, out, as_json, console).execute()
 
 
+# option name -> (TimingSettings field, conversion from the command line's unit)
+_TIMING_OPTIONS = {
+    "warmup_ms": ("warmup_s", lambda v: v / 1e3),
+    "min_time_ms": ("min_time_s", lambda v: v / 1e3),
+    "max_time_ms": ("max_time_s", lambda v: v / 1e3),
+    "target_ci_pct": ("target_rel_ci", lambda v: v / 100),
+    "min_samples": ("min_samples", int),
+    "max_samples": ("max_samples", int),
+}
+
+
 def merge_options(config: RunConfig, options: dict) -> RunConfig:
     """Command-line options over a suite file's values."""
-    timing = config.timing
-    if options.get("warmup_ms") is not None:
-        timing = replace(timing, warmup_s=options["warmup_ms"] / 1e3)
-    if options.get("budget_ms") is not None:
-        timing = replace(timing, budget_s=options["budget_ms"] / 1e3)
-    if options.get("min_samples") is not None:
-        timing = replace(timing, min_samples=options["min_samples"])
-    if options.get("no_flush"):
-        timing = replace(timing, flush_l2=False)
-    changes: dict = {"timing": timing}
+    timing = {field: convert(options[name]) for name, (field, convert) in _TIMING_OPTIONS.items()
+              if options.get(name) is not None}
+    changes: dict = {"timing": replace(config.timing, **timing)}
+    if options.get("modes"):
+        changes["modes"] = parse_modes(options["modes"])
     if options.get("families"):
         changes["families"] = split_names(options["families"])
     if options.get("sizes") is not None:
@@ -103,7 +122,7 @@ def merge_options(config: RunConfig, options: dict) -> RunConfig:
         changes["variants"] = split_names(options["variants"])
     if options.get("kernels_dirs"):
         changes["kernels_dirs"] = (*config.kernels_dirs, *options["kernels_dirs"])
-    for key in ("timeout_s", "build_timeout_s", "seed"):
+    for key in ("timeout_s", "build_timeout_s", "seed", "remeasure_throttled"):
         if options.get(key) is not None:
             changes[key] = options[key]
     return replace(config, **changes)
@@ -122,6 +141,24 @@ def list_command(kernels_dirs, device):
     from gpubench.commands.listing import list_families
 
     _guarded(lambda: list_families(kernels_dirs, device, make_console()))
+
+
+# ------------------------------------------------------------------ peak
+
+
+@cli.command()
+@click.option("--device", type=click.Choice(["auto", "cuda", "cpu"]), default="auto",
+              show_default=True, help="Which device's ceilings.")
+@click.option("--force", is_flag=True, help="Measure again even if cached.")
+@click.option("--json", "as_json", is_flag=True, help="Print the ceilings as JSON.")
+def peak(device, force, as_json):
+    """Measure this machine's ceilings (copy bandwidth, matmul TFLOP/s per dtype), once.
+
+    Every result's 'of roof' column and roofline placement use them; they are cached
+    per GPU model, driver and torch version."""
+    from gpubench.commands.peak import show_peaks
+
+    _guarded(lambda: show_peaks(device, force, as_json, make_console()))
 
 
 # ------------------------------------------------------------------ plumbing

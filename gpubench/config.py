@@ -15,7 +15,8 @@ from pathlib import Path
 
 from gpubench.errors import ConfigError, GpubenchError, did_you_mean
 from gpubench.parsing import parse_dtypes, parse_sizes
-from gpubench.timing import TimingSettings
+from gpubench.stopping import TimingSettings
+from gpubench.timers import GPU_MODES
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,8 @@ class RunConfig:
     variants: tuple[str, ...] = ()
     kernels_dirs: tuple[Path, ...] = ()
     timing: TimingSettings = field(default_factory=TimingSettings)
+    modes: tuple[str, ...] = ("cold",)
+    remeasure_throttled: bool = False
     timeout_s: float = 120.0
     build_timeout_s: float = 600.0
     seed: int | None = None
@@ -39,13 +42,18 @@ _TOP_KEYS = {"families", "sizes", "dtypes", "variants", "kernels_dirs", "seed", 
 # key -> (TimingSettings field or RunConfig field, converter from the file's unit)
 _TIMING_KEYS = {
     "warmup_ms": ("warmup_s", lambda v: _positive(v) / 1e3),
-    "budget_ms": ("budget_s", lambda v: _positive(v) / 1e3),
+    "min_time_ms": ("min_time_s", lambda v: _positive(v) / 1e3),
+    "max_time_ms": ("max_time_s", lambda v: _positive(v) / 1e3),
+    "target_ci_pct": ("target_rel_ci", lambda v: _positive(v) / 100),
     "min_samples": ("min_samples", lambda v: _count(v)),
     "max_samples": ("max_samples", lambda v: _count(v)),
-    "flush_l2": ("flush_l2", lambda v: _boolean(v)),
+    "modes": ("modes", lambda v: parse_modes(_names(v))),
+    "remeasure_throttled": ("remeasure_throttled", lambda v: _boolean(v)),
     "timeout_s": ("timeout_s", lambda v: _positive(v)),
     "build_timeout_s": ("build_timeout_s", lambda v: _positive(v)),
 }
+# Keys of [timing] that configure the run rather than one measurement.
+_RUN_LEVEL = ("modes", "remeasure_throttled", "timeout_s", "build_timeout_s")
 
 
 def load_config(path: Path | str) -> RunConfig:
@@ -104,7 +112,7 @@ def _with_timing(config: RunConfig, timing, path: Path) -> RunConfig:
         name, convert = _TIMING_KEYS[key]
         with _key(path, f"timing.{key}"):
             settings[name] = convert(value)
-    run_level = {k: settings.pop(k) for k in ("timeout_s", "build_timeout_s") if k in settings}
+    run_level = {k: settings.pop(k) for k in _RUN_LEVEL if k in settings}
     return replace(config, timing=replace(config.timing, **settings), **run_level)
 
 
@@ -152,6 +160,22 @@ def _names(value) -> tuple[str, ...]:
 def _dtypes(value) -> tuple[str, ...]:
     items = _names(value)
     return ("all",) if items == ("all",) else parse_dtypes(items)
+
+
+def parse_modes(names) -> tuple[str, ...]:
+    """Timing modes from 'cold,wall' or a list; 'all' for every GPU mode."""
+    from gpubench.errors import unknown_name
+    from gpubench.parsing import split_names
+
+    chosen = split_names(names)
+    if "all" in chosen:
+        return GPU_MODES
+    for mode in chosen:
+        if mode not in GPU_MODES:
+            raise unknown_name("timing mode", mode, GPU_MODES)
+    if not chosen:
+        raise ValueError("no timing mode given")
+    return chosen
 
 
 def _positive(value) -> float:

@@ -11,7 +11,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 
-from gpubench.timing import TimingSettings
+from gpubench.stopping import TimingSettings
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,8 @@ class Task:
     dtype: str
     seed: int
     timing: TimingSettings = field(default_factory=TimingSettings)
+    modes: tuple[str, ...] = ("cold",)
+    remeasure_throttled: bool = False
 
     @property
     def label(self) -> str:
@@ -38,6 +40,7 @@ class Task:
     def from_json(cls, text: str) -> Task:
         data = json.loads(text)
         data["timing"] = TimingSettings(**data.get("timing", {}))
+        data["modes"] = tuple(data.get("modes", ("cold",)))
         return cls(**data)
 
 

@@ -35,3 +35,23 @@ def speedup(baseline_seconds: float | None, seconds: float | None) -> float | No
     if not baseline_seconds or not seconds or seconds <= 0:
         return None
     return baseline_seconds / seconds
+
+
+def position(flops: float, bytes_moved: float, seconds: float | None, bandwidth_gbps: float,
+             peak_tflops: float) -> dict | None:
+    """Where a measurement sits under this machine's roofline.
+
+    The ridge point is peak FLOP/s over bandwidth (about 17 FLOP/byte for fp32
+    on an H100: 51 TFLOP/s over 3 TB/s). Below it a kernel is memory-bound and
+    its roof is bandwidth x intensity; above it the roof is the peak rate.
+    `fraction` is achieved over roof: 1.0 means at the measured ceiling.
+    """
+    if not seconds or seconds <= 0 or not bandwidth_gbps or not peak_tflops or not bytes_moved:
+        return None
+    intensity = (flops or 0.0) / bytes_moved
+    ridge = peak_tflops * 1e12 / (bandwidth_gbps * 1e9)
+    if intensity < ridge:
+        return {"bound": "memory", "intensity": intensity, "ridge": ridge,
+                "fraction": bytes_moved / seconds / (bandwidth_gbps * 1e9)}
+    return {"bound": "compute", "intensity": intensity, "ridge": ridge,
+            "fraction": flops / seconds / (peak_tflops * 1e12)}

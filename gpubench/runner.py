@@ -20,7 +20,7 @@ from pathlib import Path
 from gpubench import results as R
 from gpubench.plan import Point
 from gpubench.protocol import Task
-from gpubench.timing import TimingSettings
+from gpubench.stopping import TimingSettings
 from gpubench.workers import WorkerDied, WorkerProcess, WorkerTimeout
 
 
@@ -29,6 +29,8 @@ class RunSettings:
     device: str  # "cuda" or "cpu"
     log_dir: Path
     timing: TimingSettings = field(default_factory=TimingSettings)
+    modes: tuple[str, ...] = ("cold",)
+    remeasure_throttled: bool = False
     # A point's check and timing take ~1 s; 120 s leaves room for a 100 ms
     # kernel's warmup and samples, and a hung kernel is given up within 2 minutes.
     timeout_s: float = 120.0
@@ -43,7 +45,7 @@ class RunCallbacks:
 
     point_started: Callable[[Point], None] = lambda point: None
     phase: Callable[[Point, str], None] = lambda point, phase: None
-    point_done: Callable[[R.Result], None] = lambda result: None
+    point_done: Callable[[list[R.Result]], None] = lambda rows: None
     group_done: Callable[[list[R.Result]], None] = lambda group: None
     worker_started: Callable[[dict], None] = lambda env: None
 
@@ -64,19 +66,22 @@ class Runner:
             for _, members in groupby(enumerate(points), key=lambda item: item[1].group):
                 group = []
                 for index, point in members:
-                    result = self._run_point(index, point)
-                    group.append(result)
-                    self.results.append(result)
-                    self.callbacks.point_done(result)
+                    rows = self._run_point(index, point)
+                    group.extend(rows)
+                    self.results.extend(rows)
+                    self.callbacks.point_done(rows)
                 self._finish_group(group)
                 group = []
         except KeyboardInterrupt:
             self._stop_worker()
-            for point in points[len(self.results):]:
-                result = _blank(point, R.NOT_RUN, "interrupted (Ctrl-C)")
-                self.results.append(result)
+            done = {(r.family, r.variant, r.size, r.dtype) for r in self.results}
+            for point in points:
+                if (point.family.name, point.variant.name, point.size, point.dtype) in done:
+                    continue
+                rows = self._expand(point, R.NOT_RUN, "interrupted (Ctrl-C)")
+                self.results.extend(rows)
                 if group and point.group == _group_of(group):
-                    group.append(result)
+                    group.extend(rows)
             self._finish_group(group)
             raise
         finally:
@@ -85,25 +90,40 @@ class Runner:
 
     # ------------------------------------------------------------ per point
 
-    def _run_point(self, index: int, point: Point) -> R.Result:
+    def _run_point(self, index: int, point: Point) -> list[R.Result]:
+        """The point's results, one per timing mode."""
         self.callbacks.point_started(point)
         if point.skip:
-            return _blank(point, R.SKIPPED, point.skip)
+            return self._expand(point, R.SKIPPED, point.skip)
         task = Task(index, point.family.name, str(point.family.directory), point.variant.name,
-                    point.size, point.dtype, point.seed, self.settings.timing)
+                    point.size, point.dtype, point.seed, self.settings.timing,
+                    self.settings.modes, self.settings.remeasure_throttled)
         try:
             worker = self._live_worker()
             worker.send(task)
             payload = self._await_result(worker, point)
         except WorkerTimeout as timeout:
             self._kill_worker()
-            return _blank(point, R.TIMEOUT, str(timeout))
+            return self._expand(point, R.TIMEOUT, str(timeout))
         except WorkerDied as death:
             self._kill_worker()
-            return _blank(point, R.CRASHED, str(death))
+            return self._expand(point, R.CRASHED, str(death))
         if payload.get("status") == R.CRASHED:  # a CUDA fault; the worker exits by itself
             self._kill_worker()
-        return R.from_payload(_blank(point, R.ERROR, None), payload)
+        return R.from_payload(_blank(point, R.ERROR, None), payload, self._modes())
+
+    def _modes(self) -> tuple[str, ...]:
+        from gpubench.timers import modes_for_device
+
+        return modes_for_device(self.settings.modes, self.settings.device)
+
+    def _expand(self, point: Point, status: str, error: str | None) -> list[R.Result]:
+        rows = []
+        for mode in self._modes():
+            row = _blank(point, status, error)
+            row.mode = mode
+            rows.append(row)
+        return rows
 
     def _await_result(self, worker: WorkerProcess, point: Point) -> dict:
         phase = "start"
@@ -156,7 +176,7 @@ class Runner:
 
     def _finish_group(self, group: list[R.Result]) -> None:
         if group:
-            R.apply_speedups(group)
+            R.finish_group(group, self.env.get("ceilings"))
             self.callbacks.group_done(list(group))
 
 

@@ -43,7 +43,12 @@ def _start(device: str, fd: int):
     from gpubench.spec import Machine
 
     machine = Machine(has_cuda=device == "cuda", has_triton=_has_module("triton"))
-    send(fd, {"type": "hello", "pid": os.getpid(), "env": device_env(device)})
+    env = device_env(device)
+    if os.environ.get("GPUBENCH_CEILINGS", "1") != "0":
+        from gpubench.ceilings import load_or_measure
+
+        env["ceilings"] = load_or_measure(env).to_dict()
+    send(fd, {"type": "hello", "pid": os.getpid(), "env": env})
     return machine
 
 

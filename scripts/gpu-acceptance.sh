@@ -1,33 +1,50 @@
 #!/usr/bin/env bash
-# The GPU acceptance run of `gpubench run` (issue 2), as sent through the device tool:
-#   bash scripts/gpu-acceptance.sh        (writes logs under $OUT, or ./gpu-out)
-# Installs gpubench without dependencies (the GPU image has torch, triton, click,
-# rich, pandas), runs matmul and square twice each (the second run must reuse
-# the builds) and the GPU-marked tests.
+# The GPU acceptance runs behind docs/perf-notes.md, as sent through the device tool:
+#   bash scripts/gpu-acceptance.sh [steps...]     steps: run tests peak fixtures fidelity
+# Installs gpubench without dependencies (the GPU image has torch, triton, click, rich,
+# pandas; nvtx and ncu-report come as wheels in .whl/), then runs the steps. Logs go to
+# $OUT/logs.tgz (the device tool returns at most 8 files); key output goes to stdout.
 set -u
 OUT=${OUT:-gpu-out}
-mkdir -p "$OUT"
-export COLUMNS=130 PYTHONUNBUFFERED=1
+LOGS=$OUT/logs
+mkdir -p "$LOGS"
+export COLUMNS=140 PYTHONUNBUFFERED=1
 export GPUBENCH_CACHE_DIR=${GPUBENCH_CACHE_DIR:-/tmp/gpubench-cache}
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+fi
+python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -3
 {
   date -u
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
   python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
-} 2>&1 | tee "$OUT/env.txt"
-python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -3
-timed() {  # timed NAME CMD...: run, tee to $OUT/NAME.txt, append the wall time
+} 2>&1 | tee "$LOGS/env.txt"
+
+timed() {  # timed NAME CMD...: run, tee to $LOGS/NAME.txt, append the wall time to summary
   local name=$1; shift
   local start=$(date +%s%N)
-  "$@" 2>&1 | tee "$OUT/$name.txt"
+  "$@" 2>&1 | tee "$LOGS/$name.txt"
   local rc=${PIPESTATUS[0]}
   local ms=$(( ($(date +%s%N) - start) / 1000000 ))
   printf 'exit %s, wall %d.%03d s: %s\n' "$rc" $((ms / 1000)) $((ms % 1000)) "$*" \
-    | tee -a "$OUT/$name.txt" "$OUT/summary.txt"
+    | tee -a "$LOGS/$name.txt" "$OUT/summary.txt"
 }
-timed matmul-1 gpubench run matmul --sizes 1024,4096
-timed matmul-2 gpubench run matmul --sizes 1024,4096
-timed square-1 gpubench run square --sizes 1048576,16777216
-timed square-2 gpubench run square --sizes 1048576,16777216
-${GPU_EXTRA:-true}
-tar czf "$OUT/profiles.tgz" profiles
-cat "$OUT/summary.txt"
+
+for step in "${@:-run tests peak}"; do
+  case $step in
+    run)
+      timed matmul-1 gpubench run matmul --sizes 1024,4096
+      timed matmul-2 gpubench run matmul --sizes 1024,4096
+      timed square-1 gpubench run square --sizes 1048576,16777216
+      timed square-2 gpubench run square --sizes 1048576,16777216 ;;
+    tests) timed pytest-gpu python3 -m pytest -q -m gpu tests ;;
+    peak) timed peak gpubench peak ;;
+    fixtures) timed fixtures python3 scripts/record_trace_fixture.py "$OUT" ;;
+    fidelity) timed fidelity python3 benchmarks/fidelity.py --out "$LOGS" ;;
+    *) echo "unknown step $step" ;;
+  esac
+done
+cp -r profiles "$LOGS/" 2>/dev/null
+tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$LOGS"
+echo "=== summary"; cat "$OUT/summary.txt"

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import TEST_KERNELS
 
-FAST = ("--warmup", "5", "--budget", "30")
+FAST = ("--warmup", "5", "--min-time", "10", "--max-time", "30")
 pytestmark = pytest.mark.slow
 
 
@@ -30,7 +30,8 @@ def test_square_runs_torch_triton_interpreter_and_cpu_cpp(gpubench):
     assert document["meta"]["seed"] == 3 and "gpubench" in document["meta"]["command"]
     run_dir = next((done.cwd / "profiles").iterdir())
     csv = (run_dir / "results.csv").read_text().splitlines()
-    assert csv[0].startswith("family,variant,kind,size,dtype,status") and len(csv) == 4
+    assert csv[0].startswith("family,variant,kind,size,dtype,mode,status") and len(csv) == 4
+    assert {r["mode"] for r in rows.values()} == {"cpu"}
     assert "square  n=2^12  float32" in done.stdout and "PASS" in done.stdout
 
 
@@ -89,7 +90,7 @@ def test_compile_error_shows_file_and_line_and_others_still_run(gpubench):
 def test_suite_file_selects_families_sizes_and_variants(gpubench, tmp_path):
     suite = tmp_path / "suite.toml"
     suite.write_text('families = ["square"]\nvariants = ["torch"]\n'
-                     '[sizes]\nsquare = [512, "2^10"]\n[timing]\nbudget_ms = 20\nwarmup_ms = 5\n')
+                     '[sizes]\nsquare = [512, "2^10"]\n[timing]\nmax_time_ms = 20\nwarmup_ms = 5\n')
     done = gpubench("run", "--config", str(suite))
     assert done.code == 0, done.output
     sizes = [r["size"] for r in done.results()["results"]]
@@ -116,9 +117,9 @@ def test_bad_input_is_one_line_and_an_exit_code(gpubench, args, code, message):
 
 def test_malformed_config_names_file_and_key(gpubench, tmp_path):
     suite = tmp_path / "bad.toml"
-    suite.write_text("[timing]\nbudget_ms = 'long'\n")
+    suite.write_text("[timing]\nmax_time_ms = 'long'\n")
     done = gpubench("run", "--config", str(suite))
-    assert done.code == 3 and "bad.toml: key 'timing.budget_ms'" in done.stderr
+    assert done.code == 3 and "bad.toml: key 'timing.max_time_ms'" in done.stderr
     assert "Traceback" not in done.output
 
 

@@ -29,9 +29,12 @@ kernels_dirs = ["mine"]
 seed = 7
 [timing]
 warmup_ms = 25
-budget_ms = 250
+min_time_ms = 20
+max_time_ms = 250
+target_ci_pct = 1.5
 min_samples = 9
-flush_l2 = false
+modes = ["cold", "wall"]
+remeasure_throttled = true
 timeout_s = 30
 """))
     assert config.families == ("matmul",)
@@ -39,8 +42,10 @@ timeout_s = 30
     assert config.sizes == (1024, 4096)
     assert config.kernels_dirs == ((tmp_path / "mine").resolve(),)
     assert config.seed == 7
-    assert config.timing.warmup_s == 0.025 and config.timing.budget_s == 0.25
-    assert config.timing.min_samples == 9 and config.timing.flush_l2 is False
+    assert config.timing.warmup_s == 0.025 and config.timing.max_time_s == 0.25
+    assert config.timing.min_time_s == 0.02 and config.timing.target_rel_ci == 0.015
+    assert config.timing.min_samples == 9
+    assert config.modes == ("cold", "wall") and config.remeasure_throttled is True
     assert config.timeout_s == 30
 
 
@@ -66,7 +71,8 @@ def test_unknown_keys_name_file_and_key_with_a_suggestion(tmp_path, text, key):
 @pytest.mark.parametrize("text, key", [
     ("[timing]\nwarmup_ms = -1", "timing.warmup_ms"),
     ("[timing]\nmin_samples = 2.5", "timing.min_samples"),
-    ("[timing]\nflush_l2 = 'yes'", "timing.flush_l2"),
+    ("[timing]\nremeasure_throttled = 'yes'", "timing.remeasure_throttled"),
+    ("[timing]\nmodes = ['hot']", "timing.modes"),
     ("sizes = [0]", "sizes"),
     ("[sizes]\nsquare = ['abc']", "sizes.square"),
     ("dtypes = ['fp8']", "dtypes"),

@@ -12,7 +12,7 @@ def test_square_on_the_gpu_passes_and_is_timed_with_cold_l2_events(gpubench):
     assert done.code == 0, done.output
     rows = done.results()["results"]
     assert {r["status"] for r in rows} == {"ok"} and len(rows) == 9
-    assert all("cuda-events cold-L2" in r["method"] for r in rows)
+    assert all(r["mode"] == "cold" and "L2 flushed by reads" in r["method"] for r in rows)
     assert all(r["timing_details"]["flush_bytes"] > 0 for r in rows)
     env = done.results()["env"]
     assert env["device"] == "cuda" and env["sm_count"] > 0 and env["gpu"]
@@ -26,8 +26,14 @@ def test_illegal_address_crashes_one_variant_and_the_next_runs(gpubench):
     assert "illegal" in done.by_variant()["illegal"]["error"].lower()
 
 
-def test_no_flush_gives_warm_cache_times_labelled_as_such(gpubench):
-    done = gpubench("run", "vector_add", "--variants", "torch", "--sizes", "2^20", "--no-flush")
+def test_every_mode_times_every_variant(gpubench):
+    done = gpubench("run", "vector_add", "--sizes", "2^20", "--mode", "all")
     assert done.code == 0, done.output
-    row = done.results()["results"][0]
-    assert row["timing_details"]["flush_bytes"] == 0
+    rows = done.results()["results"]
+    assert {(r["variant"], r["mode"]) for r in rows} == {
+        (v, m) for v in ("torch", "cuda", "triton")
+        for m in ("cold", "warm", "graph", "cupti", "wall")}
+    assert all(r["status"] == "ok" and r["median_s"] > 0 for r in rows)
+    warm = next(r for r in rows if r["mode"] == "warm")
+    assert warm["timing_details"]["flush_bytes"] == 0
+    assert all(r["roof_fraction"] and r["bound"] == "memory" for r in rows)

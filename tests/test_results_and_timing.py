@@ -1,14 +1,20 @@
-"""Derived numbers (rates, speedups, exit status) and the host timer's stopping rule."""
+"""Derived numbers (rates, speedups, roofline, warnings), the stopping rule and the host timer."""
+
+import math
+import random
 
 import pytest
 
+from gpubench import noise, roofline
 from gpubench import results as R
-from gpubench.timing import HostTimer, TimingSettings
+from gpubench.stopping import TimingSettings, next_batch_size, relative_ci, stop_reason
+from gpubench.timers.base import sample_until_stopped
+from gpubench.timers.host import HostTimer
 
 
-def result(variant, status=R.OK, samples=(1e-3,), baseline=False):
+def result(variant, status=R.OK, samples=(1e-3,), baseline=False, mode="cold"):
     return R.Result(family="f", variant=variant, kind="torch", size=1, dtype="float32",
-                    status=status, baseline=baseline, flops=2e9, bytes_moved=4e6,
+                    status=status, mode=mode, baseline=baseline, flops=2e9, bytes_moved=4e6,
                     samples_s=list(samples))
 
 
@@ -19,11 +25,13 @@ def test_rates_come_from_the_median_and_the_cost_model():
     assert r.gbps == pytest.approx(4e6 / 2e-3 / 1e9)
 
 
-def test_speedups_only_for_passing_rows_against_a_passing_baseline():
+def test_speedups_only_for_passing_rows_against_a_passing_baseline_of_the_same_mode():
     group = [result("base", samples=(2e-3,), baseline=True), result("fast", samples=(1e-3,)),
-             result("wrong", status=R.FAIL, samples=(1e-4,))]
+             result("wrong", status=R.FAIL, samples=(1e-4,)),
+             result("base", samples=(4e-3,), baseline=True, mode="wall"),
+             result("fast", samples=(1e-3,), mode="wall")]
     R.apply_speedups(group)
-    assert [r.speedup for r in group] == [1.0, 2.0, None]
+    assert [r.speedup for r in group] == [1.0, 2.0, None, 1.0, 4.0]
     broken_base = [result("base", status=R.CRASHED, baseline=True), result("x")]
     R.apply_speedups(broken_base)
     assert broken_base[1].speedup is None
@@ -43,6 +51,103 @@ def test_csv_record_is_flat_and_json_keeps_raw_samples():
     assert r.to_json()["samples_s"] == [1.0, 2.0, 3.0]
 
 
+def test_roofline_position_by_hand():
+    # H100-like ceilings: 3000 GB/s, 50 TFLOP/s -> ridge at 50e12 / 3e12 = 16.7 FLOP/byte.
+    memory = roofline.position(flops=1e6, bytes_moved=8e6, seconds=4e-6,
+                               bandwidth_gbps=3000, peak_tflops=50)
+    assert memory["bound"] == "memory" and memory["intensity"] == 0.125
+    assert memory["fraction"] == pytest.approx(8e6 / 4e-6 / 3e12)  # 2 TB/s of 3 -> 0.667
+    compute = roofline.position(flops=2 * 4096**3, bytes_moved=3 * 4096**2 * 4, seconds=2.75e-3,
+                                bandwidth_gbps=3000, peak_tflops=50)
+    assert compute["bound"] == "compute"
+    assert compute["fraction"] == pytest.approx(2 * 4096**3 / 2.75e-3 / 50e12)
+
+
+def test_finish_group_places_rows_and_warns_about_launch_bound_calls():
+    ceilings = {"bandwidth_gbps": 3000.0, "tflops": {"float32": 50.0}}
+    cold = result("k", samples=[5e-6] * 20)
+    wall = result("k", samples=[30e-6] * 20, mode="wall")
+    R.finish_group([cold, wall], ceilings)
+    # 2e9 FLOP over 4e6 bytes = 500 FLOP/byte, past the 16.7 ridge: compute-bound
+    assert cold.roof["bound"] == "compute"
+    assert cold.roof["fraction"] == pytest.approx(2e9 / 5e-6 / 50e12)
+    assert [w.code for w in wall.warnings] == ["launch_bound"]
+    assert not cold.warnings
+
+
+def test_noise_warnings_say_what_to_do():
+    noisy = result("n", samples=[1.0, 1.0, 1.2, 1.4, 1.0, 1.3, 1.1, 1.0, 1.25, 1.05]).summary
+    codes = [w.code for w in noise.assess(noisy, "max_time", 0.005, None, "cold")]
+    assert codes[:2] == ["noisy", "not_converged"]
+    assert all(w.remedy for w in noise.assess(noisy, "max_time", 0.005, None, "cold"))
+    throttled = {"slowed_down": True, "reasons": ["sw_thermal_slowdown"], "sm_mhz_min": 1400,
+                 "sm_mhz_max": 1980}
+    assert [w.code for w in noise.clock_warnings(throttled)] == ["throttled"]
+
+
+# ---------------------------------------------------------------- the stopping rule
+
+
+class FakeGpu:
+    """A seeded fake timer: log-normal samples around `median`, each costing `step` seconds
+    of a fake clock, so the stopping rule runs deterministically without a GPU."""
+
+    def __init__(self, seed: int, median: float, sigma: float, step: float = 1e-4):
+        self.rng = random.Random(seed)
+        self.median, self.sigma, self.step = median, sigma, step
+        self.now = 0.0
+
+    def clock(self) -> float:
+        return self.now
+
+    def take(self, count: int) -> list[float]:
+        self.now += count * self.step
+        return [self.median * math.exp(self.rng.gauss(0, self.sigma)) for _ in range(count)]
+
+
+def test_quiet_kernel_converges_after_the_minimum_time():
+    gpu = FakeGpu(seed=1, median=10e-6, sigma=0.01)
+    settings = TimingSettings(min_samples=10, min_time_s=0.05, max_time_s=0.5, target_rel_ci=0.005)
+    samples, reason, spent = sample_until_stopped(gpu.take, settings, gpu.clock)
+    assert reason == "converged"
+    assert spent >= 0.05  # never before the minimum time
+    assert relative_ci(samples) <= 0.005
+    assert len(samples) == pytest.approx(spent / 1e-4, rel=0.01)
+
+
+def test_noisy_kernel_stops_at_max_time_with_a_wider_interval():
+    gpu = FakeGpu(seed=2, median=10e-6, sigma=0.5, step=1e-3)
+    settings = TimingSettings(min_samples=10, min_time_s=0.05, max_time_s=0.2, target_rel_ci=0.001)
+    samples, reason, spent = sample_until_stopped(gpu.take, settings, gpu.clock)
+    assert reason == "max_time" and 0.2 <= spent < 0.25
+    assert relative_ci(samples) > 0.001
+
+
+def test_slow_kernel_still_gets_the_minimum_sample_count():
+    gpu = FakeGpu(seed=3, median=0.1, sigma=0.001, step=0.1)
+    settings = TimingSettings(min_samples=10, min_time_s=0.05, max_time_s=0.5)
+    samples, reason, _ = sample_until_stopped(gpu.take, settings, gpu.clock)
+    assert len(samples) >= 10 and reason in ("converged", "max_time")
+
+
+def test_stop_reasons_by_hand():
+    settings = TimingSettings(min_samples=3, max_samples=5, min_time_s=1.0, max_time_s=2.0,
+                              target_rel_ci=0.01)
+    assert stop_reason([1.0, 1.0], 5.0, settings) is None  # below min_samples, whatever the time
+    assert stop_reason([1.0] * 4, 0.5, settings) is None  # before min_time
+    assert stop_reason([1.0] * 4, 1.5, settings) == "converged"  # zero spread
+    assert stop_reason([1.0, 2.0, 3.0, 9.0], 2.5, settings) == "max_time"
+    assert stop_reason([1.0, 2.0, 3.0, 4.0, 9.0], 0.1, settings) == "max_samples"
+
+
+def test_batches_aim_at_20_ms_between_checks():
+    settings = TimingSettings(min_samples=10, max_samples=10_000)
+    assert next_batch_size(None, 0, settings) == 10
+    assert next_batch_size(1e-4, 100, settings) == 200
+    assert next_batch_size(1.0, 100, settings) == 1
+    assert next_batch_size(1e-9, 9_990, settings) == 10
+
+
 class FakeClock:
     """Each call of the timed function advances time by `step` seconds."""
 
@@ -56,24 +161,13 @@ class FakeClock:
         self.now += self.step
 
 
-def test_host_timer_samples_until_budget_and_minimum_count():
+def test_host_timer_warms_up_by_time_then_samples_by_the_rule():
     clock = FakeClock(0.01)
-    settings = TimingSettings(warmup_s=0.05, budget_s=0.2, min_samples=5, max_samples=1000)
+    settings = TimingSettings(warmup_s=0.05, min_samples=5, min_time_s=0.1, max_time_s=1.0)
     timing = HostTimer(settings, clock).measure(clock.tick)
-    assert timing.warmup_calls == 5  # 5 x 10 ms reach the 50 ms warmup
-    assert len(timing.samples_s) == 20 and timing.stop_reason == "budget"
+    assert timing.warmup_calls >= 5  # 5 x 10 ms reach the 50 ms warmup
+    # 20 ms batches of 10 ms calls after a first batch of 5: stops at the first check
+    # past min_time (0.1 s), i.e. 10 or 11 samples depending on float rounding.
+    assert timing.stop_reason == "converged" and len(timing.samples_s) in (10, 11)
+    assert timing.sampling_s >= 0.1
     assert all(s == pytest.approx(0.01) for s in timing.samples_s)
-
-
-def test_host_timer_takes_the_minimum_count_of_slow_calls():
-    clock = FakeClock(1.0)
-    settings = TimingSettings(warmup_s=0.1, budget_s=0.2, min_samples=3)
-    timing = HostTimer(settings, clock).measure(clock.tick)
-    assert timing.warmup_calls == 1 and len(timing.samples_s) == 3
-
-
-def test_host_timer_stops_at_max_samples():
-    clock = FakeClock(1e-6)
-    settings = TimingSettings(warmup_s=0.0, budget_s=10.0, min_samples=1, max_samples=50)
-    timing = HostTimer(settings, clock).measure(clock.tick)
-    assert len(timing.samples_s) == 50 and timing.stop_reason == "max_samples"

@@ -43,12 +43,14 @@ class RunCommand:
         run_dir = self.out or new_run_dir(Path("profiles"), list(dirs))
         run_dir.mkdir(parents=True, exist_ok=True)
         meta = {**host_env(), "run_dir": str(run_dir), "seed": seed,
-                "timing": vars(self.config.timing), "timeout_s": self.config.timeout_s,
+                "timing": vars(self.config.timing), "modes": list(self.config.modes),
+                "timeout_s": self.config.timeout_s,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         self.console.print(f"gpubench: {len(points)} points of {', '.join(dirs)}. "
                            f"{describe(machine)}")
-        settings = RunSettings(machine.device, run_dir, self.config.timing,
-                               self.config.timeout_s, self.config.build_timeout_s)
+        settings = RunSettings(machine.device, run_dir, self.config.timing, self.config.modes,
+                               self.config.remeasure_throttled, self.config.timeout_s,
+                               self.config.build_timeout_s)
         started = time.perf_counter()
         runner = Runner(settings)
         save = lambda: write_results(run_dir, {**meta, "wall_s": time.perf_counter() - started},  # noqa: E731
@@ -74,7 +76,9 @@ class RunCommand:
             self.console.print(f"[dim]{line}[/]")
         for line in failure_summary(results):
             self.console.print(f"[red]{line}[/]")
-        compile_s = sum(r.compile_s or 0.0 for r in results if r.kind == "cuda")
+        first_mode = results[0].mode if results else ""
+        compile_s = sum(r.compile_s or 0.0 for r in results
+                        if r.kind == "cuda" and r.mode == first_mode)
         self.console.print(f"wall time {wall_s:.1f} s (C++/CUDA builds {compile_s:.1f} s); "
                            f"results: {paths[0]} and {paths[1].name}")
 

@@ -37,5 +37,7 @@ def ratio(value: float | None) -> str:
     return f"{value:.1e}x" if 0 < value < 0.01 else f"{value:.2f}x"
 
 
-def percent(fraction: float | None) -> str:
-    return "-" if fraction is None or not math.isfinite(fraction) else f"{fraction * 100:.1f}%"
+def percent(fraction: float | None, decimals: int = 1) -> str:
+    if fraction is None or not math.isfinite(fraction):
+        return "-"
+    return f"{fraction * 100:.{decimals}f}%"

@@ -49,7 +49,7 @@ class RunDisplay:
         return RunCallbacks(
             point_started=self._started,
             phase=self._phase,
-            point_done=lambda result: self.progress.advance(self.task_id),
+            point_done=lambda rows: self.progress.advance(self.task_id),
             group_done=self._group_done,
             worker_started=self._worker_started,
         )
@@ -78,8 +78,9 @@ class RunDisplay:
 def skipped_summary(results: list[R.Result]) -> list[str]:
     """'3 points skipped: needs a CUDA GPU (cuda/square x2, ...)' — one line per reason."""
     by_reason: dict[str, list[str]] = defaultdict(list)
+    first_mode = results[0].mode if results else ""
     for result in results:
-        if result.status == R.SKIPPED:
+        if result.status == R.SKIPPED and result.mode == first_mode:
             by_reason[result.error or "?"].append(f"{result.family}/{result.variant}")
     lines = []
     for reason, names in by_reason.items():
@@ -90,5 +91,9 @@ def skipped_summary(results: list[R.Result]) -> list[str]:
 
 def failure_summary(results: list[R.Result]) -> list[str]:
     """One line per failed point, with its full error message."""
-    return [f"{r.status.upper()} {r.family}/{r.variant} size {r.size} {r.dtype}: {r.error}"
-            for r in results if r.status in R.FAILED_STATUSES]
+    lines = []
+    for r in results:
+        line = f"{r.status.upper()} {r.family}/{r.variant} size {r.size} {r.dtype}: {r.error}"
+        if r.status in R.FAILED_STATUSES and line not in lines:
+            lines.append(line)
+    return lines

@@ -6,6 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpubench import results as R
+from gpubench.check import CheckResult
 from gpubench.parsing import format_size
 from gpubench.report import format as fmt
 
@@ -19,6 +20,10 @@ STATUS_STYLE = {
     R.SKIPPED: ("skipped", "dim"),
     R.NOT_RUN: ("not run", "dim"),
 }
+COLUMNS = (("variant", "left"), ("kind", "left"), ("mode", "left"), ("check", "left"),
+           ("median", "right"), ("±CI", "right"), ("IQR", "right"), ("n", "right"),
+           ("TFLOP/s", "right"), ("GB/s", "right"), ("of roof", "right"),
+           ("vs base", "right"), ("build", "right"))
 
 
 def group_title(group: list[R.Result], size_name: str = "n", device: str = "") -> str:
@@ -28,16 +33,19 @@ def group_title(group: list[R.Result], size_name: str = "n", device: str = "") -
 
 
 def group_table(group: list[R.Result], size_name: str = "n", device: str = "") -> Table:
-    """One row per variant: check, median, spread, samples, rates, speedup, build, note."""
+    """One row per variant and mode: check, median with its CI, spread, rates, roofline,
+    speedup, build. The mode column appears when more than one mode was timed."""
+    show_mode = len({r.mode for r in group}) > 1
     table = Table(title=group_title(group, size_name, device), title_justify="left",
                   caption=_caption(group), caption_justify="left")
-    for header, justify in (("variant", "left"), ("kind", "left"), ("check", "left"),
-                            ("median", "right"), ("IQR", "right"), ("n", "right"),
-                            ("TFLOP/s", "right"), ("GB/s", "right"), ("vs base", "right"),
-                            ("build", "right")):
-        table.add_column(header, justify=justify, no_wrap=True)
+    for header, justify in COLUMNS:
+        if header != "mode" or show_mode:
+            table.add_column(header, justify=justify, no_wrap=True)
     for result in group:
-        table.add_row(*_row(result))
+        row = _row(result)
+        if not show_mode:
+            del row[2]
+        table.add_row(*row)
     return table
 
 
@@ -49,20 +57,39 @@ def _row(result: R.Result) -> list:
     return [
         name,
         result.kind,
+        result.mode,
         Text(label, style=style),
-        fmt.duration(summary.median if summary else None),
+        fmt.duration(summary.median, min(summary.significant_digits, 4)) if summary else "-",
+        fmt.percent(summary.rel_ci) if summary else "-",
         fmt.percent(summary.rel_iqr) if summary else "-",
         str(summary.n) if summary else "-",
         fmt.rate(result.tflops if summary else None),
         fmt.rate(result.gbps if summary else None),
+        _roof_cell(result) if summary else "-",
         fmt.ratio(result.speedup),
         _build_cell(result),
     ]
 
 
+def _roof_cell(result: R.Result) -> str:
+    """'97% mem' / '11% comp': the fraction of the roof at this intensity, and which roof."""
+    if not result.roof:
+        return "-"
+    bound = "mem" if result.roof["bound"] == "memory" else "comp"
+    return f"{fmt.percent(result.roof['fraction'], 0)} {bound}"
+
+
 def group_notes(group: list[R.Result]) -> list[str]:
-    """What the table has no room for: why a row failed or was skipped, in full."""
-    return [f"{r.variant}: {_note(r)}" for r in group if r.status != R.OK and _note(r)]
+    """What the table has no room for: why a row failed or was skipped, and warnings."""
+    notes, seen = [], set()
+    for r in group:
+        label = f"{r.variant} [{r.mode}]" if len({x.mode for x in group}) > 1 else r.variant
+        note = _note(r)
+        if r.status != R.OK and note and (r.variant, note) not in seen:
+            seen.add((r.variant, note))
+            notes.append(f"{r.variant}: {note}")
+        notes.extend(f"{label}: {w}" for w in r.warnings)
+    return notes
 
 
 def _build_cell(result: R.Result) -> str:
@@ -78,21 +105,16 @@ def _build_cell(result: R.Result) -> str:
 
 def _note(result: R.Result) -> str:
     if result.status == R.FAIL:
-        summary = result.recheck if result.recheck and not result.recheck["passed"] \
+        check = result.recheck if result.recheck and not result.recheck["passed"] \
             else result.check
-        return _check_text(summary) if summary else (result.error or "")
+        return CheckResult(**check).summary() if check else (result.error or "")
     return result.error or ""
 
 
-def _check_text(check: dict) -> str:
-    from gpubench.check import CheckResult
-
-    return CheckResult(**check).summary()
-
-
 def _caption(group: list[R.Result]) -> str:
-    methods = sorted({r.method for r in group if r.method})
+    methods = sorted({f"{r.mode}: {r.method}" for r in group if r.method})
     timing = "; ".join(methods) if methods else "nothing was timed"
-    return (f"time: median of n samples, {timing}. IQR as % of median. "
-            "TFLOP/s and GB/s from the family's napkin-math FLOPs and bytes. "
-            "vs base = baseline median / variant median (PASS rows only).")
+    return (f"median of n samples ({timing}). ±CI: 95% CI of the median; IQR: spread; both as "
+            "% of the median. TFLOP/s, GB/s: the family's napkin-math FLOPs and bytes. "
+            "of roof: share of the measured roofline at this intensity (mem/comp-bound). "
+            "vs base: baseline median / variant median, same mode, PASS rows only.")

@@ -1,0 +1,75 @@
+"""The Python API: `gpubench.measure(fn, ...)` for notebooks and pytest.
+
+Times any callable with the same timers, statistics and warnings as the
+command line, in this process (no worker, no check: the caller owns both),
+and returns the same Result the CLI writes to results.json.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from gpubench import results as R
+from gpubench.stopping import TimingSettings
+
+# Timers of this process share the CUDA support object (the 2xL2 flush buffer).
+_SHARED: dict = {}
+
+
+def measure(fn: Callable, *args, mode: str = "cold", flops: float | None = None,
+            bytes_moved: float | None = None, name: str | None = None,
+            settings: TimingSettings | None = None, **setting_overrides) -> R.Result:
+    """Time `fn(*args)`.
+
+    mode: cold (default), warm, graph, cupti or wall on a GPU; without CUDA the
+    host clock is used and the result says mode 'cpu'. flops/bytes_moved: the
+    napkin math of one call, for TFLOP/s, GB/s and the roofline. Any
+    TimingSettings field can be overridden by keyword (max_time_s=1.0, ...).
+
+    >>> r = gpubench.measure(torch.mm, a, b, flops=2 * n**3)
+    >>> r.median_s, r.summary.ci_low, r.tflops, [str(w) for w in r.warnings]
+    """
+    import torch
+
+    from gpubench.clocks import ClockMonitor
+    from gpubench.timers import make_timer, modes_for_device
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    settings = replace(settings or TimingSettings(), **setting_overrides)
+    (mode,) = modes_for_device((mode,), device)
+    timer = make_timer(mode, settings, _SHARED)
+    monitor = ClockMonitor() if device == "cuda" else None
+    if monitor is not None:
+        with monitor:
+            timing = timer.measure(lambda: fn(*args))
+    else:
+        timing = timer.measure(lambda: fn(*args))
+    result = R.Result(
+        family="api", variant=name or getattr(fn, "__name__", "fn"), kind="python", size=0,
+        dtype=_dtype_of(args), status=R.OK, mode=timing.mode, device=device, flops=flops,
+        bytes_moved=bytes_moved, samples_s=timing.samples_s, method=timing.method,
+        warmup_calls=timing.warmup_calls, stop_reason=timing.stop_reason,
+        target_rel_ci=settings.target_rel_ci, timing_details=timing.details,
+        clocks=monitor.report.to_dict() if monitor and monitor.report else None,
+    )
+    result.place_on_roofline(_cached_ceilings(device))
+    result.assess()
+    return result
+
+
+def _dtype_of(args) -> str:
+    for arg in args:
+        dtype = getattr(arg, "dtype", None)
+        if dtype is not None:
+            return str(dtype).removeprefix("torch.")
+    return ""
+
+
+def _cached_ceilings(device: str) -> dict | None:
+    """The machine's ceilings if `gpubench peak` (or a run) measured them already."""
+    from gpubench.ceilings import device_key, load_cached
+    from gpubench.envinfo import device_env
+
+    cached = load_cached(device_key(device_env(device)))
+    return cached.to_dict() if cached else None

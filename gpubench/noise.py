@@ -1,0 +1,88 @@
+"""Warnings about a measurement, as data: what is wrong, and what to do about it.
+
+Pure. Each check looks at one result's statistics, stop reason and clocks (or,
+for launch-boundness, at two modes of the same point) and returns a Warning
+with a remedy, so tables, JSON and notebooks can all show the same advice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+# IQR above 5% of the median: two variants 5% apart can no longer be told apart
+# from one run's spread alone.
+NOISY_REL_IQR = 0.05
+# More than 5% of samples beyond Tukey's fences: something else ran now and then.
+OUTLIER_FRACTION = 0.05
+# CUDA events resolve ~0.5 us: below 2 us one tick is 25% of the time.
+EVENT_RESOLUTION_S = 2e-6
+# Host-visible time 1.5x the GPU time, and 5 us more: the host, not the kernel, sets the pace.
+LAUNCH_BOUND_RATIO = 1.5
+LAUNCH_BOUND_GAP_S = 5e-6
+
+
+@dataclass(frozen=True)
+class Warning:
+    code: str
+    message: str
+    remedy: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return f"{self.message} — {self.remedy}"
+
+
+def assess(summary, stop_reason: str | None, target_rel_ci: float, clocks: dict | None,
+           mode: str) -> list[Warning]:
+    """Warnings for one measured result (summary from stats.summarize). CPU timings
+    are indicative only, so their spread draws no warning."""
+    found = []
+    if mode == "cpu":
+        return found
+    if summary.rel_iqr > NOISY_REL_IQR:
+        found.append(Warning("noisy", f"IQR is {summary.rel_iqr:.0%} of the median",
+                             "raise --max-time, or look for other work on the GPU"))
+    if stop_reason != "converged" and summary.rel_ci > target_rel_ci:
+        found.append(Warning("not_converged",
+                             f"stopped at {stop_reason}: 95% CI of the median is "
+                             f"+-{summary.rel_ci:.1%}, target +-{target_rel_ci:.1%}",
+                             "raise --max-time or accept the wider interval"))
+    if summary.outliers / summary.n > OUTLIER_FRACTION:
+        found.append(Warning("outliers", f"{summary.outliers} of {summary.n} samples are "
+                             "outliers (beyond 1.5 IQR)",
+                             "something else ran at times; the median is robust to it"))
+    if mode in ("cold", "warm") and summary.median < EVENT_RESOLUTION_S:
+        found.append(Warning("below_resolution",
+                             f"{summary.median * 1e6:.2f} us is near the event timer's "
+                             "~0.5 us resolution", "compare with --mode graph or cupti"))
+    found.extend(clock_warnings(clocks))
+    return found
+
+
+def clock_warnings(clocks: dict | None) -> list[Warning]:
+    if not clocks:
+        return []
+    if clocks.get("slowed_down"):
+        return [Warning("throttled", "clocks slowed down during the measurement "
+                        f"({', '.join(clocks.get('reasons', []))}; SM {clocks.get('sm_mhz_min')}"
+                        f"-{clocks.get('sm_mhz_max')} MHz)",
+                        "re-run with --remeasure-throttled, or let the GPU cool down")]
+    if clocks.get("power_capped"):
+        return [Warning("power_capped", f"ran at the power cap (SM down to "
+                        f"{clocks.get('sm_mhz_min')} MHz)",
+                        "normal for heavy kernels; compare variants at the same cap")]
+    return []
+
+
+def launch_bound(gpu_median_s: float, wall_median_s: float) -> Warning | None:
+    """When the host-visible time is far above the GPU time, the kernel is launch-bound."""
+    if gpu_median_s <= 0:
+        return None
+    ratio = wall_median_s / gpu_median_s
+    if ratio >= LAUNCH_BOUND_RATIO and wall_median_s - gpu_median_s >= LAUNCH_BOUND_GAP_S:
+        return Warning("launch_bound", f"host-visible time is {ratio:.1f}x the GPU time "
+                       f"({wall_median_s * 1e6:.1f} vs {gpu_median_s * 1e6:.1f} us)",
+                       "launch-bound: batch work per launch, fuse kernels or use CUDA graphs")
+    return None

@@ -1,0 +1,86 @@
+"""Reading the Chrome trace torch.profiler exports: which device work belongs to which call.
+
+Pure: takes the trace's JSON document. A call is a `record_function` range (a
+`user_annotation` event on a CPU thread); the device work it caused is every
+kernel, memcpy or memset whose launch (a `cuda_runtime`/`cuda_driver` event on
+that thread, inside the range) shares its `correlation` id. Matching by
+correlation rather than by time keeps flush and spin kernels, launched just
+outside the ranges, out of the sums even when the GPU runs them inside.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver")
+
+
+@dataclass(frozen=True)
+class CallWork:
+    """The device work of one annotated call."""
+
+    name: str
+    host_start_us: float
+    host_duration_us: float
+    device_us: float  # summed durations of its kernels/memcpys/memsets
+    launches: int
+    first_device_start_us: float | None  # for the launch-to-start gap
+
+    @property
+    def launch_gap_us(self) -> float | None:
+        """From the call's start on the host to its first kernel's start on the device."""
+        if self.first_device_start_us is None:
+            return None
+        return self.first_device_start_us - self.host_start_us
+
+
+def load_trace(path: Path | str) -> dict:
+    """A trace file, plain or gzipped (torch writes .json.gz when asked to)."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as handle:
+        return json.load(handle)
+
+
+def events(trace: dict) -> list[dict]:
+    return [e for e in trace.get("traceEvents", []) if isinstance(e, dict)]
+
+
+def device_events(trace: dict) -> list[dict]:
+    """Kernels, memcpys and memsets, in start order."""
+    found = [e for e in events(trace) if e.get("cat") in DEVICE_CATEGORIES and e.get("ph") == "X"]
+    return sorted(found, key=lambda e: e["ts"])
+
+
+def calls_named(trace: dict, prefix: str) -> list[CallWork]:
+    """Every annotated call whose name starts with `prefix`, with the device work it caused."""
+    all_events = events(trace)
+    by_correlation: dict[int, list[dict]] = {}
+    for event in all_events:
+        if event.get("cat") in DEVICE_CATEGORIES:
+            correlation = (event.get("args") or {}).get("correlation")
+            by_correlation.setdefault(correlation, []).append(event)
+    launches = [e for e in all_events if e.get("cat") in LAUNCH_CATEGORIES]
+    spans = sorted((e for e in all_events if e.get("cat") == "user_annotation"
+                    and str(e.get("name", "")).startswith(prefix)), key=lambda e: e["ts"])
+    return [_call_work(span, launches, by_correlation) for span in spans]
+
+
+def _call_work(span: dict, launches: list[dict], by_correlation: dict) -> CallWork:
+    start, end = span["ts"], span["ts"] + span.get("dur", 0)
+    work: list[dict] = []
+    count = 0
+    for launch in launches:
+        if launch.get("tid") != span.get("tid") or not start <= launch["ts"] <= end:
+            continue
+        correlation = (launch.get("args") or {}).get("correlation")
+        if correlation in by_correlation:
+            count += 1
+            work.extend(by_correlation[correlation])
+    first = min((w["ts"] for w in work), default=None)
+    return CallWork(span["name"], start, span.get("dur", 0.0),
+                    sum(w.get("dur", 0.0) for w in work), count, first)

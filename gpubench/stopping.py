@@ -1,0 +1,69 @@
+"""When to stop taking samples: the stopping rule, as pure logic.
+
+Samples are taken until the 95% confidence interval of the median is narrow
+enough (relative half-width <= target), but never before a minimum count and a
+minimum time, and never past a maximum time. Why it stopped is part of the
+result: 'converged' is a number to trust; 'max_time' says the noise did not
+settle in the time allowed, and the CI in the result says by how much.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpubench.stats import median_ci_order, quantile
+
+CONVERGED = "converged"
+MAX_TIME = "max_time"
+MAX_SAMPLES = "max_samples"
+
+
+@dataclass(frozen=True)
+class TimingSettings:
+    """How long to warm up and when to stop sampling; the defaults are justified in
+    docs/perf-notes.md (measured on an H100) and keep one point of a us-scale kernel
+    under ~1 s of wall time."""
+
+    # Clocks ramp from 345 MHz idle to 1980 MHz within a few ms of load; the rest
+    # of the 100 ms covers lazy module loading, autotuning and allocator growth.
+    warmup_s: float = 0.1
+    # The order-statistic CI needs >= 6 samples to be narrower than (min, max).
+    min_samples: int = 10
+    max_samples: int = 10_000
+    # At least 50 ms of samples, so one lucky batch cannot end the measurement.
+    min_time_s: float = 0.05
+    # Give up converging after 0.5 s: the point then costs ~0.7 s with warmup and check.
+    max_time_s: float = 0.5
+    # +-0.5% on the median: below the run-to-run differences worth acting on.
+    target_rel_ci: float = 0.005
+
+
+def stop_reason(samples: list[float], elapsed_s: float, settings: TimingSettings) -> str | None:
+    """Why sampling stops now, or None to take another batch."""
+    count = len(samples)
+    if count >= settings.max_samples:
+        return MAX_SAMPLES
+    if count < settings.min_samples:
+        return None
+    if elapsed_s >= settings.max_time_s:
+        return MAX_TIME
+    if elapsed_s >= settings.min_time_s and relative_ci(samples) <= settings.target_rel_ci:
+        return CONVERGED
+    return None
+
+
+def relative_ci(samples: list[float]) -> float:
+    """Half-width of the order-statistic 95% CI of the median, relative to the median."""
+    ordered = sorted(samples)
+    median = quantile(ordered, 0.5)
+    low, high = median_ci_order(ordered)
+    return (high - low) / 2 / median if median > 0 else float("inf")
+
+
+def next_batch_size(per_sample_s: float | None, taken: int, settings: TimingSettings,
+                    batch_s: float = 0.02) -> int:
+    """Samples to queue before the next check: ~20 ms worth, within the limits."""
+    if per_sample_s is None:
+        return settings.min_samples
+    wanted = int(batch_s / max(per_sample_s, 1e-7))
+    return max(1, min(wanted, settings.max_samples - taken, 1000))

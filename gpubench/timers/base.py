@@ -1,0 +1,61 @@
+"""What all timers share: the Timing record, the warmup, and the sampling loop."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gpubench.stopping import TimingSettings, next_batch_size, stop_reason
+
+
+@dataclass
+class Timing:
+    """Raw samples (seconds) and how they were taken."""
+
+    mode: str
+    method: str
+    samples_s: list[float]
+    warmup_calls: int
+    warmup_s: float
+    stop_reason: str
+    sampling_s: float  # wall time spent taking the samples
+    details: dict = field(default_factory=dict)
+
+
+def sample_until_stopped(
+    take: Callable[[int], list[float]],
+    settings: TimingSettings,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[list[float], str, float]:
+    """Call take(k) for batches of k samples until the stopping rule says stop.
+
+    Returns (samples, stop reason, seconds spent). `take` may return fewer or
+    more samples than asked (a CUPTI batch yields what the trace holds).
+    """
+    samples: list[float] = []
+    start, per_sample = clock(), None
+    while True:
+        batch = take(next_batch_size(per_sample, len(samples), settings))
+        if not batch:
+            raise RuntimeError("the timer produced no samples")
+        samples.extend(batch)
+        elapsed = clock() - start
+        per_sample = elapsed / len(samples)
+        reason = stop_reason(samples, elapsed, settings)
+        if reason:
+            return samples, reason, elapsed
+
+
+def warm_up(call: Callable[[], object], settings: TimingSettings,
+            synchronize: Callable[[], None] = lambda: None,
+            clock: Callable[[], float] = time.perf_counter) -> tuple[int, float]:
+    """Call until the warmup budget is spent (twice at least), in doubling batches."""
+    calls, start, batch = 0, clock(), 1
+    while calls < 2 or clock() - start < settings.warmup_s:
+        for _ in range(batch):
+            call()
+        synchronize()
+        calls += batch
+        batch = min(batch * 2, 256)
+    return calls, clock() - start

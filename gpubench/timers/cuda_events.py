@@ -1,0 +1,51 @@
+"""Modes `cold` and `warm`: a CUDA event pair around each call, launches queued behind a spin.
+
+Per sample: [flush (cold only)] -> spin -> start event -> call -> end event.
+While the GPU spins, the host enqueues start event, call and end event, so the
+start event fires right before the call's first kernel and host launch latency
+(5-40 us in Python) stays outside the window. Samples are queued in batches of
+~20 ms and read after one synchronisation per batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gpubench.stopping import TimingSettings
+from gpubench.timers.base import Timing, sample_until_stopped, warm_up
+from gpubench.timers.cuda_support import CudaSupport
+
+
+class EventTimer:
+    def __init__(self, settings: TimingSettings, support: CudaSupport, flush: bool = True):
+        self.settings, self.support, self.flush = settings, support, flush
+        self.mode = "cold" if flush else "warm"
+        self.method = ("cuda-events, L2 flushed by reads, spin-queued launch" if flush
+                       else "cuda-events, warm L2 (no flush), spin-queued launch")
+
+    def measure(self, fn: Callable[[], object]) -> Timing:
+        gpu = self.support
+        prepare = gpu.flush if self.flush else (lambda: None)
+
+        def call() -> None:
+            prepare()
+            fn()
+
+        warmup_calls, warmup_s = warm_up(call, self.settings, gpu.synchronize)
+        cycles, spin_us = gpu.spin_cycles(fn)
+
+        def take(count: int) -> list[float]:
+            events = [(gpu.event(), gpu.event()) for _ in range(count)]
+            for begin, end in events:
+                prepare()
+                gpu.spin(cycles)
+                begin.record()
+                fn()
+                end.record()
+            gpu.synchronize()
+            return [begin.elapsed_time(end) / 1e3 for begin, end in events]
+
+        samples, reason, spent = sample_until_stopped(take, self.settings)
+        details = {"spin_us": spin_us, "flush_bytes": gpu.flush_bytes if self.flush else 0}
+        return Timing(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
+                      details)

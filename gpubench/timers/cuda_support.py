@@ -1,0 +1,75 @@
+"""GPU-side helpers every CUDA timer needs: the L2 flush, the spin, events.
+
+One instance per worker process: the flush buffer (2x L2) is allocated once
+and the spin kernel's clock rate is calibrated once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+
+class CudaSupport:
+    # Reading 2x L2 evicts everything an LRU-ish cache held before (50 MB L2 on
+    # H100, 60 MB on H200 -> 100-120 MB read, ~35-40 us at 3 TB/s).
+    FLUSH_FACTOR = 2
+    # The spin must outlast the host's work of enqueueing start event, call and
+    # end event; 2x the measured enqueue time, never under 20 us, never over 2 ms.
+    SPIN_MARGIN = 2.0
+    MIN_SPIN_US = 20.0
+    MAX_SPIN_US = 2000.0
+
+    def __init__(self):
+        import torch
+
+        self.torch = torch
+        device = torch.cuda.current_device()
+        l2_bytes = torch.cuda.get_device_properties(device).L2_cache_size
+        self.flush_bytes = self.FLUSH_FACTOR * max(l2_bytes, 1 << 20)
+        self._flush_buffer = torch.ones(self.flush_bytes // 4, dtype=torch.float32, device="cuda")
+        self._flush_sink = torch.empty((), dtype=torch.float32, device="cuda")
+        self._cycles_per_us: float | None = None
+
+    def flush(self) -> None:
+        """Read the whole flush buffer (a sum): L2 ends full of clean, unrelated lines.
+        A write flush (what do_bench does) leaves dirty lines the timed kernel must
+        write back: +9-19% on memory-bound kernels (../shared/docs/MEASUREMENT.md)."""
+        self.torch.sum(self._flush_buffer, dim=0, out=self._flush_sink)
+
+    def synchronize(self) -> None:
+        self.torch.cuda.synchronize()
+
+    def event(self):
+        return self.torch.cuda.Event(enable_timing=True)
+
+    def spin(self, cycles: int) -> None:
+        self.torch.cuda._sleep(cycles)
+
+    def spin_cycles(self, fn: Callable[[], object]) -> tuple[int, float]:
+        """(cycles, microseconds) of spin that cover the host enqueueing one sample of fn."""
+        enqueue = []
+        for _ in range(5):
+            self.synchronize()
+            begin, end = self.event(), self.event()
+            start = time.perf_counter()
+            begin.record()
+            fn()
+            end.record()
+            enqueue.append((time.perf_counter() - start) * 1e6)
+        self.synchronize()
+        typical = sorted(enqueue)[len(enqueue) // 2]
+        spin_us = min(max(self.SPIN_MARGIN * typical, self.MIN_SPIN_US), self.MAX_SPIN_US)
+        return int(spin_us * self._spin_cycles_per_us()), spin_us
+
+    def _spin_cycles_per_us(self) -> float:
+        """Calibrate torch.cuda._sleep, which counts clock cycles, against events (once)."""
+        if self._cycles_per_us is None:
+            cycles = 1_000_000
+            begin, end = self.event(), self.event()
+            begin.record()
+            self.spin(cycles)
+            end.record()
+            self.synchronize()
+            self._cycles_per_us = cycles / max(begin.elapsed_time(end) * 1e3, 1e-3)
+        return self._cycles_per_us

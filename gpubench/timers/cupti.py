@@ -1,0 +1,70 @@
+"""Mode `cupti`: kernel durations as CUPTI records them, through torch.profiler.
+
+Each call runs inside a `record_function("gpubench::call")` range, after a
+flush that lies outside it; the exported Chrome trace is read back and each
+call's kernels (matched by correlation id, so the flush never counts) are
+summed: a call launching several kernels is the sum of them. This is the
+closest to ncu's gpu__time_duration that needs no extra tool, but each batch
+pays the profiler's start/stop (~0.1 s), so batches are large.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+
+from gpubench.profilers.chrome_trace import calls_named, load_trace
+from gpubench.stopping import TimingSettings
+from gpubench.timers.base import Timing, sample_until_stopped, warm_up
+from gpubench.timers.cuda_support import CudaSupport
+
+CALL_RANGE = "gpubench::call"
+MAX_CALLS_PER_TRACE = 200
+
+
+class CuptiTimer:
+    mode = "cupti"
+    method = "CUPTI kernel durations (torch.profiler), summed per call, flush excluded"
+
+    def __init__(self, settings: TimingSettings, support: CudaSupport):
+        self.settings, self.support = settings, support
+
+    def measure(self, fn: Callable[[], object]) -> Timing:
+        gpu = self.support
+
+        def call() -> None:
+            gpu.flush()
+            fn()
+
+        warmup_calls, warmup_s = warm_up(call, self.settings, gpu.synchronize)
+        kernels_per_call: list[int] = []
+
+        def take(count: int) -> list[float]:
+            work = self._profile(fn, max(count, self.settings.min_samples))
+            kernels_per_call.extend(w.launches for w in work)
+            return [w.device_us / 1e6 for w in work if w.launches]
+
+        samples, reason, spent = sample_until_stopped(take, self.settings)
+        launches = sorted(kernels_per_call)[len(kernels_per_call) // 2] if kernels_per_call else 0
+        return Timing(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
+                      {"launches_per_call": launches, "flush_bytes": gpu.flush_bytes})
+
+    def _profile(self, fn: Callable[[], object], count: int):
+        gpu = self.support
+        from torch.profiler import ProfilerActivity, profile, record_function
+
+        count = min(count, MAX_CALLS_PER_TRACE)
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for _ in range(count):
+                gpu.flush()
+                with record_function(CALL_RANGE):
+                    fn()
+            gpu.synchronize()
+        handle, path = tempfile.mkstemp(suffix=".json")
+        os.close(handle)
+        try:
+            prof.export_chrome_trace(path)
+            return calls_named(load_trace(path), CALL_RANGE)
+        finally:
+            os.unlink(path)

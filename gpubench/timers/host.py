@@ -1,0 +1,31 @@
+"""The host clock around each call: for CPU tensors, where every call is synchronous."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from gpubench.stopping import TimingSettings
+from gpubench.timers.base import Timing, sample_until_stopped, warm_up
+
+
+class HostTimer:
+    mode = "cpu"
+    method = "host-clock (CPU; no cache flush)"
+
+    def __init__(self, settings: TimingSettings, clock: Callable[[], float] = time.perf_counter):
+        self.settings, self.clock = settings, clock
+
+    def measure(self, fn: Callable[[], object]) -> Timing:
+        warmup_calls, warmup_s = warm_up(fn, self.settings, clock=self.clock)
+
+        def take(count: int) -> list[float]:
+            samples = []
+            for _ in range(count):
+                start = self.clock()
+                fn()
+                samples.append(self.clock() - start)
+            return samples
+
+        samples, reason, spent = sample_until_stopped(take, self.settings, self.clock)
+        return Timing(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent)

@@ -1,0 +1,47 @@
+"""Mode `wall`: what a Python caller waits for, launch overhead and synchronisation included.
+
+Per sample: flush, synchronize, then host clock around (call + synchronize).
+Compared with `cold`, the difference is the host side of a call: when it is
+large, the kernel is launch-bound and a CUDA graph or fusion is the remedy.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from gpubench.stopping import TimingSettings
+from gpubench.timers.base import Timing, sample_until_stopped, warm_up
+from gpubench.timers.cuda_support import CudaSupport
+
+
+class WallTimer:
+    mode = "wall"
+    method = "host clock around call + synchronize, L2 flushed before (launch included)"
+
+    def __init__(self, settings: TimingSettings, support: CudaSupport):
+        self.settings, self.support = settings, support
+
+    def measure(self, fn: Callable[[], object]) -> Timing:
+        gpu = self.support
+
+        def call() -> None:
+            gpu.flush()
+            fn()
+
+        warmup_calls, warmup_s = warm_up(call, self.settings, gpu.synchronize)
+
+        def take(count: int) -> list[float]:
+            samples = []
+            for _ in range(count):
+                gpu.flush()
+                gpu.synchronize()
+                start = time.perf_counter()
+                fn()
+                gpu.synchronize()
+                samples.append(time.perf_counter() - start)
+            return samples
+
+        samples, reason, spent = sample_until_stopped(take, self.settings)
+        return Timing(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
+                      {"flush_bytes": gpu.flush_bytes})
