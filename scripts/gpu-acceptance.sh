@@ -31,7 +31,9 @@ timed() {  # timed NAME CMD...: run, tee to $LOGS/NAME.txt, append the wall time
     | tee -a "$LOGS/$name.txt" "$OUT/summary.txt"
 }
 
-for step in "${@:-run tests peak}"; do
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(run tests peak)
+for step in "${steps[@]}"; do
   case $step in
     run)
       timed matmul-1 gpubench run matmul --sizes 1024,4096
