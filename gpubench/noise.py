@@ -12,8 +12,10 @@ from dataclasses import asdict, dataclass
 # IQR above 5% of the median: two variants 5% apart can no longer be told apart
 # from one run's spread alone.
 NOISY_REL_IQR = 0.05
-# More than 5% of samples beyond Tukey's fences: something else ran now and then.
+# More than 5% of samples (and at least 3) beyond Tukey's fences: something else ran
+# now and then. One outlier in 10 samples is chance, not a pattern.
 OUTLIER_FRACTION = 0.05
+MIN_OUTLIERS = 3
 # CUDA events resolve ~0.5 us: below 2 us one tick is 25% of the time.
 EVENT_RESOLUTION_S = 2e-6
 # Host-visible time 1.5x the GPU time, and 5 us more: the host, not the kernel, sets the pace.
@@ -49,7 +51,7 @@ def assess(summary, stop_reason: str | None, target_rel_ci: float, clocks: dict 
                              f"stopped at {stop_reason}: 95% CI of the median is "
                              f"+-{summary.rel_ci:.1%}, target +-{target_rel_ci:.1%}",
                              "raise --max-time or accept the wider interval"))
-    if summary.outliers / summary.n > OUTLIER_FRACTION:
+    if summary.outliers >= MIN_OUTLIERS and summary.outliers / summary.n > OUTLIER_FRACTION:
         found.append(Warning("outliers", f"{summary.outliers} of {summary.n} samples are "
                              "outliers (beyond 1.5 IQR)",
                              "something else ran at times; the median is robust to it"))

@@ -2,7 +2,13 @@ import math
 
 import pytest
 
-from gpubench.stats import quantile, summarize
+from gpubench.stats import (
+    bootstrap_median_ci,
+    median_ci_order,
+    quantile,
+    significant_digits,
+    summarize,
+)
 
 
 def test_summary_matches_hand_computed_values():
@@ -32,3 +38,36 @@ def test_single_sample_has_zero_spread():
 def test_no_samples_is_an_error():
     with pytest.raises(ValueError):
         summarize([])
+
+
+def test_order_statistic_ci_by_hand():
+    values = [float(v) for v in range(1, 101)]
+    # half width = 1.96 * sqrt(100) / 2 = 9.8 -> ranks floor(40.2)=40 and ceil(59.8)=60 (0-based)
+    assert median_ci_order(values) == (41.0, 61.0)
+    assert median_ci_order([3.0]) == (3.0, 3.0)
+
+
+def test_exact_bootstrap_ci_matches_resampling():
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    values = sorted(rng.lognormal(0, 0.1, size=301).tolist())
+    low, high = bootstrap_median_ci(values)
+    picks = rng.integers(0, len(values), size=(20000, len(values)))
+    medians = np.median(np.asarray(values)[picks], axis=1)
+    sim_low, sim_high = np.percentile(medians, [2.5, 97.5])
+    # the exact interval and 20,000 resamples agree to within a rank or two
+    rank = {v: i for i, v in enumerate(values)}
+    nearest = lambda x: min(range(len(values)), key=lambda i: abs(values[i] - x))  # noqa: E731
+    assert abs(rank[low] - nearest(sim_low)) <= 2
+    assert abs(rank[high] - nearest(sim_high)) <= 2
+    assert low < quantile(values, 0.5) < high
+
+
+def test_summary_carries_ci_outliers_and_digits():
+    s = summarize([1.0] * 20 + [1.01] * 20 + [5.0])
+    assert s.outliers == 1
+    assert s.ci_low <= s.median <= s.ci_high
+    assert significant_digits(2.5e-6, 1e-8) == 3
+    assert significant_digits(2.5e-6, 0.0) == 6
+    assert significant_digits(1.0, 0.5) == 2

@@ -30,6 +30,7 @@ class CudaSupport:
         self._flush_buffer = torch.ones(self.flush_bytes // 4, dtype=torch.float32, device="cuda")
         self._flush_sink = torch.empty((), dtype=torch.float32, device="cuda")
         self._cycles_per_us: float | None = None
+        self._event_overhead_s: float | None = None
 
     def flush(self) -> None:
         """Read the whole flush buffer (a sum): L2 ends full of clean, unrelated lines.
@@ -73,3 +74,22 @@ class CudaSupport:
             self.synchronize()
             self._cycles_per_us = cycles / max(begin.elapsed_time(end) * 1e3, 1e-3)
         return self._cycles_per_us
+
+    def event_overhead_s(self) -> float:
+        """What an event pair with nothing between it measures behind a spin (once).
+
+        On an H100 this is 1.25 us (2026-11-22, docs/perf-notes.md): a fixed cost
+        every event-timed sample carries, which made 3-60 us kernels read 1.5-1.8
+        us long against ncu. Cold and warm samples subtract it.
+        """
+        if self._event_overhead_s is None:
+            cycles = int(self.MIN_SPIN_US * self._spin_cycles_per_us())
+            pairs = [(self.event(), self.event()) for _ in range(200)]
+            for begin, end in pairs:
+                self.spin(cycles)
+                begin.record()
+                end.record()
+            self.synchronize()
+            values = sorted(begin.elapsed_time(end) / 1e3 for begin, end in pairs)
+            self._event_overhead_s = values[len(values) // 2]
+        return self._event_overhead_s
