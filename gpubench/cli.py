@@ -17,7 +17,7 @@ from rich.console import Console
 
 from gpubench import errors
 from gpubench.config import RunConfig, load_config, parse_modes
-from gpubench.parsing import parse_dtypes, parse_sizes, split_names
+from gpubench.parsing import parse_dtype, parse_dtypes, parse_size, parse_sizes, split_names
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -80,17 +80,19 @@ def timing_options(command):
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Folder for this run's results (default: profiles/<run-id>).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
-def run(config_path, device, out, as_json, **options):
+@click.option("--ncu", "with_ncu", is_flag=True,
+              help="Also profile each passing variant once with Nsight Compute (short summary).")
+def run(config_path, device, out, as_json, with_ncu, **options):
     """Check, time and compare every variant of kernel FAMILIES (default: all)."""
-    _guarded(lambda: _run(config_path, options, device, out, as_json))
+    _guarded(lambda: _run(config_path, options, device, out, as_json, with_ncu))
 
 
-def _run(config_path, options: dict, device: str, out, as_json: bool) -> int:
+def _run(config_path, options: dict, device: str, out, as_json: bool, with_ncu: bool) -> int:
     from gpubench.commands.run import RunCommand
 
     config = merge_options(load_config(config_path) if config_path else RunConfig(), options)
     console = make_console(stderr=as_json)
-    return RunCommand(config, device, out, as_json, console).execute()
+    return RunCommand(config, device, out, as_json, console, with_ncu).execute()
 
 
 # option name -> (TimingSettings field, conversion from the command line's unit)
@@ -159,6 +161,52 @@ def peak(device, force, as_json):
     from gpubench.commands.peak import show_peaks
 
     _guarded(lambda: show_peaks(device, force, as_json, make_console()))
+
+
+# ------------------------------------------------------------------ ncu
+
+
+@cli.command()
+@click.argument("family", required=False)
+@click.option("--variant", "variants", multiple=True,
+              help="Variant(s) to profile (default: every one that runs here); repeatable.")
+@click.option("--size", help="One size (default: the family's largest default size).")
+@click.option("--dtype", help="One dtype (default float32).")
+@click.option("--set", "set_name", default="hints", show_default=True,
+              help="ncu section set: 'hints' (the sections behind ncu's advice), or an ncu "
+                   "set such as full, detailed, basic.")
+@click.option("--section", "sections", multiple=True, help="Extra ncu section id (repeatable).")
+@click.option("--metrics", help="Extra metrics, comma-separated.")
+@click.option("--ncu-path", help="The ncu executable (default: PATH, then /usr/local/cuda).")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=600,
+              show_default=True, help="Seconds one ncu run may take before it is killed.")
+@click.option("--clock-control", type=click.Choice(["none", "base"]), default="none",
+              show_default=True, help="ncu's clock control; 'none' leaves clocks as found.")
+@click.option("--info", "include_info", is_flag=True, help="Also show INF rule results.")
+@click.option("--import", "import_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Show an existing .ncu-rep instead of profiling (no GPU needed).")
+@click.option("--kernels-dir", "kernels_dirs", multiple=True, type=click.Path(path_type=Path),
+              help="A folder of your own kernel families (repeatable).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the reports (default: profiles/<run-id>).")
+@click.option("--json", "as_json", is_flag=True, help="Metrics and hints as JSON on stdout.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write metrics and hints as CSV rows to this file.")
+def ncu(family, variants, size, dtype, set_name, sections, metrics, ncu_path, timeout_s,
+        clock_control, include_info, import_path, kernels_dirs, out, as_json, csv_path):
+    """Nsight Compute on FAMILY's variants: speed of light and ncu's hints, ranked."""
+    from gpubench.commands.ncu import NcuCommand, NcuOptions
+
+    def body() -> int:
+        options = NcuOptions(set_name, tuple(sections), split_names(metrics), ncu_path,
+                             timeout_s, clock_control, include_info)
+        command = NcuCommand(family, split_names(variants), parse_size(size) if size else None,
+                             parse_dtype(dtype) if dtype else None, tuple(kernels_dirs),
+                             options, import_path, out, as_json, csv_path,
+                             make_console(stderr=as_json))
+        return command.execute()
+
+    _guarded(body)
 
 
 # ------------------------------------------------------------------ plumbing

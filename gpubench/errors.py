@@ -18,6 +18,13 @@ EXIT_USAGE = 2  # click's own code for bad usage, reused for bad values
 EXIT_CONFIG = 3
 EXIT_SPEC = 4
 EXIT_ENVIRONMENT = 5
+# Profiler failures (gpubench ncu / nsys), one code each so scripts can react.
+EXIT_TOOL_MISSING = 6  # ncu or nsys not found
+EXIT_PROFILER_PERMISSION = 7  # ERR_NVGPUCTRPERM: no access to the GPU's counters
+EXIT_NO_KERNELS = 8  # the profiler saw no kernel in gpubench's range
+EXIT_PROFILER_TIMEOUT = 9  # the profiler ran past --timeout and was killed
+EXIT_SECTION_MISSING = 10  # the report lacks a section that was asked for
+EXIT_PROFILER_FAILED = 11  # any other profiler failure
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
 
 
@@ -49,6 +56,32 @@ class EnvironmentProblem(GpubenchError):
     """Something about this machine prevents the command (no CUDA, no tool)."""
 
     exit_code = EXIT_ENVIRONMENT
+
+
+class ProfilerError(GpubenchError):
+    """An external profiler failed; the subclass (and its exit code) says how."""
+
+    exit_code = EXIT_PROFILER_FAILED
+
+
+class ToolMissing(ProfilerError):
+    exit_code = EXIT_TOOL_MISSING
+
+
+class ProfilerPermission(ProfilerError):
+    exit_code = EXIT_PROFILER_PERMISSION
+
+
+class NoKernelsProfiled(ProfilerError):
+    exit_code = EXIT_NO_KERNELS
+
+
+class ProfilerTimeout(ProfilerError):
+    exit_code = EXIT_PROFILER_TIMEOUT
+
+
+class SectionMissing(ProfilerError):
+    exit_code = EXIT_SECTION_MISSING
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:

@@ -28,6 +28,9 @@ from gpubench.protocol import Task
 from gpubench.spec import CudaVariant, Family, Machine, TorchVariant, TritonVariant, Variant
 from gpubench.timers import make_timer, modes_for_device
 
+# Calls before the profiled one: caches, clocks and lazy loading settle, as in timing.
+PROFILE_WARMUP_CALLS = 3
+
 
 @dataclass
 class Group:
@@ -92,6 +95,24 @@ class Executor:
         timings = {mode: self._time_mode(mode, fn, group, family, task)
                    for mode in modes_for_device(task.modes, self.machine.device)}
         return {**result, "status": "ok", "timings": timings}
+
+    def profile_once(self, task: Task, region) -> dict:
+        """For an external profiler: build, check (also the JIT's first call), warm up,
+        then exactly one measured call inside `region` (an NVTX range or the CUDA
+        profiler API), the only work the profiler is told to capture."""
+        import torch
+
+        family = self._family(task)
+        fn, _ = self.load_variant(family, family.variant(task.variant))
+        group = self._group(family, task)
+        _, check = self._check(fn, group, family, task)
+        for _ in range(PROFILE_WARMUP_CALLS):
+            fn(*group.time_inputs, group.out)
+        _synchronize(torch, self.machine)
+        with region():
+            fn(*group.time_inputs, group.out)
+            _synchronize(torch, self.machine)
+        return {"status": "ok" if check.passed else "fail", "check": check.to_dict()}
 
     # ------------------------------------------------------------ steps
 

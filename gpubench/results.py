@@ -59,6 +59,7 @@ class Result:
     seed: int | None = None
     roof: dict | None = None  # roofline.position(...) with the machine's ceilings
     warnings: list[noise.Warning] = field(default_factory=list)
+    ncu: dict | None = None  # `gpubench run --ncu`: duration, top SOL %, top hint
 
     @cached_property
     def summary(self) -> Summary | None:
@@ -136,7 +137,7 @@ class Result:
                       warmup_calls=self.warmup_calls, timing_details=self.timing_details,
                       build=self.build, clocks=self.clocks, roofline=self.roof,
                       summary=self.summary.to_dict() if self.summary else None,
-                      warnings=[w.to_dict() for w in self.warnings])
+                      warnings=[w.to_dict() for w in self.warnings], ncu=self.ncu)
         return record
 
 

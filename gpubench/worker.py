@@ -22,12 +22,20 @@ EXIT_CUDA_FAULT = 3
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpubench.worker")
-    parser.add_argument("--fd", type=int, required=True, help="descriptor to write messages to")
+    parser.add_argument("--fd", type=int, help="descriptor to write messages to")
+    parser.add_argument("--once", help="run this one task file for a profiler, then exit")
+    parser.add_argument("--result", help="with --once: where to write the result JSON")
+    parser.add_argument("--region", default="nvtx:gb_profile",
+                        help="with --once: nvtx:RANGE (gpubench domain) or cuda-profiler-api")
     args = parser.parse_args(argv)
     device = os.environ.get("GPUBENCH_DEVICE", "cpu")
     if device == "cpu":
         # Triton reads this when a @triton.jit function is defined: before any kernel import.
         os.environ.setdefault("TRITON_INTERPRET", "1")
+    if args.once:
+        return _profile_once(device, args.once, args.result, args.region)
+    if args.fd is None:
+        parser.error("--fd or --once is required")
     try:
         machine = _start(device, args.fd)
     except Exception as exc:
@@ -75,6 +83,50 @@ def _serve(machine, fd: int) -> int:
             return EXIT_CUDA_FAULT
         send(fd, {"type": "result", "task": task.id, "result": result})
     return 0
+
+
+def _profile_once(device: str, task_file: str, result_file: str | None, region: str) -> int:
+    """One task, one measured call, for ncu or nsys; the result goes to a file, since the
+    profiler owns this process's stdout."""
+    import json
+    from pathlib import Path
+
+    from gpubench.execute import Executor
+    from gpubench.spec import Machine
+
+    task = Task.from_json(Path(task_file).read_text())
+    executor = Executor(Machine(has_cuda=device == "cuda", has_triton=_has_module("triton")),
+                        lambda phase: None)
+    try:
+        result = executor.profile_once(task, _region(region))
+    except Exception as exc:
+        result = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
+    if result_file:
+        Path(result_file).write_text(json.dumps(result))
+    return 0 if result["status"] == "ok" else 1
+
+
+def _region(spec: str):
+    """The context manager marking the profiled call: an NVTX range in gpubench's domain
+    (ncu --nvtx-include 'gpubench@RANGE/'), or cudaProfilerStart/Stop."""
+    import contextlib
+
+    if spec.startswith("nvtx:"):
+        from gpubench import nvtx_ranges
+
+        return lambda: nvtx_ranges.region(spec.removeprefix("nvtx:"))
+
+    @contextlib.contextmanager
+    def profiler_api():
+        import torch
+
+        torch.cuda.cudart().cudaProfilerStart()
+        try:
+            yield
+        finally:
+            torch.cuda.cudart().cudaProfilerStop()
+
+    return profiler_api
 
 
 def _has_module(name: str) -> bool:

@@ -121,16 +121,21 @@ class WorkerProcess:
         return f"worker {how}" + (f": {clue}" if clue else "") + f" (log: {self.log_path})"
 
     def _child_env(self) -> dict:
-        env = dict(os.environ)
-        env["GPUBENCH_DEVICE"] = self.device
-        env["PYTHONUNBUFFERED"] = "1"
-        env["PYTHONFAULTHANDLER"] = "1"  # a segfault prints the Python stack to the log
-        if self.device == "cpu":
-            env["TRITON_INTERPRET"] = "1"
-        # The worker must import the same gpubench as the parent, installed or not.
-        package_root = str(Path(__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-        return env
+        return worker_env(self.device)
+
+
+def worker_env(device: str) -> dict:
+    """The environment of a worker process (also when ncu or nsys starts it)."""
+    env = dict(os.environ)
+    env["GPUBENCH_DEVICE"] = device
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONFAULTHANDLER"] = "1"  # a segfault prints the Python stack to the log
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+    # The worker must import the same gpubench as the parent, installed or not.
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    return env
 
 
 def _describe_exit(code: int | None) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import random
 import sys
@@ -19,7 +18,7 @@ from gpubench.discovery import family_dirs, load_family, resolve_families
 from gpubench.envinfo import host_env
 from gpubench.machine import describe, detect_machine
 from gpubench.plan import plan_points
-from gpubench.report.files import results_document, write_results
+from gpubench.report.files import new_run_dir, results_document, write_results
 from gpubench.report.live import RunDisplay, failure_summary, skipped_summary
 from gpubench.runner import Runner, RunSettings
 
@@ -31,6 +30,7 @@ class RunCommand:
     out: Path | None
     as_json: bool
     console: Console
+    ncu: bool = False
 
     def execute(self) -> int:
         machine = detect_machine(self.device)
@@ -55,8 +55,15 @@ class RunCommand:
         runner = Runner(settings)
         save = lambda: write_results(run_dir, {**meta, "wall_s": time.perf_counter() - started},  # noqa: E731
                                      runner.env, runner.results)
+        families_by_name = {f.name: f for f in families}
+
+        def on_group(group: list[R.Result]) -> None:
+            if self.ncu:
+                self._ncu_summaries(group, families_by_name[group[0].family], machine, run_dir)
+            save()
+
         display = RunDisplay(self.console, len(points), {f.name: f.size_name for f in families},
-                             on_group=lambda group: save(), show_progress=not self.as_json)
+                             on_group=on_group, show_progress=not self.as_json)
         runner.callbacks = display.callbacks()
         try:
             with display:
@@ -71,6 +78,28 @@ class RunCommand:
             print_json(results_document(meta, runner.env, runner.results))
         return errors.EXIT_OK if R.exit_status(runner.results) else errors.EXIT_VARIANT_FAILED
 
+    def _ncu_summaries(self, group: list[R.Result], family, machine, run_dir: Path) -> None:
+        """`--ncu`: profile each passing variant of the group once and show the short form."""
+        from gpubench.commands.ncu import NcuOptions, ncu_summary, profile_family
+        from gpubench.report.ncu_view import summary_table
+
+        if not machine.has_cuda:
+            self.console.print("  --ncu: skipped, Nsight Compute needs a CUDA GPU")
+            return
+        first_mode = group[0].mode
+        passed = [r for r in group if r.passed and r.mode == first_mode]
+        variants = [family.variant(r.variant) for r in passed]
+        try:
+            outcomes = profile_family(family, variants, group[0].size, group[0].dtype,
+                                      run_dir, NcuOptions(), passed[0].seed if passed else 0)
+        except errors.GpubenchError as exc:  # ncu missing: say so once per group, go on
+            self.console.print(f"  --ncu: {exc}", soft_wrap=True)
+            return
+        summaries = {o.variant: ncu_summary(o) for o in outcomes}
+        for result in group:
+            result.ncu = summaries.get(result.variant)
+        self.console.print(summary_table(summaries))
+
     def _epilogue(self, results: list[R.Result], paths: list[Path], wall_s: float) -> None:
         for line in skipped_summary(results):
             self.console.print(f"[dim]{line}[/]")
@@ -81,18 +110,6 @@ class RunCommand:
                         if r.kind == "cuda" and r.mode == first_mode)
         self.console.print(f"wall time {wall_s:.1f} s (C++/CUDA builds {compile_s:.1f} s); "
                            f"results: {paths[0]} and {paths[1].name}")
-
-
-def new_run_dir(base: Path, families: list[str]) -> Path:
-    """profiles/<UTC timestamp>-<families>, made unique."""
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
-    label = "-".join(families)[:40] or "run"
-    candidate = base / f"{stamp}-{label}"
-    suffix = 2
-    while candidate.exists():
-        candidate = base / f"{stamp}-{label}-{suffix}"
-        suffix += 1
-    return candidate
 
 
 def new_seed() -> int:

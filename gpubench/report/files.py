@@ -7,6 +7,7 @@ every group, atomically, so a crash or Ctrl-C leaves the last complete state.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from pathlib import Path
@@ -43,3 +44,15 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+def new_run_dir(base: Path, families: list[str]) -> Path:
+    """profiles/<UTC timestamp>-<families>, made unique."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+    label = "-".join(families)[:40] or "run"
+    candidate = base / f"{stamp}-{label}"
+    suffix = 2
+    while candidate.exists():
+        candidate = base / f"{stamp}-{label}-{suffix}"
+        suffix += 1
+    return candidate

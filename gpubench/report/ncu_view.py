@@ -333,3 +333,20 @@ def _seconds(nanoseconds: float | None) -> float | None:
 
 def _bar_color(pct: float) -> str:
     return "green" if pct >= 60 else "yellow" if pct >= 30 else "red"
+
+
+def summary_table(summaries: Mapping[str, dict]) -> Table:
+    """`gpubench run --ncu`: per variant, ncu's duration, top SOL % and top hint."""
+    table = Table(title="ncu (one profiled call per variant)", title_justify="left")
+    for header in ("variant", "kernel", "ncu duration", "top SOL", "top hint", "est. speedup"):
+        table.add_column(header, overflow="fold")
+    for variant, s in summaries.items():
+        if "error" in s:
+            table.add_row(variant, "-", "-", "-", Text(s["error"], style="red"), "-")
+            continue
+        speedup = (f"{s['top_hint_speedup_pct']:.3g}% {s['top_hint_speedup_type'] or ''}".strip()
+                   if s.get("top_hint_speedup_pct") is not None else "-")
+        table.add_row(variant, s["kernel"], fmt.duration(_seconds(s["duration_ns"])),
+                      f"{s['top_sol']} {_pct(s['top_sol_pct'], True)}", s["top_hint"] or "-",
+                      speedup)
+    return table

@@ -1,0 +1,263 @@
+"""`gpubench ncu`: Nsight Compute on one variant (or several) of a family, its advice ranked.
+
+For each variant: a task file, then `ncu ... python -m gpubench.worker --once TASK` (see
+profilers/ncu_command.py), then the console text checked for ncu's failures (they show in
+its text, not its exit code), then the .ncu-rep read with NVIDIA's ncu_report module and
+shown: header, speed of light, hints ranked by estimated speedup. Several variants add a
+side-by-side comparison. `--import` shows an existing report, on any machine.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.rule import Rule
+
+from gpubench import errors
+from gpubench.discovery import family_dirs, load_family, resolve_families
+from gpubench.machine import detect_machine
+from gpubench.plan import choose_dtypes, group_seed
+from gpubench.profilers import ncu_command
+from gpubench.profilers.ncu_console import Problem, find_problems, missing_sections
+from gpubench.profilers.tools import find_tool, run_tool
+from gpubench.protocol import Task
+from gpubench.report.files import new_run_dir
+from gpubench.spec import Family, Variant
+from gpubench.workers import worker_env
+
+
+@dataclass
+class NcuOptions:
+    set_name: str = ncu_command.DEFAULT_SET
+    sections: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+    ncu_path: str | None = None
+    timeout_s: float = 600.0
+    clock_control: str = "none"
+    include_info: bool = False
+
+
+@dataclass
+class Profiled:
+    """One variant's outcome: its report and kernels, or the error that stopped it."""
+
+    variant: str
+    report: Path | None = None
+    profiles: list = field(default_factory=list)
+    check: dict | None = None
+    error: errors.GpubenchError | None = None
+
+    @property
+    def main(self):
+        """The launch that matters most: the longest one."""
+        return max(self.profiles, key=lambda p: p.duration_ns or 0.0) if self.profiles else None
+
+
+def profile_family(family: Family, variants: list[Variant], size: int, dtype: str,
+                   run_dir: Path, options: NcuOptions, seed: int = 0) -> list[Profiled]:
+    """Profile each variant in its own ncu run; an error stays with its variant."""
+    from gpubench.profilers.ncu_report import import_ncu_report
+
+    ncu = find_tool("ncu", options.ncu_path)
+    module = import_ncu_report(ncu)
+    outcomes = []
+    for variant in variants:
+        try:
+            outcomes.append(_profile_variant(ncu, module, family, variant, size, dtype, run_dir,
+                                             options, seed))
+        except errors.GpubenchError as exc:
+            outcomes.append(Profiled(variant.name, error=exc))
+    return outcomes
+
+
+def _profile_variant(ncu, module, family: Family, variant: Variant, size: int, dtype: str,
+                     run_dir: Path, options: NcuOptions, seed: int) -> Profiled:
+    from gpubench.profilers.ncu_report import load_profiles
+
+    stem = f"{family.name}-{variant.name}-{size}-{dtype}"
+    task_file, result_file = run_dir / f"{stem}.task.json", run_dir / f"{stem}.result.json"
+    task = Task(0, family.name, str(family.directory), variant.name, size, dtype,
+                group_seed(seed, family.name, dtype, size))
+    task_file.write_text(task.to_json())
+    use_nvtx = _has_nvtx()
+    target = ncu_command.worker_target(sys.executable, str(task_file), str(result_file),
+                                       use_nvtx)
+    argv = ncu_command.ncu_argv(ncu, str(run_dir / stem), target, set_name=options.set_name,
+                                sections=options.sections, metrics=options.metrics,
+                                clock_control=options.clock_control, use_nvtx=use_nvtx)
+    done = run_tool(argv, options.timeout_s, run_dir / f"{stem}.ncu.log", env=worker_env("cuda"))
+    if done.timed_out:
+        raise errors.ProfilerTimeout(
+            f"ncu ran past --timeout {options.timeout_s:.0f} s and was killed (log: {done.log}); "
+            "each section replays the kernel, so slow kernels with many sections need more")
+    _raise_console_problems(done.output, done.log)
+    report = run_dir / f"{stem}.ncu-rep"
+    worker = _read_json(result_file)
+    if worker.get("status") == "error":
+        raise errors.ProfilerError(f"the profiled worker failed: {worker.get('error')}")
+    if not report.is_file():
+        raise errors.ProfilerError(f"ncu wrote no report (exit {done.returncode}; log: {done.log})")
+    profiles = load_profiles(report, module)
+    _check_sections(profiles, options)
+    return Profiled(variant.name, report, profiles, worker.get("check"))
+
+
+def _raise_console_problems(text: str, log: Path) -> None:
+    for problem in find_problems(text):
+        if problem.kind == Problem.PERMISSION:
+            raise errors.ProfilerPermission(problem.message)
+        if problem.kind == Problem.NO_KERNELS:
+            raise errors.NoKernelsProfiled(f"{problem.message} (log: {log})")
+        raise errors.ProfilerError(f"{problem.message} (log: {log})")
+
+
+def _check_sections(profiles: list, options: NcuOptions) -> None:
+    wanted = ncu_command.requested_sections(options.set_name, options.sections)
+    for profile in profiles:
+        problem = missing_sections(wanted, profile.sections)
+        if problem:
+            raise errors.SectionMissing(problem.message)
+
+
+def _has_nvtx() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("nvtx") is not None
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+# ---------------------------------------------------------------- the command
+
+
+@dataclass
+class NcuCommand:
+    family: str | None
+    variants: tuple[str, ...]
+    size: int | None
+    dtype: str | None
+    kernels_dirs: tuple[Path, ...]
+    options: NcuOptions
+    import_path: Path | None
+    out: Path | None
+    as_json: bool
+    csv_path: Path | None
+    console: Console
+
+    def execute(self) -> int:
+        if self.import_path is not None:
+            return self._show_imported()
+        if not self.family:
+            raise errors.UsageError("name a kernel family (gpubench ncu square), or --import a "
+                                    "report")
+        ncu = find_tool("ncu", self.options.ncu_path)  # before anything slow
+        machine = detect_machine("cuda")
+        dirs = resolve_families((self.family,), family_dirs(self.kernels_dirs))
+        family = load_family(self.family, dirs[self.family])
+        variants = self._variants(family, machine)
+        size = self.size or (family.sizes or family.default_sizes(machine))[-1]
+        dtype = self.dtype or choose_dtypes(family, None)[0]
+        run_dir = self.out or new_run_dir(Path("profiles"), [family.name, "ncu"])
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.options.ncu_path = ncu
+        self._say(f"ncu {ncu} on {family.name} ({', '.join(v.name for v in variants)}), "
+                  f"size {size}, {dtype}; --clock-control {self.options.clock_control} "
+                  "(clocks as found, not locked to base)")
+        outcomes = profile_family(family, variants, size, dtype, run_dir, self.options)
+        return self._show(outcomes)
+
+    def _variants(self, family: Family, machine) -> list[Variant]:
+        names = self.variants or tuple(v.name for v in family.variants)
+        chosen = []
+        for name in names:
+            try:
+                variant = family.variant(name)
+            except KeyError:
+                raise errors.unknown_name("variant", name, [v.name for v in family.variants]) \
+                    from None
+            reason = variant.unavailable_reason(self.dtype or "float32", machine)
+            if reason and self.variants:
+                raise errors.UsageError(f"variant '{name}' cannot run here: {reason}")
+            if not reason:
+                chosen.append(variant)
+        return chosen
+
+    def _show_imported(self) -> int:
+        from gpubench.profilers.ncu_report import import_ncu_report, load_profiles
+
+        module = import_ncu_report(self.options.ncu_path)
+        profiles = load_profiles(self.import_path, module)
+        return self._show([Profiled(self.import_path.stem, self.import_path, profiles)])
+
+    def _show(self, outcomes: list[Profiled]) -> int:
+        from gpubench.report import ncu_view
+
+        profiled = {o.variant: o.profiles for o in outcomes if o.profiles}
+        if self.as_json:
+            document = ncu_view.profiles_to_json(profiled)
+            document["errors"] = {o.variant: str(o.error) for o in outcomes if o.error}
+            sys.stdout.write(json.dumps(document, indent=2, default=str) + "\n")
+        else:
+            for outcome in outcomes:
+                self._show_one(outcome, ncu_view)
+            mains = {o.variant: o.main for o in outcomes if o.main is not None}
+            if len(mains) > 1:
+                self.console.print(Rule("variants side by side"))
+                self.console.print(ncu_view.comparison_table(mains))
+        if self.csv_path is not None:
+            import pandas as pd
+
+            pd.DataFrame(ncu_view.profiles_to_rows(profiled)).to_csv(self.csv_path, index=False)
+            self._say(f"CSV: {self.csv_path}")
+        failed = [o for o in outcomes if o.error is not None]
+        return failed[0].error.exit_code if failed else errors.EXIT_OK
+
+    def _show_one(self, outcome: Profiled, ncu_view) -> None:
+        self.console.print(Rule(f"{outcome.variant}"))
+        if outcome.error is not None:
+            self.console.print(f"[bold red]error:[/] {outcome.error}", soft_wrap=True)
+            return
+        if outcome.check and not outcome.check.get("passed", True):
+            self.console.print("[bold red]warning:[/] this variant FAILS its correctness check")
+        for profile in outcome.profiles:
+            self.console.print(ncu_view.profile_view(profile, self.options.include_info))
+        self.console.print(f"[dim]report: {outcome.report} (open in Nsight Compute, or "
+                           f"gpubench ncu --import {outcome.report})[/]")
+
+    def _say(self, text: str) -> None:
+        if not self.as_json:
+            self.console.print(text, soft_wrap=True)
+        else:
+            print(text, file=sys.stderr)
+
+
+def ncu_summary(outcome: Profiled) -> dict:
+    """The short form `gpubench run --ncu` shows: duration, top SOL %, top hint."""
+    profile = outcome.main
+    if profile is None:
+        return {"error": str(outcome.error) if outcome.error else "no kernel profiled"}
+    metrics = profile.metrics
+    sol = {k: metrics.get(k) for k in ("compute_throughput_pct", "memory_throughput_pct")}
+    top_key = max(sol, key=lambda k: sol[k] or 0.0)
+    hints = profile.hints()
+    top = hints[0] if hints else None
+    return {
+        "kernel": profile.base_name or profile.name,
+        "duration_ns": profile.duration_ns,
+        "top_sol": "compute" if top_key.startswith("compute") else "memory",
+        "top_sol_pct": sol[top_key],
+        "top_hint": top.heading if top else None,
+        "top_hint_speedup_pct": top.estimated_speedup_pct if top else None,
+        "top_hint_speedup_type": top.speedup_type if top else None,
+        "report": str(outcome.report),
+    }
+

@@ -1,0 +1,59 @@
+"""The ncu command line gpubench runs, as pure functions of what the user asked for.
+
+gpubench profiles an internal worker command that runs exactly one variant at
+one size: warmup outside the captured region, one measured call inside an NVTX
+range of gpubench's own domain, which `--nvtx --nvtx-include` selects (the
+trailing '/' marks a push/pop range; without it nothing matches). Where the
+nvtx package is missing, the CUDA profiler API brackets the call instead and
+ncu runs with --profile-from-start off.
+"""
+
+from __future__ import annotations
+
+from gpubench.nvtx_ranges import DOMAIN
+
+PROFILE_RANGE = "gb_profile"
+# gpubench's default set: the sections whose rules give the hints (and the
+# speed-of-light numbers), without the PM sampling and NVLink sections of `full`.
+HINT_SECTIONS = (
+    "SpeedOfLight", "SpeedOfLight_RooflineChart", "LaunchStats", "Occupancy",
+    "ComputeWorkloadAnalysis", "MemoryWorkloadAnalysis", "MemoryWorkloadAnalysis_Tables",
+    "SchedulerStats", "WarpStateStats", "InstructionStats", "SourceCounters",
+    "WorkloadDistribution",
+)
+DEFAULT_SET = "hints"
+
+
+def ncu_argv(ncu: str, report_base: str, target: list[str], *, set_name: str = DEFAULT_SET,
+             sections: tuple[str, ...] = (), metrics: tuple[str, ...] = (),
+             clock_control: str = "none", use_nvtx: bool = True) -> list[str]:
+    """The full command: ncu and its options, then the target command."""
+    argv = [ncu, "--clock-control", clock_control, "--target-processes", "all",
+            "--force-overwrite", "--export", report_base]
+    if use_nvtx:
+        argv += ["--nvtx", "--nvtx-include", f"{DOMAIN}@{PROFILE_RANGE}/"]
+    else:
+        argv += ["--profile-from-start", "off"]
+    if set_name == DEFAULT_SET:
+        chosen = (*HINT_SECTIONS, *(s for s in sections if s not in HINT_SECTIONS))
+        for section in chosen:
+            argv += ["--section", section]
+    else:
+        argv += ["--set", set_name]
+        for section in sections:
+            argv += ["--section", section]
+    if metrics:
+        argv += ["--metrics", ",".join(metrics)]
+    return argv + list(target)
+
+
+def worker_target(python: str, task_file: str, result_file: str, use_nvtx: bool) -> list[str]:
+    """The command ncu (or nsys) starts: gpubench's worker running one task once."""
+    region = f"nvtx:{PROFILE_RANGE}" if use_nvtx else "cuda-profiler-api"
+    return [python, "-m", "gpubench.worker", "--once", task_file, "--result", result_file,
+            "--region", region]
+
+
+def requested_sections(set_name: str, sections: tuple[str, ...]) -> tuple[str, ...]:
+    """Sections the report must hold afterwards (checked, so a typo does not pass silently)."""
+    return (*HINT_SECTIONS, *sections) if set_name == DEFAULT_SET else tuple(sections)

@@ -1,0 +1,95 @@
+"""Running external profilers (ncu, nsys): find the executable, run it with a hard timeout.
+
+The only module here that starts processes. A profiler runs in its own process
+group and writes to a log file; on timeout the whole group (profiler, target,
+the target's compilers) gets SIGTERM, then SIGKILL, so nothing lingers.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpubench.errors import ToolMissing
+
+# Where NVIDIA installs its tools when they are not on PATH.
+SEARCH_GLOBS = {
+    "ncu": ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu"),
+    "nsys": ("/usr/local/cuda/bin/nsys", "/opt/nvidia/nsight-systems/*/bin/nsys",
+             "/opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys"),
+}
+HOW_TO_GET = {
+    "ncu": "install Nsight Compute (part of the CUDA toolkit, or "
+           "https://developer.nvidia.com/nsight-compute) or pass --ncu-path",
+    "nsys": "install Nsight Systems (https://developer.nvidia.com/nsight-systems) or pass "
+            "--nsys-path; `gpubench trace` gives a timeline without it",
+}
+# After SIGTERM, how long a profiler gets to write what it has before SIGKILL.
+TERM_GRACE_S = 5.0
+
+
+@dataclass(frozen=True)
+class Completed:
+    argv: tuple[str, ...]
+    returncode: int | None  # None when killed on timeout
+    output: str
+    timed_out: bool
+    seconds: float
+    log: Path
+
+
+def find_tool(name: str, explicit: str | None = None) -> str:
+    """The path of `name` (ncu, nsys): --*-path, then PATH, then NVIDIA's install folders."""
+    if explicit:
+        path = shutil.which(explicit) or (explicit if Path(explicit).is_file() else None)
+        if path is None:
+            raise ToolMissing(f"{name} not found at '{explicit}'; {HOW_TO_GET[name]}")
+        return path
+    found = shutil.which(name)
+    if found:
+        return found
+    import glob
+
+    for pattern in SEARCH_GLOBS.get(name, ()):
+        matches = sorted(glob.glob(pattern), reverse=True)
+        if matches and os.access(matches[0], os.X_OK):
+            return matches[0]
+    raise ToolMissing(f"{name} not found on PATH or in NVIDIA's usual folders; {HOW_TO_GET[name]}")
+
+
+def run_tool(argv: list[str], timeout_s: float, log: Path, env: dict | None = None,
+             cwd: Path | None = None) -> Completed:
+    """Run argv with output to `log`; kill its whole process group at `timeout_s`."""
+    start = time.monotonic()
+    with open(log, "wb") as sink:
+        process = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, env=env,
+                                   cwd=cwd, start_new_session=True)
+        timed_out = False
+        try:
+            process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _stop_group(process)
+        except KeyboardInterrupt:
+            _stop_group(process)
+            raise
+    return Completed(tuple(argv), None if timed_out else process.returncode,
+                     log.read_text(errors="replace"), timed_out, time.monotonic() - start, log)
+
+
+def _stop_group(process: subprocess.Popen) -> None:
+    for sig, grace in ((signal.SIGTERM, TERM_GRACE_S), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(process.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            process.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
