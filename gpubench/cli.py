@@ -82,17 +82,20 @@ def timing_options(command):
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @click.option("--ncu", "with_ncu", is_flag=True,
               help="Also profile each passing variant once with Nsight Compute (short summary).")
-def run(config_path, device, out, as_json, with_ncu, **options):
+@click.option("--trace", "with_trace", is_flag=True,
+              help="Also write a Chrome trace of the passing variants (trace.json).")
+def run(config_path, device, out, as_json, with_ncu, with_trace, **options):
     """Check, time and compare every variant of kernel FAMILIES (default: all)."""
-    _guarded(lambda: _run(config_path, options, device, out, as_json, with_ncu))
+    _guarded(lambda: _run(config_path, options, device, out, as_json, with_ncu, with_trace))
 
 
-def _run(config_path, options: dict, device: str, out, as_json: bool, with_ncu: bool) -> int:
+def _run(config_path, options: dict, device: str, out, as_json: bool, with_ncu: bool,
+         with_trace: bool) -> int:
     from gpubench.commands.run import RunCommand
 
     config = merge_options(load_config(config_path) if config_path else RunConfig(), options)
     console = make_console(stderr=as_json)
-    return RunCommand(config, device, out, as_json, console, with_ncu).execute()
+    return RunCommand(config, device, out, as_json, console, with_ncu, with_trace).execute()
 
 
 # option name -> (TimingSettings field, conversion from the command line's unit)
@@ -205,6 +208,41 @@ def ncu(family, variants, size, dtype, set_name, sections, metrics, ncu_path, ti
                              options, import_path, out, as_json, csv_path,
                              make_console(stderr=as_json))
         return command.execute()
+
+    _guarded(body)
+
+
+# ------------------------------------------------------------------ trace
+
+
+@cli.command()
+@click.argument("families", nargs=-1)
+@click.option("--sizes", help="Comma-separated sizes (default: the family's).")
+@click.option("--dtype", "dtypes", multiple=True, help="Dtype(s), as for run (default float32).")
+@click.option("--variants", multiple=True, help="Only these variants (repeatable).")
+@click.option("--kernels-dir", "kernels_dirs", multiple=True, type=click.Path(path_type=Path),
+              help="A folder of your own kernel families (repeatable).")
+@click.option("--iterations", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Calls of each variant recorded in the trace.")
+@click.option("--gzip", "compress", is_flag=True, help="Write trace.json.gz instead.")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=600,
+              show_default=True, help="Seconds the tracing may take.")
+@click.option("--device", type=click.Choice(["auto", "cuda", "cpu"]), default="auto",
+              show_default=True, help="Where to run.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for trace.json (default: profiles/<run-id>).")
+def trace(families, sizes, dtypes, variants, kernels_dirs, iterations, compress, timeout_s,
+          device, out):
+    """A Chrome/Perfetto trace of each variant (torch.profiler), with a kernel summary."""
+    from gpubench.commands.trace import TraceCommand
+
+    def body() -> int:
+        names = split_names(dtypes)
+        chosen_dtypes = (("all",) if "all" in names else parse_dtypes(names)) if names else None
+        return TraceCommand(split_names(families), parse_sizes(sizes) if sizes else None,
+                            chosen_dtypes, split_names(variants), tuple(kernels_dirs),
+                            iterations, compress, timeout_s, out, device,
+                            make_console()).execute()
 
     _guarded(body)
 

@@ -78,6 +78,10 @@ class Executor:
             return {"status": "error", "error": _one_line(exc)}
 
     def _run(self, task: Task) -> dict:
+        with nvtx_ranges.labelled(task.label):
+            return self._run_labelled(task)
+
+    def _run_labelled(self, task: Task) -> dict:
         family = self._family(task)
         variant = family.variant(task.variant)
         self.report_phase("build")
@@ -95,6 +99,21 @@ class Executor:
         timings = {mode: self._time_mode(mode, fn, group, family, task)
                    for mode in modes_for_device(task.modes, self.machine.device)}
         return {**result, "status": "ok", "timings": timings}
+
+    def prepare_for_trace(self, task: Task) -> tuple[Callable, Group]:
+        """The variant's callable and its own inputs (kept apart: a trace holds them all),
+        checked once, which also compiles whatever compiles on the first call."""
+        import torch
+
+        family = self._family(task)
+        fn, _ = self.load_variant(family, family.variant(task.variant))
+        key = (task.family_dir, task.size, task.dtype, task.seed)
+        group = _make_group(family, task, self.machine.device, key)
+        _, check = self._check(fn, group, family, task)
+        _synchronize(torch, self.machine)
+        if not check.passed:
+            raise ValueError(f"fails its check ({check.summary()})")
+        return fn, group
 
     def profile_once(self, task: Task, region) -> dict:
         """For an external profiler: build, check (also the JIT's first call), warm up,
@@ -163,7 +182,7 @@ class Executor:
         import torch
 
         poison(group.out)
-        with nvtx_ranges.region(f"{task.label}:check"):
+        with nvtx_ranges.phase("check"):
             start = time.perf_counter()
             fn(*group.check_inputs, group.out)
             _synchronize(torch, self.machine)
@@ -198,7 +217,7 @@ class Executor:
         timer = self._timer(mode, task)
         poison(group.out)
         inputs, out = group.time_inputs, group.out
-        with nvtx_ranges.region(f"{task.label}:measure:{mode}"), \
+        with nvtx_ranges.phase(f"measure:{mode}"), \
                 ClockMonitor(self.gpu_uuid) if self.machine.has_cuda else _no_clocks() as watch:
             timing = timer.measure(lambda: fn(*inputs, out))
         report = getattr(watch, "report", None)

@@ -27,6 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--result", help="with --once: where to write the result JSON")
     parser.add_argument("--region", default="nvtx:gb_profile",
                         help="with --once: nvtx:RANGE (gpubench domain) or cuda-profiler-api")
+    parser.add_argument("--trace", help="trace the tasks of this JSON list file, then exit")
+    parser.add_argument("--trace-out", help="with --trace: the Chrome trace to write")
+    parser.add_argument("--iterations", type=int, default=5, help="with --trace: calls traced")
     args = parser.parse_args(argv)
     device = os.environ.get("GPUBENCH_DEVICE", "cpu")
     if device == "cpu":
@@ -34,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("TRITON_INTERPRET", "1")
     if args.once:
         return _profile_once(device, args.once, args.result, args.region)
+    if args.trace:
+        return _trace(device, args.trace, args.trace_out, args.result, args.iterations)
     if args.fd is None:
         parser.error("--fd or --once is required")
     try:
@@ -104,6 +109,25 @@ def _profile_once(device: str, task_file: str, result_file: str | None, region: 
     if result_file:
         Path(result_file).write_text(json.dumps(result))
     return 0 if result["status"] == "ok" else 1
+
+
+def _trace(device: str, tasks_file: str, out: str, result_file: str | None,
+           iterations: int) -> int:
+    """Several tasks under torch.profiler, one Chrome trace (see gpubench/tracing.py)."""
+    import json
+    from pathlib import Path
+
+    from gpubench.execute import Executor
+    from gpubench.spec import Machine
+    from gpubench.tracing import trace_tasks
+
+    tasks = [Task.from_json(json.dumps(item)) for item in json.loads(Path(tasks_file).read_text())]
+    executor = Executor(Machine(has_cuda=device == "cuda", has_triton=_has_module("triton")),
+                        lambda phase: None)
+    result = trace_tasks(executor, tasks, Path(out), iterations)
+    if result_file:
+        Path(result_file).write_text(json.dumps(result))
+    return 0
 
 
 def _region(spec: str):

@@ -31,6 +31,7 @@ class RunCommand:
     as_json: bool
     console: Console
     ncu: bool = False
+    trace: bool = False
 
     def execute(self) -> int:
         machine = detect_machine(self.device)
@@ -72,11 +73,28 @@ class RunCommand:
             paths = save()
             self.console.print(f"interrupted: results so far in {paths[0].parent}")
             return errors.EXIT_INTERRUPTED
+        if self.trace:
+            self._trace(points, runner.results, machine, run_dir)
         paths = save()
         self._epilogue(runner.results, paths, time.perf_counter() - started)
         if self.as_json:
             print_json(results_document(meta, runner.env, runner.results))
         return errors.EXIT_OK if R.exit_status(runner.results) else errors.EXIT_VARIANT_FAILED
+
+    def _trace(self, points, results: list[R.Result], machine, run_dir: Path) -> None:
+        """`--trace`: the passing points again, a few calls each, under torch.profiler."""
+        from gpubench.commands.trace import show_trace, trace_points
+
+        passed = {(r.family, r.variant, r.size, r.dtype) for r in results if r.passed}
+        chosen = [p for p in points
+                  if (p.family.name, p.variant.name, p.size, p.dtype) in passed]
+        if not chosen:
+            self.console.print("--trace: no passing variant to trace")
+            return
+        try:
+            show_trace(trace_points(chosen, machine.device, run_dir), self.console)
+        except errors.GpubenchError as exc:
+            self.console.print(f"--trace: {exc}", soft_wrap=True)
 
     def _ncu_summaries(self, group: list[R.Result], family, machine, run_dir: Path) -> None:
         """`--ncu`: profile each passing variant of the group once and show the short form."""

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gpubench import nvtx_ranges
 from gpubench.stopping import TimingSettings, next_batch_size, stop_reason
 
 
@@ -52,10 +53,11 @@ def warm_up(call: Callable[[], object], settings: TimingSettings,
             clock: Callable[[], float] = time.perf_counter) -> tuple[int, float]:
     """Call until the warmup budget is spent (twice at least), in doubling batches."""
     calls, start, batch = 0, clock(), 1
-    while calls < 2 or clock() - start < settings.warmup_s:
-        for _ in range(batch):
-            call()
-        synchronize()
-        calls += batch
-        batch = min(batch * 2, 256)
+    with nvtx_ranges.phase("warmup"):
+        while calls < 2 or clock() - start < settings.warmup_s:
+            for _ in range(batch):
+                call()
+            synchronize()
+            calls += batch
+            batch = min(batch * 2, 256)
     return calls, clock() - start

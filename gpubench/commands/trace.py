@@ -1,0 +1,118 @@
+"""`gpubench trace` (and `run --trace`): a Chrome trace of every variant, and what it shows.
+
+The tracing runs in a worker process (tracing.py) under a timeout, like every
+other GPU work of gpubench; this module plans it, reads the trace back with the
+pure parser (profilers/chrome_trace.py) and prints the summary.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+
+from gpubench import errors
+from gpubench.discovery import family_dirs, load_family, resolve_families
+from gpubench.machine import describe, detect_machine
+from gpubench.plan import Point, plan_points
+from gpubench.profilers.chrome_trace import event_counts, load_trace, variant_traces
+from gpubench.profilers.tools import run_tool
+from gpubench.protocol import Task
+from gpubench.report.files import new_run_dir
+from gpubench.report.trace_view import OPEN_HINT, counts_line, trace_table
+from gpubench.tracing import CALL_RANGE, REGION_PREFIX
+from gpubench.workers import worker_env
+
+
+@dataclass
+class TraceOutcome:
+    path: Path
+    statuses: dict = field(default_factory=dict)
+    traces: list = field(default_factory=list)
+    counts: dict = field(default_factory=dict)
+    has_device: bool = False
+
+
+def trace_points(points: list[Point], device: str, run_dir: Path, iterations: int = 5,
+                 timeout_s: float = 600.0, compress: bool = False) -> TraceOutcome:
+    """Trace every runnable point in one worker; return where the trace is and its summary."""
+    runnable = [p for p in points if not p.skip]
+    if not runnable:
+        raise errors.UsageError("nothing to trace: every chosen variant is skipped here")
+    tasks = [Task(i, p.family.name, str(p.family.directory), p.variant.name, p.size, p.dtype,
+                  p.seed).to_json() for i, p in enumerate(runnable)]
+    tasks_file, result_file = run_dir / "trace-tasks.json", run_dir / "trace-result.json"
+    tasks_file.write_text("[" + ",".join(tasks) + "]")
+    path = run_dir / "trace.json"
+    argv = [sys.executable, "-m", "gpubench.worker", "--trace", str(tasks_file), "--trace-out",
+            str(path), "--result", str(result_file), "--iterations", str(iterations)]
+    done = run_tool(argv, timeout_s, run_dir / "trace.log", env=worker_env(device))
+    if done.timed_out:
+        raise errors.ProfilerTimeout(f"tracing ran past {timeout_s:.0f} s and was killed "
+                                     f"(log: {done.log})")
+    if not path.is_file():
+        tail = done.output.strip().splitlines()[-1:] or ["no output"]
+        raise errors.ProfilerError(f"no trace was written: {tail[0]} (log: {done.log})")
+    trace = load_trace(path)
+    statuses = json.loads(result_file.read_text()).get("variants", {})
+    if compress:
+        path = _gzip(path)
+    return TraceOutcome(path, statuses, variant_traces(trace, REGION_PREFIX, CALL_RANGE),
+                        event_counts(trace), device == "cuda")
+
+
+def show_trace(outcome: TraceOutcome, console: Console) -> None:
+    console.print(f"trace: {outcome.path}")
+    console.print(OPEN_HINT, soft_wrap=True)
+    console.print(trace_table(outcome.traces, outcome.has_device))
+    console.print(f"events: {counts_line(outcome.counts)}")
+    for label, status in outcome.statuses.items():
+        if status != "ok":
+            console.print(f"[red]{label}: left out of the trace, {status}[/]", soft_wrap=True)
+
+
+def _gzip(path: Path) -> Path:
+    target = path.with_suffix(".json.gz")
+    with open(path, "rb") as source, gzip.open(target, "wb") as sink:
+        shutil.copyfileobj(source, sink)
+    path.unlink()
+    return target
+
+
+@dataclass
+class TraceCommand:
+    families: tuple[str, ...]
+    sizes: tuple[int, ...] | None
+    dtypes: tuple[str, ...] | None
+    variants: tuple[str, ...]
+    kernels_dirs: tuple[Path, ...]
+    iterations: int
+    compress: bool
+    timeout_s: float
+    out: Path | None
+    device: str
+    console: Console
+
+    def execute(self) -> int:
+        machine = detect_machine(self.device)
+        dirs = resolve_families(self.families, family_dirs(self.kernels_dirs))
+        families = [load_family(name, folder) for name, folder in dirs.items()]
+        sizes = {f.name: self.sizes for f in families} if self.sizes else None
+        points = plan_points(families, machine, sizes, self.dtypes, self.variants)
+        run_dir = self.out or new_run_dir(Path("profiles"), [*dirs, "trace"])
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.console.print(f"tracing {sum(1 for p in points if not p.skip)} variant(s) with "
+                           f"torch.profiler, {self.iterations} calls each. {describe(machine)}")
+        outcome = trace_points(points, machine.device, run_dir, self.iterations,
+                               self.timeout_s, self.compress)
+        show_trace(outcome, self.console)
+        skipped = sorted({f"{p.variant.name}: {p.skip}" for p in points if p.skip})
+        for line in skipped:
+            self.console.print(f"[dim]skipped {line}[/]")
+        failed = [s for s in outcome.statuses.values() if s != "ok"]
+        return errors.EXIT_VARIANT_FAILED if failed else errors.EXIT_OK
