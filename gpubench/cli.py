@@ -212,6 +212,36 @@ def ncu(family, variants, size, dtype, set_name, sections, metrics, ncu_path, ti
     _guarded(body)
 
 
+# ------------------------------------------------------------------ nsys
+
+
+@cli.command()
+@click.argument("family")
+@click.option("--variant", "variants", multiple=True,
+              help="Variant(s) to profile (default: every one that runs here); repeatable.")
+@click.option("--size", help="One size (default: the family's largest default size).")
+@click.option("--dtype", help="One dtype (default float32).")
+@click.option("--nsys-path", help="The nsys executable (default: PATH, then NVIDIA's folders).")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=120,
+              show_default=True, help="Seconds one nsys run may take before it is killed.")
+@click.option("--kernels-dir", "kernels_dirs", multiple=True, type=click.Path(path_type=Path),
+              help="A folder of your own kernel families (repeatable).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the reports (default: profiles/<run-id>).")
+@click.option("--json", "as_json", is_flag=True, help="Kernels and NVTX ranges as JSON.")
+def nsys(family, variants, size, dtype, nsys_path, timeout_s, kernels_dirs, out, as_json):
+    """Nsight Systems on FAMILY's variants: the measured call's kernels and NVTX range."""
+    from gpubench.commands.nsys import NsysCommand, NsysOptions
+
+    def body() -> int:
+        return NsysCommand(family, split_names(variants), parse_size(size) if size else None,
+                           parse_dtype(dtype) if dtype else None,
+                           NsysOptions(nsys_path, timeout_s), out, as_json,
+                           make_console(stderr=as_json), tuple(kernels_dirs)).execute()
+
+    _guarded(body)
+
+
 # ------------------------------------------------------------------ trace
 
 

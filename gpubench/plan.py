@@ -101,3 +101,20 @@ def plan_points(
 
 def _baseline_first(variants: tuple[Variant, ...]) -> tuple[Variant, ...]:
     return tuple(sorted(variants, key=lambda v: not v.baseline))
+
+
+def runnable_variants(family: Family, names: tuple[str, ...], dtype: str | None,
+                      machine: Machine) -> list[Variant]:
+    """For the profilers: the variants named (each must run here), or all that run here."""
+    chosen = []
+    for name in names or tuple(v.name for v in family.variants):
+        try:
+            variant = family.variant(name)
+        except KeyError:
+            raise unknown_name("variant", name, [v.name for v in family.variants]) from None
+        reason = variant.unavailable_reason(dtype or "float32", machine)
+        if reason and names:
+            raise UsageError(f"variant '{name}' cannot run here: {reason}")
+        if not reason:
+            chosen.append(variant)
+    return chosen

@@ -44,6 +44,27 @@ for step in "${steps[@]}"; do
     peak) timed peak gpubench peak ;;
     fixtures) timed fixtures python3 scripts/record_trace_fixture.py "$OUT" ;;
     fidelity) timed fidelity python3 benchmarks/fidelity.py --out "$LOGS" ;;
+    ncu)
+      timed ncu-square gpubench ncu square --out "$LOGS/ncu-square"
+      timed ncu-matmul gpubench ncu matmul --variant naive --variant tiled --out "$LOGS/ncu-matmul"
+      timed ncu-crosscheck python3 scripts/ncu_crosscheck.py "$LOGS"/ncu-square/*.ncu-rep \
+        "$LOGS"/ncu-matmul/*.ncu-rep
+      cp "$LOGS"/ncu-square/square-cuda-*.ncu-rep "$OUT/gpubench_square_cuda.ncu-rep"
+      timed run-ncu gpubench run square --sizes 2^24 --ncu ;;
+    trace)
+      timed trace gpubench trace matmul --sizes 1024 --out "$LOGS/trace"
+      python3 -c "
+import json, collections, sys
+t = json.load(open('$LOGS/trace/trace.json'))['traceEvents']
+print('trace events by category:', dict(collections.Counter(e.get('cat') for e in t)))
+" | tee -a "$OUT/summary.txt"
+      gzip -c "$LOGS/trace/trace.json" > "$OUT/matmul_trace.json.gz" ;;
+    nsys)
+      marker=$(mktemp)
+      timed nsys gpubench nsys square --timeout 60 --out "$LOGS/nsys"
+      echo "qdstrm files newer than the nsys run, anywhere:" | tee -a "$OUT/summary.txt"
+      find / -xdev -name '*.qdstrm' -newer "$marker" 2>/dev/null | tee -a "$OUT/summary.txt"
+      echo "(end of list)" | tee -a "$OUT/summary.txt" ;;
     *) echo "unknown step $step" ;;
   esac
 done

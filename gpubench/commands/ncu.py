@@ -20,7 +20,7 @@ from rich.rule import Rule
 from gpubench import errors
 from gpubench.discovery import family_dirs, load_family, resolve_families
 from gpubench.machine import detect_machine
-from gpubench.plan import choose_dtypes, group_seed
+from gpubench.plan import choose_dtypes, group_seed, runnable_variants
 from gpubench.profilers import ncu_command
 from gpubench.profilers.ncu_console import Problem, find_problems, missing_sections
 from gpubench.profilers.tools import find_tool, run_tool
@@ -163,7 +163,7 @@ class NcuCommand:
         machine = detect_machine("cuda")
         dirs = resolve_families((self.family,), family_dirs(self.kernels_dirs))
         family = load_family(self.family, dirs[self.family])
-        variants = self._variants(family, machine)
+        variants = runnable_variants(family, self.variants, self.dtype, machine)
         size = self.size or (family.sizes or family.default_sizes(machine))[-1]
         dtype = self.dtype or choose_dtypes(family, None)[0]
         run_dir = self.out or new_run_dir(Path("profiles"), [family.name, "ncu"])
@@ -174,22 +174,6 @@ class NcuCommand:
                   "(clocks as found, not locked to base)")
         outcomes = profile_family(family, variants, size, dtype, run_dir, self.options)
         return self._show(outcomes)
-
-    def _variants(self, family: Family, machine) -> list[Variant]:
-        names = self.variants or tuple(v.name for v in family.variants)
-        chosen = []
-        for name in names:
-            try:
-                variant = family.variant(name)
-            except KeyError:
-                raise errors.unknown_name("variant", name, [v.name for v in family.variants]) \
-                    from None
-            reason = variant.unavailable_reason(self.dtype or "float32", machine)
-            if reason and self.variants:
-                raise errors.UsageError(f"variant '{name}' cannot run here: {reason}")
-            if not reason:
-                chosen.append(variant)
-        return chosen
 
     def _show_imported(self) -> int:
         from gpubench.profilers.ncu_report import import_ncu_report, load_profiles

@@ -1,0 +1,307 @@
+"""`gpubench nsys`: Nsight Systems on one variant (or several) of a family, its kernels summed up.
+
+For each variant: a task file, then `nsys profile ... python -m gpubench.worker --once TASK`
+(see profilers/nsys_command.py) recording only gpubench's NVTX range, then `nsys stats`
+for the kernel and NVTX summaries (profilers/nsys_stats.py), shown as tables or JSON.
+
+nsys is optional and, on the project's GPU machines, broken: the copy bundled with Nsight
+Compute hangs after writing a multi-GB .qdstrm and never makes a report (PROFILERS.md).
+So every nsys call runs under --timeout (run_tool kills its process group), nsys's
+temporary files go to a private folder in the run folder (TMPDIR), and afterwards, however
+the run ended, every .qdstrm and that folder are deleted, with the bytes freed reported.
+Each failure is one line that points at `gpubench trace`, which needs no nsys.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.rule import Rule
+from rich.table import Table
+
+from gpubench import errors
+from gpubench.discovery import family_dirs, load_family, resolve_families
+from gpubench.machine import detect_machine
+from gpubench.plan import choose_dtypes, group_seed, runnable_variants
+from gpubench.profilers import nsys_command
+from gpubench.profilers.nsys_stats import TimingRow, kernel_rows, parse_stats, range_rows
+from gpubench.profilers.tools import Completed, find_tool, run_tool
+from gpubench.protocol import Task
+from gpubench.report import format as fmt
+from gpubench.report.files import new_run_dir
+from gpubench.spec import Family, Variant
+from gpubench.workers import worker_env
+
+DEFAULT_TIMEOUT_S = 120.0
+INSTEAD = "use `gpubench trace` for a timeline instead (it needs no nsys)"
+KNOWN_HANG = ("the nsys bundled with Nsight Compute on some machines writes a .qdstrm and "
+              "never makes a report (known: docs/PROFILERS.md, Nsight Systems)")
+
+
+@dataclass
+class NsysOptions:
+    nsys_path: str | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+
+@dataclass(frozen=True)
+class Cleanup:
+    """What was deleted after an nsys run: stray .qdstrm files and nsys's temporary folder."""
+
+    files: int = 0
+    bytes: int = 0
+
+    def sentence(self) -> str:
+        if not self.files:
+            return "no stray .qdstrm or temporary file was left"
+        return (f"the {self.files} stray .qdstrm/temporary file(s) it left ({self.bytes:,} "
+                "bytes) were deleted")
+
+
+@dataclass
+class Traced:
+    """One variant's outcome: its report and summaries, or the error that stopped it."""
+
+    variant: str
+    report: Path | None = None
+    kernels: list[TimingRow] = field(default_factory=list)
+    ranges: list[TimingRow] = field(default_factory=list)
+    check: dict | None = None
+    cleanup: Cleanup = field(default_factory=Cleanup)
+    error: errors.GpubenchError | None = None
+
+    def to_dict(self) -> dict:
+        return {"report": str(self.report) if self.report else None,
+                "kernels": [k.to_dict() for k in self.kernels],
+                "nvtx_ranges": [r.to_dict() for r in self.ranges],
+                "check": self.check,
+                "removed_files": self.cleanup.files, "removed_bytes": self.cleanup.bytes,
+                "error": str(self.error) if self.error else None}
+
+
+# ---------------------------------------------------------------- the core
+
+
+def profile_family(nsys: str, family: Family, variants: list[Variant], size: int, dtype: str,
+                   run_dir: Path, options: NsysOptions, seed: int = 0) -> list[Traced]:
+    """Run nsys on each variant in turn; an error stays with its variant."""
+    outcomes = []
+    for variant in variants:
+        task = Task(0, family.name, str(family.directory), variant.name, size, dtype,
+                    group_seed(seed, family.name, dtype, size))
+        try:
+            outcomes.append(profile_task(nsys, task, run_dir, options))
+        except errors.GpubenchError as exc:
+            outcomes.append(Traced(variant.name, error=exc))
+    return outcomes
+
+
+def profile_task(nsys: str, task: Task, run_dir: Path, options: NsysOptions) -> Traced:
+    """nsys profile + nsys stats on one task; raises ProfilerTimeout, ProfilerError, ...
+
+    Stray .qdstrm files and the private TMPDIR are deleted whatever happens, before any
+    error is raised, so the error can say so.
+    """
+    stem = f"{task.family}-{task.variant}-{task.size}-{task.dtype}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    task_file, result_file = run_dir / f"{stem}.task.json", run_dir / f"{stem}.result.json"
+    task_file.write_text(task.to_json())
+    temp_dir = run_dir / f"{stem}.nsys-tmp"
+    temp_dir.mkdir(exist_ok=True)
+    use_nvtx = _has_nvtx()
+    target = nsys_command.worker_target(sys.executable, str(task_file), str(result_file),
+                                        use_nvtx)
+    argv = nsys_command.nsys_argv(nsys, str(run_dir / stem), target, use_nvtx)
+    try:
+        done = run_tool(argv, options.timeout_s, run_dir / f"{stem}.nsys.log",
+                        env=_nsys_env(temp_dir))
+    finally:
+        cleanup = remove_stray_files(run_dir, temp_dir)
+    report = Path(nsys_command.report_path(str(run_dir / stem)))
+    _raise_run_problems(done, report, result_file, cleanup, options)
+    tables = _stats(nsys, report, run_dir / f"{stem}.nsys-stats.log", options)
+    kernels = kernel_rows(tables)
+    if not kernels:
+        raise errors.NoKernelsProfiled(
+            f"nsys recorded no kernel inside gpubench's range "
+            f"({nsys_command.nvtx_capture() if use_nvtx else 'cudaProfilerStart/Stop'}; "
+            f"report: {report}); {INSTEAD}")
+    worker = _read_json(result_file)
+    return Traced(task.variant, report, kernels, range_rows(tables), worker.get("check"),
+                  cleanup)
+
+
+def remove_stray_files(run_dir: Path, temp_dir: Path) -> Cleanup:
+    """Delete every *.qdstrm under run_dir, then temp_dir and all in it; count what went."""
+    files, size = 0, 0
+    doomed = {*run_dir.rglob(f"*{nsys_command.STREAM_SUFFIX}"), *_files_in(temp_dir)}
+    for path in doomed:
+        try:
+            length = path.stat().st_size
+            path.unlink()
+        except OSError:
+            continue
+        files, size = files + 1, size + length
+    shutil.rmtree(temp_dir, ignore_errors=True)
+    return Cleanup(files, size)
+
+
+def _nsys_env(temp_dir: Path) -> dict:
+    """The worker's environment, with nsys's temporary files kept in the run folder, and
+    NVTX ranges matched by message even when not registered strings (nsys's default only
+    matches registered ones; the nvtx package registers them, a hand-written range not)."""
+    env = worker_env("cuda")
+    env["TMPDIR"] = str(temp_dir)
+    env["NSYS_NVTX_PROFILER_REGISTER_ONLY"] = "0"
+    return env
+
+
+def _raise_run_problems(done: Completed, report: Path, result_file: Path, cleanup: Cleanup,
+                        options: NsysOptions) -> None:
+    if done.timed_out:
+        raise errors.ProfilerTimeout(
+            f"nsys did not finish within --timeout {options.timeout_s:g} s and was killed "
+            f"(log: {done.log}); {KNOWN_HANG}; {cleanup.sentence()}; {INSTEAD}")
+    worker = _read_json(result_file)
+    if worker.get("status") == "error":
+        raise errors.ProfilerError(f"the profiled worker failed: {worker.get('error')} "
+                                   f"(log: {done.log})")
+    if not report.is_file():
+        raise errors.ProfilerError(
+            f"nsys exited with status {done.returncode} but made no {report.name} "
+            f"(log: {done.log}); {KNOWN_HANG}; {cleanup.sentence()}; {INSTEAD}")
+
+
+def _stats(nsys: str, report: Path, log: Path, options: NsysOptions) -> dict[str, list[dict]]:
+    """The stats tables: the current report names first, the pre-2022 names if those fail."""
+    attempts = nsys_command.stats_attempts(nsys, str(report))
+    logs = [log.with_name(f"{log.stem}-{n}{log.suffix}") if n else log
+            for n in range(len(attempts))]
+    for argv, attempt_log in zip(attempts, logs, strict=True):
+        done = run_tool(argv, options.timeout_s, attempt_log)
+        if done.timed_out:
+            raise errors.ProfilerTimeout(
+                f"nsys stats did not finish within --timeout {options.timeout_s:g} s "
+                f"(log: {attempt_log}); the report is {report}; {INSTEAD}")
+        tables = parse_stats(done.output)
+        if done.returncode == 0 and tables:
+            return tables
+    names = " or ".join(argv[argv.index("-r") + 1] for argv in attempts)
+    raise errors.ProfilerError(
+        f"nsys stats could not summarise {report} with the reports {names} "
+        f"(logs: {', '.join(map(str, logs))}); {INSTEAD}")
+
+
+def _files_in(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file()] if folder.is_dir() else []
+
+
+def _has_nvtx() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("nvtx") is not None
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+# ---------------------------------------------------------------- the command
+
+
+@dataclass
+class NsysCommand:
+    family: str
+    variants: tuple[str, ...]
+    size: int | None
+    dtype: str | None
+    options: NsysOptions
+    out: Path | None
+    as_json: bool
+    console: Console
+    kernels_dirs: tuple[Path, ...] = ()
+
+    def execute(self) -> int:
+        nsys = find_tool("nsys", self.options.nsys_path)  # before anything slow
+        machine = detect_machine("cuda")
+        dirs = resolve_families((self.family,), family_dirs(self.kernels_dirs))
+        family = load_family(self.family, dirs[self.family])
+        variants = runnable_variants(family, self.variants, self.dtype, machine)
+        size = self.size or (family.sizes or family.default_sizes(machine))[-1]
+        dtype = self.dtype or choose_dtypes(family, None)[0]
+        run_dir = self.out or new_run_dir(Path("profiles"), [family.name, "nsys"])
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self._say(f"nsys {nsys} on {family.name} ({', '.join(v.name for v in variants)}), "
+                  f"size {size}, {dtype}; --timeout {self.options.timeout_s:g} s per variant")
+        outcomes = profile_family(nsys, family, variants, size, dtype, run_dir, self.options)
+        return self._show(outcomes)
+
+    def _show(self, outcomes: list[Traced]) -> int:
+        if self.as_json:
+            document = {"variants": {o.variant: o.to_dict() for o in outcomes if not o.error},
+                        "errors": {o.variant: str(o.error) for o in outcomes if o.error}}
+            sys.stdout.write(json.dumps(document, indent=2, default=str) + "\n")
+        else:
+            for outcome in outcomes:
+                self._show_one(outcome)
+        failed = [o for o in outcomes if o.error is not None]
+        return failed[0].error.exit_code if failed else errors.EXIT_OK
+
+    def _show_one(self, outcome: Traced) -> None:
+        self.console.print(Rule(outcome.variant))
+        if outcome.error is not None:
+            self.console.print(f"[bold red]error:[/] {outcome.error}", soft_wrap=True)
+            return
+        if outcome.check and not outcome.check.get("passed", True):
+            self.console.print("[bold red]warning:[/] this variant FAILS its correctness check")
+        self.console.print(kernels_table(outcome.kernels))
+        if outcome.ranges:
+            self.console.print(ranges_table(outcome.ranges))
+        self.console.print(f"[dim]report: {outcome.report} (open in Nsight Systems); "
+                           f"{outcome.cleanup.sentence()}[/]", soft_wrap=True)
+
+    def _say(self, text: str) -> None:
+        if not self.as_json:
+            self.console.print(text, soft_wrap=True)
+        else:
+            print(text, file=sys.stderr)
+
+
+# ---------------------------------------------------------------- tables
+
+
+def kernels_table(kernels: list[TimingRow]) -> Table:
+    """cuda_gpu_kern_sum inside gpubench's range: the measured call's kernels."""
+    table = Table(title="kernels in the measured call (nsys cuda_gpu_kern_sum)",
+                  title_justify="left")
+    table.add_column("kernel", overflow="fold")
+    for header in ("instances", "total", "avg", "med", "time %"):
+        table.add_column(header, justify="right")
+    for k in kernels:
+        table.add_row(k.name, f"{k.instances:d}", _ns(k.total_ns), _ns(k.avg_ns), _ns(k.med_ns),
+                      f"{k.time_pct:.1f}" if k.time_pct is not None else "-")
+    return table
+
+
+def ranges_table(ranges: list[TimingRow]) -> Table:
+    """nvtx_sum: gpubench's range (and any others recorded), host-side durations."""
+    table = Table(title="NVTX ranges (nsys nvtx_sum)", title_justify="left")
+    table.add_column("range", overflow="fold")
+    table.add_column("style")
+    for header in ("instances", "total", "avg"):
+        table.add_column(header, justify="right")
+    for r in ranges:
+        table.add_row(r.name, r.style or "-", f"{r.instances:d}", _ns(r.total_ns), _ns(r.avg_ns))
+    return table
+
+
+def _ns(value: float | None) -> str:
+    return fmt.duration(value / 1e9) if value is not None else "-"
