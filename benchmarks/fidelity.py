@@ -208,7 +208,8 @@ def measure_op(op: Op) -> dict:
     row["do_bench"] = triton.testing.do_bench(fn, return_mode="median") / 1e3
     repeats = [gpubench.measure(fn, mode="cold").median_s for _ in range(REPEATS)]
     row["repeats"] = repeats
-    row["repeat_spread"] = (max(repeats) - min(repeats)) / statistics.median(repeats)
+    middle = statistics.median(repeats)
+    row["repeat_spread"] = (max(repeats) - min(repeats)) / middle if middle else float("inf")
     del fn
     torch.cuda.empty_cache()
     return row

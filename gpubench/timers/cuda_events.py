@@ -34,6 +34,7 @@ class EventTimer:
             fn()
 
         warmup_calls, warmup_s = warm_up(call, self.settings, gpu.synchronize)
+        gpu.recalibrate()  # clocks have ramped during warmup
         cycles, spin_us = gpu.spin_cycles(fn)
         overhead_s = gpu.event_overhead_s()
 

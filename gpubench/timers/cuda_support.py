@@ -30,7 +30,6 @@ class CudaSupport:
         self._flush_buffer = torch.ones(self.flush_bytes // 4, dtype=torch.float32, device="cuda")
         self._flush_sink = torch.empty((), dtype=torch.float32, device="cuda")
         self._cycles_per_us: float | None = None
-        self._event_overhead_s: float | None = None
 
     def flush(self) -> None:
         """Read the whole flush buffer (a sum): L2 ends full of clean, unrelated lines.
@@ -63,8 +62,12 @@ class CudaSupport:
         spin_us = min(max(self.SPIN_MARGIN * typical, self.MIN_SPIN_US), self.MAX_SPIN_US)
         return int(spin_us * self._spin_cycles_per_us()), spin_us
 
+    def recalibrate(self) -> None:
+        """Forget the spin calibration: clocks may have ramped since (call after warmup)."""
+        self._cycles_per_us = None
+
     def _spin_cycles_per_us(self) -> float:
-        """Calibrate torch.cuda._sleep, which counts clock cycles, against events (once)."""
+        """Calibrate torch.cuda._sleep, which counts clock cycles, against events."""
         if self._cycles_per_us is None:
             cycles = 1_000_000
             begin, end = self.event(), self.event()
@@ -75,21 +78,26 @@ class CudaSupport:
             self._cycles_per_us = cycles / max(begin.elapsed_time(end) * 1e3, 1e-3)
         return self._cycles_per_us
 
+    # An empty pair costing more than this was not measured behind the spin (the
+    # host fell behind): subtracting it would understate kernels, so nothing is.
+    MAX_EVENT_OVERHEAD_S = 3e-6
+
     def event_overhead_s(self) -> float:
-        """What an event pair with nothing between it measures behind a spin (once).
+        """What an event pair with nothing between it measures behind a spin.
 
         On an H100 this is 1.25 us (2026-11-22, docs/perf-notes.md): a fixed cost
         every event-timed sample carries, which made 3-60 us kernels read 1.5-1.8
-        us long against ncu. Cold and warm samples subtract it.
+        us long against ncu. Cold and warm samples subtract it. Measured with a
+        100 us spin per pair, so the host is always ahead, even if the spin's
+        clock calibration ran at idle clocks.
         """
-        if self._event_overhead_s is None:
-            cycles = int(self.MIN_SPIN_US * self._spin_cycles_per_us())
-            pairs = [(self.event(), self.event()) for _ in range(200)]
-            for begin, end in pairs:
-                self.spin(cycles)
-                begin.record()
-                end.record()
-            self.synchronize()
-            values = sorted(begin.elapsed_time(end) / 1e3 for begin, end in pairs)
-            self._event_overhead_s = values[len(values) // 2]
-        return self._event_overhead_s
+        cycles = int(100 * self._spin_cycles_per_us())
+        pairs = [(self.event(), self.event()) for _ in range(100)]
+        for begin, end in pairs:
+            self.spin(cycles)
+            begin.record()
+            end.record()
+        self.synchronize()
+        values = sorted(begin.elapsed_time(end) / 1e3 for begin, end in pairs)
+        overhead = values[len(values) // 2]
+        return overhead if overhead <= self.MAX_EVENT_OVERHEAD_S else 0.0

@@ -34,6 +34,7 @@ class GraphTimer:
             fn()
 
         warmup_calls, warmup_s = warm_up(call, self.settings, gpu.synchronize)
+        gpu.recalibrate()  # clocks have ramped during warmup
         calls = self._calls_per_graph(call)
         both = self._capture(lambda: [call() for _ in range(calls)])
         flushes = self._capture(lambda: [gpu.flush() for _ in range(calls)])
