@@ -31,3 +31,26 @@ def test_launch_gap_is_measured_from_the_host_range_to_the_first_kernel():
 
 def test_unknown_prefix_finds_nothing():
     assert calls_named(load_trace(TRACE), "nothing::here") == []
+
+
+GPUBENCH_TRACE = FIXTURES / "traces" / "gpubench_trace_matmul_1024.json.gz"
+
+
+def test_gpubench_trace_holds_a_labelled_region_per_variant_with_its_kernels():
+    from gpubench.profilers.chrome_trace import event_counts, variant_traces
+
+    trace = load_trace(GPUBENCH_TRACE)
+    regions = variant_traces(trace, "gpubench/", "gpubench::call")
+    assert [r.label for r in regions] == [f"matmul/{v}/1024/float32"
+                                          for v in ("torch", "naive", "tiled", "triton")]
+    by_label = {r.label.split("/")[1]: r for r in regions}
+    assert all(len(r.calls) == 5 and r.launches_per_call == 1 for r in regions)
+    assert "matmul_naive_kernel" in by_label["naive"].top_kernels()[0][0]
+    assert "gemm" in by_label["torch"].top_kernels()[0][0]
+    # the naive kernel is slower than the tiled one, which is slower than cuBLAS
+    assert by_label["naive"].device_us_per_call > by_label["tiled"].device_us_per_call \
+        > by_label["torch"].device_us_per_call
+    assert all(r.launch_gap_us and r.launch_gap_us > 0 for r in regions)
+    counts = event_counts(trace)
+    flushes = [e for e in device_events(trace) if "reduce_kernel" in e.get("name", "")]
+    assert counts["kernels"] == 20 + len(flushes)  # 4 variants x 5 calls, plus the flushes

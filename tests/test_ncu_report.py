@@ -309,3 +309,19 @@ def test_no_module_anywhere_says_how_to_get_it(tmp_path, monkeypatch):
     with pytest.raises(EnvironmentProblem, match="pip install ncu-report") as info:
         nr.import_ncu_report()
     assert "gpubench[ncu]" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_gpubench_own_report_carries_its_nvtx_range_and_hint_sections():
+    """Recorded by `gpubench ncu square` on an H100: --nvtx --nvtx-include gpubench@gb_profile/."""
+    pytest.importorskip("ncu_report")
+    from conftest import FIXTURES
+    from gpubench.profilers.ncu_command import HINT_SECTIONS, PROFILE_RANGE
+    from gpubench.profilers.ncu_report import load_profiles
+
+    profiles = load_profiles(FIXTURES / "ncu" / "h100" / "gpubench_square_cuda_nvtx.ncu-rep")
+    assert len(profiles) == 1  # only the call inside the range: no warmup, no check launches
+    profile = profiles[0]
+    assert profile.nvtx_range == PROFILE_RANGE
+    assert profile.base_name.startswith("square_kernel")
+    assert set(HINT_SECTIONS) <= set(profile.sections)
+    assert profile.hints() and all(h.type in ("OPT", "WRN", "ERROR") for h in profile.hints())

@@ -89,9 +89,15 @@ class Traced:
 
 def profile_family(nsys: str, family: Family, variants: list[Variant], size: int, dtype: str,
                    run_dir: Path, options: NsysOptions, seed: int = 0) -> list[Traced]:
-    """Run nsys on each variant in turn; an error stays with its variant."""
-    outcomes = []
+    """Run nsys on each variant in turn; an error stays with its variant. After a timeout
+    the rest are not tried: a hanging nsys hangs for every variant, and each try would
+    cost the whole --timeout again."""
+    outcomes: list[Traced] = []
     for variant in variants:
+        if outcomes and isinstance(outcomes[-1].error, errors.ProfilerTimeout):
+            outcomes.append(Traced(variant.name, error=errors.ProfilerTimeout(
+                "not tried: nsys timed out on the previous variant")))
+            continue
         task = Task(0, family.name, str(family.directory), variant.name, size, dtype,
                     group_seed(seed, family.name, dtype, size))
         try:
