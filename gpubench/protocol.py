@@ -44,6 +44,16 @@ class Task:
         return cls(**data)
 
 
+def read_result(path) -> dict:
+    """A one-shot worker's result file ({} when the worker died before writing it)."""
+    from pathlib import Path
+
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def send(fd: int, message: dict) -> None:
     """Write one message; a single write of a line keeps messages whole."""
     data = (json.dumps(message, default=str) + "\n").encode()

@@ -17,15 +17,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.rule import Rule
 
-from gpubench import errors
-from gpubench.discovery import family_dirs, load_family, resolve_families
-from gpubench.machine import detect_machine
-from gpubench.plan import choose_dtypes, group_seed, runnable_variants
+from gpubench import errors, nvtx_ranges
+from gpubench.commands.targets import resolve_target
+from gpubench.plan import group_seed
 from gpubench.profilers import ncu_command
 from gpubench.profilers.ncu_console import Problem, find_problems, missing_sections
 from gpubench.profilers.tools import find_tool, run_tool
-from gpubench.protocol import Task
-from gpubench.report.files import new_run_dir
+from gpubench.protocol import Task, read_result
 from gpubench.spec import Family, Variant
 from gpubench.workers import worker_env
 
@@ -83,7 +81,7 @@ def _profile_variant(ncu, module, family: Family, variant: Variant, size: int, d
     task = Task(0, family.name, str(family.directory), variant.name, size, dtype,
                 group_seed(seed, family.name, dtype, size))
     task_file.write_text(task.to_json())
-    use_nvtx = _has_nvtx()
+    use_nvtx = nvtx_ranges.available()
     target = ncu_command.worker_target(sys.executable, str(task_file), str(result_file),
                                        use_nvtx)
     argv = ncu_command.ncu_argv(ncu, str(run_dir / stem), target, set_name=options.set_name,
@@ -96,7 +94,7 @@ def _profile_variant(ncu, module, family: Family, variant: Variant, size: int, d
             "each section replays the kernel, so slow kernels with many sections need more")
     _raise_console_problems(done.output, done.log)
     report = run_dir / f"{stem}.ncu-rep"
-    worker = _read_json(result_file)
+    worker = read_result(result_file)
     if worker.get("status") == "error":
         raise errors.ProfilerError(f"the profiled worker failed: {worker.get('error')}")
     if not report.is_file():
@@ -123,19 +121,6 @@ def _check_sections(profiles: list, options: NcuOptions) -> None:
             raise errors.SectionMissing(problem.message)
 
 
-def _has_nvtx() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("nvtx") is not None
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
 # ---------------------------------------------------------------- the command
 
 
@@ -160,19 +145,14 @@ class NcuCommand:
             raise errors.UsageError("name a kernel family (gpubench ncu square), or --import a "
                                     "report")
         ncu = find_tool("ncu", self.options.ncu_path)  # before anything slow
-        machine = detect_machine("cuda")
-        dirs = resolve_families((self.family,), family_dirs(self.kernels_dirs))
-        family = load_family(self.family, dirs[self.family])
-        variants = runnable_variants(family, self.variants, self.dtype, machine)
-        size = self.size or (family.sizes or family.default_sizes(machine))[-1]
-        dtype = self.dtype or choose_dtypes(family, None)[0]
-        run_dir = self.out or new_run_dir(Path("profiles"), [family.name, "ncu"])
-        run_dir.mkdir(parents=True, exist_ok=True)
+        target = resolve_target(self.family, self.kernels_dirs, self.variants, self.size,
+                                self.dtype, self.out, "ncu")
         self.options.ncu_path = ncu
-        self._say(f"ncu {ncu} on {family.name} ({', '.join(v.name for v in variants)}), "
-                  f"size {size}, {dtype}; --clock-control {self.options.clock_control} "
+        self._say(f"ncu {ncu} on {target.describe()}; --clock-control "
+                  f"{self.options.clock_control} "
                   "(clocks as found, not locked to base)")
-        outcomes = profile_family(family, variants, size, dtype, run_dir, self.options)
+        outcomes = profile_family(target.family, target.variants, target.size, target.dtype,
+                                  target.run_dir, self.options)
         return self._show(outcomes)
 
     def _show_imported(self) -> int:

@@ -24,16 +24,14 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.table import Table
 
-from gpubench import errors
-from gpubench.discovery import family_dirs, load_family, resolve_families
-from gpubench.machine import detect_machine
-from gpubench.plan import choose_dtypes, group_seed, runnable_variants
+from gpubench import errors, nvtx_ranges
+from gpubench.commands.targets import resolve_target
+from gpubench.plan import group_seed
 from gpubench.profilers import nsys_command
 from gpubench.profilers.nsys_stats import TimingRow, kernel_rows, parse_stats, range_rows
 from gpubench.profilers.tools import Completed, find_tool, run_tool
-from gpubench.protocol import Task
+from gpubench.protocol import Task, read_result
 from gpubench.report import format as fmt
-from gpubench.report.files import new_run_dir
 from gpubench.spec import Family, Variant
 from gpubench.workers import worker_env
 
@@ -119,7 +117,7 @@ def profile_task(nsys: str, task: Task, run_dir: Path, options: NsysOptions) -> 
     task_file.write_text(task.to_json())
     temp_dir = run_dir / f"{stem}.nsys-tmp"
     temp_dir.mkdir(exist_ok=True)
-    use_nvtx = _has_nvtx()
+    use_nvtx = nvtx_ranges.available()
     target = nsys_command.worker_target(sys.executable, str(task_file), str(result_file),
                                         use_nvtx)
     argv = nsys_command.nsys_argv(nsys, str(run_dir / stem), target, use_nvtx)
@@ -137,7 +135,7 @@ def profile_task(nsys: str, task: Task, run_dir: Path, options: NsysOptions) -> 
             f"nsys recorded no kernel inside gpubench's range "
             f"({nsys_command.nvtx_capture() if use_nvtx else 'cudaProfilerStart/Stop'}; "
             f"report: {report}); {INSTEAD}")
-    worker = _read_json(result_file)
+    worker = read_result(result_file)
     return Traced(task.variant, report, kernels, range_rows(tables), worker.get("check"),
                   cleanup)
 
@@ -173,7 +171,7 @@ def _raise_run_problems(done: Completed, report: Path, result_file: Path, cleanu
         raise errors.ProfilerTimeout(
             f"nsys did not finish within --timeout {options.timeout_s:g} s and was killed "
             f"(log: {done.log}); {KNOWN_HANG}; {cleanup.sentence()}; {INSTEAD}")
-    worker = _read_json(result_file)
+    worker = read_result(result_file)
     if worker.get("status") == "error":
         raise errors.ProfilerError(f"the profiled worker failed: {worker.get('error')} "
                                    f"(log: {done.log})")
@@ -207,19 +205,6 @@ def _files_in(folder: Path) -> list[Path]:
     return [p for p in folder.rglob("*") if p.is_file()] if folder.is_dir() else []
 
 
-def _has_nvtx() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("nvtx") is not None
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
 # ---------------------------------------------------------------- the command
 
 
@@ -237,17 +222,12 @@ class NsysCommand:
 
     def execute(self) -> int:
         nsys = find_tool("nsys", self.options.nsys_path)  # before anything slow
-        machine = detect_machine("cuda")
-        dirs = resolve_families((self.family,), family_dirs(self.kernels_dirs))
-        family = load_family(self.family, dirs[self.family])
-        variants = runnable_variants(family, self.variants, self.dtype, machine)
-        size = self.size or (family.sizes or family.default_sizes(machine))[-1]
-        dtype = self.dtype or choose_dtypes(family, None)[0]
-        run_dir = self.out or new_run_dir(Path("profiles"), [family.name, "nsys"])
-        run_dir.mkdir(parents=True, exist_ok=True)
-        self._say(f"nsys {nsys} on {family.name} ({', '.join(v.name for v in variants)}), "
-                  f"size {size}, {dtype}; --timeout {self.options.timeout_s:g} s per variant")
-        outcomes = profile_family(nsys, family, variants, size, dtype, run_dir, self.options)
+        target = resolve_target(self.family, self.kernels_dirs, self.variants, self.size,
+                                self.dtype, self.out, "nsys")
+        self._say(f"nsys {nsys} on {target.describe()}; --timeout "
+                  f"{self.options.timeout_s:g} s per variant")
+        outcomes = profile_family(nsys, target.family, target.variants, target.size,
+                                  target.dtype, target.run_dir, self.options)
         return self._show(outcomes)
 
     def _show(self, outcomes: list[Traced]) -> int:

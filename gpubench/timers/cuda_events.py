@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gpubench.stopping import TimingSettings
-from gpubench.timers.base import Timing, sample_until_stopped, warm_up
-from gpubench.timers.cuda_support import CudaSupport
+from gpubench.timers.base import Timing, sample_until_stopped
+from gpubench.timers.cuda_support import CudaSupport, CudaTimer
 
 
-class EventTimer:
+class EventTimer(CudaTimer):
     def __init__(self, settings: TimingSettings, support: CudaSupport, flush: bool = True):
-        self.settings, self.support, self.flush = settings, support, flush
+        super().__init__(settings, support)
+        self.flush = flush
         self.mode = "cold" if flush else "warm"
         cache = "L2 flushed by reads" if flush else "warm L2 (no flush)"
         self.method = f"cuda-events minus empty-pair cost, {cache}, spin-queued launch"
@@ -28,13 +29,7 @@ class EventTimer:
     def measure(self, fn: Callable[[], object]) -> Timing:
         gpu = self.support
         prepare = gpu.flush if self.flush else (lambda: None)
-
-        def call() -> None:
-            prepare()
-            fn()
-
-        warmup_calls, warmup_s = warm_up(call, self.settings, gpu.synchronize)
-        gpu.recalibrate()  # clocks have ramped during warmup
+        warmup_calls, warmup_s = gpu.warm_up(fn, self.settings, flush=self.flush)
         cycles, spin_us = gpu.spin_cycles(fn)
         overhead_s = gpu.event_overhead_s()
 

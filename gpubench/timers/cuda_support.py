@@ -9,6 +9,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from gpubench.stopping import TimingSettings
+from gpubench.timers.base import warm_up
+
 
 class CudaSupport:
     # Reading 2x L2 evicts everything an LRU-ish cache held before (50 MB L2 on
@@ -37,6 +40,20 @@ class CudaSupport:
         A write flush (what do_bench does) leaves dirty lines the timed kernel must
         write back: +9-19% on memory-bound kernels (../shared/docs/MEASUREMENT.md)."""
         self.torch.sum(self._flush_buffer, dim=0, out=self._flush_sink)
+
+    def warm_up(self, fn: Callable[[], object], settings: TimingSettings,
+                flush: bool = True) -> tuple[int, float]:
+        """Warm up as the samples will run (flush, call), then recalibrate the spin:
+        the clocks have ramped meanwhile. Returns (calls, seconds)."""
+        prepare = self.flush if flush else (lambda: None)
+
+        def call() -> None:
+            prepare()
+            fn()
+
+        result = warm_up(call, settings, self.synchronize)
+        self.recalibrate()
+        return result
 
     def synchronize(self) -> None:
         self.torch.cuda.synchronize()
@@ -108,3 +125,10 @@ class CudaSupport:
             return 0.0  # implausible: measured again at the next measurement
         self._event_overhead = overhead  # a fixed cost of the hardware: kept once known
         return overhead
+
+
+class CudaTimer:
+    """Base of the GPU timers: settings and the process's CudaSupport."""
+
+    def __init__(self, settings: TimingSettings, support: CudaSupport):
+        self.settings, self.support = settings, support

@@ -15,29 +15,21 @@ import tempfile
 from collections.abc import Callable
 
 from gpubench.profilers.chrome_trace import calls_named, load_trace
-from gpubench.stopping import TimingSettings
-from gpubench.timers.base import Timing, sample_until_stopped, warm_up
-from gpubench.timers.cuda_support import CudaSupport
+from gpubench.timers.base import Timing, sample_until_stopped
+from gpubench.timers.cuda_support import CudaTimer
 
 CALL_RANGE = "gpubench::call"
 MAX_CALLS_PER_TRACE = 200
 
 
-class CuptiTimer:
+class CuptiTimer(CudaTimer):
     mode = "cupti"
     method = "CUPTI kernel durations (torch.profiler), summed per call, flush excluded"
-
-    def __init__(self, settings: TimingSettings, support: CudaSupport):
-        self.settings, self.support = settings, support
 
     def measure(self, fn: Callable[[], object]) -> Timing:
         gpu = self.support
 
-        def call() -> None:
-            gpu.flush()
-            fn()
-
-        warmup_calls, warmup_s = warm_up(call, self.settings, gpu.synchronize)
+        warmup_calls, warmup_s = gpu.warm_up(fn, self.settings)
         kernels_per_call: list[int] = []
 
         def take(count: int) -> list[float]:

@@ -11,20 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gpubench.stopping import TimingSettings
-from gpubench.timers.base import Timing, sample_until_stopped, warm_up
-from gpubench.timers.cuda_support import CudaSupport
+from gpubench.timers.base import Timing, sample_until_stopped
+from gpubench.timers.cuda_support import CudaTimer
 
 REPLAY_TARGET_S = 2e-3
 MAX_CALLS_PER_GRAPH = 100
 
 
-class GraphTimer:
+class GraphTimer(CudaTimer):
     mode = "graph"
     method = "CUDA graph replay of K x (flush, call) minus K x flush"
-
-    def __init__(self, settings: TimingSettings, support: CudaSupport):
-        self.settings, self.support = settings, support
 
     def measure(self, fn: Callable[[], object]) -> Timing:
         gpu = self.support
@@ -33,8 +29,7 @@ class GraphTimer:
             gpu.flush()
             fn()
 
-        warmup_calls, warmup_s = warm_up(call, self.settings, gpu.synchronize)
-        gpu.recalibrate()  # clocks have ramped during warmup
+        warmup_calls, warmup_s = gpu.warm_up(fn, self.settings)
         calls = self._calls_per_graph(call)
         both = self._capture(lambda: [call() for _ in range(calls)])
         flushes = self._capture(lambda: [gpu.flush() for _ in range(calls)])

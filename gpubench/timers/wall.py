@@ -10,26 +10,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from gpubench.stopping import TimingSettings
-from gpubench.timers.base import Timing, sample_until_stopped, warm_up
-from gpubench.timers.cuda_support import CudaSupport
+from gpubench.timers.base import Timing, sample_until_stopped
+from gpubench.timers.cuda_support import CudaTimer
 
 
-class WallTimer:
+class WallTimer(CudaTimer):
     mode = "wall"
     method = "host clock around call + synchronize, L2 flushed before (launch included)"
-
-    def __init__(self, settings: TimingSettings, support: CudaSupport):
-        self.settings, self.support = settings, support
 
     def measure(self, fn: Callable[[], object]) -> Timing:
         gpu = self.support
 
-        def call() -> None:
-            gpu.flush()
-            fn()
-
-        warmup_calls, warmup_s = warm_up(call, self.settings, gpu.synchronize)
+        warmup_calls, warmup_s = gpu.warm_up(fn, self.settings)
 
         def take(count: int) -> list[float]:
             samples = []
