@@ -76,7 +76,7 @@ def _profile_variant(ncu, module, family: Family, variant: Variant, size: int, d
                      run_dir: Path, options: NcuOptions, seed: int) -> Profiled:
     from gpubench.profilers.ncu_report import load_profiles
 
-    stem = f"{family.name}-{variant.name}-{size}-{dtype}"
+    stem = f"{family.name}-{variant.name}-{size}"  # the report: <family>-<variant>-<size>.ncu-rep
     task_file, result_file = run_dir / f"{stem}.task.json", run_dir / f"{stem}.result.json"
     task = Task(0, family.name, str(family.directory), variant.name, size, dtype,
                 group_seed(seed, family.name, dtype, size))

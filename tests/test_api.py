@@ -1,0 +1,21 @@
+"""gpubench.measure() on the CPU: the same Result, statistics and roofline as the CLI."""
+
+import pytest
+import torch
+
+import gpubench
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="on a GPU the default mode is cold")
+def test_measure_times_a_callable_with_the_host_clock_on_cpu():
+    a = torch.randn(128, 128)
+    result = gpubench.measure(torch.mm, a, a, flops=2 * 128**3, bytes_moved=3 * 128 * 128 * 4,
+                              name="mm", max_time_s=0.05, min_time_s=0.01)
+    assert result.mode == "cpu" and result.device == "cpu" and result.passed
+    assert result.variant == "mm" and result.dtype == "float32"
+    summary = result.summary
+    assert summary.n >= 10 and summary.ci_low <= summary.median <= summary.ci_high
+    assert result.tflops > 0 and result.stop_reason in ("converged", "max_time", "max_samples")
+    assert "host-clock" in result.method
+    record = result.to_json()
+    assert record["samples"] == len(record["samples_s"]) == summary.n
