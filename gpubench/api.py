@@ -7,6 +7,7 @@ and returns the same Result the CLI writes to results.json.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -40,10 +41,7 @@ def measure(fn: Callable, *args, mode: str = "cold", flops: float | None = None,
     (mode,) = modes_for_device((mode,), device)
     timer = make_timer(mode, settings, _SHARED)
     monitor = ClockMonitor() if device == "cuda" else None
-    if monitor is not None:
-        with monitor:
-            timing = timer.measure(lambda: fn(*args))
-    else:
+    with monitor or contextlib.nullcontext():
         timing = timer.measure(lambda: fn(*args))
     result = R.Result(
         family="api", variant=name or getattr(fn, "__name__", "fn"), kind="python", size=0,

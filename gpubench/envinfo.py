@@ -63,16 +63,6 @@ def nvml_facts(uuid: str = "") -> dict:
         return {"nvml": f"unavailable: {exc}"}
 
 
-def current_sm_clock_mhz(uuid: str = "") -> int | None:
-    """The SM clock now, for stamping a measurement (None where NVML is unavailable)."""
-    with suppress(Exception):
-        import pynvml
-
-        pynvml.nvmlInit()
-        return pynvml.nvmlDeviceGetClockInfo(_nvml_handle(pynvml, uuid), pynvml.NVML_CLOCK_SM)
-    return None
-
-
 def _nvml_handle(pynvml, uuid: str):
     """The NVML handle of torch's device, by UUID: CUDA and NVML may order GPUs differently."""
     if uuid:

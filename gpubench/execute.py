@@ -13,6 +13,7 @@ second draw's reference, so a kernel that caches or skips work is caught.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -217,8 +218,8 @@ class Executor:
         timer = self._timer(mode, task)
         poison(group.out)
         inputs, out = group.time_inputs, group.out
-        with nvtx_ranges.phase(f"measure:{mode}"), \
-                ClockMonitor(self.gpu_uuid) if self.machine.has_cuda else _no_clocks() as watch:
+        watch = ClockMonitor(self.gpu_uuid) if self.machine.has_cuda else None
+        with nvtx_ranges.phase(f"measure:{mode}"), watch or contextlib.nullcontext():
             timing = timer.measure(lambda: fn(*inputs, out))
         report = getattr(watch, "report", None)
         return timing, report.to_dict() if report else None
@@ -273,18 +274,6 @@ def _gpu_uuid() -> str:
     import torch
 
     return str(getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "uuid", ""))
-
-
-class _no_clocks:
-    """Stands in for ClockMonitor where there is no GPU to watch."""
-
-    report = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _synchronize(torch, machine: Machine) -> None:

@@ -48,7 +48,7 @@ def position(flops: float, bytes_moved: float, seconds: float | None, bandwidth_
     """
     if not seconds or seconds <= 0 or not bandwidth_gbps or not peak_tflops or not bytes_moved:
         return None
-    intensity = (flops or 0.0) / bytes_moved
+    intensity = arithmetic_intensity(flops or 0.0, bytes_moved)
     ridge = peak_tflops * 1e12 / (bandwidth_gbps * 1e9)
     if intensity < ridge:
         return {"bound": "memory", "intensity": intensity, "ridge": ridge,

@@ -48,7 +48,7 @@ class WorkerProcess:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "gpubench.worker", "--fd", str(write_fd)],
                 stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
-                pass_fds=(write_fd,), start_new_session=True, env=self._child_env(),
+                pass_fds=(write_fd,), start_new_session=True, env=worker_env(self.device),
             )
         finally:
             os.close(write_fd)
@@ -119,9 +119,6 @@ class WorkerProcess:
         how = _describe_exit(code)
         clue = _last_error_line(self.log_tail())
         return f"worker {how}" + (f": {clue}" if clue else "") + f" (log: {self.log_path})"
-
-    def _child_env(self) -> dict:
-        return worker_env(self.device)
 
 
 def worker_env(device: str) -> dict:
