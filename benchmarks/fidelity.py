@@ -96,7 +96,7 @@ def shipped_ops():
             family = load_family(family_name, dirs[family_name])
             fn, _ = executor.load_variant(family, family.variant(variant_name))
             torch.manual_seed(0)
-            inputs = family.make_inputs(size, dtype, "cuda")
+            inputs = family.inputs(family.shape_from_size(size), dtype, "cuda")
             out = torch.empty_like(family.reference(*inputs))
             return lambda: fn(*inputs, out)
         return build

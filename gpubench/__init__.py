@@ -3,6 +3,8 @@
 The package is layered so that the architecture shows in the file list:
   cli.py              the command line (the only place that prints errors and exits)
   config.py           suite files -> RunConfig          parsing.py  sizes, dtypes
+  records/            the data: shapes, point keys, tasks, measurements, results,
+                      run documents (save/load), derived numbers, timing settings
   spec.py             what a kernel family declares     discovery.py  finding families
   plan.py             which points run, which are skipped and why
   runner.py           the parent: feeds a worker, survives crashes and hangs
@@ -15,7 +17,7 @@ The package is layered so that the architecture shows in the file list:
   stats.py            medians, IQR, CIs                 roofline.py  TFLOP/s, GB/s, roof
   ceilings.py         measured bandwidth and matmul peaks noise.py  warnings with remedies
   api.py              gpubench.measure() for notebooks and pytest
-  results.py          one row per point                 envinfo.py  GPU, clocks, versions
+  envinfo.py          GPU, clocks, versions
   report/             tables, CSV/JSON files, the live progress display
 """
 
@@ -27,3 +29,12 @@ def measure(fn, *args, **kwargs):
     from gpubench.api import measure as _measure
 
     return _measure(fn, *args, **kwargs)
+
+
+def load_run(reference="latest", base="profiles"):
+    """A run's RunDocument: a run folder, its results.json, 'latest' or 'latest~N'
+    (profiles/ of the current folder). `.to_frame()` gives a pandas DataFrame, one row
+    per result with a column per axis; `.results` the Result objects."""
+    from gpubench.records.run import load_run as _load_run
+
+    return _load_run(reference, base)

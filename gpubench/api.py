@@ -1,18 +1,25 @@
-"""The Python API: `gpubench.measure(fn, ...)` for notebooks and pytest.
+"""The Python API: `gpubench.measure(fn, ...)` for notebooks and pytest, and
+`gpubench.load_run(...)` to get a run's results back.
 
-Times any callable with the same timers, statistics and warnings as the
-command line, in this process (no worker, no check: the caller owns both),
-and returns the same Result the CLI writes to results.json.
+measure() times any callable with the same timers, statistics and warnings as
+the command line, in this process (no worker, no check: the caller owns both),
+and returns the same Result that results.json holds.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from gpubench import results as R
-from gpubench.stopping import TimingSettings
+from gpubench.records.derive import finish_group
+from gpubench.records.point import PointKey
+from gpubench.records.result import OK, Result
+from gpubench.records.run import load_run
+from gpubench.records.settings import TimingSettings
+from gpubench.records.shape import Shape
+
+__all__ = ["load_run", "measure"]
 
 # Timers of this process share the CUDA support object (the 2xL2 flush buffer).
 _SHARED: dict = {}
@@ -20,15 +27,18 @@ _SHARED: dict = {}
 
 def measure(fn: Callable, *args, mode: str = "cold", flops: float | None = None,
             bytes_moved: float | None = None, name: str | None = None,
-            settings: TimingSettings | None = None, **setting_overrides) -> R.Result:
+            shape: Mapping[str, int] | None = None, settings: TimingSettings | None = None,
+            **setting_overrides) -> Result:
     """Time `fn(*args)`.
 
     mode: cold (default), warm, graph, cupti or wall on a GPU; without CUDA the
     host clock is used and the result says mode 'cpu'. flops/bytes_moved: the
-    napkin math of one call, for TFLOP/s, GB/s and the roofline. Any
-    TimingSettings field can be overridden by keyword (max_time_s=1.0, ...).
+    napkin math of one call, for TFLOP/s, GB/s and the roofline. shape: how to
+    label the point ({"M": 4096, ...}). Any TimingSettings field can be
+    overridden by keyword (max_time_s=1.0, ...).
 
     >>> r = gpubench.measure(torch.mm, a, b, flops=2 * n**3)
+    >>> r           # <Result api/mm  float32 cold: 2.69 ms ±0.1% (n=22), 51.1 TFLOP/s>
     >>> r.median_s, r.summary.ci_low, r.tflops, [str(w) for w in r.warnings]
     """
     import torch
@@ -43,17 +53,15 @@ def measure(fn: Callable, *args, mode: str = "cold", flops: float | None = None,
     monitor = ClockMonitor() if device == "cuda" else None
     with monitor or contextlib.nullcontext():
         timing = timer.measure(lambda: fn(*args))
-    result = R.Result(
-        family="api", variant=name or getattr(fn, "__name__", "fn"), kind="python", size=0,
-        dtype=_dtype_of(args), status=R.OK, mode=timing.mode, device=device, flops=flops,
-        bytes_moved=bytes_moved, samples_s=timing.samples_s, method=timing.method,
-        warmup_calls=timing.warmup_calls, stop_reason=timing.stop_reason,
-        target_rel_ci=settings.target_rel_ci, timing_details=timing.details,
-        clocks=monitor.report.to_dict() if monitor and monitor.report else None,
-    )
-    result.place_on_roofline(_cached_ceilings(device))
-    result.assess()
-    return result
+    clocks = monitor.report.to_dict() if monitor and monitor.report else None
+    key = PointKey("api", name or getattr(fn, "__name__", "fn"), _dtype_of(args),
+                   Shape(shape or {}), timing.mode)
+    result = Result(key=key, kind="python", status=OK, device=device, flops=flops,
+                    bytes_moved=bytes_moved,
+                    measurement=timing.completed(target_rel_ci=settings.target_rel_ci,
+                                                 clocks=clocks))
+    (finished,) = finish_group([result], _cached_ceilings(device))
+    return finished
 
 
 def _dtype_of(args) -> str:

@@ -16,8 +16,10 @@ import click
 from rich.console import Console
 
 from gpubench import errors
-from gpubench.config import RunConfig, load_config, parse_modes
+from gpubench.config import RunConfig, load_config
 from gpubench.parsing import parse_dtype, parse_dtypes, parse_size, parse_sizes, split_names
+from gpubench.records.settings import with_user_values
+from gpubench.records.shape import ShapeChoice, parse_axis, parse_shape
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -56,10 +58,34 @@ def timing_options(command):
     return command
 
 
+def shape_options(command):
+    """--sizes, --shape and --axis: which shapes to run, shared by run and trace."""
+    options = [
+        click.option("--sizes", help="Comma-separated sizes, e.g. 1024,4096, 2^20, 4k, 1M: one "
+                                     "axis, or every axis where the family says how (matmul: "
+                                     "M=N=K). Default: the family's shapes."),
+        click.option("--shape", "shapes", multiple=True,
+                     help="A whole shape, e.g. M=16,N=4096,K=4096 (repeatable)."),
+        click.option("--axis", "axes", multiple=True,
+                     help="Sweep an axis, e.g. K=64,128,256 (repeatable: the cartesian "
+                          "product; other axes at their defaults)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def shape_choice(sizes: str | None, shapes: tuple[str, ...], axes: tuple[str, ...]) -> ShapeChoice:
+    """The command line's shape options as one ShapeChoice (empty: the defaults)."""
+    swept = dict(parse_axis(text) for text in axes)
+    return ShapeChoice(sizes=parse_sizes(sizes) if sizes is not None else (),
+                       shapes=tuple(parse_shape(text) for text in shapes),
+                       axes=tuple(swept.items()))
+
+
 @cli.command()
 @click.argument("families", nargs=-1)
-@click.option("--sizes",
-              help="Comma-separated sizes, e.g. 1024,4096 or 2^20 (default: the family's).")
+@shape_options
 @click.option("--dtype", "dtypes", multiple=True,
               help="float32, float16/fp16, bfloat16/bf16, or 'all'; repeatable or comma-separated.")
 @click.option("--variants", multiple=True,
@@ -98,28 +124,29 @@ def _run(config_path, options: dict, device: str, out, as_json: bool, with_ncu: 
     return RunCommand(config, device, out, as_json, console, with_ncu, with_trace).execute()
 
 
-# option name -> (TimingSettings field, conversion from the command line's unit)
-_TIMING_OPTIONS = {
-    "warmup_ms": ("warmup_s", lambda v: v / 1e3),
-    "min_time_ms": ("min_time_s", lambda v: v / 1e3),
-    "max_time_ms": ("max_time_s", lambda v: v / 1e3),
-    "target_ci_pct": ("target_rel_ci", lambda v: v / 100),
-    "min_samples": ("min_samples", int),
-    "max_samples": ("max_samples", int),
-}
+def one_shape(size: str | None, shape: str | None) -> ShapeChoice:
+    """A profiler's --size or --shape (one of them, or neither: the default shape)."""
+    if size and shape:
+        raise errors.UsageError("give --size or --shape, not both")
+    if size:
+        return ShapeChoice(sizes=(parse_size(size),))
+    return ShapeChoice(shapes=(parse_shape(shape),)) if shape else ShapeChoice()
 
 
 def merge_options(config: RunConfig, options: dict) -> RunConfig:
     """Command-line options over a suite file's values."""
-    timing = {field: convert(options[name]) for name, (field, convert) in _TIMING_OPTIONS.items()
-              if options.get(name) is not None}
-    changes: dict = {"timing": replace(config.timing, **timing)}
-    if options.get("modes"):
-        changes["modes"] = parse_modes(options["modes"])
+
+    def fail(key: str, exc: Exception):
+        raise errors.UsageError(f"--{key.replace('_', '-')}: {exc}") from None
+
+    changes: dict = {"timing": with_user_values(config.timing, {
+        **options, "modes": options.get("modes") or None}, fail)}
     if options.get("families"):
         changes["families"] = split_names(options["families"])
-    if options.get("sizes") is not None:
-        changes["sizes"] = parse_sizes(options["sizes"])
+    choice = shape_choice(options.get("sizes"), options.get("shapes") or (),
+                          options.get("axes") or ())
+    if choice:
+        changes["shapes"] = choice
     if options.get("dtypes"):
         names = split_names(options["dtypes"])
         changes["dtypes"] = ("all",) if "all" in names else parse_dtypes(names)
@@ -127,9 +154,8 @@ def merge_options(config: RunConfig, options: dict) -> RunConfig:
         changes["variants"] = split_names(options["variants"])
     if options.get("kernels_dirs"):
         changes["kernels_dirs"] = (*config.kernels_dirs, *options["kernels_dirs"])
-    for key in ("timeout_s", "build_timeout_s", "seed", "remeasure_throttled"):
-        if options.get(key) is not None:
-            changes[key] = options[key]
+    if options.get("seed") is not None:
+        changes["seed"] = options["seed"]
     return replace(config, **changes)
 
 
@@ -173,7 +199,8 @@ def peak(device, force, as_json):
 @click.argument("family", required=False)
 @click.option("--variant", "variants", multiple=True,
               help="Variant(s) to profile (default: every one that runs here); repeatable.")
-@click.option("--size", help="One size (default: the family's largest default size).")
+@click.option("--size", help="One size (default: the family's largest default shape).")
+@click.option("--shape", help="One shape, e.g. M=16,N=4096,K=4096 (instead of --size).")
 @click.option("--dtype", help="One dtype (default float32).")
 @click.option("--set", "set_name", default="hints", show_default=True,
               help="ncu section set: 'hints' (the sections behind ncu's advice), or an ncu "
@@ -195,7 +222,7 @@ def peak(device, force, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Metrics and hints as JSON on stdout.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write metrics and hints as CSV rows to this file.")
-def ncu(family, variants, size, dtype, set_name, sections, metrics, ncu_path, timeout_s,
+def ncu(family, variants, size, shape, dtype, set_name, sections, metrics, ncu_path, timeout_s,
         clock_control, include_info, import_path, kernels_dirs, out, as_json, csv_path):
     """Nsight Compute on FAMILY's variants: speed of light and ncu's hints, ranked."""
     from gpubench.commands.ncu import NcuCommand, NcuOptions
@@ -203,7 +230,7 @@ def ncu(family, variants, size, dtype, set_name, sections, metrics, ncu_path, ti
     def body() -> int:
         options = NcuOptions(set_name, tuple(sections), split_names(metrics), ncu_path,
                              timeout_s, clock_control, include_info)
-        command = NcuCommand(family, split_names(variants), parse_size(size) if size else None,
+        command = NcuCommand(family, split_names(variants), one_shape(size, shape),
                              parse_dtype(dtype) if dtype else None, tuple(kernels_dirs),
                              options, import_path, out, as_json, csv_path,
                              make_console(stderr=as_json))
@@ -219,7 +246,8 @@ def ncu(family, variants, size, dtype, set_name, sections, metrics, ncu_path, ti
 @click.argument("family")
 @click.option("--variant", "variants", multiple=True,
               help="Variant(s) to profile (default: every one that runs here); repeatable.")
-@click.option("--size", help="One size (default: the family's largest default size).")
+@click.option("--size", help="One size (default: the family's largest default shape).")
+@click.option("--shape", help="One shape, e.g. M=16,N=4096,K=4096 (instead of --size).")
 @click.option("--dtype", help="One dtype (default float32).")
 @click.option("--nsys-path", help="The nsys executable (default: PATH, then NVIDIA's folders).")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=120,
@@ -229,12 +257,12 @@ def ncu(family, variants, size, dtype, set_name, sections, metrics, ncu_path, ti
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Folder for the reports (default: profiles/<run-id>).")
 @click.option("--json", "as_json", is_flag=True, help="Kernels and NVTX ranges as JSON.")
-def nsys(family, variants, size, dtype, nsys_path, timeout_s, kernels_dirs, out, as_json):
+def nsys(family, variants, size, shape, dtype, nsys_path, timeout_s, kernels_dirs, out, as_json):
     """Nsight Systems on FAMILY's variants: the measured call's kernels and NVTX range."""
     from gpubench.commands.nsys import NsysCommand, NsysOptions
 
     def body() -> int:
-        return NsysCommand(family, split_names(variants), parse_size(size) if size else None,
+        return NsysCommand(family, split_names(variants), one_shape(size, shape),
                            parse_dtype(dtype) if dtype else None,
                            NsysOptions(nsys_path, timeout_s), out, as_json,
                            make_console(stderr=as_json), tuple(kernels_dirs)).execute()
@@ -247,7 +275,7 @@ def nsys(family, variants, size, dtype, nsys_path, timeout_s, kernels_dirs, out,
 
 @cli.command()
 @click.argument("families", nargs=-1)
-@click.option("--sizes", help="Comma-separated sizes (default: the family's).")
+@shape_options
 @click.option("--dtype", "dtypes", multiple=True, help="Dtype(s), as for run (default float32).")
 @click.option("--variants", multiple=True, help="Only these variants (repeatable).")
 @click.option("--kernels-dir", "kernels_dirs", multiple=True, type=click.Path(path_type=Path),
@@ -261,15 +289,15 @@ def nsys(family, variants, size, dtype, nsys_path, timeout_s, kernels_dirs, out,
               show_default=True, help="Where to run.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Folder for trace.json (default: profiles/<run-id>).")
-def trace(families, sizes, dtypes, variants, kernels_dirs, iterations, compress, timeout_s,
-          device, out):
+def trace(families, sizes, shapes, axes, dtypes, variants, kernels_dirs, iterations, compress,
+          timeout_s, device, out):
     """A Chrome/Perfetto trace of each variant (torch.profiler), with a kernel summary."""
     from gpubench.commands.trace import TraceCommand
 
     def body() -> int:
         names = split_names(dtypes)
         chosen_dtypes = (("all",) if "all" in names else parse_dtypes(names)) if names else None
-        return TraceCommand(split_names(families), parse_sizes(sizes) if sizes else None,
+        return TraceCommand(split_names(families), shape_choice(sizes, shapes, axes),
                             chosen_dtypes, split_names(variants), tuple(kernels_dirs),
                             iterations, compress, timeout_s, out, device,
                             make_console()).execute()

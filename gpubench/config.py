@@ -1,10 +1,17 @@
 """Suite files: configs/*.toml -> a validated RunConfig.
 
-A suite names families, sizes, dtypes and timing settings. Every key is
+A suite names families, shapes, dtypes and timing settings. Every key is
 checked: an unknown key or a bad value is an error that names the file and the
 key (with a suggestion for typos), because a silently ignored `warmpu_ms`
 means a benchmark measured with settings nobody chose. Command-line options
 override the file; the file overrides the defaults.
+
+Shapes, per family or for all:
+    sizes = [1024, "2^12"]                  one number per shape (one-axis families, or
+    [sizes] matmul = [1024, 4096]           families that say how a number fills every axis)
+    [shapes] matmul = ["M=16,N=4096,K=4096", {M = 8192, N = 8192, K = 128}]
+    [axes] softmax = {cols = [128, 1000]}   sweep axes, the others at their defaults
+    [axes] cols = [128, 1000]               (a list: for every family)
 """
 
 from __future__ import annotations
@@ -14,46 +21,30 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gpubench.errors import ConfigError, GpubenchError, did_you_mean
-from gpubench.parsing import parse_dtypes, parse_sizes
-from gpubench.stopping import TimingSettings
-from gpubench.timers import GPU_MODES
+from gpubench.parsing import parse_dtypes, parse_size, parse_sizes
+from gpubench.records.settings import USER_KEYS, TimingSettings, with_user_values
+from gpubench.records.shape import ShapeChoice, parse_shape
 
 
 @dataclass(frozen=True)
 class RunConfig:
     families: tuple[str, ...] = ()
-    sizes: tuple[int, ...] | None = None  # for every family
-    family_sizes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    shapes: ShapeChoice = field(default_factory=ShapeChoice)  # for every family
+    family_shapes: dict[str, ShapeChoice] = field(default_factory=dict)
     dtypes: tuple[str, ...] | None = None
     variants: tuple[str, ...] = ()
     kernels_dirs: tuple[Path, ...] = ()
     timing: TimingSettings = field(default_factory=TimingSettings)
-    modes: tuple[str, ...] = ("cold",)
-    remeasure_throttled: bool = False
-    timeout_s: float = 120.0
-    build_timeout_s: float = 600.0
     seed: int | None = None
 
-    def sizes_for(self, family: str) -> tuple[int, ...] | None:
-        return self.sizes or self.family_sizes.get(family)
+    def shapes_for(self, family: str) -> ShapeChoice:
+        """What to run for `family`: a choice for every family wins (the command line's),
+        else the family's own table, else nothing (the family's defaults)."""
+        return self.shapes if self.shapes else self.family_shapes.get(family, ShapeChoice())
 
 
-_TOP_KEYS = {"families", "sizes", "dtypes", "variants", "kernels_dirs", "seed", "timing"}
-# key -> (TimingSettings field or RunConfig field, converter from the file's unit)
-_TIMING_KEYS = {
-    "warmup_ms": ("warmup_s", lambda v: _positive(v) / 1e3),
-    "min_time_ms": ("min_time_s", lambda v: _positive(v) / 1e3),
-    "max_time_ms": ("max_time_s", lambda v: _positive(v) / 1e3),
-    "target_ci_pct": ("target_rel_ci", lambda v: _positive(v) / 100),
-    "min_samples": ("min_samples", lambda v: _count(v)),
-    "max_samples": ("max_samples", lambda v: _count(v)),
-    "modes": ("modes", lambda v: parse_modes(_names(v))),
-    "remeasure_throttled": ("remeasure_throttled", lambda v: _boolean(v)),
-    "timeout_s": ("timeout_s", lambda v: _positive(v)),
-    "build_timeout_s": ("build_timeout_s", lambda v: _positive(v)),
-}
-# Keys of [timing] that configure the run rather than one measurement.
-_RUN_LEVEL = ("modes", "remeasure_throttled", "timeout_s", "build_timeout_s")
+_TOP_KEYS = {"families", "sizes", "shapes", "axes", "dtypes", "variants", "kernels_dirs",
+             "seed", "timing"}
 
 
 def load_config(path: Path | str) -> RunConfig:
@@ -87,33 +78,90 @@ def _from_dict(data: dict, path: Path) -> RunConfig:
     if "seed" in data:
         with _key(path, "seed"):
             config = replace(config, seed=_count(data["seed"], minimum=0))
+    config = _with_shapes(config, data, path)
+    return replace(config, timing=_timing(data.get("timing", {}), path))
+
+
+# ---------------------------------------------------------------- shapes
+
+
+def _with_shapes(config: RunConfig, data: dict, path: Path) -> RunConfig:
+    """Collect sizes / shapes / axes into one ShapeChoice for all families (top-level
+    lists) and one per family (tables)."""
+    common: dict = {"sizes": (), "shapes": (), "axes": ()}
+    per_family: dict[str, dict] = {}
+
+    def add(family: str | None, kind: str, value, where: str) -> None:
+        target = common if family is None else per_family.setdefault(
+            family, {"sizes": (), "shapes": (), "axes": ()})
+        with _key(path, where):
+            target[kind] = (*target[kind], *_READERS[kind](value))
+
     if "sizes" in data:
-        config = _with_sizes(config, data["sizes"], path)
-    return _with_timing(config, data.get("timing", {}), path)
+        sizes = data["sizes"]
+        if isinstance(sizes, dict):
+            for family, values in sizes.items():
+                add(family, "sizes", values, f"sizes.{family}")
+        else:
+            add(None, "sizes", sizes, "sizes")
+    if "shapes" in data:
+        with _key(path, "shapes"):
+            _table(data["shapes"], "a table of family = [shapes] ([shapes])")
+        for family, values in data["shapes"].items():
+            add(family, "shapes", values, f"shapes.{family}")
+    if "axes" in data:
+        with _key(path, "axes"):
+            _table(data["axes"], "a table ([axes])")
+        for name, value in data["axes"].items():
+            if isinstance(value, dict):
+                for axis, values in value.items():
+                    add(name, "axes", {axis: values}, f"axes.{name}.{axis}")
+            else:
+                add(None, "axes", {name: value}, f"axes.{name}")
+    config = replace(config, family_shapes={
+        family: ShapeChoice(**kinds, origin=f"{path}: the shapes of '{family}'")
+        for family, kinds in per_family.items()})
+    if any(common.values()):
+        config = replace(config, shapes=ShapeChoice(**common, origin=f"{path}"))
+    return config
 
 
-def _with_sizes(config: RunConfig, sizes, path: Path) -> RunConfig:
-    if isinstance(sizes, dict):
-        per_family = {}
-        for family, values in sizes.items():
-            with _key(path, f"sizes.{family}"):
-                per_family[family] = parse_sizes(_list(values))
-        return replace(config, family_sizes=per_family)
-    with _key(path, "sizes"):
-        return replace(config, sizes=parse_sizes(_list(sizes)))
+def _read_sizes(value) -> tuple[int, ...]:
+    return parse_sizes(_list(value))
 
 
-def _with_timing(config: RunConfig, timing, path: Path) -> RunConfig:
+def _read_shapes(value) -> tuple[dict, ...]:
+    """Each shape a string 'M=16,N=4096,K=4096' or an inline table {M = 16, ...}."""
+    shapes = []
+    for item in _list(value):
+        if isinstance(item, str):
+            shapes.append(parse_shape(item))
+        elif isinstance(item, dict):
+            shapes.append({str(k): parse_size(v) for k, v in item.items()})
+        else:
+            raise ValueError(f"a shape is 'M=16,N=4096' or {{M = 16, N = 4096}}, got {item!r}")
+    return tuple(shapes)
+
+
+def _read_axes(value: dict) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    return tuple((axis, parse_sizes(_list(values))) for axis, values in value.items())
+
+
+_READERS = {"sizes": _read_sizes, "shapes": _read_shapes, "axes": _read_axes}
+
+
+# ---------------------------------------------------------------- timing
+
+
+def _timing(timing, path: Path) -> TimingSettings:
     if not isinstance(timing, dict):
         raise ConfigError(f"{path}: key 'timing' must be a table ([timing])")
-    _reject_unknown(timing, set(_TIMING_KEYS), path, "timing.")
-    settings = {}
-    for key, value in timing.items():
-        name, convert = _TIMING_KEYS[key]
-        with _key(path, f"timing.{key}"):
-            settings[name] = convert(value)
-    run_level = {k: settings.pop(k) for k in _RUN_LEVEL if k in settings}
-    return replace(config, timing=replace(config.timing, **settings), **run_level)
+    _reject_unknown(timing, set(USER_KEYS), path, "timing.")
+
+    def fail(key: str, exc: Exception):
+        raise ConfigError(f"{path}: key 'timing.{key}': {exc}") from None
+
+    return with_user_values(TimingSettings(), timing, fail)
 
 
 # ---------------------------------------------------------------- validation
@@ -144,6 +192,12 @@ def _reject_unknown(data: dict, allowed: set[str], path: Path, prefix: str) -> N
                               f"known: {', '.join(sorted(allowed))}")
 
 
+def _table(value, what: str) -> dict:
+    if not isinstance(value, dict):
+        raise ValueError(f"expected {what}, got {value!r}")
+    return value
+
+
 def _list(value) -> list:
     if not isinstance(value, list):
         raise ValueError(f"expected a list, got {value!r}")
@@ -162,35 +216,7 @@ def _dtypes(value) -> tuple[str, ...]:
     return ("all",) if items == ("all",) else parse_dtypes(items)
 
 
-def parse_modes(names) -> tuple[str, ...]:
-    """Timing modes from 'cold,wall' or a list; 'all' for every GPU mode."""
-    from gpubench.errors import unknown_name
-    from gpubench.parsing import split_names
-
-    chosen = split_names(names)
-    if "all" in chosen:
-        return GPU_MODES
-    for mode in chosen:
-        if mode not in GPU_MODES:
-            raise unknown_name("timing mode", mode, GPU_MODES)
-    if not chosen:
-        raise ValueError("no timing mode given")
-    return chosen
-
-
-def _positive(value) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ValueError(f"expected a positive number, got {value!r}")
-    return float(value)
-
-
 def _count(value, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"expected a whole number >= {minimum}, got {value!r}")
-    return value
-
-
-def _boolean(value) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"expected true or false, got {value!r}")
     return value

@@ -86,7 +86,10 @@ class SectionMissing(ProfilerError):
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """' (did you mean: a, b?)' for close matches, or '' when nothing is close."""
-    close = difflib.get_close_matches(name, list(choices), n=3, cutoff=0.5)
+    choices = list(choices)
+    # Case first: axis names are short ('k' vs 'K'), where difflib's ratio sees no match.
+    close = [c for c in choices if c.lower() == name.lower() and c != name]
+    close = close or difflib.get_close_matches(name, choices, n=3, cutoff=0.5)
     return f" (did you mean: {', '.join(close)}?)" if close else ""
 
 

@@ -25,7 +25,8 @@ from gpubench.check import compare, poison
 from gpubench.clocks import ClockMonitor
 from gpubench.discovery import import_kernel_file, load_family
 from gpubench.errors import SpecError
-from gpubench.protocol import Task
+from gpubench.records.measurement import Measurement
+from gpubench.records.point import Task
 from gpubench.spec import CudaVariant, Family, Machine, TorchVariant, TritonVariant, Variant
 from gpubench.timers import make_timer, modes_for_device
 
@@ -97,8 +98,8 @@ class Executor:
         if not check.passed:
             return {**result, "status": "fail", "error": "output differs from the reference"}
         self.report_phase("time")
-        timings = {mode: self._time_mode(mode, fn, group, family, task)
-                   for mode in modes_for_device(task.modes, self.machine.device)}
+        timings = {mode: self._time_mode(mode, fn, group, family, task).to_dict()
+                   for mode in modes_for_device(task.timing.modes, self.machine.device)}
         return {**result, "status": "ok", "timings": timings}
 
     def prepare_for_trace(self, task: Task) -> tuple[Callable, Group]:
@@ -108,7 +109,7 @@ class Executor:
 
         family = self._family(task)
         fn, _ = self.load_variant(family, family.variant(task.variant))
-        key = (task.family_dir, task.size, task.dtype, task.seed)
+        key = (task.family_dir, task.shape, task.dtype, task.seed)
         group = _make_group(family, task, self.machine.device, key)
         _, check = self._check(fn, group, family, task)
         _synchronize(torch, self.machine)
@@ -173,7 +174,7 @@ class Executor:
                             variant.cuda_flags, variant.cflags)
 
     def _group(self, family: Family, task: Task) -> Group:
-        key = (task.family_dir, task.size, task.dtype, task.seed)
+        key = (task.family_dir, task.shape, task.dtype, task.seed)
         if self.group is None or self.group.key != key:
             self.group = None  # free the previous group's memory before allocating
             self.group = _make_group(family, task, self.machine.device, key)
@@ -191,28 +192,24 @@ class Executor:
         return first_call_s, compare(group.out, group.check_ref, *family.tolerance(task.dtype))
 
     def _time_mode(self, mode: str, fn: Callable, group: Group, family: Family,
-                   task: Task) -> dict:
+                   task: Task) -> Measurement:
         """Time one mode; then check the timed calls' output again (fresh inputs, so a
         kernel that caches its first answer fails here). Errors stay with the mode."""
         try:
             timing, clocks = self._measure(mode, fn, group, task)
-            if task.remeasure_throttled and clocks and clocks.get("slowed_down"):
+            if task.timing.remeasure_throttled and clocks and clocks.get("slowed_down"):
                 timing, clocks = self._measure(mode, fn, group, task)
                 clocks["remeasured"] = True
         except Exception as exc:
             if _is_cuda_fault(exc):
                 raise
-            return {"error": f"{mode} timing failed: {_one_line(exc)}"}
+            return Measurement(mode, error=f"{mode} timing failed: {_one_line(exc)}")
         recheck = compare(group.out, group.time_ref, *family.tolerance(task.dtype))
-        payload = {"samples_s": timing.samples_s, "method": timing.method, "mode": timing.mode,
-                   "warmup_calls": timing.warmup_calls, "warmup_s": timing.warmup_s,
-                   "stop_reason": timing.stop_reason, "sampling_s": timing.sampling_s,
-                   "target_rel_ci": task.timing.target_rel_ci, "details": timing.details,
-                   "clocks": clocks, "recheck": recheck.to_dict()}
-        if not recheck.passed:
-            payload.update(error="output of the timed calls differs from the reference",
-                           recheck_failed=True)
-        return payload
+        failed = not recheck.passed
+        return timing.completed(
+            target_rel_ci=task.timing.target_rel_ci, clocks=clocks, recheck=recheck.to_dict(),
+            error="output of the timed calls differs from the reference" if failed else None,
+            recheck_failed=failed)
 
     def _measure(self, mode: str, fn: Callable, group: Group, task: Task):
         timer = self._timer(mode, task)
@@ -241,7 +238,7 @@ def _make_group(family: Family, task: Task, device: str, key: tuple) -> Group:
     check_ref = _reference(family, check_inputs)
     time_ref = _reference(family, time_inputs)
     if family.make_output is not None:
-        out = family.make_output(task.size, dtype, device)
+        out = family.output(task.shape, dtype, device)
     else:
         out = torch.empty(check_ref.shape, dtype=dtype, device=device)
     return Group(key, check_inputs, check_ref, time_inputs, time_ref, out)
@@ -252,7 +249,7 @@ def _inputs(family: Family, task: Task, dtype, device: str, seed: int) -> tuple:
     import torch
 
     torch.manual_seed(seed)
-    inputs = family.make_inputs(task.size, dtype, device)
+    inputs = family.inputs(task.shape, dtype, device)
     inputs = inputs if isinstance(inputs, tuple | list) else (inputs,)
     for index, tensor in enumerate(inputs):
         if isinstance(tensor, torch.Tensor) and tensor.numel() and not tensor.any():

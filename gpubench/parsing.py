@@ -33,20 +33,29 @@ DTYPE_ALIASES = {
 MAX_SIZE = 2**40
 
 _POWER = re.compile(r"^(\d+)\s*(?:\^|\*\*)\s*(\d+)$")
+# Binary multiples, as kernel engineers mean them: 4k = 4096 (a tile count, a
+# head dim, a context length), 1M = 2^20 elements. 'm' is left out on purpose:
+# it reads as milli as often as mega.
+_SUFFIXES = {"k": 2**10, "K": 2**10, "M": 2**20, "G": 2**30}
+_SCALED = re.compile(r"^(\d+)([kKMG])$")
 
 
 def parse_size(text: str) -> int:
-    """One size: '4096', '2^20', '2**20' or '16_777_216'. Must be a positive integer."""
+    """One size: '4096', '2^20', '2**20', '16_777_216', '4k' (4096) or '1M' (2^20).
+    Must be a positive integer."""
     raw = str(text).strip().replace("_", "")
     power = _POWER.match(raw)
+    scaled = _SCALED.match(raw)
     if power:
         base, exp = int(power.group(1)), int(power.group(2))
         value = base**exp if exp <= 64 else MAX_SIZE + 1
+    elif scaled:
+        value = int(scaled.group(1)) * _SUFFIXES[scaled.group(2)]
     elif re.fullmatch(r"[+-]?\d+", raw):
         value = int(raw)
     else:
         raise UsageError(
-            f"invalid size '{text}': sizes are positive integers such as 4096 or 2^20"
+            f"invalid size '{text}': sizes are positive integers such as 4096, 2^20, 4k or 1M"
         )
     if value <= 0:
         raise UsageError(f"invalid size '{text}': sizes must be positive")
@@ -107,8 +116,12 @@ def split_names(values: tuple[str, ...] | list[str] | str | None) -> tuple[str, 
     return tuple(names)
 
 
+# Up to 2^16 a number reads at a glance (M=4096, cols=32768); past it, 2^20 beats 1048576.
+_POWER_LABEL_FROM = 2**17
+
+
 def format_size(size: int) -> str:
-    """4096 -> '4096', 1048576 -> '2^20': powers of two are how kernel people read sizes."""
-    if size >= 1024 and size & (size - 1) == 0:
+    """4096 -> '4096', 1048576 -> '2^20': large powers of two are how kernel people read sizes."""
+    if size >= _POWER_LABEL_FROM and size & (size - 1) == 0:
         return f"2^{size.bit_length() - 1}"
     return str(size)

@@ -9,39 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
 
-from gpubench.stopping import TimingSettings
+from gpubench.records.point import Task
 
-
-@dataclass(frozen=True)
-class Task:
-    """One (family, variant, size, dtype) point to build, check and time."""
-
-    id: int
-    family: str
-    family_dir: str
-    variant: str
-    size: int
-    dtype: str
-    seed: int
-    timing: TimingSettings = field(default_factory=TimingSettings)
-    modes: tuple[str, ...] = ("cold",)
-    remeasure_throttled: bool = False
-
-    @property
-    def label(self) -> str:
-        return f"{self.family}/{self.variant}/{self.size}/{self.dtype}"
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_json(cls, text: str) -> Task:
-        data = json.loads(text)
-        data["timing"] = TimingSettings(**data.get("timing", {}))
-        data["modes"] = tuple(data.get("modes", ("cold",)))
-        return cls(**data)
+__all__ = ["LineReader", "Task", "read_result", "send"]
 
 
 def read_result(path) -> dict:

@@ -13,30 +13,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 
-from gpubench import results as R
 from gpubench.plan import Point
-from gpubench.protocol import Task
-from gpubench.stopping import TimingSettings
+from gpubench.records import result as R
+from gpubench.records.derive import finish_group
+from gpubench.records.measurement import Measurement
+from gpubench.records.settings import TimingSettings
 from gpubench.workers import WorkerDied, WorkerProcess, WorkerTimeout
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    device: str  # "cuda" or "cpu"
-    log_dir: Path
-    timing: TimingSettings = field(default_factory=TimingSettings)
-    modes: tuple[str, ...] = ("cold",)
-    remeasure_throttled: bool = False
-    # A point's check and timing take ~1 s; 120 s leaves room for a 100 ms
-    # kernel's warmup and samples, and a hung kernel is given up within 2 minutes.
-    timeout_s: float = 120.0
-    # A cold load_inline build is 20-35 s with torch headers; 600 s is generous
-    # even on 2 cores, yet ends a compiler stuck for good.
-    build_timeout_s: float = 600.0
 
 
 @dataclass
@@ -51,8 +37,12 @@ class RunCallbacks:
 
 
 class Runner:
-    def __init__(self, settings: RunSettings, callbacks: RunCallbacks | None = None):
-        self.settings = settings
+    """Runs points on `device` ("cuda" or "cpu") with one TimingSettings for all of them;
+    worker logs go to log_dir."""
+
+    def __init__(self, device: str, log_dir: Path, timing: TimingSettings,
+                 callbacks: RunCallbacks | None = None):
+        self.device, self.log_dir, self.timing = device, log_dir, timing
         self.callbacks = callbacks or RunCallbacks()
         self.worker: WorkerProcess | None = None
         self.workers_started = 0
@@ -74,9 +64,9 @@ class Runner:
                 group = []
         except KeyboardInterrupt:
             self._stop_worker()
-            done = {(r.family, r.variant, r.size, r.dtype) for r in self.results}
+            done = {r.key for r in self.results}
             for point in points:
-                if (point.family.name, point.variant.name, point.size, point.dtype) in done:
+                if point.key(self._modes()[0]) in done:
                     continue
                 rows = self._expand(point, R.NOT_RUN, "interrupted (Ctrl-C)")
                 self.results.extend(rows)
@@ -95,12 +85,9 @@ class Runner:
         self.callbacks.point_started(point)
         if point.skip:
             return self._expand(point, R.SKIPPED, point.skip)
-        task = Task(index, point.family.name, str(point.family.directory), point.variant.name,
-                    point.size, point.dtype, point.seed, self.settings.timing,
-                    self.settings.modes, self.settings.remeasure_throttled)
         try:
             worker = self._live_worker()
-            worker.send(task)
+            worker.send(point.task(index, self.timing))
             payload = self._await_result(worker, point)
         except WorkerTimeout as timeout:
             self._kill_worker()
@@ -110,24 +97,19 @@ class Runner:
             return self._expand(point, R.CRASHED, str(death))
         if payload.get("status") == R.CRASHED:  # a CUDA fault; the worker exits by itself
             self._kill_worker()
-        return R.from_payload(_blank(point, R.ERROR, None), payload, self._modes())
+        return results_from_payload(point, payload, self._modes())
 
     def _modes(self) -> tuple[str, ...]:
         from gpubench.timers import modes_for_device
 
-        return modes_for_device(self.settings.modes, self.settings.device)
+        return modes_for_device(self.timing.modes, self.device)
 
     def _expand(self, point: Point, status: str, error: str | None) -> list[R.Result]:
-        rows = []
-        for mode in self._modes():
-            row = _blank(point, status, error)
-            row.mode = mode
-            rows.append(row)
-        return rows
+        return [point.result(mode, status, error=error) for mode in self._modes()]
 
     def _await_result(self, worker: WorkerProcess, point: Point) -> dict:
         phase = "start"
-        deadline = time.monotonic() + self.settings.build_timeout_s
+        deadline = time.monotonic() + self.timing.build_timeout_s
         while True:
             try:
                 message = worker.next_message(deadline)
@@ -143,16 +125,16 @@ class Runner:
                 return message["result"]
 
     def _limit(self, phase: str) -> float:
-        return self.settings.build_timeout_s if phase in ("start", "build") \
-            else self.settings.timeout_s
+        return self.timing.build_timeout_s if phase in ("start", "build") \
+            else self.timing.timeout_s
 
     # ------------------------------------------------------------ workers
 
     def _live_worker(self) -> WorkerProcess:
         if self.worker is None:
             self.workers_started += 1
-            log = self.settings.log_dir / f"worker-{self.workers_started}.log"
-            worker = WorkerProcess(self.settings.device, log)
+            log = self.log_dir / f"worker-{self.workers_started}.log"
+            worker = WorkerProcess(self.device, log)
             try:
                 env = worker.start()
             except WorkerTimeout:
@@ -175,22 +157,41 @@ class Runner:
             self.worker = None
 
     def _finish_group(self, group: list[R.Result]) -> None:
-        if group:
-            R.finish_group(group, self.env.get("ceilings"))
-            self.callbacks.group_done(list(group))
+        """Derive the group's speedups, roofline and warnings; the finished rows replace
+        the raw ones in self.results, in place (point keys are unique within a run)."""
+        if not group:
+            return
+        finished = finish_group(group, self.env.get("ceilings"))
+        self.replace(finished)
+        self.callbacks.group_done(finished)
+
+    def replace(self, rows: list[R.Result]) -> None:
+        """Put newer versions of results in place (matched by point key, unique in a run)."""
+        by_key = {r.key: r for r in rows}
+        self.results[:] = [by_key.get(r.key, r) for r in self.results]
 
 
-def _group_of(group: list[R.Result]) -> tuple[str, str, int]:
-    return (group[-1].family, group[-1].dtype, group[-1].size)
+def _group_of(group: list[R.Result]) -> tuple:
+    return (group[-1].family, group[-1].dtype, group[-1].shape)
 
 
-def _blank(point: Point, status: str, error: str | None) -> R.Result:
-    """A result with the point's identity and cost model, before any measurement."""
-    family, size = point.family, point.size
-    return R.Result(
-        family=family.name, variant=point.variant.name, kind=point.variant.kind, size=size,
-        dtype=point.dtype, status=status, baseline=point.variant.baseline, error=error,
-        flops=float(family.flops(size)),
-        bytes_moved=float(family.bytes_moved(size, R.ITEMSIZE.get(point.dtype, 4))),
-        seed=point.seed,
-    )
+def results_from_payload(point: Point, payload: dict, modes: tuple[str, ...]) -> list[R.Result]:
+    """One Result per timing mode from a worker's result message (same check, same build).
+    A mode whose timing failed, or whose timed output failed the re-check, fails alone."""
+    build = dict(payload.get("build") or {})
+    if payload.get("build_log"):
+        build["log"] = payload["build_log"]
+    timings = payload.get("timings") or {}
+    rows = []
+    for mode in modes:
+        status, error = payload.get("status", R.ERROR), payload.get("error")
+        measurement = Measurement.from_dict(timings[mode]) if mode in timings else None
+        if status == R.OK and measurement is None:
+            status, error = R.ERROR, f"the worker sent no '{mode}' timing"
+        elif status == R.OK and measurement.error:
+            status = R.FAIL if measurement.recheck_failed else R.ERROR
+            error = measurement.error
+        rows.append(point.result(mode, status, error=error, measurement=measurement,
+                                 check=payload.get("check"), build=build,
+                                 device=payload.get("device", "")))
+    return rows

@@ -17,8 +17,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpubench.errors import SpecError
+from gpubench.errors import SpecError, UsageError
 from gpubench.parsing import DTYPE_ALIASES, parse_dtypes
+from gpubench.records.shape import Axis, Shape, make_shape
+
+__all__ = ["Axis", "CudaVariant", "Family", "Machine", "Shape", "TorchVariant", "TritonVariant",
+           "Variant"]
 
 KNOWN_DTYPES = frozenset(DTYPE_ALIASES.values())
 
@@ -174,25 +178,43 @@ DEFAULT_TOLERANCES: Mapping[str, tuple[float, float]] = {
 
 @dataclass(frozen=True)
 class Family:
-    """A problem, its reference, its inputs, its cost model and its variants.
+    """A problem, its axes, its reference, its inputs, its cost model and its variants.
 
-    reference(*inputs) -> tensor      computed on float64 copies of the inputs
-    make_inputs(size, dtype, device)  fresh random tensors (the harness seeds torch first)
-    flops(size)                       floating-point operations of one call
-    bytes_moved(size, itemsize)       the fewest bytes one call must move through memory
+    axes        the problem's dimensions, e.g. (Axis("M"), Axis("N"), Axis("K")); each
+                may carry a default (what an `--axis` sweep uses for the others)
+    shapes      default shapes on a GPU, as mappings {"M": 4096, ...}; cpu_shapes without one
+    fill        optional n -> shape: how one number (`--sizes 1024`) fills every axis
+    check_shape optional shape -> None or the reason the family refuses that shape
+
+    reference(*inputs) -> tensor          computed on float64 copies of the inputs
+    make_inputs(shape, dtype, device)     fresh random tensors (the harness seeds torch first)
+    flops(shape)                          floating-point operations of one call
+    bytes_moved(shape, itemsize)          the fewest bytes one call must move through memory
+    make_output(shape, dtype, device)     optional: the output buffer (default: like the
+                                          reference's result)
+    where `shape` is a Mapping axis -> int (shape["M"]).
+
+    One-axis families written before axes existed still work unchanged: without
+    `axes`, the one axis is named `size_name`, `sizes`/`cpu_sizes` are its values, and
+    the callables receive the plain int, as before.
     """
 
     reference: Callable
     make_inputs: Callable
-    flops: Callable[[int], float]
-    bytes_moved: Callable[[int, int], float]
+    flops: Callable
+    bytes_moved: Callable
     variants: tuple[Variant, ...]
     dtypes: tuple[str, ...] = ("float32",)
+    axes: tuple[Axis | str, ...] | None = None
+    shapes: tuple[Mapping, ...] = ()
+    cpu_shapes: tuple[Mapping, ...] = ()
+    fill: Callable[[int], Mapping] | None = None
+    check_shape: Callable[[Shape], str | None] | None = None
     sizes: tuple[int, ...] = ()
     cpu_sizes: tuple[int, ...] = ()
     tolerances: Mapping[str, tuple[float, float]] = field(default_factory=dict)
-    make_output: Callable | None = None  # (size, dtype, device) -> empty tensor
-    size_name: str = "n"  # what a size means, for table titles: "n" elements, "N" for N x N
+    make_output: Callable | None = None
+    size_name: str = "n"  # the axis name of a family without `axes`
     description: str = ""
     name: str = ""  # set by discovery from the folder name
     directory: Path | None = None  # set by discovery
@@ -203,6 +225,17 @@ class Family:
         for attr in ("reference", "make_inputs", "flops", "bytes_moved"):
             if not callable(getattr(self, attr)):
                 raise SpecError(f"Family.{attr} must be callable")
+        self._check_variants()
+        # Not a field: whether the callables take a plain int (no `axes` declared).
+        object.__setattr__(self, "_legacy", self.axes is None)
+        object.__setattr__(self, "axes", _checked_axes(self.axes, self.size_name))
+        for attr in ("sizes", "cpu_sizes", "shapes", "cpu_shapes"):
+            object.__setattr__(self, attr, tuple(getattr(self, attr)))
+        if self.sizes and len(self.axes) > 1 and self.fill is None:
+            raise SpecError(f"Family.sizes needs one axis or fill=: this family has axes "
+                            f"{', '.join(self.axis_names)}; declare shapes=({{...}},) instead")
+
+    def _check_variants(self) -> None:
         if not self.variants:
             raise SpecError("Family.variants is empty")
         names = [v.name for v in self.variants]
@@ -215,6 +248,69 @@ class Family:
             extra = set(v.dtypes or ()) - set(self.dtypes)
             if extra:
                 raise SpecError(f"variant '{v.name}' lists dtypes the family lacks: {extra}")
+
+    # ------------------------------------------------------------ axes and shapes
+
+    @property
+    def legacy(self) -> bool:
+        """Declared without `axes`: callables take the one axis as a plain int."""
+        return self._legacy
+
+    @property
+    def axis_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.axes)
+
+    def shape_of(self, given: Mapping) -> Shape:
+        """A complete, checked Shape of this family (UsageError naming family and axis)."""
+        shape = make_shape(self.name, self.axes, given)
+        reason = self.check_shape(shape) if self.check_shape is not None else None
+        if reason:
+            raise UsageError(f"family '{self.name}' refuses shape {shape.text()}: {reason}")
+        return shape
+
+    def shape_from_size(self, size: int) -> Shape:
+        """One number -> a shape: the one axis, or every axis through `fill`."""
+        if len(self.axes) == 1:
+            return self.shape_of({self.axes[0].name: size})
+        if self.fill is None:
+            raise UsageError(
+                f"family '{self.name}' has axes {', '.join(self.axis_names)} and no rule for "
+                f"one number (--sizes {size}): name shapes with --shape "
+                f"{','.join(f'{a}=...' for a in self.axis_names)} or sweep with --axis "
+                f"{self.axis_names[-1]}=...")
+        try:
+            filled = dict(self.fill(size))
+        except Exception as exc:
+            raise SpecError(f"family '{self.name}': fill({size}) failed: {exc}") from None
+        return self.shape_of(filled)
+
+    def default_shapes(self, machine: Machine) -> tuple[Shape, ...]:
+        """GPU shapes fill the chip; CPU shapes keep a no-GPU run (interpreter included) short."""
+        cpu = not machine.has_cuda
+        shapes = (self.cpu_shapes if cpu and self.cpu_shapes else self.shapes)
+        if shapes:
+            return tuple(self.shape_of(dict(s)) for s in shapes)
+        sizes = self.cpu_sizes if cpu and self.cpu_sizes else self.sizes
+        return tuple(self.shape_from_size(n) for n in sizes)
+
+    # ------------------------------------------------------------ the callables, by shape
+
+    def _arg(self, shape: Shape):
+        return shape[self.axes[0].name] if self.legacy else shape
+
+    def inputs(self, shape: Shape, dtype, device: str):
+        return self.make_inputs(self._arg(shape), dtype, device)
+
+    def flop_count(self, shape: Shape) -> float:
+        return float(self.flops(self._arg(shape)))
+
+    def byte_count(self, shape: Shape, itemsize: int) -> float:
+        return float(self.bytes_moved(self._arg(shape), itemsize))
+
+    def output(self, shape: Shape, dtype, device: str):
+        return self.make_output(self._arg(shape), dtype, device)
+
+    # ------------------------------------------------------------ the rest
 
     @property
     def baseline(self) -> Variant | None:
@@ -229,11 +325,29 @@ class Family:
     def tolerance(self, dtype: str) -> tuple[float, float]:
         return tuple(self.tolerances.get(dtype, DEFAULT_TOLERANCES[dtype]))
 
-    def default_sizes(self, machine: Machine) -> tuple[int, ...]:
-        """GPU sizes fill the chip; CPU sizes keep a no-GPU run (interpreter included) short."""
-        if machine.has_cuda or not self.cpu_sizes:
-            return self.sizes
-        return self.cpu_sizes
+
+def _checked_axes(axes, size_name: str) -> tuple[Axis, ...]:
+    """Axes as Axis objects; a family without them has one axis named `size_name`."""
+    from gpubench.records.result import RESERVED_COLUMNS
+
+    if axes is None:
+        declared = (Axis(size_name),)
+    else:
+        if isinstance(axes, str | Axis):
+            axes = (axes,)
+        try:
+            declared = tuple(a if isinstance(a, Axis) else Axis(str(a)) for a in axes)
+        except ValueError as exc:
+            raise SpecError(f"Family.axes: {exc}") from None
+        if not declared:
+            raise SpecError("Family.axes is empty: declare at least one axis")
+    names = [a.name for a in declared]
+    if len(set(names)) != len(names):
+        raise SpecError(f"Family.axes repeats a name: {', '.join(names)}")
+    clash = sorted(set(names) & RESERVED_COLUMNS)
+    if clash:
+        raise SpecError(f"axis name(s) {', '.join(clash)} clash with result columns; rename")
+    return declared
 
 
 def _checked_dtypes(dtypes, owner: str) -> tuple[str, ...]:

@@ -9,33 +9,15 @@ settle in the time allowed, and the CI in the result says by how much.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from gpubench.records.settings import TimingSettings
 from gpubench.stats import median_ci_order, quantile
+
+__all__ = ["CONVERGED", "MAX_SAMPLES", "MAX_TIME", "TimingSettings", "next_batch_size",
+           "relative_ci", "stop_reason"]
 
 CONVERGED = "converged"
 MAX_TIME = "max_time"
 MAX_SAMPLES = "max_samples"
-
-
-@dataclass(frozen=True)
-class TimingSettings:
-    """How long to warm up and when to stop sampling; the defaults are justified in
-    docs/perf-notes.md (measured on an H100) and keep one point of a us-scale kernel
-    under ~1 s of wall time."""
-
-    # Clocks ramp from 345 MHz idle to 1980 MHz within a few ms of load; the rest
-    # of the 100 ms covers lazy module loading, autotuning and allocator growth.
-    warmup_s: float = 0.1
-    # The order-statistic CI needs >= 6 samples to be narrower than (min, max).
-    min_samples: int = 10
-    max_samples: int = 10_000
-    # At least 50 ms of samples, so one lucky batch cannot end the measurement.
-    min_time_s: float = 0.05
-    # Give up converging after 0.5 s: the point then costs ~0.7 s with warmup and check.
-    max_time_s: float = 0.5
-    # +-0.5% on the median: below the run-to-run differences worth acting on.
-    target_rel_ci: float = 0.005
 
 
 def stop_reason(samples: list[float], elapsed_s: float, settings: TimingSettings) -> str | None:

@@ -121,7 +121,7 @@ def _trace(device: str, tasks_file: str, out: str, result_file: str | None,
     from gpubench.spec import Machine
     from gpubench.tracing import trace_tasks
 
-    tasks = [Task.from_json(json.dumps(item)) for item in json.loads(Path(tasks_file).read_text())]
+    tasks = [Task.from_dict(item) for item in json.loads(Path(tasks_file).read_text())]
     executor = Executor(Machine(has_cuda=device == "cuda", has_triton=_has_module("triton")),
                         lambda phase: None)
     result = trace_tasks(executor, tasks, Path(out), iterations)

@@ -17,5 +17,7 @@ def test_measure_times_a_callable_with_the_host_clock_on_cpu():
     assert summary.n >= 10 and summary.ci_low <= summary.median <= summary.ci_high
     assert result.tflops > 0 and result.stop_reason in ("converged", "max_time", "max_samples")
     assert "host-clock" in result.method
-    record = result.to_json()
-    assert record["samples"] == len(record["samples_s"]) == summary.n
+    record = result.to_dict()
+    assert record["samples"] == len(record["measurement"]["samples_s"]) == summary.n
+    assert repr(result).startswith("<Result api/mm") and "us" in repr(result)  # short, no samples
+    assert len(repr(result)) < 160

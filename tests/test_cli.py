@@ -30,9 +30,9 @@ def test_square_runs_torch_triton_interpreter_and_cpu_cpp(gpubench):
     assert document["meta"]["seed"] == 3 and "gpubench" in document["meta"]["command"]
     run_dir = next((done.cwd / "profiles").iterdir())
     csv = (run_dir / "results.csv").read_text().splitlines()
-    assert csv[0].startswith("family,variant,kind,size,dtype,mode,status") and len(csv) == 4
+    assert csv[0].startswith("family,variant,kind,shape,n,dtype,mode,status") and len(csv) == 4
     assert {r["mode"] for r in rows.values()} == {"cpu"}
-    assert "square  n=2^12  float32" in done.stdout and "PASS" in done.stdout
+    assert "square  n=4096  float32" in done.stdout and "PASS" in done.stdout
 
 
 def test_second_process_reuses_the_cpp_build(gpubench):
@@ -75,6 +75,9 @@ def test_wrong_crashing_and_hanging_variants_fail_alone(gpubench):
     assert "SIGSEGV" in rows["segfault"]["error"] and "spec.py:" in rows["segfault"]["error"]
     assert rows["wrong"]["speedup_vs_baseline"] is None
     assert "FAIL" in done.stdout and "Traceback" not in done.output
+    # strict JSON although a FAIL row holds non-finite numbers (NaN outputs: inf error)
+    text = next((done.cwd / "profiles").glob("*/results.json")).read_text()
+    json.loads(text, parse_constant=lambda token: pytest.fail(f"non-JSON token {token}"))
 
 
 def test_compile_error_shows_file_and_line_and_others_still_run(gpubench):
@@ -93,8 +96,8 @@ def test_suite_file_selects_families_sizes_and_variants(gpubench, tmp_path):
                      '[sizes]\nsquare = [512, "2^10"]\n[timing]\nmax_time_ms = 20\nwarmup_ms = 5\n')
     done = gpubench("run", "--config", str(suite))
     assert done.code == 0, done.output
-    sizes = [r["size"] for r in done.results()["results"]]
-    assert sizes == [512, 1024]
+    sizes = [r["shape"] for r in done.results()["results"]]
+    assert sizes == [{"n": 512}, {"n": 1024}]
 
 
 @pytest.mark.parametrize("args, code, message", [
@@ -157,3 +160,74 @@ def test_ctrl_c_writes_what_was_measured(tmp_path, build_cache):
     status = {r["variant"]: r["status"] for r in document["results"]}
     assert status == {"torch": "ok", "hang": "not_run"}
     assert "Traceback" not in output
+
+
+# ---------------------------------------------------------------- shapes and run records
+
+
+def test_matmul_runs_named_shapes_with_one_column_per_axis(gpubench):
+    done = gpubench("run", "matmul", "--shape", "M=256,N=128,K=64", "--shape", "M=64,N=64,K=512",
+                    *FAST, "--device", "cpu")
+    assert done.code == 0, done.output
+    rows = done.results()["results"]
+    assert {r["status"] for r in rows if r["variant"] != "tiled"} == {"ok"}
+    assert [r["shape"] for r in rows if r["variant"] == "torch"] == [
+        {"M": 256, "N": 128, "K": 64}, {"M": 64, "N": 64, "K": 512}]
+    assert "matmul  M=256 N=128 K=64  float32" in done.stdout
+    run_dir = next((done.cwd / "profiles").glob("2*"))
+    header = (run_dir / "results.csv").read_text().splitlines()[0].split(",")
+    assert header[:7] == ["family", "variant", "kind", "shape", "M", "N", "K"]
+    # the run document loads back as a DataFrame with the axis columns
+    code = ("import gpubench; f = gpubench.load_run('latest').to_frame(); "
+            "print(f[['variant', 'M', 'N', 'K', 'status']].to_string())")
+    shown = subprocess.run([sys.executable, "-c", code], cwd=done.cwd, capture_output=True,
+                           text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert "naive  256  128   64" in shown.stdout.replace("    ", "  ").replace("   ", "  ") \
+        or ("naive" in shown.stdout and "256" in shown.stdout and "512" in shown.stdout)
+
+
+def test_softmax_sweeps_an_axis_and_matmul_sizes_fill_every_axis(gpubench):
+    done = gpubench("run", "softmax", "--axis", "cols=128,1000,4k", *FAST)
+    assert done.code == 0, done.output
+    rows = done.results()["results"]
+    assert {r["status"] for r in rows} == {"ok"}, [(r["variant"], r["error"]) for r in rows]
+    assert sorted({r["shape"]["cols"] for r in rows}) == [128, 1000, 4096]
+    assert {r["shape"]["rows"] for r in rows} == {64}  # the CPU default of the other axis
+    again = gpubench("run", "matmul", "--sizes", "64,128", "--variants", "torch", *FAST)
+    assert again.code == 0, again.output
+    assert [r["shape"] for r in again.results()["results"]] == [
+        {"M": 64, "N": 64, "K": 64}, {"M": 128, "N": 128, "K": 128}]
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["run", "matmul", "--shape", "M=64,N=64"], 2, "family 'matmul': the shape M=64,N=64 lacks "
+                                                   "axis 'K'"),
+    (["run", "matmul", "--axis", "k=64,128"], 2, "family 'matmul' has no axis 'k' (did you "
+                                                 "mean: K?)"),
+    (["run", "matmul", "--shape", "M=64,N=64,K=six"], 2, "invalid size 'six'"),
+    (["run", "softmax", "--sizes", "1024"], 2, "family 'softmax' has axes rows, cols"),
+])
+def test_bad_shapes_are_one_line_and_exit_2(gpubench, args, code, message):
+    done = gpubench(*args, *FAST, timeout=120)
+    assert done.code == code, done.output
+    assert message in done.stderr and "Traceback" not in done.output
+
+
+def test_bad_shape_in_a_suite_file_exits_3_naming_the_file(gpubench, tmp_path):
+    suite = tmp_path / "shapes.toml"
+    suite.write_text('families = ["matmul"]\n[shapes]\nmatmul = ["M=64,N=64,Q=1"]\n')
+    done = gpubench("run", "--config", str(suite))
+    assert done.code == 3, done.output
+    assert "shapes.toml" in done.stderr and "no axis 'Q'" in done.stderr
+
+
+def test_json_stdout_stays_pure_when_a_spec_prints(gpubench):
+    done = gpubench("run", "chatty", "--kernels-dir", str(TEST_KERNELS), *FAST, "--json")
+    assert done.code == 0, done.output
+    document = json.loads(done.stdout, parse_constant=lambda t: pytest.fail(t))
+    assert document["schema"] == 2 and document["results"][0]["shape"] == {"rows": 8, "cols": 16}
+    assert "chatty: hello from spec.py" in done.stderr
+    tool = subprocess.run([sys.executable, "-m", "json.tool"], input=done.stdout, text=True,
+                          capture_output=True)
+    assert tool.returncode == 0

@@ -39,21 +39,21 @@ timeout_s = 30
 """))
     assert config.families == ("matmul",)
     assert config.dtypes == ("bfloat16", "float32")
-    assert config.sizes == (1024, 4096)
+    assert config.shapes.sizes == (1024, 4096)
     assert config.kernels_dirs == ((tmp_path / "mine").resolve(),)
     assert config.seed == 7
     assert config.timing.warmup_s == 0.025 and config.timing.max_time_s == 0.25
     assert config.timing.min_time_s == 0.02 and config.timing.target_rel_ci == 0.015
     assert config.timing.min_samples == 9
-    assert config.modes == ("cold", "wall") and config.remeasure_throttled is True
-    assert config.timeout_s == 30
+    assert config.timing.modes == ("cold", "wall") and config.timing.remeasure_throttled is True
+    assert config.timing.timeout_s == 30
 
 
 def test_per_family_sizes(tmp_path):
     config = load_config(write(tmp_path, '[sizes]\nsquare = ["2^20"]\nmatmul = [256]\n'))
-    assert config.sizes_for("square") == (1 << 20,)
-    assert config.sizes_for("matmul") == (256,)
-    assert config.sizes_for("vector_add") is None
+    assert config.shapes_for("square").sizes == (1 << 20,)
+    assert config.shapes_for("matmul").sizes == (256,)
+    assert not config.shapes_for("vector_add")  # the family's defaults
 
 
 @pytest.mark.parametrize("text, key", [

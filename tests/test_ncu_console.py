@@ -45,7 +45,7 @@ def test_available_kernels_empty_without_the_list():
 
 def test_permission_error_says_what_to_change_on_the_host():
     """No ERR_NVGPUCTRPERM output was ever recorded, so this is one line quoting the error token
-    as documented (shared/docs/PROFILERS.md: `==ERROR== ERR_NVGPUCTRPERM ...` on stdout), not a
+    as documented (docs/profilers.md: `==ERROR== ERR_NVGPUCTRPERM ...` on stdout), not a
     made-up console file."""
     problems = ncu_console.find_problems("==ERROR== ERR_NVGPUCTRPERM")
     assert [p.kind for p in problems] == [Problem.PERMISSION]  # not also a generic error

@@ -19,6 +19,7 @@ from gpubench.commands.nsys import NsysCommand, NsysOptions, kernels_table, prof
 from gpubench.profilers import nsys_command
 from gpubench.profilers.nsys_stats import kernel_rows, parse_stats, range_rows, to_number
 from gpubench.protocol import Task
+from gpubench.records.shape import Shape
 
 NSYS_FIXTURES = FIXTURES / "nsys"
 SQUARE_KERNEL = "square_kernel(const float *, float *, int)"
@@ -149,7 +150,8 @@ def _fake_nsys(tmp_path: Path, body: str) -> Path:
 
 
 def _task() -> Task:
-    return Task(0, "square", str(REPO / "kernels" / "square"), "torch", 1024, "float32", 7)
+    return Task(0, "square", str(REPO / "kernels" / "square"), "torch", "float32",
+                Shape({"n": 1024}), 7)
 
 
 def _alive(pid: int) -> bool:
@@ -180,7 +182,7 @@ wait
 
     message = str(caught.value)
     assert "nsys did not finish" in message and "--timeout 3 s" in message
-    assert ".qdstrm" in message and "PROFILERS.md" in message
+    assert ".qdstrm" in message and "docs/profilers.md" in message
     assert "2 stray" in message and f"{4194304 + 1048576:,} bytes" in message
     assert "deleted" in message and "gpubench trace" in message and "\n" not in message
     assert caught.value.exit_code == errors.EXIT_PROFILER_TIMEOUT

@@ -6,16 +6,21 @@ import random
 import pytest
 
 from gpubench import noise, roofline
-from gpubench import results as R
+from gpubench.records import result as R
+from gpubench.records.derive import finish_group, speedups
+from gpubench.records.measurement import Measurement
+from gpubench.records.point import PointKey
+from gpubench.records.shape import Shape
 from gpubench.stopping import TimingSettings, next_batch_size, relative_ci, stop_reason
 from gpubench.timers.base import sample_until_stopped
 from gpubench.timers.host import HostTimer
 
 
 def result(variant, status=R.OK, samples=(1e-3,), baseline=False, mode="cold"):
-    return R.Result(family="f", variant=variant, kind="torch", size=1, dtype="float32",
-                    status=status, mode=mode, baseline=baseline, flops=2e9, bytes_moved=4e6,
-                    samples_s=list(samples))
+    measurement = Measurement(mode, "fake", samples, target_rel_ci=0.005) if samples else None
+    return R.Result(key=PointKey("f", variant, "float32", Shape({"n": 1}), mode), kind="torch",
+                    status=status, baseline=baseline, flops=2e9, bytes_moved=4e6,
+                    measurement=measurement)
 
 
 def test_rates_come_from_the_median_and_the_cost_model():
@@ -30,11 +35,9 @@ def test_speedups_only_for_passing_rows_against_a_passing_baseline_of_the_same_m
              result("wrong", status=R.FAIL, samples=(1e-4,)),
              result("base", samples=(4e-3,), baseline=True, mode="wall"),
              result("fast", samples=(1e-3,), mode="wall")]
-    R.apply_speedups(group)
-    assert [r.speedup for r in group] == [1.0, 2.0, None, 1.0, 4.0]
+    assert speedups(group) == [1.0, 2.0, None, 1.0, 4.0]
     broken_base = [result("base", status=R.CRASHED, baseline=True), result("x")]
-    R.apply_speedups(broken_base)
-    assert broken_base[1].speedup is None
+    assert speedups(broken_base)[1] is None
 
 
 def test_exit_status_fails_on_broken_variants_but_not_on_skips():
@@ -48,7 +51,8 @@ def test_csv_record_is_flat_and_json_keeps_raw_samples():
     record = r.to_record()
     assert all(not isinstance(v, list | dict) for v in record.values())
     assert record["median_s"] == 2.0 and record["samples"] == 3
-    assert r.to_json()["samples_s"] == [1.0, 2.0, 3.0]
+    assert record["n"] == 1 and record["shape"] == "n=1"  # one column per axis
+    assert r.to_dict()["measurement"]["samples_s"] == [1.0, 2.0, 3.0]
 
 
 def test_roofline_position_by_hand():
@@ -65,9 +69,8 @@ def test_roofline_position_by_hand():
 
 def test_finish_group_places_rows_and_warns_about_launch_bound_calls():
     ceilings = {"bandwidth_gbps": 3000.0, "tflops": {"float32": 50.0}}
-    cold = result("k", samples=[5e-6] * 20)
-    wall = result("k", samples=[30e-6] * 20, mode="wall")
-    R.finish_group([cold, wall], ceilings)
+    cold, wall = finish_group([result("k", samples=[5e-6] * 20),
+                               result("k", samples=[30e-6] * 20, mode="wall")], ceilings)
     # 2e9 FLOP over 4e6 bytes = 500 FLOP/byte, past the 16.7 ridge: compute-bound
     assert cold.roof["bound"] == "compute"
     assert cold.roof["fraction"] == pytest.approx(2e9 / 5e-6 / 50e12)

@@ -9,6 +9,7 @@ from conftest import TEST_KERNELS
 from gpubench.discovery import family_dirs, load_family, resolve_families
 from gpubench.errors import SpecError, UsageError
 from gpubench.plan import group_seed, plan_points
+from gpubench.records.shape import Shape, ShapeChoice
 from gpubench.spec import CudaVariant, Family, Machine, TorchVariant, TritonVariant
 
 CPU = Machine(has_cuda=False, has_triton=True)
@@ -24,22 +25,45 @@ def tiny_family(**changes) -> Family:
     return Family(**{**base, **changes})
 
 
-def test_every_shipped_family_loads_with_a_baseline_and_sizes():
+def test_every_shipped_family_loads_with_a_baseline_and_default_shapes():
     dirs = family_dirs()
-    assert {"square", "vector_add", "matmul"} <= set(dirs)
+    assert {"square", "vector_add", "matmul", "softmax"} <= set(dirs)
     for name, folder in dirs.items():
         family = load_family(name, folder)
-        assert family.baseline is not None and family.sizes and family.cpu_sizes
-        assert family.flops(family.sizes[0]) > 0 and family.bytes_moved(family.sizes[0], 4) > 0
+        assert family.baseline is not None
+        for machine in (CPU, GPU):
+            shapes = family.default_shapes(machine)
+            assert shapes and all(set(s) == set(family.axis_names) for s in shapes)
+            assert family.flop_count(shapes[0]) > 0 and family.byte_count(shapes[0], 4) > 0
 
 
-def test_matmul_ships_the_required_variants():
+def test_matmul_ships_the_required_variants_and_m_n_k_napkin_math():
     family = load_family("matmul", family_dirs()["matmul"])
     kinds = {v.name: v.kind for v in family.variants}
     assert kinds == {"torch": "torch", "naive": "cuda", "tiled": "cuda", "triton": "triton"}
-    # napkin math: 2 N^3 FLOPs, 3 N^2 elements moved
-    assert family.flops(1024) == 2 * 1024**3
-    assert family.bytes_moved(1024, 4) == 3 * 1024 * 1024 * 4
+    assert family.axis_names == ("M", "N", "K")
+    # one number fills every axis: --sizes 1024 is 1024^3
+    cube = family.shape_from_size(1024)
+    assert cube == {"M": 1024, "N": 1024, "K": 1024}
+    assert family.flop_count(cube) == 2 * 1024**3
+    assert family.byte_count(cube, 4) == 3 * 1024 * 1024 * 4
+    # 2 M N K FLOPs; A (M x K), B (K x N) and C (M x N) moved once
+    skinny = family.shape_of({"M": 16, "N": 4096, "K": 4096})
+    assert family.flop_count(skinny) == 2 * 16 * 4096 * 4096
+    assert family.byte_count(skinny, 2) == (16 * 4096 + 4096 * 4096 + 16 * 4096) * 2
+    a, b = family.inputs(family.shape_of({"M": 5, "N": 3, "K": 7}), torch.float32, "cpu")
+    assert a.shape == (5, 7) and b.shape == (7, 3)
+
+
+def test_softmax_is_a_two_axis_family_without_a_one_number_rule():
+    family = load_family("softmax", family_dirs()["softmax"])
+    assert family.axis_names == ("rows", "cols")
+    shape = family.shape_of({"rows": 4, "cols": 1000})
+    (x,) = family.inputs(shape, torch.float32, "cpu")
+    assert x.shape == (4, 1000)
+    assert family.byte_count(shape, 4) == 2 * 4 * 1000 * 4  # read once, write once
+    with pytest.raises(UsageError, match="softmax.*rows, cols.*--shape"):
+        family.shape_from_size(1024)
 
 
 @pytest.mark.parametrize("changes, message", [
@@ -102,7 +126,8 @@ def test_unknown_family_suggests_close_match():
 
 def test_plan_puts_baseline_first_and_decides_skips_up_front():
     square = load_family("square", family_dirs()["square"])
-    points = plan_points([square], CPU, {"square": (64, 128)}, ("float32", "bfloat16"))
+    points = plan_points([square], CPU, {"square": ShapeChoice(sizes=(64, 128))},
+                         ("float32", "bfloat16"))
     assert [p.variant.name for p in points[:3]] == ["torch", "cuda", "triton"]
     assert len(points) == 2 * 2 * 3
     skipped = [(p.variant.name, p.dtype) for p in points if p.skip]
@@ -111,7 +136,7 @@ def test_plan_puts_baseline_first_and_decides_skips_up_front():
 
 def test_variant_filter_keeps_the_baseline_and_rejects_unknown_names():
     matmul = load_family("matmul", family_dirs()["matmul"])
-    points = plan_points([matmul], GPU, {"matmul": (64,)}, None, ("tiled",))
+    points = plan_points([matmul], GPU, {"matmul": ShapeChoice(sizes=(64,))}, None, ("tiled",))
     assert [p.variant.name for p in points] == ["torch", "tiled"]
     with pytest.raises(UsageError, match="did you mean: tiled"):
         plan_points([matmul], GPU, None, None, ("tiledd",))
@@ -123,7 +148,8 @@ def test_family_without_requested_dtype_is_an_error():
 
 
 def test_groups_get_distinct_stable_seeds():
-    a = group_seed(1, "square", "float32", 1024)
-    assert a == group_seed(1, "square", "float32", 1024)
-    assert a != group_seed(1, "square", "float32", 2048)
-    assert a != group_seed(2, "square", "float32", 1024)
+    n1024, n2048 = Shape({"n": 1024}), Shape({"n": 2048})
+    a = group_seed(1, "square", "float32", n1024)
+    assert a == group_seed(1, "square", "float32", Shape({"n": 1024}))
+    assert a != group_seed(1, "square", "float32", n2048)
+    assert a != group_seed(2, "square", "float32", n1024)

@@ -11,7 +11,6 @@ from rich.text import Text
 from gpubench import errors
 from gpubench.discovery import family_dirs, load_family
 from gpubench.machine import describe, detect_machine
-from gpubench.parsing import format_size
 
 
 def list_families(kernels_dirs: tuple[Path, ...], device: str, console: Console) -> int:
@@ -27,9 +26,10 @@ def list_families(kernels_dirs: tuple[Path, ...], device: str, console: Console)
             broken.append(str(exc))
             table.add_row(name, "", "", "", Text("spec error", style="bold red"), str(exc))
             continue
-        sizes = ", ".join(format_size(s) for s in family.default_sizes(machine))
+        axes = ", ".join(family.axis_names)
+        sizes = "; ".join(s.label() for s in family.default_shapes(machine))
         table.add_row(Text(name, style="bold"), "", "", ", ".join(family.dtypes), "",
-                      f"{family.description} [sizes {sizes}; {folder}]")
+                      f"{family.description} [axes {axes}; shapes {sizes}; {folder}]")
         for variant in family.variants:
             reasons = {d: variant.unavailable_reason(d, machine) for d in family.dtypes}
             runnable = [d for d, why in reasons.items() if why is None]

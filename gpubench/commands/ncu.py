@@ -19,12 +19,12 @@ from rich.rule import Rule
 
 from gpubench import errors, nvtx_ranges
 from gpubench.commands.targets import resolve_target
-from gpubench.plan import group_seed
+from gpubench.plan import Point
 from gpubench.profilers import ncu_command
 from gpubench.profilers.ncu_console import Problem, find_problems, missing_sections
 from gpubench.profilers.tools import find_tool, run_tool
 from gpubench.protocol import Task, read_result
-from gpubench.spec import Family, Variant
+from gpubench.records.shape import ShapeChoice
 from gpubench.workers import worker_env
 
 
@@ -55,31 +55,26 @@ class Profiled:
         return max(self.profiles, key=lambda p: p.duration_ns or 0.0) if self.profiles else None
 
 
-def profile_family(family: Family, variants: list[Variant], size: int, dtype: str,
-                   run_dir: Path, options: NcuOptions, seed: int = 0) -> list[Profiled]:
-    """Profile each variant in its own ncu run; an error stays with its variant."""
+def profile_points(points: list[Point], run_dir: Path, options: NcuOptions) -> list[Profiled]:
+    """Profile each point in its own ncu run; an error stays with its variant."""
     from gpubench.profilers.ncu_report import import_ncu_report
 
     ncu = find_tool("ncu", options.ncu_path)
     module = import_ncu_report(ncu)
     outcomes = []
-    for variant in variants:
+    for point in points:
         try:
-            outcomes.append(_profile_variant(ncu, module, family, variant, size, dtype, run_dir,
-                                             options, seed))
+            outcomes.append(_profile_task(ncu, module, point.task(0), run_dir, options))
         except errors.GpubenchError as exc:
-            outcomes.append(Profiled(variant.name, error=exc))
+            outcomes.append(Profiled(point.variant.name, error=exc))
     return outcomes
 
 
-def _profile_variant(ncu, module, family: Family, variant: Variant, size: int, dtype: str,
-                     run_dir: Path, options: NcuOptions, seed: int) -> Profiled:
+def _profile_task(ncu, module, task: Task, run_dir: Path, options: NcuOptions) -> Profiled:
     from gpubench.profilers.ncu_report import load_profiles
 
-    stem = f"{family.name}-{variant.name}-{size}"  # the report: <family>-<variant>-<size>.ncu-rep
+    stem = task.stem  # the report: <family>-<variant>-<shape>.ncu-rep
     task_file, result_file = run_dir / f"{stem}.task.json", run_dir / f"{stem}.result.json"
-    task = Task(0, family.name, str(family.directory), variant.name, size, dtype,
-                group_seed(seed, family.name, dtype, size))
     task_file.write_text(task.to_json())
     use_nvtx = nvtx_ranges.available()
     target = ncu_command.worker_target(sys.executable, str(task_file), str(result_file),
@@ -101,7 +96,7 @@ def _profile_variant(ncu, module, family: Family, variant: Variant, size: int, d
         raise errors.ProfilerError(f"ncu wrote no report (exit {done.returncode}; log: {done.log})")
     profiles = load_profiles(report, module)
     _check_sections(profiles, options)
-    return Profiled(variant.name, report, profiles, worker.get("check"))
+    return Profiled(task.variant, report, profiles, worker.get("check"))
 
 
 def _raise_console_problems(text: str, log: Path) -> None:
@@ -128,7 +123,7 @@ def _check_sections(profiles: list, options: NcuOptions) -> None:
 class NcuCommand:
     family: str | None
     variants: tuple[str, ...]
-    size: int | None
+    shapes: ShapeChoice
     dtype: str | None
     kernels_dirs: tuple[Path, ...]
     options: NcuOptions
@@ -145,14 +140,13 @@ class NcuCommand:
             raise errors.UsageError("name a kernel family (gpubench ncu square), or --import a "
                                     "report")
         ncu = find_tool("ncu", self.options.ncu_path)  # before anything slow
-        target = resolve_target(self.family, self.kernels_dirs, self.variants, self.size,
+        target = resolve_target(self.family, self.kernels_dirs, self.variants, self.shapes,
                                 self.dtype, self.out, "ncu")
         self.options.ncu_path = ncu
         self._say(f"ncu {ncu} on {target.describe()}; --clock-control "
                   f"{self.options.clock_control} "
                   "(clocks as found, not locked to base)")
-        outcomes = profile_family(target.family, target.variants, target.size, target.dtype,
-                                  target.run_dir, self.options)
+        outcomes = profile_points(target.points, target.run_dir, self.options)
         return self._show(outcomes)
 
     def _show_imported(self) -> int:

@@ -5,7 +5,7 @@ For each variant: a task file, then `nsys profile ... python -m gpubench.worker 
 for the kernel and NVTX summaries (profilers/nsys_stats.py), shown as tables or JSON.
 
 nsys is optional and, on the project's GPU machines, broken: the copy bundled with Nsight
-Compute hangs after writing a multi-GB .qdstrm and never makes a report (PROFILERS.md).
+Compute hangs after writing a multi-GB .qdstrm and never makes a report (docs/profilers.md).
 So every nsys call runs under --timeout (run_tool kills its process group), nsys's
 temporary files go to a private folder in the run folder (TMPDIR), and afterwards, however
 the run ended, every .qdstrm and that folder are deleted, with the bytes freed reported.
@@ -26,19 +26,20 @@ from rich.table import Table
 
 from gpubench import errors, nvtx_ranges
 from gpubench.commands.targets import resolve_target
-from gpubench.plan import group_seed
+from gpubench.plan import Point
 from gpubench.profilers import nsys_command
 from gpubench.profilers.nsys_stats import TimingRow, kernel_rows, parse_stats, range_rows
 from gpubench.profilers.tools import Completed, find_tool, run_tool
 from gpubench.protocol import Task, read_result
+from gpubench.records.shape import ShapeChoice
 from gpubench.report import format as fmt
-from gpubench.spec import Family, Variant
 from gpubench.workers import worker_env
 
 DEFAULT_TIMEOUT_S = 120.0
 INSTEAD = "use `gpubench trace` for a timeline instead (it needs no nsys)"
-KNOWN_HANG = ("the nsys bundled with Nsight Compute on some machines writes a .qdstrm and "
-              "never makes a report (known: docs/PROFILERS.md, Nsight Systems)")
+KNOWN_HANG = ("known: the nsys bundled with Nsight Compute 2025.3.1 hung on the H100/H200 "
+              "machines gpubench was tested on, after writing a multi-GB .qdstrm, and never "
+              "made a report (see gpubench's docs/profilers.md, Nsight Systems)")
 
 
 @dataclass
@@ -85,23 +86,21 @@ class Traced:
 # ---------------------------------------------------------------- the core
 
 
-def profile_family(nsys: str, family: Family, variants: list[Variant], size: int, dtype: str,
-                   run_dir: Path, options: NsysOptions, seed: int = 0) -> list[Traced]:
+def profile_points(nsys: str, points: list[Point], run_dir: Path,
+                   options: NsysOptions) -> list[Traced]:
     """Run nsys on each variant in turn; an error stays with its variant. After a timeout
     the rest are not tried: a hanging nsys hangs for every variant, and each try would
     cost the whole --timeout again."""
     outcomes: list[Traced] = []
-    for variant in variants:
+    for point in points:
         if outcomes and isinstance(outcomes[-1].error, errors.ProfilerTimeout):
-            outcomes.append(Traced(variant.name, error=errors.ProfilerTimeout(
+            outcomes.append(Traced(point.variant.name, error=errors.ProfilerTimeout(
                 "not tried: nsys timed out on the previous variant")))
             continue
-        task = Task(0, family.name, str(family.directory), variant.name, size, dtype,
-                    group_seed(seed, family.name, dtype, size))
         try:
-            outcomes.append(profile_task(nsys, task, run_dir, options))
+            outcomes.append(profile_task(nsys, point.task(0), run_dir, options))
         except errors.GpubenchError as exc:
-            outcomes.append(Traced(variant.name, error=exc))
+            outcomes.append(Traced(point.variant.name, error=exc))
     return outcomes
 
 
@@ -111,7 +110,7 @@ def profile_task(nsys: str, task: Task, run_dir: Path, options: NsysOptions) -> 
     Stray .qdstrm files and the private TMPDIR are deleted whatever happens, before any
     error is raised, so the error can say so.
     """
-    stem = f"{task.family}-{task.variant}-{task.size}-{task.dtype}"
+    stem = f"{task.stem}-{task.dtype}"
     run_dir.mkdir(parents=True, exist_ok=True)
     task_file, result_file = run_dir / f"{stem}.task.json", run_dir / f"{stem}.result.json"
     task_file.write_text(task.to_json())
@@ -212,7 +211,7 @@ def _files_in(folder: Path) -> list[Path]:
 class NsysCommand:
     family: str
     variants: tuple[str, ...]
-    size: int | None
+    shapes: ShapeChoice
     dtype: str | None
     options: NsysOptions
     out: Path | None
@@ -222,12 +221,11 @@ class NsysCommand:
 
     def execute(self) -> int:
         nsys = find_tool("nsys", self.options.nsys_path)  # before anything slow
-        target = resolve_target(self.family, self.kernels_dirs, self.variants, self.size,
+        target = resolve_target(self.family, self.kernels_dirs, self.variants, self.shapes,
                                 self.dtype, self.out, "nsys")
         self._say(f"nsys {nsys} on {target.describe()}; --timeout "
                   f"{self.options.timeout_s:g} s per variant")
-        outcomes = profile_family(nsys, target.family, target.variants, target.size,
-                                  target.dtype, target.run_dir, self.options)
+        outcomes = profile_points(nsys, target.points, target.run_dir, self.options)
         return self._show(outcomes)
 
     def _show(self, outcomes: list[Traced]) -> int:

@@ -1,8 +1,9 @@
-"""`gpubench run`: plan the points, run them through a worker, show and save the results."""
+"""`gpubench run`: plan the points, run them through a worker, show and save the run document."""
 
 from __future__ import annotations
 
-import json
+import contextlib
+import os
 import random
 import sys
 import time
@@ -12,15 +13,18 @@ from pathlib import Path
 from rich.console import Console
 
 from gpubench import errors
-from gpubench import results as R
 from gpubench.config import RunConfig
 from gpubench.discovery import family_dirs, load_family, resolve_families
 from gpubench.envinfo import host_env
 from gpubench.machine import describe, detect_machine
 from gpubench.plan import plan_points
-from gpubench.report.files import new_run_dir, results_document, write_results
+from gpubench.records import result as R
+from gpubench.records.run import RunDocument, point_latest
+from gpubench.report.files import new_run_dir
 from gpubench.report.live import RunDisplay, failure_summary, skipped_summary
-from gpubench.runner import Runner, RunSettings
+from gpubench.runner import Runner
+
+PROFILES = Path("profiles")
 
 
 @dataclass
@@ -34,37 +38,55 @@ class RunCommand:
     trace: bool = False
 
     def execute(self) -> int:
+        """With --json, stdout carries the JSON document alone: anything else written to
+        it (a spec that prints at import, a library's chatter) goes to stderr."""
+        if not self.as_json:
+            return self._execute(None)
+        with reserved_stdout() as write_json:
+            return self._execute(write_json)
+
+    def _execute(self, write_json) -> int:
         machine = detect_machine(self.device)
         dirs = resolve_families(self.config.families, family_dirs(self.config.kernels_dirs))
         families = [load_family(name, folder) for name, folder in dirs.items()]
         seed = self.config.seed if self.config.seed is not None else new_seed()
-        sizes = {f.name: self.config.sizes_for(f.name) for f in families}
-        points = plan_points(families, machine, {k: v for k, v in sizes.items() if v},
-                             self.config.dtypes, self.config.variants, seed)
-        run_dir = self.out or new_run_dir(Path("profiles"), list(dirs))
+        choices = {f.name: self.config.shapes_for(f.name) for f in families}
+        points = plan_points(families, machine, choices, self.config.dtypes,
+                             self.config.variants, seed)
+        run_dir = self.out or new_run_dir(PROFILES, list(dirs))
         run_dir.mkdir(parents=True, exist_ok=True)
-        meta = {**host_env(), "run_dir": str(run_dir), "seed": seed,
-                "timing": vars(self.config.timing), "modes": list(self.config.modes),
-                "timeout_s": self.config.timeout_s,
+        meta = {**host_env(), "run_id": run_dir.name, "run_dir": str(run_dir), "seed": seed,
+                "device": machine.device, "families": list(dirs),
+                "timing": self.config.timing.to_dict(),
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         self.console.print(f"gpubench: {len(points)} points of {', '.join(dirs)}. "
                            f"{describe(machine)}")
-        settings = RunSettings(machine.device, run_dir, self.config.timing, self.config.modes,
-                               self.config.remeasure_throttled, self.config.timeout_s,
-                               self.config.build_timeout_s)
         started = time.perf_counter()
-        runner = Runner(settings)
-        save = lambda: write_results(run_dir, {**meta, "wall_s": time.perf_counter() - started},  # noqa: E731
-                                     runner.env, runner.results)
+        runner = Runner(machine.device, run_dir, self.config.timing)
+
+        def document() -> RunDocument:
+            return RunDocument({**meta, "wall_s": time.perf_counter() - started,
+                                "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
+                               runner.env, tuple(runner.results))
+
+        def save() -> list[Path]:
+            paths = document().save(run_dir)
+            if self.out is None:
+                point_latest(PROFILES, run_dir)
+            return paths
+
         families_by_name = {f.name: f for f in families}
+        points_by_group = {p.group: p for p in points}
 
         def on_group(group: list[R.Result]) -> None:
             if self.ncu:
-                self._ncu_summaries(group, families_by_name[group[0].family], machine, run_dir)
+                first = points_by_group[(group[0].family, group[0].dtype, group[0].shape)]
+                runner.replace(self._ncu_summaries(group, families_by_name[first.family.name],
+                                                   machine, run_dir, points))
             save()
 
-        display = RunDisplay(self.console, len(points), {f.name: f.size_name for f in families},
-                             on_group=on_group, show_progress=not self.as_json)
+        display = RunDisplay(self.console, len(points), on_group=on_group,
+                             show_progress=not self.as_json)
         runner.callbacks = display.callbacks()
         try:
             with display:
@@ -77,17 +99,17 @@ class RunCommand:
             self._trace(points, runner.results, machine, run_dir)
         paths = save()
         self._epilogue(runner.results, paths, time.perf_counter() - started)
-        if self.as_json:
-            print_json(results_document(meta, runner.env, runner.results))
+        if write_json is not None:
+            write_json(document().to_json() + "\n")
         return errors.EXIT_OK if R.exit_status(runner.results) else errors.EXIT_VARIANT_FAILED
 
     def _trace(self, points, results: list[R.Result], machine, run_dir: Path) -> None:
         """`--trace`: the passing points again, a few calls each, under torch.profiler."""
         from gpubench.commands.trace import show_trace, trace_points
 
-        passed = {(r.family, r.variant, r.size, r.dtype) for r in results if r.passed}
+        passed = {(r.family, r.variant, r.shape, r.dtype) for r in results if r.passed}
         chosen = [p for p in points
-                  if (p.family.name, p.variant.name, p.size, p.dtype) in passed]
+                  if (p.family.name, p.variant.name, p.shape, p.dtype) in passed]
         if not chosen:
             self.console.print("--trace: no passing variant to trace")
             return
@@ -96,27 +118,27 @@ class RunCommand:
         except errors.GpubenchError as exc:
             self.console.print(f"--trace: {exc}", soft_wrap=True)
 
-    def _ncu_summaries(self, group: list[R.Result], family, machine, run_dir: Path) -> None:
-        """`--ncu`: profile each passing variant of the group once and show the short form."""
-        from gpubench.commands.ncu import NcuOptions, ncu_summary, profile_family
+    def _ncu_summaries(self, group: list[R.Result], family, machine, run_dir: Path,
+                       points) -> list[R.Result]:
+        """`--ncu`: profile each passing variant of the group once, show the short form;
+        returns the group's results with their ncu summary."""
+        from gpubench.commands.ncu import NcuOptions, ncu_summary, profile_points
         from gpubench.report.ncu_view import summary_table
 
         if not machine.has_cuda:
             self.console.print("  --ncu: skipped, Nsight Compute needs a CUDA GPU")
-            return
-        first_mode = group[0].mode
-        passed = [r for r in group if r.passed and r.mode == first_mode]
-        variants = [family.variant(r.variant) for r in passed]
+            return group
+        passed = {r.variant for r in group if r.passed}
+        chosen = [p for p in points if p.group == (group[0].family, group[0].dtype,
+                                                   group[0].shape) and p.variant.name in passed]
         try:
-            outcomes = profile_family(family, variants, group[0].size, group[0].dtype,
-                                      run_dir, NcuOptions(), passed[0].seed if passed else 0)
+            outcomes = profile_points(chosen, run_dir, NcuOptions())
         except errors.GpubenchError as exc:  # ncu missing: say so once per group, go on
             self.console.print(f"  --ncu: {exc}", soft_wrap=True)
-            return
+            return group
         summaries = {o.variant: ncu_summary(o) for o in outcomes}
-        for result in group:
-            result.ncu = summaries.get(result.variant)
         self.console.print(summary_table(summaries))
+        return [r.with_derived(ncu=summaries.get(r.variant)) for r in group]
 
     def _epilogue(self, results: list[R.Result], paths: list[Path], wall_s: float) -> None:
         for line in skipped_summary(results):
@@ -135,6 +157,24 @@ def new_seed() -> int:
     return random.SystemRandom().randrange(0, 2**31 - 2)
 
 
-def print_json(document: dict) -> None:
-    sys.stdout.write(json.dumps(document, indent=2, default=str) + "\n")
+@contextlib.contextmanager
+def reserved_stdout():
+    """Point file descriptor 1 (and sys.stdout) at stderr for the duration, so that
+    nothing a spec, a library or a child process prints can mix into the JSON; yields a
+    function that writes to the real stdout."""
     sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    real = os.fdopen(saved, "w")
+    previous, sys.stdout = sys.stdout, sys.stderr
+
+    def write(text: str) -> None:
+        real.write(text)
+        real.flush()
+
+    try:
+        yield write
+    finally:
+        sys.stdout = previous
+        os.dup2(saved, 1)
+        real.close()

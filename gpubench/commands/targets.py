@@ -1,4 +1,5 @@
-"""What a profiler command (ncu, nsys) profiles: one family, its variants, one size and dtype."""
+"""What a profiler command (ncu, nsys) profiles: one family, its variants, one shape and dtype,
+as planned Points (so the task each profiler runs is built the way `run` builds it)."""
 
 from __future__ import annotations
 
@@ -6,36 +7,43 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpubench.discovery import family_dirs, load_family, resolve_families
+from gpubench.errors import UsageError
 from gpubench.machine import detect_machine
-from gpubench.plan import choose_dtypes, runnable_variants
+from gpubench.plan import Point, choose_dtypes, choose_shapes, group_seed, runnable_variants
+from gpubench.records.shape import ShapeChoice
 from gpubench.report.files import new_run_dir
-from gpubench.spec import Family, Variant
+from gpubench.spec import Family
 
 
 @dataclass(frozen=True)
 class ProfileTarget:
     family: Family
-    variants: list[Variant]
-    size: int
-    dtype: str
+    points: list[Point]  # one per variant, same shape and dtype
     run_dir: Path
 
     def describe(self) -> str:
-        names = ", ".join(v.name for v in self.variants)
-        return f"{self.family.name} ({names}), size {self.size}, {self.dtype}"
+        names = ", ".join(p.variant.name for p in self.points)
+        first = self.points[0]
+        return f"{self.family.name} ({names}), {first.shape.label()}, {first.dtype}"
 
 
 def resolve_target(family_name: str, kernels_dirs: tuple[Path, ...], variant_names: tuple[str, ...],
-                   size: int | None, dtype: str | None, out: Path | None,
-                   tool: str) -> ProfileTarget:
+                   choice: ShapeChoice, dtype: str | None, out: Path | None,
+                   tool: str, seed: int = 0) -> ProfileTarget:
     """Needs a CUDA GPU. Defaults: every variant that runs here, the family's largest
-    default size (profilers want a size that fills the GPU), float32."""
+    default shape (profilers want a size that fills the GPU), float32."""
     machine = detect_machine("cuda")
     dirs = resolve_families((family_name,), family_dirs(kernels_dirs))
     family = load_family(family_name, dirs[family_name])
     variants = runnable_variants(family, variant_names, dtype, machine)
-    size = size or (family.sizes or family.default_sizes(machine))[-1]
+    shapes = choose_shapes(family, choice, machine)
+    if choice and len(shapes) > 1:
+        raise UsageError(f"{tool} profiles one shape at a time; got {len(shapes)}: "
+                         f"{', '.join(s.text() for s in shapes)}")
+    shape = shapes[-1]
     dtype = dtype or choose_dtypes(family, None)[0]
     run_dir = out or new_run_dir(Path("profiles"), [family.name, tool])
     run_dir.mkdir(parents=True, exist_ok=True)
-    return ProfileTarget(family, variants, size, dtype, run_dir)
+    seed = group_seed(seed, family.name, dtype, shape)
+    points = [Point(family, variant, shape, dtype, seed) for variant in variants]
+    return ProfileTarget(family, points, run_dir)

@@ -22,7 +22,7 @@ from gpubench.machine import describe, detect_machine
 from gpubench.plan import Point, plan_points
 from gpubench.profilers.chrome_trace import event_counts, load_trace, variant_traces
 from gpubench.profilers.tools import run_tool
-from gpubench.protocol import Task
+from gpubench.records.shape import ShapeChoice
 from gpubench.report.files import new_run_dir
 from gpubench.report.trace_view import OPEN_HINT, counts_line, trace_table
 from gpubench.tracing import CALL_RANGE, REGION_PREFIX
@@ -44,8 +44,7 @@ def trace_points(points: list[Point], device: str, run_dir: Path, iterations: in
     runnable = [p for p in points if not p.skip]
     if not runnable:
         raise errors.UsageError("nothing to trace: every chosen variant is skipped here")
-    tasks = [Task(i, p.family.name, str(p.family.directory), p.variant.name, p.size, p.dtype,
-                  p.seed).to_json() for i, p in enumerate(runnable)]
+    tasks = [p.task(i).to_json() for i, p in enumerate(runnable)]
     tasks_file, result_file = run_dir / "trace-tasks.json", run_dir / "trace-result.json"
     tasks_file.write_text("[" + ",".join(tasks) + "]")
     path = run_dir / "trace.json"
@@ -87,7 +86,7 @@ def _gzip(path: Path) -> Path:
 @dataclass
 class TraceCommand:
     families: tuple[str, ...]
-    sizes: tuple[int, ...] | None
+    shapes: ShapeChoice
     dtypes: tuple[str, ...] | None
     variants: tuple[str, ...]
     kernels_dirs: tuple[Path, ...]
@@ -102,8 +101,8 @@ class TraceCommand:
         machine = detect_machine(self.device)
         dirs = resolve_families(self.families, family_dirs(self.kernels_dirs))
         families = [load_family(name, folder) for name, folder in dirs.items()]
-        sizes = {f.name: self.sizes for f in families} if self.sizes else None
-        points = plan_points(families, machine, sizes, self.dtypes, self.variants)
+        choices = {f.name: self.shapes for f in families}
+        points = plan_points(families, machine, choices, self.dtypes, self.variants)
         run_dir = self.out or new_run_dir(Path("profiles"), [*dirs, "trace"])
         run_dir.mkdir(parents=True, exist_ok=True)
         self.console.print(f"tracing {sum(1 for p in points if not p.skip)} variant(s) with "

@@ -1,49 +1,13 @@
-"""Writing a run's results: results.csv (one flat row per point) and results.json.
+"""Where a run's files go: profiles/<UTC time>-<families>, one folder per run.
 
-JSON carries everything (environment, settings, raw samples, check details);
-CSV is the flat view for pandas and spreadsheets. Both are rewritten after
-every group, atomically, so a crash or Ctrl-C leaves the last complete state.
+The run document itself (results.json, results.csv) is written by
+gpubench/records/run.py, which also reads it back.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
 from pathlib import Path
-
-from gpubench.results import Result
-
-SCHEMA_VERSION = 1
-
-
-def results_document(meta: dict, env: dict, results: list[Result]) -> dict:
-    """The JSON document of a run. Pure."""
-    return {
-        "schema": SCHEMA_VERSION,
-        "meta": meta,
-        "env": env,
-        "results": [r.to_json() for r in results],
-    }
-
-
-def write_results(run_dir: Path, meta: dict, env: dict, results: list[Result]) -> list[Path]:
-    """Write results.json and results.csv into run_dir; returns the paths."""
-    import pandas as pd
-
-    run_dir.mkdir(parents=True, exist_ok=True)
-    json_path, csv_path = run_dir / "results.json", run_dir / "results.csv"
-    document = results_document(meta, env, results)
-    _atomic_write(json_path, json.dumps(document, indent=2, default=str))
-    frame = pd.DataFrame([r.to_record() for r in results])
-    _atomic_write(csv_path, frame.to_csv(index=False))
-    return [csv_path, json_path]
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def new_run_dir(base: Path, families: list[str]) -> Path:

@@ -18,17 +18,15 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from gpubench import results as R
 from gpubench.plan import Point
+from gpubench.records import result as R
 from gpubench.report.table import group_notes, group_table
 from gpubench.runner import RunCallbacks
 
 
 class RunDisplay:
-    def __init__(self, console: Console, total: int, size_names: dict[str, str],
-                 on_group=None, show_progress: bool = True):
+    def __init__(self, console: Console, total: int, on_group=None, show_progress: bool = True):
         self.console = console
-        self.size_names = size_names
         self.on_group = on_group or (lambda group: None)
         self.device_name = ""
         self.progress = Progress(
@@ -65,11 +63,11 @@ class RunDisplay:
 
     def _describe(self, point: Point, phase: str) -> None:
         self.progress.update(self.task_id, description=(
-            f"{point.family.name} {point.variant.name} {point.size} {point.dtype}: {phase}"))
+            f"{point.family.name} {point.variant.name} {point.shape.label()} {point.dtype}: "
+            f"{phase}"))
 
     def _group_done(self, group: list[R.Result]) -> None:
-        size_name = self.size_names.get(group[0].family, "n")
-        self.console.print(group_table(group, size_name, self.device_name))
+        self.console.print(group_table(group, self.device_name))
         for note in group_notes(group):
             self.console.print(f"  {note}", soft_wrap=True)
         self.on_group(group)
@@ -93,7 +91,7 @@ def failure_summary(results: list[R.Result]) -> list[str]:
     """One line per failed point, with its full error message."""
     lines = []
     for r in results:
-        line = f"{r.status.upper()} {r.family}/{r.variant} size {r.size} {r.dtype}: {r.error}"
+        line = f"{r.status.upper()} {r.family}/{r.variant} {r.shape.label()} {r.dtype}: {r.error}"
         if r.status in R.FAILED_STATUSES and line not in lines:
             lines.append(line)
     return lines

@@ -5,9 +5,8 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from gpubench import results as R
 from gpubench.check import CheckResult
-from gpubench.parsing import format_size
+from gpubench.records import result as R
 from gpubench.report import format as fmt
 
 STATUS_STYLE = {
@@ -26,17 +25,18 @@ COLUMNS = (("variant", "left"), ("kind", "left"), ("mode", "left"), ("check", "l
            ("vs base", "right"), ("build", "right"))
 
 
-def group_title(group: list[R.Result], size_name: str = "n", device: str = "") -> str:
+def group_title(group: list[R.Result], device: str = "") -> str:
+    """'matmul  M=16 N=4096 K=4096  bfloat16 on NVIDIA H200'."""
     first = group[0]
     where = f" on {device}" if device else ""
-    return f"{first.family}  {size_name}={format_size(first.size)}  {first.dtype}{where}"
+    return f"{first.family}  {first.shape.label()}  {first.dtype}{where}"
 
 
-def group_table(group: list[R.Result], size_name: str = "n", device: str = "") -> Table:
+def group_table(group: list[R.Result], device: str = "") -> Table:
     """One row per variant and mode: check, median with its CI, spread, rates, roofline,
     speedup, build. The mode column appears when more than one mode was timed."""
     show_mode = len({r.mode for r in group}) > 1
-    table = Table(title=group_title(group, size_name, device), title_justify="left",
+    table = Table(title=group_title(group, device), title_justify="left",
                   caption=_caption(group), caption_justify="left")
     for header, justify in COLUMNS:
         if header != "mode" or show_mode:

@@ -1,7 +1,7 @@
 """Timers: how calls of a variant become time samples, one class per timing mode.
 
 Every timer has `mode`, a `method` string that travels with every result (a
-number always says how it was obtained), and `measure(fn) -> Timing`. They share
+number always says how it was obtained), and `measure(fn) -> Measurement`. They share
 the warmup and the stopping rule (base.py); they differ in what one sample is:
 
   cold   CUDA events around one call; L2 flushed by reads before it; the launch
@@ -18,14 +18,13 @@ the warmup and the stopping rule (base.py); they differ in what one sample is:
 
 from __future__ import annotations
 
-from gpubench.stopping import TimingSettings
-from gpubench.timers.base import Timing
+from gpubench.records.measurement import Measurement
+from gpubench.records.settings import GPU_MODES, TimingSettings
 
-GPU_MODES = ("cold", "warm", "graph", "cupti", "wall")
 CPU_MODE = "cpu"
 MODES = (*GPU_MODES, CPU_MODE)
 
-__all__ = ["CPU_MODE", "GPU_MODES", "MODES", "Timing", "TimingSettings", "make_timer",
+__all__ = ["CPU_MODE", "GPU_MODES", "MODES", "Measurement", "TimingSettings", "make_timer",
            "modes_for_device"]
 
 

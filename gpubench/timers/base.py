@@ -1,27 +1,16 @@
-"""What all timers share: the Timing record, the warmup, and the sampling loop."""
+"""What all timers share: the warmup and the sampling loop. Each timer returns a
+Measurement (gpubench/records/measurement.py)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from gpubench import nvtx_ranges
+from gpubench.records.measurement import Measurement
 from gpubench.stopping import TimingSettings, next_batch_size, stop_reason
 
-
-@dataclass
-class Timing:
-    """Raw samples (seconds) and how they were taken."""
-
-    mode: str
-    method: str
-    samples_s: list[float]
-    warmup_calls: int
-    warmup_s: float
-    stop_reason: str
-    sampling_s: float  # wall time spent taking the samples
-    details: dict = field(default_factory=dict)
+__all__ = ["Measurement", "sample_until_stopped", "warm_up"]
 
 
 def sample_until_stopped(

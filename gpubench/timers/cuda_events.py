@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gpubench.stopping import TimingSettings
-from gpubench.timers.base import Timing, sample_until_stopped
+from gpubench.records.settings import TimingSettings
+from gpubench.timers.base import Measurement, sample_until_stopped
 from gpubench.timers.cuda_support import CudaSupport, CudaTimer
 
 
@@ -26,7 +26,7 @@ class EventTimer(CudaTimer):
         cache = "L2 flushed by reads" if flush else "warm L2 (no flush)"
         self.method = f"cuda-events minus empty-pair cost, {cache}, spin-queued launch"
 
-    def measure(self, fn: Callable[[], object]) -> Timing:
+    def measure(self, fn: Callable[[], object]) -> Measurement:
         gpu = self.support
         prepare = gpu.flush if self.flush else (lambda: None)
         warmup_calls, warmup_s = gpu.warm_up(fn, self.settings, flush=self.flush)
@@ -48,5 +48,5 @@ class EventTimer(CudaTimer):
         samples, reason, spent = sample_until_stopped(take, self.settings)
         details = {"spin_us": spin_us, "event_overhead_us": overhead_s * 1e6,
                    "flush_bytes": gpu.flush_bytes if self.flush else 0}
-        return Timing(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
+        return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
                       details)

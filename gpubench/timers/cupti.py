@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable
 
 from gpubench.profilers.chrome_trace import calls_named, load_trace
-from gpubench.timers.base import Timing, sample_until_stopped
+from gpubench.timers.base import Measurement, sample_until_stopped
 from gpubench.timers.cuda_support import CudaTimer
 
 CALL_RANGE = "gpubench::call"
@@ -26,7 +26,7 @@ class CuptiTimer(CudaTimer):
     mode = "cupti"
     method = "CUPTI kernel durations (torch.profiler), summed per call, flush excluded"
 
-    def measure(self, fn: Callable[[], object]) -> Timing:
+    def measure(self, fn: Callable[[], object]) -> Measurement:
         gpu = self.support
 
         warmup_calls, warmup_s = gpu.warm_up(fn, self.settings)
@@ -39,7 +39,7 @@ class CuptiTimer(CudaTimer):
 
         samples, reason, spent = sample_until_stopped(take, self.settings)
         launches = sorted(kernels_per_call)[len(kernels_per_call) // 2] if kernels_per_call else 0
-        return Timing(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
+        return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
                       {"launches_per_call": launches, "flush_bytes": gpu.flush_bytes})
 
     def _profile(self, fn: Callable[[], object], count: int):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gpubench.timers.base import Timing, sample_until_stopped
+from gpubench.timers.base import Measurement, sample_until_stopped
 from gpubench.timers.cuda_support import CudaTimer
 
 REPLAY_TARGET_S = 2e-3
@@ -22,7 +22,7 @@ class GraphTimer(CudaTimer):
     mode = "graph"
     method = "CUDA graph replay of K x (flush, call) minus K x flush"
 
-    def measure(self, fn: Callable[[], object]) -> Timing:
+    def measure(self, fn: Callable[[], object]) -> Measurement:
         gpu = self.support
 
         def call() -> None:
@@ -48,7 +48,7 @@ class GraphTimer(CudaTimer):
             return [(a.elapsed_time(b) - b.elapsed_time(c)) / 1e3 / calls for a, b, c in marks]
 
         samples, reason, spent = sample_until_stopped(take, self.settings)
-        return Timing(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
+        return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
                       {"calls_per_graph": calls, "spin_us": spin_us,
                        "flush_bytes": gpu.flush_bytes})
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from gpubench.stopping import TimingSettings
-from gpubench.timers.base import Timing, sample_until_stopped, warm_up
+from gpubench.records.settings import TimingSettings
+from gpubench.timers.base import Measurement, sample_until_stopped, warm_up
 
 
 class HostTimer:
@@ -16,7 +16,7 @@ class HostTimer:
     def __init__(self, settings: TimingSettings, clock: Callable[[], float] = time.perf_counter):
         self.settings, self.clock = settings, clock
 
-    def measure(self, fn: Callable[[], object]) -> Timing:
+    def measure(self, fn: Callable[[], object]) -> Measurement:
         warmup_calls, warmup_s = warm_up(fn, self.settings, clock=self.clock)
 
         def take(count: int) -> list[float]:
@@ -28,4 +28,4 @@ class HostTimer:
             return samples
 
         samples, reason, spent = sample_until_stopped(take, self.settings, self.clock)
-        return Timing(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent)
+        return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent)

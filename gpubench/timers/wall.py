@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from gpubench.timers.base import Timing, sample_until_stopped
+from gpubench.timers.base import Measurement, sample_until_stopped
 from gpubench.timers.cuda_support import CudaTimer
 
 
@@ -18,7 +18,7 @@ class WallTimer(CudaTimer):
     mode = "wall"
     method = "host clock around call + synchronize, L2 flushed before (launch included)"
 
-    def measure(self, fn: Callable[[], object]) -> Timing:
+    def measure(self, fn: Callable[[], object]) -> Measurement:
         gpu = self.support
 
         warmup_calls, warmup_s = gpu.warm_up(fn, self.settings)
@@ -35,5 +35,5 @@ class WallTimer(CudaTimer):
             return samples
 
         samples, reason, spent = sample_until_stopped(take, self.settings)
-        return Timing(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
+        return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
                       {"flush_bytes": gpu.flush_bytes})

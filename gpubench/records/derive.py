@@ -1,0 +1,72 @@
+"""What a complete group of results implies: speedups, roofline positions, warnings.
+
+Pure functions that return new Results (the observed fields untouched), run
+once per (family, dtype, shape) group as soon as it completes.
+"""
+
+from __future__ import annotations
+
+from gpubench import noise, roofline
+from gpubench.records.result import Result
+
+
+def speedups(group: list[Result]) -> list[float | None]:
+    """Baseline median / row median, against the group's baseline in the same mode;
+    only for rows that passed (a wrong answer's speed is not worth comparing)."""
+    baselines = {r.mode: r for r in group if r.baseline and r.passed}
+    values = []
+    for result in group:
+        base = baselines.get(result.mode)
+        values.append(roofline.speedup(base.median_s, result.median_s)
+                      if base is not None and result.passed else None)
+    return values
+
+
+def roof_position(result: Result, ceilings: dict | None) -> dict | None:
+    """Where a passing row sits under the measured roofline ({'bandwidth_gbps',
+    'tflops': {dtype: x}}), or None."""
+    if not ceilings or not result.passed or result.bytes_moved is None:
+        return None
+    rates = ceilings.get("tflops", {})
+    peak = rates.get(result.dtype) or rates.get("float32")
+    return roofline.position(result.flops or 0.0, result.bytes_moved, result.median_s,
+                             ceilings.get("bandwidth_gbps"), peak)
+
+
+def measurement_warnings(result: Result) -> list[noise.Warning]:
+    """Noise and clock warnings of a measured, passing row."""
+    if result.summary is None or not result.passed:
+        return []
+    target = result.measurement.target_rel_ci or 0.0
+    return noise.assess(result.summary, result.stop_reason, target, result.clocks, result.mode)
+
+
+def launch_bound_warnings(group: list[Result]) -> dict[int, noise.Warning]:
+    """index of a `wall` row -> the launch-bound warning, when a GPU-time mode of the same
+    variant shows the kernel is much faster than what the caller waits."""
+    by_variant: dict[str, dict[str, int]] = {}
+    for index, result in enumerate(group):
+        if result.passed:
+            by_variant.setdefault(result.variant, {})[result.mode] = index
+    found = {}
+    for modes in by_variant.values():
+        gpu = next((modes[m] for m in ("cold", "cupti", "graph") if m in modes), None)
+        if gpu is not None and "wall" in modes:
+            warning = noise.launch_bound(group[gpu].median_s, group[modes["wall"]].median_s)
+            if warning:
+                found[modes["wall"]] = warning
+    return found
+
+
+def finish_group(group: list[Result], ceilings: dict | None) -> list[Result]:
+    """The group's results with everything derived: speedups, roofline, warnings."""
+    launch = launch_bound_warnings(group)
+    finished = []
+    for index, (result, speedup) in enumerate(zip(group, speedups(group), strict=True)):
+        warnings = measurement_warnings(result)
+        if index in launch:
+            warnings.append(launch[index])
+        finished.append(result.with_derived(speedup=speedup,
+                                            roof=roof_position(result, ceilings),
+                                            warnings=tuple(warnings)))
+    return finished

@@ -1,0 +1,45 @@
+"""Measurement: everything one timer measured for one point in one mode, kept whole.
+
+Built by a timer (gpubench/timers), completed by the worker with the clocks it
+watched and the re-check of the timed calls' output, sent to the parent as a
+dict and rebuilt there with `from_dict`: the same type on both sides of the
+pipe and in results.json, so nothing the worker measured is dropped on the way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+
+
+@dataclass(frozen=True)
+class Measurement:
+    mode: str
+    method: str | None = None
+    samples_s: tuple[float, ...] = ()
+    warmup_calls: int | None = None
+    warmup_s: float | None = None  # wall time spent warming up
+    stop_reason: str | None = None
+    sampling_s: float | None = None  # wall time spent taking the samples
+    details: dict = field(default_factory=dict)  # timer specifics (event-pair cost, batch sizes)
+    target_rel_ci: float | None = None
+    clocks: dict | None = None  # ClockReport.to_dict(): SM clock range, throttle reasons
+    recheck: dict | None = None  # CheckResult.to_dict() of the timed calls' output
+    error: str | None = None  # this mode failed (timer error, or the re-check failed)
+    recheck_failed: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "samples_s", tuple(float(s) for s in self.samples_s))
+
+    def completed(self, **changes) -> Measurement:
+        """A copy with the worker's additions (clocks, recheck, error)."""
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["samples_s"] = list(self.samples_s)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Measurement:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})

@@ -1,0 +1,233 @@
+"""Result: one row per (family, variant, dtype, shape, timing mode) — built once, complete.
+
+A Result holds what was observed (status, the worker's Measurement, the check,
+the build) and what was derived from its group (speedup, roofline position,
+warnings: see derive.py, which returns new Results rather than mutating).
+`to_record()` is the flat row of results.csv and of `to_frame()`, one column per
+axis; `to_dict()` is the full JSON form, which `from_dict()` reads back
+whole. Pure data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+from gpubench import noise, roofline
+from gpubench.records.measurement import Measurement
+from gpubench.records.point import PointKey
+from gpubench.records.shape import Shape
+from gpubench.stats import Summary, summarize
+
+OK = "ok"
+FAIL = "fail"
+ERROR = "error"
+CRASHED = "crashed"
+TIMEOUT = "timeout"
+COMPILE_ERROR = "compile_error"
+SKIPPED = "skipped"
+NOT_RUN = "not_run"  # interrupted before its turn
+
+# Statuses that mean "this variant is broken", as opposed to skipped or not run.
+FAILED_STATUSES = frozenset({FAIL, ERROR, CRASHED, TIMEOUT, COMPILE_ERROR})
+
+ITEMSIZE = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
+
+# Columns of the flat record that an axis may not be named after (it would overwrite them).
+RESERVED_COLUMNS = frozenset({
+    "family", "variant", "kind", "shape", "dtype", "mode", "status", "baseline", "device",
+    "median_s", "ci95_low_s", "ci95_high_s", "q1_s", "q3_s", "iqr_s", "mean_s", "min_s",
+    "max_s", "stdev_s", "samples", "outliers", "significant_digits", "tflops", "gbps",
+    "roof_fraction", "bound", "intensity_flop_per_byte", "speedup_vs_baseline", "flops",
+    "bytes_moved", "method", "stop_reason", "warmup_s", "sampling_s", "sm_clock_min_mhz",
+    "sm_clock_max_mhz", "throttled", "check_max_abs_err", "check_mismatches", "compile_s",
+    "compile_cached", "warnings", "error", "seed", "size",
+})
+
+
+@dataclass(frozen=True)
+class Result:
+    key: PointKey
+    kind: str
+    status: str
+    baseline: bool = False
+    device: str = ""
+    flops: float | None = None
+    bytes_moved: float | None = None
+    seed: int | None = None
+    measurement: Measurement | None = None
+    check: dict | None = None
+    build: dict = field(default_factory=dict)  # compile_s, cached, extension, build_dir, log
+    error: str | None = None
+    # Derived from the group (derive.finish_group); None/empty until then.
+    speedup: float | None = None
+    roof: dict | None = None  # roofline.position(...) with the machine's ceilings
+    warnings: tuple[noise.Warning, ...] = ()
+    ncu: dict | None = None  # `gpubench run --ncu`: duration, top SOL %, top hint
+
+    # ------------------------------------------------------------ identity
+
+    @property
+    def family(self) -> str:
+        return self.key.family
+
+    @property
+    def variant(self) -> str:
+        return self.key.variant
+
+    @property
+    def dtype(self) -> str:
+        return self.key.dtype
+
+    @property
+    def shape(self) -> Shape:
+        return self.key.shape
+
+    @property
+    def mode(self) -> str:
+        return self.key.mode
+
+    # ------------------------------------------------------------ what was measured
+
+    @property
+    def samples_s(self) -> tuple[float, ...]:
+        return self.measurement.samples_s if self.measurement else ()
+
+    @property
+    def method(self) -> str | None:
+        return self.measurement.method if self.measurement else None
+
+    @property
+    def stop_reason(self) -> str | None:
+        return self.measurement.stop_reason if self.measurement else None
+
+    @property
+    def clocks(self) -> dict | None:
+        return self.measurement.clocks if self.measurement else None
+
+    @property
+    def recheck(self) -> dict | None:
+        return self.measurement.recheck if self.measurement else None
+
+    @property
+    def compile_s(self) -> float | None:
+        return self.build.get("compile_s")
+
+    @property
+    def compile_cached(self) -> bool | None:
+        return self.build.get("cached")
+
+    @cached_property
+    def summary(self) -> Summary | None:
+        return summarize(self.samples_s) if self.samples_s else None
+
+    @property
+    def median_s(self) -> float | None:
+        return self.summary.median if self.summary else None
+
+    @property
+    def tflops(self) -> float | None:
+        return roofline.tflops(self.flops, self.median_s)
+
+    @property
+    def gbps(self) -> float | None:
+        return roofline.gbps(self.bytes_moved, self.median_s)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == OK
+
+    def with_derived(self, **changes) -> Result:
+        """A copy with derived fields set (speedup, roof, warnings, ncu)."""
+        return replace(self, **changes)
+
+    def __repr__(self) -> str:
+        """'<Result matmul/naive M=256 N=128 K=64 float32 cold: 1.23 ms ±0.4% (n=57),
+        5.12 TFLOP/s>' — the raw samples stay in .samples_s."""
+        from gpubench.report import format as fmt
+
+        head = f"{self.family}/{self.variant} {self.shape.label()} {self.dtype} {self.mode}"
+        summary = self.summary
+        if not self.passed or summary is None:
+            why = f" ({self.error})" if self.error else ""
+            return f"<Result {head}: {self.status.upper()}{why}>"
+        rate = (f", {fmt.rate(self.tflops)} TFLOP/s" if self.flops else "") + \
+               (f", {fmt.rate(self.gbps)} GB/s" if self.bytes_moved else "")
+        median = fmt.duration(summary.median, min(summary.significant_digits, 4))
+        return f"<Result {head}: {median} ±{fmt.percent(summary.rel_ci)} (n={summary.n}){rate}>"
+
+    # ------------------------------------------------------------ serialisation
+
+    def to_record(self) -> dict:
+        """A flat row for CSV and DataFrames: one column per axis and a `shape` string;
+        times in seconds, rates in TFLOP/s and GB/s."""
+        s = self.summary
+        roof = self.roof or {}
+        clocks = self.clocks or {}
+        m = self.measurement
+        return {
+            "family": self.family, "variant": self.variant, "kind": self.kind,
+            "shape": self.shape.text(), **self.shape.to_dict(),
+            "dtype": self.dtype, "mode": self.mode, "status": self.status,
+            "baseline": self.baseline, "device": self.device,
+            "median_s": s.median if s else None,
+            "ci95_low_s": s.ci_low if s else None, "ci95_high_s": s.ci_high if s else None,
+            "q1_s": s.q1 if s else None, "q3_s": s.q3 if s else None,
+            "iqr_s": s.iqr if s else None, "mean_s": s.mean if s else None,
+            "min_s": s.min if s else None, "max_s": s.max if s else None,
+            "stdev_s": s.stdev if s else None, "samples": s.n if s else 0,
+            "outliers": s.outliers if s else None,
+            "significant_digits": s.significant_digits if s else None,
+            "tflops": self.tflops, "gbps": self.gbps,
+            "roof_fraction": roof.get("fraction"), "bound": roof.get("bound"),
+            "intensity_flop_per_byte": roof.get("intensity"),
+            "speedup_vs_baseline": self.speedup,
+            "flops": self.flops, "bytes_moved": self.bytes_moved,
+            "method": self.method, "stop_reason": self.stop_reason,
+            "warmup_s": m.warmup_s if m else None, "sampling_s": m.sampling_s if m else None,
+            "sm_clock_min_mhz": clocks.get("sm_mhz_min"),
+            "sm_clock_max_mhz": clocks.get("sm_mhz_max"),
+            "throttled": clocks.get("slowed_down"),
+            "check_max_abs_err": (self.check or {}).get("max_abs_err"),
+            "check_mismatches": (self.check or {}).get("mismatches"),
+            "compile_s": self.compile_s, "compile_cached": self.compile_cached,
+            "warnings": "; ".join(w.code for w in self.warnings) or None,
+            "error": self.error, "seed": self.seed,
+        }
+
+    def to_dict(self) -> dict:
+        """Everything, for results.json: the flat record's summary fields (for jq and
+        eyes) plus the observed data in full, which is what from_dict reads back."""
+        record = self.to_record()
+        for axis in self.shape:
+            record.pop(axis)
+        record.update(
+            shape=self.shape.to_dict(), key=self.key.text(),
+            measurement=self.measurement.to_dict() if self.measurement else None,
+            check=self.check, build=self.build, roofline=self.roof,
+            summary=self.summary.to_dict() if self.summary else None,
+            warnings=[w.to_dict() for w in self.warnings], ncu=self.ncu,
+        )
+        return record
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Result:
+        key = PointKey(data["family"], data["variant"], data["dtype"], Shape(data["shape"]),
+                       data["mode"])
+        measurement = data.get("measurement")
+        return cls(
+            key=key, kind=data.get("kind", ""), status=data["status"],
+            baseline=bool(data.get("baseline")), device=data.get("device") or "",
+            flops=data.get("flops"), bytes_moved=data.get("bytes_moved"), seed=data.get("seed"),
+            measurement=Measurement.from_dict(measurement) if measurement else None,
+            check=data.get("check"), build=data.get("build") or {}, error=data.get("error"),
+            speedup=data.get("speedup_vs_baseline"), roof=data.get("roofline"),
+            warnings=tuple(noise.Warning(**w) for w in data.get("warnings") or ()),
+            ncu=data.get("ncu"),
+        )
+
+
+def exit_status(results) -> bool:
+    """True when nothing that ran failed."""
+    return not any(r.status in FAILED_STATUSES for r in results)

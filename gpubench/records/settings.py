@@ -1,0 +1,122 @@
+"""TimingSettings: how every point is measured, one type from the command line and the
+suite file down to the worker (which gets it inside each Task) and into the run document.
+
+Users type milliseconds and percent (`--warmup 100`, `warmup_ms = 100`); the
+settings hold seconds and fractions. USER_KEYS is the one table of names and
+conversions that both the CLI and the suite files use, so the two cannot drift.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+
+GPU_MODES = ("cold", "warm", "graph", "cupti", "wall")
+
+
+@dataclass(frozen=True)
+class TimingSettings:
+    """The defaults are justified in docs/perf-notes.md (measured on an H100 and an H200)
+    and keep one point of a us-scale kernel under ~1 s of wall time."""
+
+    # Clocks ramp from 345 MHz idle to 1980 MHz within a few ms of load; the rest
+    # of the 100 ms covers lazy module loading, autotuning and allocator growth.
+    warmup_s: float = 0.1
+    # The order-statistic CI needs >= 6 samples to be narrower than (min, max).
+    min_samples: int = 10
+    max_samples: int = 10_000
+    # At least 50 ms of samples, so one lucky batch cannot end the measurement.
+    min_time_s: float = 0.05
+    # Give up converging after 0.5 s: the point then costs ~0.7 s with warmup and check.
+    max_time_s: float = 0.5
+    # +-0.5% on the median: below the run-to-run differences worth acting on.
+    target_rel_ci: float = 0.005
+    # Which timers run for every point (see gpubench/timers): cold-L2 events by default.
+    modes: tuple[str, ...] = ("cold",)
+    # Measure a point again, once, when NVML saw a thermal/hardware slowdown meanwhile.
+    remeasure_throttled: bool = False
+    # A point's check and timing take ~1 s; 120 s leaves room for a 100 ms kernel's
+    # warmup and samples, and a hung kernel is given up within 2 minutes.
+    timeout_s: float = 120.0
+    # A cold load_inline build is 20-35 s with torch headers; 600 s is generous even
+    # on 2 cores, yet ends a compiler stuck for good.
+    build_timeout_s: float = 600.0
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["modes"] = list(self.modes)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TimingSettings:
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        if "modes" in values:
+            values["modes"] = tuple(values["modes"])
+        return cls(**values)
+
+
+def parse_modes(names) -> tuple[str, ...]:
+    """Timing modes from 'cold,wall' or a list; 'all' for every GPU mode."""
+    from gpubench.errors import unknown_name
+    from gpubench.parsing import split_names
+
+    chosen = split_names(names)
+    if "all" in chosen:
+        return GPU_MODES
+    for mode in chosen:
+        if mode not in GPU_MODES:
+            raise unknown_name("timing mode", mode, GPU_MODES)
+    if not chosen:
+        raise ValueError("no timing mode given")
+    return chosen
+
+
+def _number(value, *, minimum: float = 0.0, strict: bool = True) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"expected a number, got {value!r}")
+    if value < minimum or (strict and value == minimum):
+        relation = ">" if strict else ">="
+        raise ValueError(f"expected a number {relation} {minimum:g}, got {value!r}")
+    return float(value)
+
+
+def _count(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"expected a whole number >= 1, got {value!r}")
+    return value
+
+
+def _boolean(value) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return value
+
+
+# user key (CLI option dest and suite-file key alike) -> (field, conversion to its unit)
+USER_KEYS = {
+    "warmup_ms": ("warmup_s", lambda v: _number(v, strict=False) / 1e3),
+    "min_time_ms": ("min_time_s", lambda v: _number(v, strict=False) / 1e3),
+    "max_time_ms": ("max_time_s", lambda v: _number(v) / 1e3),
+    "target_ci_pct": ("target_rel_ci", lambda v: _number(v) / 100),
+    "min_samples": ("min_samples", _count),
+    "max_samples": ("max_samples", _count),
+    "modes": ("modes", parse_modes),
+    "remeasure_throttled": ("remeasure_throttled", _boolean),
+    "timeout_s": ("timeout_s", _number),
+    "build_timeout_s": ("build_timeout_s", _number),
+}
+
+
+def with_user_values(settings: TimingSettings, values: dict, on_error) -> TimingSettings:
+    """`settings` with the user's values (keys of USER_KEYS; None means 'not given').
+    A bad value calls on_error(key, exception), which raises the caller's error type."""
+    changes = {}
+    for key, value in values.items():
+        if value is None or key not in USER_KEYS:
+            continue
+        name, convert = USER_KEYS[key]
+        try:
+            changes[name] = convert(value)
+        except Exception as exc:  # ValueError, TypeError, or UsageError from parse_modes
+            on_error(key, exc)
+    return replace(settings, **changes)
