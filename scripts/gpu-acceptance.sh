@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The GPU acceptance runs behind docs/perf-notes.md, as sent through the device tool:
-#   bash scripts/gpu-acceptance.sh [steps...]     steps: run tests peak fixtures fidelity
-# Installs gpubench without dependencies (the GPU image has torch, triton, click, rich,
-# pandas; nvtx and ncu-report come as wheels in .whl/), then runs the steps. Logs go to
+#   bash scripts/gpu-acceptance.sh [steps...]
+#     steps: run shapes tests peak fixtures ncu trace nsys fidelity
+# Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
+# pandas, nvtx, nvidia-ml-py and ncu-report come as wheels in .whl/, with what they need:
+# markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata), then runs the steps. Logs go to
 # $OUT/logs.tgz (the device tool returns at most 8 files); key output goes to stdout.
 set -u
 OUT=${OUT:-gpu-out}
@@ -40,6 +42,22 @@ for step in "${steps[@]}"; do
       timed matmul-2 gpubench run matmul --sizes 1024,4096
       timed square-1 gpubench run square --sizes 1048576,16777216
       timed square-2 gpubench run square --sizes 1048576,16777216 ;;
+    shapes)
+      timed matmul-shapes gpubench run matmul --shape M=16,N=4096,K=4096 \
+        --shape M=8192,N=8192,K=128 --sizes 4096 --dtype fp32,bf16
+      timed softmax-shapes gpubench run softmax --axis cols=128,1000,32768 --dtype fp32,bf16
+      timed load-run python3 -c "
+import gpubench, pandas as pd
+pd.set_option('display.width', 250); pd.set_option('display.max_rows', 100)
+for ref in ('latest~1', 'latest'):
+    run = gpubench.load_run(ref)
+    print(run)
+    print(run.results[0])
+    frame = run.to_frame()
+    axes = [c for c in ('M', 'N', 'K', 'rows', 'cols') if c in frame]
+    print(frame[['variant', 'dtype', *axes, 'status', 'median_s', 'tflops', 'gbps',
+                 'roof_fraction', 'speedup_vs_baseline']].to_string())
+" ;;
     tests) timed pytest-gpu python3 -m pytest -q -m gpu tests ;;
     peak) timed peak gpubench peak ;;
     fixtures) timed fixtures python3 scripts/record_trace_fixture.py "$OUT" ;;

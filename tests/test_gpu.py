@@ -13,7 +13,7 @@ def test_square_on_the_gpu_passes_and_is_timed_with_cold_l2_events(gpubench):
     rows = done.results()["results"]
     assert {r["status"] for r in rows} == {"ok"} and len(rows) == 9
     assert all(r["mode"] == "cold" and "L2 flushed by reads" in r["method"] for r in rows)
-    assert all(r["timing_details"]["flush_bytes"] > 0 for r in rows)
+    assert all(r["measurement"]["details"]["flush_bytes"] > 0 for r in rows)
     env = done.results()["env"]
     assert env["device"] == "cuda" and env["sm_count"] > 0 and env["gpu"]
 
@@ -35,5 +35,16 @@ def test_every_mode_times_every_variant(gpubench):
         for m in ("cold", "warm", "graph", "cupti", "wall")}
     assert all(r["status"] == "ok" and r["median_s"] > 0 for r in rows)
     warm = next(r for r in rows if r["mode"] == "warm")
-    assert warm["timing_details"]["flush_bytes"] == 0
+    assert warm["measurement"]["details"]["flush_bytes"] == 0
     assert all(r["roof_fraction"] and r["bound"] == "memory" for r in rows)
+
+
+def test_shapes_on_the_gpu_every_variant_passes(gpubench):
+    matmul = gpubench("run", "matmul", "--shape", "M=16,N=512,K=256", "--dtype", "fp32,bf16")
+    assert matmul.code == 0, matmul.output
+    assert {r["status"] for r in matmul.results()["results"]} == {"ok"}
+    softmax = gpubench("run", "softmax", "--axis", "cols=1000,32768", "--dtype", "fp32,bf16")
+    assert softmax.code == 0, softmax.output
+    rows = softmax.results()["results"]
+    assert {r["status"] for r in rows} == {"ok"} and len(rows) == 2 * 2 * 3
+    assert {r["shape"]["rows"] for r in rows} == {4096}  # the GPU default of the other axis

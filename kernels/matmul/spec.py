@@ -1,34 +1,54 @@
-"""matmul: C = A @ B for square N x N matrices.
+"""matmul: C[M, N] = A[M, K] @ B[K, N], row-major contiguous.
 
-Napkin math: 2 * N^3 FLOPs (one multiply and one add per term); the fewest
-bytes moved are 3 * N^2 * itemsize (read A and B once, write C once). At
-N = 4096 that is 137 GFLOP against 201 MB in fp32: ~680 FLOP/byte, far past the
-ridge point, so a good kernel is compute-bound and TFLOP/s is what to watch.
-Inputs are scaled by 1/sqrt(N) so that every element of C is ~N(0, 1) at any
-N: tolerances then mean the same thing at every size and fp16 never overflows.
+Napkin math: 2 * M * N * K FLOPs (one multiply and one add per term); the
+fewest bytes moved are (M*K + K*N + M*N) * itemsize (read A and B once, write C
+once). At 4096^3 that is 137 GFLOP against 201 MB in fp32: ~680 FLOP/byte, far
+past the ridge point (~20 FLOP/byte fp32 on an H100), so a good kernel is
+compute-bound and TFLOP/s is what to watch. Skinny shapes change the roof: with
+M = 16 (LLM decode) and N = K = 4096 in fp16 the intensity is ~16 FLOP/byte
+(about M), well under the tensor-core ridge (~250): memory-bound, judge by GB/s.
+A is scaled by 1/sqrt(K) so that every element of C is ~N(0, 1) at any K:
+tolerances then mean the same thing at every shape and fp16 never overflows.
 """
 
 import torch
 
-from gpubench.spec import CudaVariant, Family, TorchVariant, TritonVariant
+from gpubench.spec import Axis, CudaVariant, Family, TorchVariant, TritonVariant
 
 
-def make_inputs(n, dtype, device):
-    scale = n**-0.5
-    a = (torch.randn(n, n, device=device, dtype=torch.float32) * scale).to(dtype)
-    b = torch.randn(n, n, device=device, dtype=torch.float32).to(dtype)
+def make_inputs(shape, dtype, device):
+    m, n, k = shape["M"], shape["N"], shape["K"]
+    # Each C element sums K products of two N(0, 1) draws: variance K, so
+    # scaling A by K^-1/2 brings it back to 1.
+    a = (torch.randn(m, k, device=device, dtype=torch.float32) * k**-0.5).to(dtype)
+    b = torch.randn(k, n, device=device, dtype=torch.float32).to(dtype)
     return a, b
 
 
 family = Family(
-    reference=lambda a, b: a @ b,
+    axes=(
+        # 4096: big enough to be compute-bound and fill an H100 with 64x64
+        # tiles (4096 of them); 128 keeps the CPU loop and the Triton
+        # interpreter to well under a second.
+        Axis("M", "rows of A and C", default=4096, cpu_default=128),
+        Axis("N", "columns of B and C", default=4096, cpu_default=128),
+        Axis("K", "inner dimension: columns of A, rows of B", default=4096, cpu_default=128),
+    ),
+    fill=lambda n: {"M": n, "N": n, "K": n},  # --sizes 1024 means a 1024^3 matmul
+    # 1024^3: 12 MB of fp32 operands, L2-resident on an H100 (50 MB), where
+    # launch overhead and wave quantisation still show; 4096^3: 201 MB, the
+    # compute-bound regime. Skinny LLM shapes are left to the user.
+    shapes=({"M": 1024, "N": 1024, "K": 1024}, {"M": 4096, "N": 4096, "K": 4096}),
+    # The naive CPU loop does 2 * 256^3 = 34 MFLOP in a few milliseconds;
+    # the Triton interpreter is far slower per FLOP, so no larger.
+    cpu_shapes=({"M": 128, "N": 128, "K": 128}, {"M": 256, "N": 256, "K": 256}),
     make_inputs=make_inputs,
-    flops=lambda n: 2 * n**3,
-    bytes_moved=lambda n, itemsize: 3 * n * n * itemsize,
+    flops=lambda s: 2 * s["M"] * s["N"] * s["K"],
+    bytes_moved=lambda s, itemsize: (
+        (s["M"] * s["K"] + s["K"] * s["N"] + s["M"] * s["N"]) * itemsize
+    ),
+    reference=lambda a, b: a @ b,
     dtypes=("float32", "float16", "bfloat16"),
-    size_name="N",
-    sizes=(1024, 4096),
-    cpu_sizes=(128, 256),
     variants=(
         TorchVariant("torch", fn=lambda a, b, out: torch.matmul(a, b, out=out), baseline=True,
                      description="torch.matmul (cuBLAS on GPU)"),
@@ -41,4 +61,5 @@ family = Family(
         TritonVariant("triton", module="matmul_triton.py", function="matmul",
                       description="tiled tl.dot; fp32 as IEEE fp32, not TF32"),
     ),
+    description="C[M,N] = A[M,K] @ B[K,N], row-major",
 )
