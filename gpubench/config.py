@@ -22,7 +22,13 @@ from pathlib import Path
 
 from gpubench.errors import ConfigError, GpubenchError, did_you_mean
 from gpubench.parsing import parse_dtypes, parse_size, parse_sizes
-from gpubench.records.settings import USER_KEYS, TimingSettings, with_user_values
+from gpubench.records.settings import (
+    USER_KEYS,
+    TimingSettings,
+    of_type,
+    whole_number,
+    with_user_values,
+)
 from gpubench.records.shape import ShapeChoice, parse_shape
 
 
@@ -77,7 +83,7 @@ def _from_dict(data: dict, path: Path) -> RunConfig:
             config = replace(config, kernels_dirs=dirs)
     if "seed" in data:
         with _key(path, "seed"):
-            config = replace(config, seed=_count(data["seed"], minimum=0))
+            config = replace(config, seed=whole_number(data["seed"], minimum=0))
     config = _with_shapes(config, data, path)
     return replace(config, timing=_timing(data.get("timing", {}), path))
 
@@ -106,12 +112,12 @@ def _with_shapes(config: RunConfig, data: dict, path: Path) -> RunConfig:
             add(None, "sizes", sizes, "sizes")
     if "shapes" in data:
         with _key(path, "shapes"):
-            _table(data["shapes"], "a table of family = [shapes] ([shapes])")
+            of_type(data["shapes"], dict, "a table of family = [shapes] ([shapes])")
         for family, values in data["shapes"].items():
             add(family, "shapes", values, f"shapes.{family}")
     if "axes" in data:
         with _key(path, "axes"):
-            _table(data["axes"], "a table ([axes])")
+            of_type(data["axes"], dict, "a table ([axes])")
         for name, value in data["axes"].items():
             if isinstance(value, dict):
                 for axis, values in value.items():
@@ -192,16 +198,8 @@ def _reject_unknown(data: dict, allowed: set[str], path: Path, prefix: str) -> N
                               f"known: {', '.join(sorted(allowed))}")
 
 
-def _table(value, what: str) -> dict:
-    if not isinstance(value, dict):
-        raise ValueError(f"expected {what}, got {value!r}")
-    return value
-
-
 def _list(value) -> list:
-    if not isinstance(value, list):
-        raise ValueError(f"expected a list, got {value!r}")
-    return value
+    return of_type(value, list, "a list")
 
 
 def _names(value) -> tuple[str, ...]:
@@ -214,9 +212,3 @@ def _names(value) -> tuple[str, ...]:
 def _dtypes(value) -> tuple[str, ...]:
     items = _names(value)
     return ("all",) if items == ("all",) else parse_dtypes(items)
-
-
-def _count(value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"expected a whole number >= {minimum}, got {value!r}")
-    return value

@@ -58,7 +58,7 @@ def test_json_goes_to_stdout(gpubench):
     assert done.code == 0, done.output
     document = json.loads(done.stdout)
     assert [r["status"] for r in document["results"]] == ["ok"]
-    assert len(document["results"][0]["samples_s"]) >= 5
+    assert len(document["results"][0]["measurement"]["samples_s"]) >= 5
 
 
 def test_wrong_crashing_and_hanging_variants_fail_alone(gpubench):

@@ -85,16 +85,17 @@ def test_shape_is_an_ordered_hashable_mapping_with_key_label_and_slug():
 def test_whole_shapes_must_name_every_axis_and_only_known_ones():
     family = gemm_family()
     assert family.shape_of({"K": 128, "M": 8192, "N": 8192}).text() == "M=8192,N=8192,K=128"
-    with pytest.raises(UsageError, match="family 'gemm'.*lacks axis 'K'"):
+    with pytest.raises(UsageError, match=r"family 'gemm'.*lacks axis 'K'"):
         family.shape_of({"M": 1, "N": 2})
-    with pytest.raises(UsageError, match="family 'gemm' has no axis 'k' .*did you mean: K"):
+    with pytest.raises(UsageError, match=r"family 'gemm' has no axis 'k' .*did you mean: K"):
         family.shape_of({"M": 1, "N": 2, "k": 3})
     with pytest.raises(UsageError, match="axis 'M' must be a positive integer"):
         family.shape_of({"M": 0, "N": 2, "K": 3})
 
 
 def test_a_family_may_refuse_a_shape_with_its_reason():
-    family = gemm_family(check_shape=lambda s: "K must be a multiple of 16" if s["K"] % 16 else None)
+    family = gemm_family(
+        check_shape=lambda s: "K must be a multiple of 16" if s["K"] % 16 else None)
     with pytest.raises(UsageError, match="refuses shape M=64,N=64,K=100: K must be a multiple"):
         family.shape_of({"M": 64, "N": 64, "K": 100})
 
@@ -111,7 +112,7 @@ def test_axis_sweeps_are_a_cartesian_product_with_the_rest_at_defaults():
 
 def test_one_number_fills_every_axis_only_where_the_family_says_how():
     assert gemm_family().shape_from_size(256) == {"M": 256, "N": 256, "K": 256}
-    with pytest.raises(UsageError, match="axes M, N, K and no rule for one number.*--shape"):
+    with pytest.raises(UsageError, match=r"axes M, N, K and no rule for one number.*--shape"):
         gemm_family(fill=None).shape_from_size(256)
     with pytest.raises(SpecError, match="declare shapes"):
         gemm_family(fill=None, sizes=(64,))
@@ -131,7 +132,7 @@ def test_a_bad_shape_from_a_suite_file_is_a_config_error_naming_the_file(tmp_pat
     suite = tmp_path / "suite.toml"
     suite.write_text('[shapes]\ngemm = ["M=1,N=2,X=3"]\n')
     config = load_config(suite)
-    with pytest.raises(ConfigError, match="suite.toml: the shapes of 'gemm'.*no axis 'X'"):
+    with pytest.raises(ConfigError, match=r"suite.toml: the shapes of 'gemm'.*no axis 'X'"):
         plan_points([gemm_family()], GPU, {"gemm": config.shapes_for("gemm")})
 
 
@@ -144,7 +145,7 @@ def test_suite_files_take_shape_tables_and_axis_sweeps(tmp_path):
                                                   {"M": 8192, "N": 8192, "K": 128})
     assert config.shapes_for("softmax").axes == (("cols", (128, 1024)),)
     suite.write_text('[shapes]\nmatmul = ["M=16,N"]\n')
-    with pytest.raises(ConfigError, match="key 'shapes.matmul'"):
+    with pytest.raises(ConfigError, match=r"key 'shapes.matmul'"):
         load_config(suite)
 
 

@@ -62,7 +62,7 @@ def test_softmax_is_a_two_axis_family_without_a_one_number_rule():
     (x,) = family.inputs(shape, torch.float32, "cpu")
     assert x.shape == (4, 1000)
     assert family.byte_count(shape, 4) == 2 * 4 * 1000 * 4  # read once, write once
-    with pytest.raises(UsageError, match="softmax.*rows, cols.*--shape"):
+    with pytest.raises(UsageError, match=r"softmax.*rows, cols.*--shape"):
         family.shape_from_size(1024)
 
 

@@ -75,14 +75,9 @@ class RunCommand:
                 point_latest(PROFILES, run_dir)
             return paths
 
-        families_by_name = {f.name: f for f in families}
-        points_by_group = {p.group: p for p in points}
-
         def on_group(group: list[R.Result]) -> None:
             if self.ncu:
-                first = points_by_group[(group[0].family, group[0].dtype, group[0].shape)]
-                runner.replace(self._ncu_summaries(group, families_by_name[first.family.name],
-                                                   machine, run_dir, points))
+                runner.replace(self._ncu_summaries(group, machine, run_dir, points))
             save()
 
         display = RunDisplay(self.console, len(points), on_group=on_group,
@@ -118,7 +113,7 @@ class RunCommand:
         except errors.GpubenchError as exc:
             self.console.print(f"--trace: {exc}", soft_wrap=True)
 
-    def _ncu_summaries(self, group: list[R.Result], family, machine, run_dir: Path,
+    def _ncu_summaries(self, group: list[R.Result], machine, run_dir: Path,
                        points) -> list[R.Result]:
         """`--ncu`: profile each passing variant of the group once, show the short form;
         returns the group's results with their ncu summary."""

@@ -46,6 +46,17 @@ RESERVED_COLUMNS = frozenset({
 })
 
 
+def _delegate(holder: str, name: str, empty=None) -> property:
+    """A read-only attribute read through `holder` (`empty` when the holder is None), so a
+    Result answers r.family or r.samples_s without storing anything twice."""
+
+    def get(self):
+        owner = getattr(self, holder)
+        return getattr(owner, name) if owner is not None else empty
+
+    return property(get, doc=f"{holder}.{name}")
+
+
 @dataclass(frozen=True)
 class Result:
     key: PointKey
@@ -66,49 +77,17 @@ class Result:
     warnings: tuple[noise.Warning, ...] = ()
     ncu: dict | None = None  # `gpubench run --ncu`: duration, top SOL %, top hint
 
-    # ------------------------------------------------------------ identity
-
-    @property
-    def family(self) -> str:
-        return self.key.family
-
-    @property
-    def variant(self) -> str:
-        return self.key.variant
-
-    @property
-    def dtype(self) -> str:
-        return self.key.dtype
-
-    @property
-    def shape(self) -> Shape:
-        return self.key.shape
-
-    @property
-    def mode(self) -> str:
-        return self.key.mode
-
-    # ------------------------------------------------------------ what was measured
-
-    @property
-    def samples_s(self) -> tuple[float, ...]:
-        return self.measurement.samples_s if self.measurement else ()
-
-    @property
-    def method(self) -> str | None:
-        return self.measurement.method if self.measurement else None
-
-    @property
-    def stop_reason(self) -> str | None:
-        return self.measurement.stop_reason if self.measurement else None
-
-    @property
-    def clocks(self) -> dict | None:
-        return self.measurement.clocks if self.measurement else None
-
-    @property
-    def recheck(self) -> dict | None:
-        return self.measurement.recheck if self.measurement else None
+    # Identity, from the key; what was measured, from the measurement (empty without one).
+    family = _delegate("key", "family")
+    variant = _delegate("key", "variant")
+    dtype = _delegate("key", "dtype")
+    shape = _delegate("key", "shape")
+    mode = _delegate("key", "mode")
+    samples_s = _delegate("measurement", "samples_s", ())
+    method = _delegate("measurement", "method")
+    stop_reason = _delegate("measurement", "stop_reason")
+    clocks = _delegate("measurement", "clocks")
+    recheck = _delegate("measurement", "recheck")
 
     @property
     def compile_s(self) -> float | None:

@@ -80,15 +80,17 @@ def _number(value, *, minimum: float = 0.0, strict: bool = True) -> float:
     return float(value)
 
 
-def _count(value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"expected a whole number >= 1, got {value!r}")
+def whole_number(value, minimum: int = 1) -> int:
+    """A typed value (TOML, click) that must be an int >= minimum; bools are refused."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"expected a whole number >= {minimum}, got {value!r}")
     return value
 
 
-def _boolean(value) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"expected true or false, got {value!r}")
+def of_type(value, kind: type, what: str):
+    """`value` if it is a `kind`, else a ValueError saying what was expected."""
+    if not isinstance(value, kind):
+        raise ValueError(f"expected {what}, got {value!r}")
     return value
 
 
@@ -98,10 +100,10 @@ USER_KEYS = {
     "min_time_ms": ("min_time_s", lambda v: _number(v, strict=False) / 1e3),
     "max_time_ms": ("max_time_s", lambda v: _number(v) / 1e3),
     "target_ci_pct": ("target_rel_ci", lambda v: _number(v) / 100),
-    "min_samples": ("min_samples", _count),
-    "max_samples": ("max_samples", _count),
+    "min_samples": ("min_samples", whole_number),
+    "max_samples": ("max_samples", whole_number),
     "modes": ("modes", parse_modes),
-    "remeasure_throttled": ("remeasure_throttled", _boolean),
+    "remeasure_throttled": ("remeasure_throttled", lambda v: of_type(v, bool, "true or false")),
     "timeout_s": ("timeout_s", _number),
     "build_timeout_s": ("build_timeout_s", _number),
 }
