@@ -8,10 +8,17 @@ so two sources under one name rebuild every time and a killed build leaves a
   headers of the family folder and of gpubench/include, flags, exported
   functions, GPU arch, torch/CUDA/Python versions);
 - imports a finished build directly (no ninja, no torch JIT bookkeeping), so a
-  second process pays ~10 ms instead of a full build (~30 s);
+  second process pays ~10 ms instead of a full build (~30 s), after checking the
+  .so's size and sha256 against the build's marker: importing a truncated .so
+  dies of SIGBUS, so a damaged cache is rebuilt (once, with a note) instead;
+- builds in a fresh `<name>.building` folder and renames it into place when
+  done, so a killed build never leaves a half-written .so (or torch's `lock`
+  file) where a later process would load it, and a .so is never rewritten in
+  place under a process that has it mapped;
 - serialises builds of one name with an flock, which the OS releases when a
-  builder dies, so any torch `lock` file found while holding it is stale and is
-  removed instead of waited on;
+  builder dies;
+- hands ninja only plain paths: a family folder (or cache) whose path holds a
+  space, `$`, a quote or ':' is reached through a symlink with a hashed name;
 - prefixes every source with a `#line` directive, so compiler errors name the
   user's own file and line rather than load_inline's concatenated main.cpp.
 """
@@ -24,16 +31,23 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 # Bump when the way builds are made changes, to invalidate every cached build.
-BUILD_SCHEMA = 1
+# 2: the marker records the .so's size and sha256, checked before every import.
+BUILD_SCHEMA = 2
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
-MARKER = "gpubench-build.json"
+MARKER = "gpubench-build.json"  # written last: a folder without it holds no finished build
 HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".inl")
+# Paths that ninja and the shell running its commands both take literally. torch
+# escapes only spaces for ninja, so '$' (a ninja variable), quotes and ':' break
+# the build; any path outside this set reaches ninja through a symlink instead.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_@%+=,./-]+")
 
 
 class CompileError(Exception):
@@ -70,6 +84,9 @@ class BuildOutcome:
     cached: bool  # True when an earlier process's build was reused
     name: str
     directory: Path
+    # Why this build was redone, for the results table: e.g. "cached build was
+    # corrupt (size 12345, expected 67890): rebuilt". None for an ordinary build.
+    note: str | None = None
 
 
 # ---------------------------------------------------------------- pure helpers
@@ -102,7 +119,21 @@ def extension_name(request: BuildRequest, key: str) -> str:
 
 def with_line_directive(path: Path) -> str:
     """The file's text, prefixed so that diagnostics point at the file itself."""
-    return f'#line 1 "{path}"\n{path.read_text()}'
+    return f'#line 1 "{c_string_body(str(path))}"\n{path.read_text()}'
+
+
+def c_string_body(text: str) -> str:
+    """`text` escaped for a C string literal: a folder named `it's "x"\\y` must not end
+    the `#line` file name early. Control characters become octal escapes."""
+    out = []
+    for char in text:
+        if char in '\\"':
+            out.append("\\" + char)
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\{ord(char):03o}")
+        else:
+            out.append(char)
+    return "".join(out)
 
 
 _GCC_ERROR = re.compile(
@@ -190,50 +221,135 @@ _FAILED: dict[str, CompileError] = {}
 
 
 def build_extension(request: BuildRequest, lock_timeout_s: float = 1800.0) -> BuildOutcome:
-    """Import the extension, building it first if no finished build of this content exists."""
+    """Import the extension, building it first unless an intact build of this content exists."""
     start = time.perf_counter()
     key = content_key(request, toolchain_facts(request.with_cuda))
     name = extension_name(request, key)
     if name in _FAILED:  # the same failure, without counting its build time twice
         raise CompileError(_FAILED[name].summary, _FAILED[name].log_path)
     directory = cache_root() / name
-    module = _import_finished(name, directory, key)
-    if module is not None:
-        return BuildOutcome(module, time.perf_counter() - start, True, name, directory)
-    with _build_lock(cache_root() / f"{name}.flock", lock_timeout_s):
-        module = _import_finished(name, directory, key)  # another process may have built it
-        cached = module is not None
-        if module is None:
-            try:
-                module = _compile(request, name, directory)
-            except CompileError as exc:
-                exc.seconds = time.perf_counter() - start
-                _FAILED[name] = exc
-                raise
-            (directory / MARKER).write_text(json.dumps({"key": key, "request": repr(request)}))
-    return BuildOutcome(module, time.perf_counter() - start, cached, name, directory)
+    module, _ = _load_finished(name, directory, key)
+    if module is None:
+        with _build_lock(cache_root() / f"{name}.flock", lock_timeout_s):
+            # Checked again under the lock: another process may have built it meanwhile.
+            module, problem = _load_finished(name, directory, key)
+            if module is None:
+                module = _rebuild(request, name, directory, key, problem, start)
+                note = f"cached build was corrupt ({problem}): rebuilt" if problem else None
+                return BuildOutcome(module, time.perf_counter() - start, False, name,
+                                    directory, note)
+    return BuildOutcome(module, time.perf_counter() - start, True, name, directory)
 
 
-def _import_finished(name: str, directory: Path, key: str):
-    marker = directory / MARKER
-    library = directory / f"{name}.so"
-    if not (marker.is_file() and library.is_file()):
-        return None
+def _rebuild(request: BuildRequest, name: str, directory: Path, key: str,
+             problem: str | None, start: float):
+    """Build once; a failure is remembered for this process and, when a corrupt cache
+    was being replaced, says where that cache is and how to get away from it."""
     try:
-        if json.loads(marker.read_text()).get("key") != key:
-            return None
-    except (OSError, ValueError):
-        return None
+        return _build_and_install(request, name, directory, key)
+    except CompileError as exc:
+        error = exc
+        if problem is not None:
+            error = CompileError(
+                f"{exc.summary} (rebuilding the corrupt cached build in {directory}: "
+                f"{problem}; delete that folder, or set GPUBENCH_CACHE_DIR to another folder)",
+                exc.log_path)
+        error.seconds = time.perf_counter() - start
+        _FAILED[name] = error
+        raise error from None
+
+
+def _build_and_install(request: BuildRequest, name: str, directory: Path, key: str):
+    """Compile in a fresh staging folder, record the .so's size and hash, then rename the
+    folder into place: readers see either the old folder or a finished new one."""
+    staging = directory.with_name(f"{name}.building")
+    _remove_tree(staging)  # what a killed builder left, stale torch `lock` included
+    staging.mkdir(parents=True)
+    module = _compile(request, name, staging)
+    _write_marker(staging / MARKER, staging / f"{name}.so", key, request)
+    _swap_in(staging, directory)
+    return module
+
+
+def _write_marker(marker: Path, library: Path, key: str, request: BuildRequest) -> None:
+    size, digest = _size_and_sha256(library)
+    marker.write_text(json.dumps({"key": key, "request": repr(request),
+                                  "size": size, "sha256": digest}))
+
+
+def _swap_in(staging: Path, directory: Path) -> None:
+    """Replace `directory` by `staging`. The old folder is renamed away first, never
+    rewritten: a process that has its .so mapped keeps valid pages."""
+    for leftover in directory.parent.glob(f"{directory.name}.old-*"):
+        _remove_tree(leftover)  # a swap killed between its two renames
+    old = directory.with_name(f"{directory.name}.old-{os.getpid()}")
+    if directory.exists() or directory.is_symlink():
+        os.rename(directory, old)
+    os.rename(staging, directory)
+    _remove_tree(old)
+
+
+def _remove_tree(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
+
+
+def _load_finished(name: str, directory: Path, key: str):
+    """(module, None) for an intact finished build, (None, None) when there is none,
+    (None, why) when there is one that must not or could not be imported."""
     if name in sys.modules:
-        return sys.modules[name]
+        return sys.modules[name], None
+    problem = _cached_build_problem(name, directory, key)
+    if problem is not None:
+        return None, (None if problem is _ABSENT else problem)
+    try:
+        return _import_library(name, directory / f"{name}.so"), None
+    except ImportError as exc:
+        return None, f"import failed: {exc}"
+
+
+# Returned by _cached_build_problem when there is no build at all (not a corruption).
+_ABSENT = "absent"
+
+
+def _cached_build_problem(name: str, directory: Path, key: str) -> str | None:
+    """Why the build in `directory` must not be imported, None if it may, _ABSENT if there
+    is none. A .so is trusted only at the size and sha256 its builder recorded."""
+    marker, library = directory / MARKER, directory / f"{name}.so"
+    if not marker.exists():
+        return _ABSENT if not library.exists() else "its marker file is missing"
+    try:
+        recorded = json.loads(marker.read_text())
+        expected_size, expected_hash = int(recorded["size"]), str(recorded["sha256"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"its marker file {MARKER} is unreadable"
+    if recorded.get("key") != key:
+        return "its marker file names other sources"
+    if not library.is_file():
+        return f"{library.name} is missing"
+    size, digest = _size_and_sha256(library)
+    if size != expected_size:
+        return f"size {size}, expected {expected_size}"
+    if digest != expected_hash:
+        return f"sha256 {digest[:12]}..., expected {expected_hash[:12]}..."
+    return None
+
+
+def _size_and_sha256(path: Path) -> tuple[int, str]:
+    """Both from one open file; hashing a few-MB .so costs a few ms."""
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        return size, hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _import_library(name: str, library: Path):
     import torch  # noqa: F401  (the extension links against libtorch)
 
     spec = importlib.util.spec_from_file_location(name, library)
     module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except ImportError as exc:
-        raise CompileError(f"the built extension does not load: {exc}") from None
+    spec.loader.exec_module(module)
     sys.modules[name] = module
     return module
 
@@ -275,24 +391,22 @@ def _no_implicit_headers(load_inline) -> dict:
 
 
 def _compile(request: BuildRequest, name: str, directory: Path):
+    """load_inline into `directory`, with every path ninja sees made plain (see _plain_path)."""
     from torch.utils.cpp_extension import load_inline
 
-    directory.mkdir(parents=True, exist_ok=True)
-    stale = directory / "lock"  # torch's FileBaton; we hold the flock, so its owner is gone
-    if stale.exists():
-        stale.unlink()
     folder = request.folder
+    build_dir = _plain_path(directory)
     try:
         return load_inline(
             name=name,
             cpp_sources=[with_line_directive(folder / s) for s in request.cpp_sources],
             cuda_sources=[with_line_directive(folder / s) for s in request.cuda_sources] or None,
             functions=list(request.functions),
-            extra_include_paths=[str(folder), str(INCLUDE_DIR)],
+            extra_include_paths=[str(_plain_path(folder)), str(_plain_path(INCLUDE_DIR))],
             # -lineinfo: ncu's source view maps SASS back to these lines; costs no speed.
             extra_cuda_cflags=["-O3", "-lineinfo", *request.cuda_flags],
             extra_cflags=["-O3", *request.cflags],
-            build_directory=str(directory),
+            build_directory=str(build_dir),
             with_cuda=request.with_cuda,
             verbose=False,
             **_no_implicit_headers(load_inline),
@@ -305,3 +419,39 @@ def _compile(request: BuildRequest, name: str, directory: Path):
         raise CompileError("; ".join(errors), log) from None
     except ImportError as exc:
         raise CompileError(f"the built extension does not load: {exc}") from None
+    finally:
+        if build_dir != directory:
+            build_dir.unlink(missing_ok=True)  # it would point at the renamed staging folder
+
+
+def _plain_path(path: Path) -> Path:
+    """`path` (absolute) if ninja and the shell take it literally, else a symlink to it
+    with a plain, hashed name: `/tmp/my kernels/it's$weird` fails in ninja as is."""
+    path = Path(os.path.abspath(path))
+    if _PLAIN_PATH.fullmatch(str(path)):
+        return path
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    readable = re.sub(r"[^A-Za-z0-9_.-]", "_", path.name)[:40]
+    link = _link_root() / f"{readable}-{digest}"
+    if not (link.is_symlink() and os.readlink(link) == str(path)):
+        temporary = link.with_name(f"{link.name}.{os.getpid()}.tmp")
+        temporary.unlink(missing_ok=True)
+        temporary.symlink_to(path, target_is_directory=True)
+        os.replace(temporary, link)  # atomic: a concurrent builder sees old or new link
+    return link
+
+
+def _link_root() -> Path:
+    """A plain-path folder of ours for those symlinks: in the cache, else in the temp folder."""
+    candidates = (cache_root() / "links",
+                  Path(tempfile.gettempdir()) / f"gpubench-links-{os.getuid()}")
+    for root in candidates:
+        if not _PLAIN_PATH.fullmatch(str(root)):
+            continue
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not root.is_symlink() and root.stat().st_uid == os.getuid():
+            return root
+    raise CompileError(
+        f"the cache folder {cache_root()} has a path that ninja cannot take (a space, '$', "
+        "a quote or ':'), and so has the temp folder: set GPUBENCH_CACHE_DIR to a plain "
+        "path such as /tmp/gpubench-cache")

@@ -8,6 +8,7 @@ traceback.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -103,25 +104,45 @@ def shape_choice(sizes: str | None, shapes: tuple[str, ...], axes: tuple[str, ..
               show_default=True, help="Where to run; 'cpu' forces the no-GPU path.")
 @click.option("--seed", type=click.IntRange(min=0),
               help="Seed for the random inputs (default: new each run).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", type=click.Path(file_okay=False), callback=lambda c, p, v: _folder(v),
               help="Folder for this run's results (default: profiles/<run-id>).")
+@click.option("--force", is_flag=True,
+              help="Reuse an --out folder that already holds results (they are replaced).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @click.option("--ncu", "with_ncu", is_flag=True,
               help="Also profile each passing variant once with Nsight Compute (short summary).")
 @click.option("--trace", "with_trace", is_flag=True,
               help="Also write a Chrome trace of the passing variants (trace.json).")
-def run(config_path, device, out, as_json, with_ncu, with_trace, **options):
+def run(config_path, device, out, force, as_json, with_ncu, with_trace, **options):
     """Check, time and compare every variant of kernel FAMILIES (default: all)."""
-    _guarded(lambda: _run(config_path, options, device, out, as_json, with_ncu, with_trace))
+    _guarded(lambda: _run(config_path, options, device, out, force, as_json, with_ncu,
+                          with_trace))
 
 
-def _run(config_path, options: dict, device: str, out, as_json: bool, with_ncu: bool,
-         with_trace: bool) -> int:
+def _run(config_path, options: dict, device: str, out, force: bool, as_json: bool,
+         with_ncu: bool, with_trace: bool) -> int:
     from gpubench.commands.run import RunCommand
 
     config = merge_options(load_config(config_path) if config_path else RunConfig(), options)
     console = make_console(stderr=as_json)
-    return RunCommand(config, device, out, as_json, console, with_ncu, with_trace).execute()
+    return RunCommand(config, device, out, as_json, console, with_ncu, with_trace,
+                      force).execute()
+
+
+def _folder(value: str | None) -> Path | None:
+    """--out: a folder name; '' would silently mean the current folder."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise click.BadParameter("needs a folder name (an empty one would write into the "
+                                 "current folder)")
+    return Path(value)
+
+
+def _flag(key: str) -> str:
+    """The option a suite-file key comes from: max_time_ms -> --max-time, modes -> --mode."""
+    name = key.removesuffix("_ms").removesuffix("_pct").removesuffix("_s")
+    return "--" + ("mode" if name == "modes" else name.replace("_", "-"))
 
 
 def one_shape(size: str | None, shape: str | None) -> ShapeChoice:
@@ -136,8 +157,9 @@ def one_shape(size: str | None, shape: str | None) -> ShapeChoice:
 def merge_options(config: RunConfig, options: dict) -> RunConfig:
     """Command-line options over a suite file's values."""
 
-    def fail(key: str, exc: Exception):
-        raise errors.UsageError(f"--{key.replace('_', '-')}: {exc}") from None
+    def fail(key: str | None, exc: Exception):
+        where = f"{_flag(key)}: " if key else ""
+        raise errors.UsageError(f"{where}{exc}") from None
 
     changes: dict = {"timing": with_user_values(config.timing, {
         **options, "modes": options.get("modes") or None}, fail)}
@@ -309,17 +331,26 @@ def trace(families, sizes, shapes, axes, dtypes, variants, kernels_dirs, iterati
 
 
 def _guarded(action) -> None:
-    """Run a command body; turn gpubench errors into one line and an exit code."""
+    """Run a command body; turn gpubench errors into one line and an exit code. SIGTERM
+    and SIGHUP stop it the way Ctrl-C does (results so far written, workers killed)."""
     err = Console(stderr=True, highlight=False)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _raise_terminated)
     try:
         code = action()
     except errors.GpubenchError as exc:
         err.print(f"[bold red]error:[/] {exc}", markup=True, soft_wrap=True)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        err.print("interrupted")
-        sys.exit(errors.EXIT_INTERRUPTED)
+    except KeyboardInterrupt as exc:
+        err.print(str(exc) or "interrupted")
+        sys.exit(errors.interruption_code(exc))
     sys.exit(code or 0)
+
+
+def _raise_terminated(signum, frame) -> None:
+    # Once: a second signal during the clean-up must not interrupt the clean-up.
+    signal.signal(signum, signal.SIG_IGN)
+    raise errors.Terminated(signum)
 
 
 def make_console(stderr: bool = False) -> Console:

@@ -43,6 +43,13 @@ class RunConfig:
     timing: TimingSettings = field(default_factory=TimingSettings)
     seed: int | None = None
 
+    def check_family_names(self, known) -> None:
+        """A shapes table naming no family would silently run the defaults: refuse it."""
+        for name, choice in self.family_shapes.items():
+            if name not in known:
+                raise ConfigError(f"{choice.origin}: there is no family '{name}'"
+                                  f"{did_you_mean(name, known)}")
+
     def shapes_for(self, family: str) -> ShapeChoice:
         """What to run for `family`: a choice for every family wins (the command line's),
         else the family's own table, else nothing (the family's defaults)."""
@@ -80,6 +87,10 @@ def _from_dict(data: dict, path: Path) -> RunConfig:
     if "kernels_dirs" in data:
         with _key(path, "kernels_dirs"):
             dirs = tuple((path.parent / d).resolve() for d in _names(data["kernels_dirs"]))
+            missing = [str(d) for d in dirs if not d.is_dir()]
+            if missing:
+                raise ValueError(f"no such folder: {', '.join(missing)} (relative paths are "
+                                 f"read from the suite file's folder)")
             config = replace(config, kernels_dirs=dirs)
     if "seed" in data:
         with _key(path, "seed"):
@@ -164,8 +175,9 @@ def _timing(timing, path: Path) -> TimingSettings:
         raise ConfigError(f"{path}: key 'timing' must be a table ([timing])")
     _reject_unknown(timing, set(USER_KEYS), path, "timing.")
 
-    def fail(key: str, exc: Exception):
-        raise ConfigError(f"{path}: key 'timing.{key}': {exc}") from None
+    def fail(key: str | None, exc: Exception):
+        where = f"key 'timing.{key}'" if key else "[timing]"
+        raise ConfigError(f"{path}: {where}: {exc}") from None
 
     return with_user_values(TimingSettings(), timing, fail)
 

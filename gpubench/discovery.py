@@ -7,9 +7,13 @@ spec therefore breaks only the commands that need it, with its file named.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
+import os
+import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
 
@@ -96,8 +100,12 @@ def _import_file(path: Path, prefix: str):
     # Registered before executing: @triton.jit and dataclasses look the module up.
     sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
+        with _guarded_import(path):
+            spec.loader.exec_module(module)
     except SpecError as exc:
+        sys.modules.pop(module_name, None)
+        raise SpecError(f"{path}: {exc}") from None
+    except _ImportAborted as exc:
         sys.modules.pop(module_name, None)
         raise SpecError(f"{path}: {exc}") from None
     except BaseException as exc:
@@ -106,6 +114,43 @@ def _import_file(path: Path, prefix: str):
             raise
         raise SpecError(f"{path}: failed to import: {_where(exc, path)}") from None
     return module
+
+
+# A spec imports torch and maybe triton (seconds); a minute means it will never finish.
+SPEC_IMPORT_TIMEOUT_S = 60.0
+
+
+class _ImportAborted(BaseException):
+    """Raised inside a spec's import to stop it: the message says why."""
+
+
+@contextlib.contextmanager
+def _guarded_import(path: Path):
+    """Run a spec's top-level code so that it cannot end or hang gpubench: os._exit()
+    raises instead of exiting, a time limit interrupts endless loops (SIGALRM, main
+    thread only), and what it prints goes to stderr, never into tables or --json. Not a
+    sandbox: code that blocks inside C, or kills its own process, still can."""
+    def refuse_exit(code=0):
+        raise _ImportAborted(f"called os._exit({code}) while being imported")
+
+    def out_of_time(signum, frame):
+        raise _ImportAborted(f"did not finish importing within {SPEC_IMPORT_TIMEOUT_S:g} s "
+                             "(an endless loop or a wait at import time?)")
+
+    real_exit, os._exit = os._exit, refuse_exit
+    timed = threading.current_thread() is threading.main_thread() and hasattr(signal,
+                                                                                "setitimer")
+    if timed:
+        previous = signal.signal(signal.SIGALRM, out_of_time)
+        signal.setitimer(signal.ITIMER_REAL, SPEC_IMPORT_TIMEOUT_S)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        os._exit = real_exit
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
 
 def _where(exc: BaseException, path: Path) -> str:

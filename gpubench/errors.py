@@ -25,7 +25,29 @@ EXIT_NO_KERNELS = 8  # the profiler saw no kernel in gpubench's range
 EXIT_PROFILER_TIMEOUT = 9  # the profiler ran past --timeout and was killed
 EXIT_SECTION_MISSING = 10  # the report lacks a section that was asked for
 EXIT_PROFILER_FAILED = 11  # any other profiler failure
+EXIT_OUTPUT = 12  # results or reports cannot be written (read-only, a file in the way, full)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
+EXIT_TERMINATED = 143  # 128 + SIGTERM: stopped by a signal; results so far are written
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived: stop like Ctrl-C (write what was measured, kill every
+    process started), but exit with 128 + the signal."""
+
+    def __init__(self, signum: int):
+        import signal
+
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+def interruption_code(exc: KeyboardInterrupt) -> int:
+    """130 for Ctrl-C, 128 + N for a termination signal."""
+    return exc.exit_code if isinstance(exc, Terminated) else EXIT_INTERRUPTED
 
 
 class GpubenchError(Exception):
@@ -56,6 +78,13 @@ class EnvironmentProblem(GpubenchError):
     """Something about this machine prevents the command (no CUDA, no tool)."""
 
     exit_code = EXIT_ENVIRONMENT
+
+
+class OutputError(GpubenchError):
+    """Files cannot be written where they must go; the message says where, and where
+    anything already measured was saved instead."""
+
+    exit_code = EXIT_OUTPUT
 
 
 class ProfilerError(GpubenchError):

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpubench import nvtx_ranges
+from gpubench import nvtx_ranges, sideeffects
 from gpubench.build import BuildRequest, CompileError, build_extension
 from gpubench.check import compare, poison
 from gpubench.clocks import ClockMonitor
@@ -36,7 +36,8 @@ PROFILE_WARMUP_CALLS = 3
 
 @dataclass
 class Group:
-    """Inputs, references and output buffer shared by the variants of one point."""
+    """Inputs, references and output buffer shared by the variants of one point, with
+    what a variant must not change: pristine copies of the inputs and out's layout."""
 
     key: tuple
     check_inputs: tuple
@@ -44,6 +45,17 @@ class Group:
     time_inputs: tuple
     time_ref: object
     out: object
+    pristine_check: tuple = ()
+    pristine_time: tuple = ()
+    out_layout: object = None
+    names: tuple = ()
+
+    def side_effects(self, inputs: tuple, pristine: tuple, state_before: dict) -> str | None:
+        """What the last variant changed that it must not have (None: nothing)."""
+        mutated = sideeffects.mutated_inputs(inputs, pristine, list(self.names))
+        out_changed = sideeffects.OutputLayout.of(self.out) != self.out_layout
+        state = sideeffects.state_changes(state_before, sideeffects.torch_state())
+        return sideeffects.describe(mutated, out_changed, state)
 
 
 class CudaFault(Exception):
@@ -90,17 +102,33 @@ class Executor:
         fn, build = self.load_variant(family, variant)
         self.report_phase("prepare")
         group = self._group(family, task)
+        state = sideeffects.torch_state()
         self.report_phase("check")
         first_call_s, check = self._check(fn, group, family, task)
         if variant.kind == "triton":  # Triton compiles on the first call: that is its build
             build = {**build, "compile_s": first_call_s, "cached": None}
         result = {"build": build, "check": check.to_dict(), "device": self.machine.device}
+        culprit = self._blame(group, group.check_inputs, group.pristine_check, state)
+        if culprit:
+            return {**result, "status": "fail", "error": culprit}
         if not check.passed:
             return {**result, "status": "fail", "error": "output differs from the reference"}
         self.report_phase("time")
         timings = {mode: self._time_mode(mode, fn, group, family, task).to_dict()
                    for mode in modes_for_device(task.timing.modes, self.machine.device)}
+        culprit = self._blame(group, group.time_inputs, group.pristine_time, state)
+        if culprit:
+            return {**result, "status": "fail", "error": f"while timed: {culprit}"}
         return {**result, "status": "ok", "timings": timings}
+
+    def _blame(self, group: Group, inputs: tuple, pristine: tuple, state: dict) -> str | None:
+        """The variant's side effects, if any; then torch's state is restored and the
+        group dropped, so the next variant gets fresh inputs and a fresh buffer."""
+        culprit = group.side_effects(inputs, pristine, state)
+        if culprit:
+            sideeffects.restore_state(state)
+            self.group = None
+        return culprit
 
     def prepare_for_trace(self, task: Task) -> tuple[Callable, Group]:
         """The variant's callable and its own inputs (kept apart: a trace holds them all),
@@ -241,21 +269,49 @@ def _make_group(family: Family, task: Task, device: str, key: tuple) -> Group:
         out = family.output(task.shape, dtype, device)
     else:
         out = torch.empty(check_ref.shape, dtype=dtype, device=device)
-    return Group(key, check_inputs, check_ref, time_inputs, time_ref, out)
+    return Group(key, check_inputs, check_ref, time_inputs, time_ref, out,
+                 pristine_check=_copies(check_inputs), pristine_time=_copies(time_inputs),
+                 out_layout=sideeffects.OutputLayout.of(out),
+                 names=tuple(sideeffects.input_names(family.reference, len(check_inputs))))
+
+
+def _copies(inputs: tuple) -> tuple:
+    """Clones of the tensors (the rest as they are), to tell later whether a variant
+    wrote into its inputs. Costs one more copy of the inputs while the group lives."""
+    return tuple(x.clone() if hasattr(x, "clone") else x for x in inputs)
 
 
 def _inputs(family: Family, task: Task, dtype, device: str, seed: int) -> tuple:
-    """Fresh random inputs; all-zero inputs are refused, they hide unwritten outputs."""
+    """Fresh random inputs, checked: tensors (or plain numbers, e.g. an epsilon) on the
+    point's device, floating ones in the point's dtype, not all zeros (zeros hide
+    unwritten outputs and run faster)."""
     import torch
 
     torch.manual_seed(seed)
     inputs = family.inputs(task.shape, dtype, device)
-    inputs = inputs if isinstance(inputs, tuple | list) else (inputs,)
-    for index, tensor in enumerate(inputs):
-        if isinstance(tensor, torch.Tensor) and tensor.numel() and not tensor.any():
-            raise SpecError(f"{family.name}: make_inputs returned all zeros for input {index}; "
-                            "use random data (zeros hide unwritten outputs and run faster)")
-    return tuple(inputs)
+    inputs = tuple(inputs) if isinstance(inputs, tuple | list) else (inputs,)
+    for index, item in enumerate(inputs):
+        problem = _input_problem(item, dtype, device, torch)
+        if problem:
+            raise SpecError(f"{family.name}: make_inputs returned input {index} {problem}; "
+                            "it must return tensors on the given device, floating ones in "
+                            "the given dtype (.to(dtype)), with random values")
+    return inputs
+
+
+def _input_problem(item, dtype, device: str, torch) -> str | None:
+    if isinstance(item, bool | int | float):
+        return None
+    if not isinstance(item, torch.Tensor):
+        return f"as a {type(item).__name__}"
+    if item.is_floating_point() and item.dtype != dtype:
+        return f"as {str(item.dtype).removeprefix('torch.')} for a " \
+               f"{str(dtype).removeprefix('torch.')} point"
+    if item.device.type != torch.device(device).type:
+        return f"on {item.device.type}, not {device}"
+    if item.numel() and not item.any():
+        return "as all zeros"
+    return None
 
 
 def _reference(family: Family, inputs: tuple):

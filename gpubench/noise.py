@@ -18,6 +18,18 @@ OUTLIER_FRACTION = 0.05
 MIN_OUTLIERS = 3
 # CUDA events resolve ~0.5 us: below 2 us one tick is 25% of the time.
 EVENT_RESOLUTION_S = 2e-6
+# How far past the measured roofline a result may land before it is suspect. The
+# ceilings are a device copy and cuBLAS: a good streaming kernel beats the copy by a few
+# percent (105% seen on the H100), never by half. With the L2 flushed (cold, graph,
+# cupti, wall) 1.5x is far beyond any honest kernel. Warm mode may find its inputs in L2,
+# whose bandwidth is ~2-3x HBM's on Hopper: 4x. On a CPU the "roof" is a DRAM copy while
+# small problems live in cache: only gross violations (20x) count there.
+SUSPECT_ROOF_FRACTION = {"warm": 4.0, "cpu": 20.0}
+SUSPECT_ROOF_DEFAULT = 1.5
+# No GPU kernel completes in under ~1 us from launch to end; after the event-pair cost is
+# subtracted an honest tiny kernel still reads hundreds of ns. 50 ns is a result that
+# cannot be a kernel's.
+SUSPECT_MEDIAN_S = 50e-9
 # Host-visible time 1.5x the GPU time, and 5 us more: the host, not the kernel, sets the pace.
 LAUNCH_BOUND_RATIO = 1.5
 LAUNCH_BOUND_GAP_S = 5e-6
@@ -76,6 +88,23 @@ def clock_warnings(clocks: dict | None) -> list[Warning]:
                         f"{clocks.get('sm_mhz_min')} MHz)",
                         "normal for heavy kernels; compare variants at the same cap")]
     return []
+
+
+def suspect(roof_fraction: float | None, median_s: float | None, mode: str) -> Warning | None:
+    """A result no kernel can produce: far beyond the measured roofline, or faster than
+    any launch. Whatever produced it (a variant that skipped its work, a forged or
+    misread measurement, wrong napkin math in the spec), its speedup is not shown."""
+    limit = SUSPECT_ROOF_FRACTION.get(mode, SUSPECT_ROOF_DEFAULT)
+    if roof_fraction is not None and roof_fraction > limit:
+        return Warning("suspect", f"{roof_fraction:.0%} of the measured roofline, beyond the "
+                       f"{limit:.0%} any honest kernel reaches in {mode} mode",
+                       "check the family's flops/bytes_moved and that the variant does the "
+                       "work; no speedup is shown")
+    if mode != "cpu" and median_s is not None and median_s < SUSPECT_MEDIAN_S:
+        return Warning("suspect", f"a median of {median_s * 1e9:.0f} ns is faster than any "
+                       "kernel launch", "check that the variant launches its kernel; no "
+                       "speedup is shown")
+    return None
 
 
 def launch_bound(gpu_median_s: float, wall_median_s: float) -> Warning | None:

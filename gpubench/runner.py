@@ -18,6 +18,7 @@ from itertools import groupby
 from pathlib import Path
 
 from gpubench.plan import Point
+from gpubench.protocol import GARBAGE, Envelope
 from gpubench.records import result as R
 from gpubench.records.derive import finish_group
 from gpubench.records.measurement import Measurement
@@ -62,13 +63,14 @@ class Runner:
                     self.callbacks.point_done(rows)
                 self._finish_group(group)
                 group = []
-        except KeyboardInterrupt:
-            self._stop_worker()
+        except KeyboardInterrupt as stop:
+            self._kill_worker()
             done = {r.key for r in self.results}
+            reason = str(stop) or "interrupted (Ctrl-C)"
             for point in points:
                 if point.key(self._modes()[0]) in done:
                     continue
-                rows = self._expand(point, R.NOT_RUN, "interrupted (Ctrl-C)")
+                rows = self._expand(point, R.NOT_RUN, reason)
                 self.results.extend(rows)
                 if group and point.group == _group_of(group):
                     group.extend(rows)
@@ -85,16 +87,20 @@ class Runner:
         self.callbacks.point_started(point)
         if point.skip:
             return self._expand(point, R.SKIPPED, point.skip)
+        envelope = Envelope(point.task(index, self.timing))
         try:
             worker = self._live_worker()
-            worker.send(point.task(index, self.timing))
-            payload = self._await_result(worker, point)
+            worker.send(envelope)
+            payload = self._await_result(worker, point, envelope)
         except WorkerTimeout as timeout:
             self._kill_worker()
             return self._expand(point, R.TIMEOUT, str(timeout))
         except WorkerDied as death:
             self._kill_worker()
             return self._expand(point, R.CRASHED, str(death))
+        except ForeignMessage as foreign:
+            self._kill_worker()
+            return self._expand(point, R.ERROR, str(foreign))
         if payload.get("status") == R.CRASHED:  # a CUDA fault; the worker exits by itself
             self._kill_worker()
         return results_from_payload(point, payload, self._modes())
@@ -107,7 +113,7 @@ class Runner:
     def _expand(self, point: Point, status: str, error: str | None) -> list[R.Result]:
         return [point.result(mode, status, error=error) for mode in self._modes()]
 
-    def _await_result(self, worker: WorkerProcess, point: Point) -> dict:
+    def _await_result(self, worker: WorkerProcess, point: Point, envelope: Envelope) -> dict:
         phase = "start"
         deadline = time.monotonic() + self.timing.build_timeout_s
         while True:
@@ -117,6 +123,8 @@ class Runner:
                 limit = self._limit(phase)
                 raise WorkerTimeout(f"no answer within {limit:.0f} s while in phase "
                                     f"'{phase}' (raise --timeout if it is just slow)") from None
+            if not envelope.vouches_for(message):
+                raise ForeignMessage(_foreign(message, phase))
             if message.get("type") == "phase":
                 phase = message["phase"]
                 deadline = time.monotonic() + self._limit(phase)
@@ -169,6 +177,19 @@ class Runner:
         """Put newer versions of results in place (matched by point key, unique in a run)."""
         by_key = {r.key: r for r in rows}
         self.results[:] = [by_key.get(r.key, r) for r in self.results]
+
+
+class ForeignMessage(Exception):
+    """A line on the worker's private channel that gpubench's worker code did not write."""
+
+
+def _foreign(message: dict, phase: str) -> str:
+    what = "a line that is not JSON" if message.get("type") == GARBAGE else \
+        "a message without this task's secret"
+    sample = message.get("text") if message.get("type") == GARBAGE else message
+    return (f"{what} appeared on gpubench's private result channel during '{phase}': the "
+            f"variant (or something it ran) wrote to it, so nothing it reports can be "
+            f"trusted ({str(sample)[:120]})")
 
 
 def _group_of(group: list[R.Result]) -> tuple:

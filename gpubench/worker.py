@@ -1,10 +1,13 @@
 """The worker process: runs tasks for the parent, one at a time, and dies alone.
 
 Started as `python -m gpubench.worker --fd N`. Tasks arrive as JSON lines on
-stdin; messages leave on file descriptor N (see protocol.py). A segfault or a
-hang takes down only this process: the parent notices (EOF on N, or its
-timeout), records CRASHED or TIMEOUT and starts a fresh worker. A CUDA fault
-that poisons the context is reported, then the worker exits on purpose.
+stdin, each with a secret; messages leave on a private copy of descriptor N
+(see protocol.py), each carrying the task's secret, so a line a variant writes
+there is told apart from gpubench's own. A segfault or a hang takes down only
+this process: the parent notices (EOF on N, or its timeout), records CRASHED or
+TIMEOUT and starts a fresh worker. A CUDA fault that poisons the context is
+reported, then the worker exits on purpose. A watchdog forked first thing kills
+this worker's whole session when gpubench goes away, even by `kill -9`.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import os
 import sys
 import traceback
 
-from gpubench.protocol import Task, send
+from gpubench.protocol import Envelope, private_channel, send
+from gpubench.records.point import Task
 
 # Exit status after reporting a CUDA fault: the parent starts a fresh worker.
 EXIT_CUDA_FAULT = 3
@@ -41,13 +45,17 @@ def main(argv: list[str] | None = None) -> int:
         return _trace(device, args.trace, args.trace_out, args.result, args.iterations)
     if args.fd is None:
         parser.error("--fd or --once is required")
+    from gpubench.processes import start_watchdog
+
+    start_watchdog(os.getppid())
+    fd = private_channel(args.fd)
     try:
-        machine = _start(device, args.fd)
+        machine = _start(device, fd)
     except Exception as exc:
-        send(args.fd, {"type": "fatal", "error": f"worker failed to start: {exc}",
-                       "traceback": traceback.format_exc()})
+        send(fd, {"type": "fatal", "error": f"worker failed to start: {exc}",
+                  "traceback": traceback.format_exc()})
         return 2
-    return _serve(machine, args.fd)
+    return _serve(machine, fd)
 
 
 def _start(device: str, fd: int):
@@ -68,25 +76,28 @@ def _start(device: str, fd: int):
 def _serve(machine, fd: int) -> int:
     from gpubench.execute import CudaFault, Executor
 
-    current: dict = {"task": None}
+    current: dict = {"envelope": None}
 
     def report_phase(phase: str) -> None:
-        send(fd, {"type": "phase", "task": current["task"], "phase": phase})
+        current["envelope"].send(fd, {"type": "phase", "phase": phase})
 
     executor = Executor(machine, report_phase)
+    print(f"[gpubench worker] pid {os.getpid()}, session {os.getsid(0)}", file=sys.stderr,
+          flush=True)
     for line in sys.stdin:
         if not line.strip():
             continue
-        task = Task.from_json(line)
-        current["task"] = task.id
+        envelope = Envelope.from_json(line)
+        current["envelope"] = envelope
+        task = envelope.task
         print(f"[gpubench worker] task {task.id}: {task.label}", file=sys.stderr, flush=True)
         try:
             result = executor.run(task)
         except CudaFault as exc:
-            send(fd, {"type": "result", "task": task.id,
-                      "result": {"status": "crashed", "error": str(exc)}})
+            envelope.send(fd, {"type": "result",
+                               "result": {"status": "crashed", "error": str(exc)}})
             return EXIT_CUDA_FAULT
-        send(fd, {"type": "result", "task": task.id, "result": result})
+        envelope.send(fd, {"type": "result", "result": result})
     return 0
 
 

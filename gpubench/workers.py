@@ -1,9 +1,11 @@
 """The parent's handle on a worker process: start, send a task, wait with a deadline, kill.
 
-The worker runs in its own session (process group), so Ctrl-C in the terminal
-reaches only the parent, which then kills the worker's whole group; a timeout
-does the same. Its stdout and stderr go to a log file in the run folder, with
-Python's faulthandler on, so a segfault leaves a traceback to point at.
+The worker runs in its own session, so Ctrl-C in the terminal reaches only the
+parent, which then kills everything in that session (the worker, ninja, the
+compilers, whatever a variant spawned: see processes.py); a timeout does the
+same. Its stdout and stderr go through a pipe to a log file in the run folder,
+capped in size (the head and the tail are kept), with Python's faulthandler on,
+so a segfault leaves a traceback to point at.
 """
 
 from __future__ import annotations
@@ -15,13 +17,19 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
-from gpubench.protocol import LineReader, Task
+from gpubench.processes import kill_session
+from gpubench.protocol import Envelope, LineReader
 
 # A fresh worker imports torch (1-5 s) and, on a GPU, creates a context (~1 s).
 START_TIMEOUT_S = 120.0
+# Worker logs keep their first 4 MiB (start-up, build logs, the first errors) and their
+# last 1 MiB (what happened just before a crash); a variant printing 100 MB costs 5 MiB.
+LOG_HEAD_BYTES = 4 << 20
+LOG_TAIL_BYTES = 1 << 20
 
 
 class WorkerDied(Exception):
@@ -38,21 +46,23 @@ class WorkerProcess:
         self.log_path = log_path
         self.process: subprocess.Popen | None = None
         self.reader: LineReader | None = None
+        self.log: CappedLog | None = None
         self.env: dict = {}
 
     def start(self) -> dict:
         """Start the worker and wait for its hello; returns the device environment it reports."""
         read_fd, write_fd = os.pipe()
-        log = open(self.log_path, "ab")  # noqa: SIM115 (the child keeps its own copy)
+        log_read, log_write = os.pipe()
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "gpubench.worker", "--fd", str(write_fd)],
-                stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.PIPE, stdout=log_write, stderr=subprocess.STDOUT,
                 pass_fds=(write_fd,), start_new_session=True, env=worker_env(self.device),
             )
         finally:
             os.close(write_fd)
-            log.close()
+            os.close(log_write)
+        self.log = CappedLog(log_read, self.log_path)
         self.reader = LineReader(read_fd)
         hello = self.next_message(time.monotonic() + START_TIMEOUT_S)
         if hello.get("type") != "hello":
@@ -61,9 +71,9 @@ class WorkerProcess:
         self.env = hello["env"]
         return self.env
 
-    def send(self, task: Task) -> None:
+    def send(self, envelope: Envelope) -> None:
         try:
-            self.process.stdin.write((task.to_json() + "\n").encode())
+            self.process.stdin.write((envelope.to_json() + "\n").encode())
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
             raise WorkerDied(self._death_note()) from None
@@ -95,7 +105,8 @@ class WorkerProcess:
         self.kill()
 
     def kill(self) -> None:
-        """Kill the worker's whole process group (ninja and nvcc included) and reap it."""
+        """Kill the worker's whole session (ninja, compilers and a variant's children
+        included, though they left the worker's process group) and reap the worker."""
         if self.process is None:
             return
         if self.process.poll() is None:
@@ -103,12 +114,17 @@ class WorkerProcess:
                 os.killpg(self.process.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=10)
+        kill_session(self.process.pid)  # the session id is the worker's pid
         if self.reader is not None:
             os.close(self.reader.fd)
             self.reader = None
+        if self.log is not None:
+            self.log.close()
         self.process = None
 
     def log_tail(self, lines: int = 40) -> str:
+        if self.log is not None:
+            self.log.flush_after_exit()
         try:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
@@ -116,9 +132,62 @@ class WorkerProcess:
 
     def _death_note(self) -> str:
         code = self.process.wait(timeout=30) if self.process else None
+        if self.process is not None:  # orphans (ninja, a variant's children) hold the log open
+            kill_session(self.process.pid)
         how = _describe_exit(code)
         clue = _last_error_line(self.log_tail())
         return f"worker {how}" + (f": {clue}" if clue else "") + f" (log: {self.log_path})"
+
+
+class CappedLog:
+    """Copies a worker's output from a pipe to its log file on a thread: the first
+    LOG_HEAD_BYTES as they come, then only the last LOG_TAIL_BYTES, written with a note
+    of what was left out when the pipe closes (the worker and its children are gone)."""
+
+    def __init__(self, fd: int, path: Path):
+        self.fd, self.path = fd, path
+        self.written = 0
+        self.dropped = 0
+        self.tail = bytearray()
+        self.thread = threading.Thread(target=self._copy, name="gpubench-log", daemon=True)
+        self.thread.start()
+
+    def _copy(self) -> None:
+        with open(self.path, "ab") as sink:
+            while True:
+                try:
+                    chunk = os.read(self.fd, 1 << 16)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                self._take(chunk, sink)
+            if self.dropped:
+                sink.write(f"\n[gpubench: {self.dropped:,} bytes of worker output left out; "
+                           f"the last {len(self.tail):,} follow]\n".encode())
+            sink.write(bytes(self.tail))
+        os.close(self.fd)
+
+    def _take(self, chunk: bytes, sink) -> None:
+        room = max(LOG_HEAD_BYTES - self.written, 0)
+        if room:
+            sink.write(chunk[:room])
+            sink.flush()
+            self.written += min(room, len(chunk))
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            excess = len(self.tail) - LOG_TAIL_BYTES
+            if excess > 0:
+                del self.tail[:excess]
+                self.dropped += excess
+
+    def flush_after_exit(self, timeout_s: float = 5.0) -> None:
+        """Wait (briefly) until the pipe is drained, so the file holds the last words."""
+        self.thread.join(timeout_s)
+
+    def close(self) -> None:
+        self.flush_after_exit()
 
 
 def worker_env(device: str) -> dict:

@@ -1,22 +1,30 @@
-"""The content-hashed load_inline cache: keys, stale locks, reuse, and compile errors."""
+"""The content-hashed load_inline cache: keys, stale locks, reuse, compile errors, folders
+with odd paths, and corrupt cached builds."""
 
+import json
+import os
+import shutil
 import subprocess
 import sys
 import textwrap
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from conftest import FIXTURES, TEST_KERNELS
 from gpubench.build import (
+    MARKER,
     BuildRequest,
     CompileError,
     build_extension,
+    c_string_body,
     content_key,
     extension_name,
     summarize_compiler_output,
     toolchain_facts,
+    with_line_directive,
 )
 
 SOURCE = textwrap.dedent("""\
@@ -107,3 +115,158 @@ def test_compile_error_names_the_users_file_and_line(tmp_path, monkeypatch):
     with pytest.raises(CompileError) as again:  # the same process asks again: same answer
         build_extension(request)
     assert again.value.summary == info.value.summary
+
+
+# ---------------------------------------------------------------- odd paths, corrupt caches
+
+FAST = ("--warmup", "5", "--min-time", "10", "--max-time", "30")
+# A space, '$' (a ninja variable), both quotes: what broke ninja and the #line directive.
+ODD_PARENT, ODD_FAMILY = 'my "odd" kernels', "it's$odd"
+
+
+@pytest.fixture(scope="module")
+def odd_family(tmp_path_factory, build_cache):
+    """tests/kernels/oddpath copied to a folder with an odd path and run once through the CLI
+    (its one C++ build, ~30-50 s here, lands in the session cache for the tests below)."""
+    root = tmp_path_factory.mktemp("odd")
+    folder = root / ODD_PARENT / ODD_FAMILY
+    shutil.copytree(TEST_KERNELS / "oddpath", folder)
+    env = {**os.environ, "GPUBENCH_CACHE_DIR": str(build_cache), "COLUMNS": "160"}
+    done = subprocess.run([sys.executable, "-m", "gpubench", "run", ODD_FAMILY, "--kernels-dir",
+                           str(folder.parent), "--device", "cpu", "--json", *FAST],
+                          cwd=root, capture_output=True, text=True, timeout=600, env=env)
+    request = BuildRequest(ODD_FAMILY, folder, (), ("oddpath_cpu.cpp",), ("twice_plus_one",))
+    name = extension_name(request, content_key(request, toolchain_facts(False)))
+    return SimpleNamespace(folder=folder, done=done, request=request, name=name,
+                           built=build_cache / "extensions" / name, cache=build_cache)
+
+
+@pytest.mark.slow
+def test_a_family_folder_with_spaces_dollar_and_quotes_builds_and_runs(odd_family, monkeypatch):
+    done = odd_family.done
+    assert done.returncode == 0, done.stdout + done.stderr
+    status = {r["variant"]: r["status"] for r in json.loads(done.stdout)["results"]}
+    assert status == {"torch": "ok", "cpp": "ok"}
+
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(odd_family.cache))
+    again = build_extension(odd_family.request)  # this process finds the CLI's build
+    assert again.cached and again.note is None and again.name == odd_family.name
+    import torch
+
+    out = torch.empty(3)
+    again.module.twice_plus_one(torch.tensor([0.0, 1.0, 2.0]), out)
+    assert out.tolist() == [1.0, 3.0, 5.0]
+    line = with_line_directive(odd_family.folder / "oddpath_cpu.cpp").splitlines()[0]
+    assert line == f'#line 1 "{c_string_body(str(odd_family.folder / "oddpath_cpu.cpp"))}"'
+    assert c_string_body('a "b" \\c\nd') == 'a \\"b\\" \\\\c\\012d'
+
+
+# Loads the oddpath build from a cache in a fresh process, so that a SIGBUS from a truncated
+# .so kills only this process. Real compiles are replaced by a copy of the intact .so: the
+# real compile-and-install path is what the first build went through, and a second real
+# build would cost another ~30-50 s per scenario.
+LOAD_SCRIPT = textwrap.dedent("""
+    import json, shutil, sys
+    from pathlib import Path
+    import torch
+    import gpubench.build as build
+
+    scenario, folder, intact = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+    compiles = []
+
+    def fake_compile(request, name, directory):
+        compiles.append(name)
+        if scenario == "rebuild_fails":
+            raise build.CompileError("oddpath_cpu.cpp:9: error: the compiler broke too")
+        shutil.copy(intact, directory / f"{name}.so")
+        return build._import_library(name, directory / f"{name}.so")
+
+    build._compile = fake_compile
+    request = build.BuildRequest(sys.argv[4], folder, (), ("oddpath_cpu.cpp",),
+                                 ("twice_plus_one",))
+    try:
+        built = build.build_extension(request)
+    except build.CompileError as exc:
+        print(json.dumps({"error": exc.summary, "compiles": len(compiles)}))
+        sys.exit(0)
+    out = torch.empty(2)
+    built.module.twice_plus_one(torch.tensor([1.0, 2.0]), out)
+    print(json.dumps({"cached": built.cached, "note": built.note, "out": out.tolist(),
+                      "compiles": len(compiles)}))
+""")
+
+
+def _corrupt(scenario: str, directory: Path, name: str) -> None:
+    """Damage a copy of a finished build the way a full disk, a killed copy or a bad
+    sync would."""
+    library, marker = directory / f"{name}.so", directory / MARKER
+    data = library.read_bytes()
+    if scenario in ("truncated", "rebuild_fails"):
+        library.write_bytes(data[: len(data) // 2])
+    elif scenario == "garbage":  # same size: only the hash can tell
+        library.write_bytes(os.urandom(len(data)))
+    elif scenario == "empty":
+        library.write_bytes(b"")
+    elif scenario == "missing":
+        library.unlink()
+    elif scenario == "marker":
+        marker.write_text("{not json")
+    elif scenario == "does_not_import":  # garbage whose marker matches: import itself fails
+        library.write_bytes(os.urandom(4096))
+        from gpubench.build import _write_marker
+
+        recorded = json.loads(marker.read_text())
+        _write_marker(marker, library, recorded["key"], recorded["request"])
+
+
+CORRUPTIONS = {  # scenario -> what the note must say
+    "truncated": "size {half}, expected {size}",
+    "garbage": "sha256 ",
+    "empty": "size 0, expected {size}",
+    "missing": ".so is missing",
+    "marker": "marker file gpubench-build.json is unreadable",
+    "does_not_import": "import failed",
+}
+
+
+@pytest.mark.slow
+def test_a_corrupt_cached_build_is_rebuilt_once_with_a_note(odd_family, tmp_path):
+    assert (odd_family.built / MARKER).is_file(), odd_family.done.stderr
+    intact = tmp_path / "intact.so"
+    shutil.copy(odd_family.built / f"{odd_family.name}.so", intact)
+    size = intact.stat().st_size
+    scenarios = ["intact", "rebuild_fails", *CORRUPTIONS]
+    running = {}
+    for scenario in scenarios:  # all at once: each process spends ~3 s importing torch
+        cache = tmp_path / scenario
+        directory = cache / "extensions" / odd_family.name
+        shutil.copytree(odd_family.built, directory)
+        _corrupt(scenario, directory, odd_family.name)
+        running[scenario] = subprocess.Popen(
+            [sys.executable, "-c", LOAD_SCRIPT, scenario, str(odd_family.folder), str(intact),
+             ODD_FAMILY], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "GPUBENCH_CACHE_DIR": str(cache)})
+    answers = {}
+    for scenario, process in running.items():
+        stdout, stderr = process.communicate(timeout=120)
+        assert process.returncode == 0, f"{scenario}: exit {process.returncode}: {stderr}"
+        answers[scenario] = json.loads(stdout)
+
+    assert answers.pop("intact") == {"cached": True, "note": None, "out": [3.0, 5.0],
+                                     "compiles": 0}
+    failed = answers.pop("rebuild_fails")
+    assert failed["compiles"] == 1 and "the compiler broke too" in failed["error"]
+    assert str(tmp_path / "rebuild_fails" / "extensions" / odd_family.name) in failed["error"]
+    assert "GPUBENCH_CACHE_DIR" in failed["error"]
+    for scenario, expected in CORRUPTIONS.items():
+        answer = answers[scenario]
+        expected = expected.format(half=size // 2, size=size)
+        assert answer["cached"] is False and answer["compiles"] == 1, (scenario, answer)
+        assert answer["note"].startswith("cached build was corrupt (") and expected in \
+            answer["note"] and answer["note"].endswith("): rebuilt"), (scenario, answer)
+        assert answer["out"] == [3.0, 5.0]
+        extensions = tmp_path / scenario / "extensions"
+        assert sorted(p.name for p in extensions.glob(f"{odd_family.name}*")
+                      if p.is_dir()) == [odd_family.name]  # no staging or old folder left
+        recorded = json.loads((extensions / odd_family.name / MARKER).read_text())
+        assert recorded["size"] == size

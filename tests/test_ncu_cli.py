@@ -1,11 +1,15 @@
 """`gpubench ncu` without a GPU: the command line ncu would get, --import of real reports,
 and the failures that need no GPU to show."""
 
+import io
 import json
+import os
 
 import pytest
+from rich.console import Console
 
 from conftest import FIXTURES
+from gpubench import errors
 from gpubench.profilers import ncu_command
 
 REPORT = FIXTURES / "ncu" / "h200" / "square_two_launches_full.ncu-rep"
@@ -66,12 +70,78 @@ def test_ncu_failures_are_one_line_and_an_exit_code(gpubench, args, code, messag
 
 
 @pytest.mark.slow
-def test_import_of_a_file_that_is_no_report(gpubench, tmp_path):
+@pytest.mark.parametrize("cut, message", [
+    (None, "no profiled kernel in it: not an ncu report, or truncated or corrupt"),
+    (0.5, "truncated or corrupt ncu report: launch 0 (of 1) has no kernel name"),
+    (0.9, "truncated or corrupt ncu report: launch 1 (of 2) has no kernel name"),
+], ids=["garbage", "first-half", "first-90pct"])
+def test_import_of_a_garbage_or_truncated_report(gpubench, tmp_path, cut, message):
+    """Exit 2 ("unreadable report") with one line naming the file, never 'None grid (?)'."""
     pytest.importorskip("ncu_report")
-    garbage = tmp_path / "garbage.ncu-rep"
-    garbage.write_bytes(b"not a report at all")
-    done = gpubench("ncu", "--import", str(garbage))
-    assert done.code == 2 and "not an ncu report" in done.stderr
+    bad = tmp_path / "bad.ncu-rep"
+    data = REPORT.read_bytes()
+    bad.write_bytes(b"not a report at all" if cut is None else data[:int(len(data) * cut)])
+    done = gpubench("ncu", "--import", str(bad))
+    assert done.code == errors.EXIT_USAGE, done.output
+    assert message in done.stderr and str(bad) in " ".join(done.stderr.split())
+    assert "Traceback" not in done.output and "None" not in done.stdout
+
+
+@pytest.mark.slow
+def test_import_csv_into_a_missing_folder_makes_it(gpubench, tmp_path):
+    pytest.importorskip("ncu_report")
+    csv_path = tmp_path / "new" / "deeper" / "hints.csv"
+    done = gpubench("ncu", "--import", str(REPORT), "--json", "--csv", str(csv_path))
+    assert done.code == 0, done.output
+    assert csv_path.read_text().startswith("variant,kernel,launch_index")
+
+
+@pytest.mark.slow
+def test_import_csv_where_a_file_is_in_the_way_is_an_output_error(gpubench, tmp_path):
+    """A path under a regular file cannot be written, not even by root."""
+    pytest.importorskip("ncu_report")
+    (tmp_path / "somefile.txt").write_text("")
+    done = gpubench("ncu", "--import", str(REPORT), "--json", "--csv", "somefile.txt/out.csv")
+    assert done.code == errors.EXIT_OUTPUT == 12, done.output
+    assert "--csv somefile.txt/out.csv: cannot write it" in done.stderr
+    assert "Traceback" not in done.output
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0,
+                    reason="root writes into a 0o500 folder anyway (the file-in-the-way test "
+                           "covers root)")
+def test_import_csv_into_a_read_only_folder_is_an_output_error(gpubench, tmp_path):
+    pytest.importorskip("ncu_report")
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    try:
+        done = gpubench("ncu", "--import", str(REPORT), "--csv", str(locked / "out.csv"))
+    finally:
+        locked.chmod(0o700)
+    assert done.code == errors.EXIT_OUTPUT, done.output
+    assert str(locked / "out.csv") in done.stderr and "Permission denied" in done.stderr
+    assert "Traceback" not in done.output
+
+
+def test_import_with_the_bundled_reader_shape(monkeypatch, tmp_path):
+    """`gpubench ncu --import` with only ncu 2025.3.1's own ncu_report (shaped from PyPI's):
+    no AttributeError; hints, the note on sections, and a CSV."""
+    module = pytest.importorskip("ncu_report")
+    from test_ncu_report import bundled_shaped
+
+    from gpubench.commands.ncu import NcuCommand, NcuOptions
+    from gpubench.profilers import ncu_report
+
+    monkeypatch.setattr(ncu_report, "import_ncu_report", lambda path=None: bundled_shaped(module))
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    command = NcuCommand(None, (), None, None, (), NcuOptions(), REPORT, None, False,
+                         tmp_path / "out" / "hints.csv", console)
+    assert command.execute() == errors.EXIT_OK
+    text = " ".join(console.file.getvalue().split())
+    assert "Small Grid" in text and "96.97% global" in text
+    assert "cannot list a report's sections" in text
+    assert (tmp_path / "out" / "hints.csv").read_text().count("LaunchConfiguration") == 1
 
 
 def test_console_failures_become_their_own_exit_codes(tmp_path):

@@ -2,14 +2,19 @@
 what ncu itself printed for the same report (its details and raw CSV pages).
 
 Tests that open a report need NVIDIA's `ncu_report` module and skip without it; the pure
-helpers and the module-finding logic are tested everywhere.
+helpers and the module-finding logic are tested everywhere. Every report is also read through
+`bundled_shaped(module)`: the PyPI reader with what ncu 2025.3.1's own copy lacks hidden, as
+recorded on the H200 (fixtures/ncu/h200/bundled_ncu_report_api.txt).
 """
 
 from __future__ import annotations
 
+import ast
 import csv
+import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -19,6 +24,58 @@ from gpubench.profilers import ncu_report as nr
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 SQUARE_REP = FIXTURES / "h200" / "square_two_launches_full.ncu-rep"
 MATMUL_REP = FIXTURES / "h100" / "matmul.ncu-rep"
+REPORTS = sorted(FIXTURES.glob("*/*.ncu-rep"))
+BUNDLED_API = FIXTURES / "h200" / "bundled_ncu_report_api.txt"
+
+
+# --- the reader bundled with ncu 2025.3.1, shaped from the real PyPI one ---------------------
+
+
+def bundled_api() -> dict[str, frozenset[str]]:
+    """Class name -> attribute names, from the recording of ncu 2025.3.1's own ncu_report
+    ('  IAction: [...]' lines; other lines hold single values or samples)."""
+    api = {}
+    for line in BUNDLED_API.read_text().splitlines():
+        found = re.fullmatch(r"\s+(I[A-Z]\w*): (\[.*\])", line)
+        if found:
+            api[found[1]] = frozenset(ast.literal_eval(found[2]))
+    return api
+
+
+class BundledShaped:
+    """A reader object showing only the attribute names its class has in the bundled reader;
+    classes the recording does not list pass through whole. What it returns is wrapped too."""
+
+    def __init__(self, real, api: dict[str, frozenset[str]], kind: str | None = None):
+        self._real, self._api = real, api
+        self._kind = kind or type(real).__name__
+
+    def __getattr__(self, name: str):
+        allowed = self._api.get(self._kind)
+        if allowed is not None and name not in allowed:
+            raise AttributeError(f"'{self._kind}' object has no attribute '{name}' "
+                                 "(ncu 2025.3.1's bundled ncu_report)")
+        attr = getattr(self._real, name)
+        if not callable(attr) or isinstance(attr, type):
+            return attr
+        return lambda *args, **kwargs: _shaped(attr(*args, **kwargs), self._api)
+
+
+def _shaped(value, api):
+    if isinstance(value, list | tuple):
+        return type(value)(_shaped(item, api) for item in value)
+    if type(value).__module__.split(".")[0] == "ncu_report":
+        return BundledShaped(value, api)
+    return value
+
+
+def bundled_shaped(module) -> SimpleNamespace:
+    """The PyPI ncu_report module as the bundled one looks to gpubench: `load_report`, and
+    `IAction` with only the recorded class attributes (the NameBase_* constants)."""
+    api = bundled_api()
+    return SimpleNamespace(
+        load_report=lambda path: _shaped(module.load_report(path), api),
+        IAction=BundledShaped(module.IAction, api, "IAction"))
 
 
 @pytest.fixture(scope="module")
@@ -26,14 +83,20 @@ def module():
     return pytest.importorskip("ncu_report")
 
 
-@pytest.fixture(scope="module")
-def square(module):
-    return nr.load_profiles(SQUARE_REP, module)
+@pytest.fixture(scope="module", params=["pypi", "bundled"])
+def reader(request, module):
+    """Each test taking a report runs with both readers: PyPI's, and the bundled shape."""
+    return module if request.param == "pypi" else bundled_shaped(module)
 
 
 @pytest.fixture(scope="module")
-def matmul(module):
-    return nr.load_profiles(MATMUL_REP, module)
+def square(reader):
+    return nr.load_profiles(SQUARE_REP, reader)
+
+
+@pytest.fixture(scope="module")
+def matmul(reader):
+    return nr.load_profiles(MATMUL_REP, reader)
 
 
 def _csv_rows(path: Path) -> list[dict]:
@@ -124,10 +187,62 @@ def test_roofline_flops_and_bytes_are_the_kernels_work(square, matmul):
     assert big.metrics["arithmetic_intensity"] < big.metrics["ridge_point"]
 
 
-def test_sections_are_listed_with_their_names(square):
-    sections = square[0].sections
-    assert sections["SpeedOfLight"] == "GPU Speed Of Light Throughput"
-    assert sections["LaunchStats"] == "Launch Statistics"
+def test_sections_are_listed_with_their_names(module):
+    (big, _) = nr.load_profiles(SQUARE_REP, module)
+    assert big.sections_complete
+    assert big.sections["SpeedOfLight"] == "GPU Speed Of Light Throughput"
+    assert big.sections["LaunchStats"] == "Launch Statistics"
+
+
+# --- the two readers -------------------------------------------------------------------------
+
+
+def test_the_recording_says_the_bundled_reader_lacks_sections(module):
+    api = bundled_api()
+    assert "sections" not in api["IAction"]
+    assert {"metric_by_name", "metric_names", "name", "nvtx_state",
+            "rule_results_as_dicts"} <= api["IAction"]
+    if not hasattr(module.IAction, "sections"):
+        pytest.skip("the installed ncu_report has no IAction.sections() either")
+    action = bundled_shaped(module).load_report(str(SQUARE_REP)).range_by_idx(0).action_by_idx(0)
+    assert action.metric_by_name("gpu__time_duration.sum").value() > 0
+    with pytest.raises(AttributeError, match="sections"):
+        action.sections()
+
+
+@pytest.mark.parametrize("report", REPORTS, ids=lambda path: path.name)
+def test_both_readers_give_the_same_kernels_metrics_and_hints(module, report):
+    """Everything but the section list comes out the same through the bundled shape."""
+    pypi = nr.load_profiles(report, module)
+    bundled = nr.load_profiles(report, bundled_shaped(module))
+    assert len(pypi) == len(bundled) > 0
+    for full, shaped in zip(pypi, bundled, strict=True):
+        assert (shaped.name, shaped.function_name, shaped.launch_index, shaped.grid,
+                shaped.block, shaped.registers_per_thread, shaped.duration_ns, shaped.device,
+                shaped.nvtx) == (full.name, full.function_name, full.launch_index, full.grid,
+                                 full.block, full.registers_per_thread, full.duration_ns,
+                                 full.device, full.nvtx)
+        assert shaped.metrics == full.metrics and shaped.raw_metrics == full.raw_metrics
+        assert shaped.rules == full.rules  # section names included
+        assert shaped.hints(include_info=True) == full.hints(include_info=True)
+
+
+@pytest.mark.parametrize("report", REPORTS, ids=lambda path: path.name)
+def test_bundled_shape_knows_only_the_sections_its_rules_name(module, report):
+    """Never a section the report lacks: the rule-named ones are a subset of PyPI's list, with
+    the same names; the rest is unknown, and the profile says so."""
+    for full, shaped in zip(nr.load_profiles(report, module),
+                            nr.load_profiles(report, bundled_shaped(module)), strict=True):
+        assert full.sections_complete and not shaped.sections_complete
+        assert shaped.sections.items() <= full.sections.items()
+        assert set(shaped.sections) >= {r.section_id for r in full.rules}
+        assert shaped.sections  # every fixture launch has rule results
+
+
+@pytest.mark.parametrize("report", REPORTS, ids=lambda path: path.name)
+def test_stock_section_names_are_ncus_own(module, report):
+    for profile in nr.load_profiles(report, module):
+        assert profile.sections.items() <= nr.STOCK_SECTION_NAMES.items()
 
 
 # --- rules -----------------------------------------------------------------------------------
@@ -214,11 +329,25 @@ def test_missing_file_is_a_clear_error(tmp_path):
         nr.load_profiles(tmp_path / "nothing.ncu-rep")
 
 
-def test_garbage_file_is_not_an_ncu_report(tmp_path, module):
+def test_garbage_file_is_not_an_ncu_report(tmp_path, reader):
     garbage = tmp_path / "garbage.ncu-rep"
     garbage.write_bytes(b"not a report\n" * 100)
-    with pytest.raises(nr.ReportError, match="not an ncu report or it holds no profiled kernels"):
-        nr.load_profiles(garbage, module)
+    with pytest.raises(nr.ReportError, match="no profiled kernel in it: not an ncu report, or "
+                                             "truncated or corrupt") as info:
+        nr.load_profiles(garbage, reader)
+    assert str(garbage) in str(info.value)
+
+
+@pytest.mark.parametrize("fraction, broken", [(0.5, 0), (0.9, 1)])
+def test_truncated_report_is_an_error_not_a_kernel_named_none(tmp_path, reader, fraction,
+                                                               broken):
+    """Cut at half, ncu_report gives one empty launch; at 90%, the first launch whole and the
+    second empty. Either way the file is reported, not shown as 'None grid (?)'."""
+    data = SQUARE_REP.read_bytes()
+    truncated = tmp_path / "cut.ncu-rep"
+    truncated.write_bytes(data[:int(len(data) * fraction)])
+    with pytest.raises(nr.ReportError, match=f"truncated or corrupt ncu report: launch {broken} "):
+        nr.load_profiles(truncated, reader)
 
 
 # --- pure helpers ----------------------------------------------------------------------------

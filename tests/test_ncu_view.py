@@ -1,7 +1,9 @@
 """ncu_view: what the terminal shows and what the JSON/CSV files hold, on real profiles.
 
 Views are rendered to text with a recording rich Console and searched; the profiles come from
-the H200 report of one kernel launched with grid 65536 ("big") and grid 4 ("small").
+the H200 report of one kernel launched with grid 65536 ("big") and grid 4 ("small"). The
+reports are also read with the bundled-reader shape (see test_ncu_report.bundled_shaped): the
+views must come out the same, plus a note on what that reader cannot tell.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from rich.text import Text
+from test_ncu_report import REPORTS, bundled_shaped
 
 from gpubench.profilers import ncu_console, ncu_rules
 from gpubench.profilers.ncu_report import KernelProfile, load_profiles
@@ -133,3 +137,42 @@ def test_metric_text_units():
     assert ncu_view.metric_text("dram_bytes_per_s", 2.328e12) == "2.33 TB/s"
     assert ncu_view.metric_text("achieved_occupancy_pct", 12.2012) == "12.2%"
     assert ncu_view.metric_text("waves_per_sm", None) == "-"
+
+
+# --- the same views through the reader bundled with ncu 2025.3.1 ------------------------------
+
+
+@pytest.fixture(scope="module", params=REPORTS, ids=lambda path: path.name)
+def both_readers(request) -> tuple[list[KernelProfile], list[KernelProfile]]:
+    module = pytest.importorskip("ncu_report")
+    return (load_profiles(request.param, module),
+            load_profiles(request.param, bundled_shaped(module)))
+
+
+def test_bundled_reader_views_equal_pypi_ones_plus_a_note(both_readers):
+    """Header, speed of light and ranked hints are the same text; only the bundled shape says
+    that it could not list sections (and so that they were not checked)."""
+    pypi, bundled = both_readers
+    for full, shaped in zip(pypi, bundled, strict=True):
+        full_text = render(ncu_view.profile_view(full, include_info=True))
+        shaped_text = render(ncu_view.profile_view(shaped, include_info=True))
+        assert "cannot list" not in full_text
+        note = render(Text(ncu_view.SECTIONS_UNKNOWN))
+        assert shaped_text == full_text + note
+        assert "sections were not checked" in " ".join(shaped_text.split())
+
+
+def test_bundled_reader_files_equal_pypi_ones_but_for_sections(both_readers):
+    """CSV rows are identical; JSON differs only in the (partial, flagged) section list."""
+    pypi, bundled = both_readers
+    assert ncu_view.profiles_to_rows({"v": bundled}) == ncu_view.profiles_to_rows({"v": pypi})
+    full_doc = ncu_view.profiles_to_json({"v": pypi})
+    shaped_doc = ncu_view.profiles_to_json({"v": bundled})
+    json.dumps(shaped_doc)
+    for full, shaped in zip(full_doc["variants"][0]["kernels"],
+                            shaped_doc["variants"][0]["kernels"], strict=True):
+        assert full["sections_complete"] is True and shaped["sections_complete"] is False
+        assert shaped["sections"].items() <= full["sections"].items()
+        strip = ("sections", "sections_complete")
+        assert {k: v for k, v in shaped.items() if k not in strip} == \
+            {k: v for k, v in full.items() if k not in strip}

@@ -68,14 +68,34 @@ def test_roofline_position_by_hand():
 
 
 def test_finish_group_places_rows_and_warns_about_launch_bound_calls():
-    ceilings = {"bandwidth_gbps": 3000.0, "tflops": {"float32": 50.0}}
+    ceilings = {"bandwidth_gbps": 3000.0, "tflops": {"float32": 500.0}}
     cold, wall = finish_group([result("k", samples=[5e-6] * 20),
                                result("k", samples=[30e-6] * 20, mode="wall")], ceilings)
-    # 2e9 FLOP over 4e6 bytes = 500 FLOP/byte, past the 16.7 ridge: compute-bound
+    # 2e9 FLOP over 4e6 bytes = 500 FLOP/byte, past the 167 ridge: compute-bound
     assert cold.roof["bound"] == "compute"
-    assert cold.roof["fraction"] == pytest.approx(2e9 / 5e-6 / 50e12)
+    assert cold.roof["fraction"] == pytest.approx(2e9 / 5e-6 / 500e12)
     assert [w.code for w in wall.warnings] == ["launch_bound"]
     assert not cold.warnings
+
+
+def test_results_beyond_the_roofline_are_suspect_and_get_no_speedup():
+    ceilings = {"bandwidth_gbps": 3000.0, "tflops": {"float32": 500.0}}
+    base, honest, forged = finish_group([
+        result("base", samples=[10e-6] * 20, baseline=True),  # 0.4 of the roof
+        result("honest", samples=[5e-6] * 20),  # 0.8 of the roof
+        result("forged", samples=[1e-9] * 20)],  # 1 ns: 4000x the roof
+        ceilings)
+    assert base.speedup == 1.0 and honest.speedup == 2.0 and not honest.warnings
+    assert forged.speedup is None and forged.warnings[0].code == "suspect"
+    assert "no speedup" in forged.warnings[0].remedy
+    # a suspect baseline leaves the whole group without speedups
+    rows = finish_group([result("base", samples=[1e-9] * 20, baseline=True),
+                         result("honest", samples=[5e-6] * 20)], ceilings)
+    assert [r.speedup for r in rows] == [None, None]
+    # warm mode may beat the DRAM roof from L2 (2x here), cold may not
+    warm = finish_group([result("w", samples=[2e-6] * 20, mode="warm")], ceilings)[0]
+    cold = finish_group([result("c", samples=[2e-6] * 20)], ceilings)[0]
+    assert not warm.warnings and cold.warnings[0].code == "suspect"
 
 
 def test_noise_warnings_say_what_to_do():

@@ -15,9 +15,10 @@ from gpubench.records import result as R
 from gpubench.records.derive import finish_group
 from gpubench.records.measurement import Measurement
 from gpubench.records.point import PointKey, Task
-from gpubench.records.run import RunDocument, load_run, point_latest, resolve_run, strict_dumps
+from gpubench.records.run import RunDocument, load_run, point_latest, resolve_run
 from gpubench.records.settings import TimingSettings
 from gpubench.records.shape import Axis, Shape, ShapeChoice, parse_axis, parse_shape, sweep
+from gpubench.records.strict_json import strict_dumps
 from gpubench.spec import Family, Machine, SpecError, TorchVariant
 
 CPU = Machine(has_cuda=False, has_triton=True)

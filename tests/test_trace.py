@@ -17,8 +17,8 @@ def test_trace_writes_a_chrome_trace_with_a_region_per_variant(gpubench):
     trace = json.loads((done.cwd / "tr" / "trace.json").read_text())
     assert isinstance(trace["traceEvents"], list)
     regions = variant_traces(trace, "gpubench/", "gpubench::call")
-    assert [r.label for r in regions] == ["vector_add/torch/1024/float32",
-                                          "vector_add/triton/1024/float32"]
+    assert [r.label for r in regions] == ["vector_add/torch/n=1024/float32",
+                                          "vector_add/triton/n=1024/float32"]
     assert all(len(r.calls) == 5 for r in regions)  # the active step's iterations
     assert "ui.perfetto.dev" in done.stdout and "gpubench spans" in done.stdout
 

@@ -9,7 +9,6 @@ side-by-side comparison. `--import` shows an existing report, on any machine.
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from gpubench.profilers.ncu_console import Problem, find_problems, missing_secti
 from gpubench.profilers.tools import find_tool, run_tool
 from gpubench.protocol import Task, read_result
 from gpubench.records.shape import ShapeChoice
+from gpubench.records.strict_json import strict_dumps
 from gpubench.workers import worker_env
 
 
@@ -111,6 +111,8 @@ def _raise_console_problems(text: str, log: Path) -> None:
 def _check_sections(profiles: list, options: NcuOptions) -> None:
     wanted = ncu_command.requested_sections(options.set_name, options.sections)
     for profile in profiles:
+        if not profile.sections_complete:
+            continue  # ncu's bundled ncu_report cannot list sections: nothing to check
         problem = missing_sections(wanted, profile.sections)
         if problem:
             raise errors.SectionMissing(problem.message)
@@ -163,7 +165,7 @@ class NcuCommand:
         if self.as_json:
             document = ncu_view.profiles_to_json(profiled)
             document["errors"] = {o.variant: str(o.error) for o in outcomes if o.error}
-            sys.stdout.write(json.dumps(document, indent=2, default=str) + "\n")
+            sys.stdout.write(strict_dumps(document) + "\n")
         else:
             for outcome in outcomes:
                 self._show_one(outcome, ncu_view)
@@ -172,12 +174,25 @@ class NcuCommand:
                 self.console.print(Rule("variants side by side"))
                 self.console.print(ncu_view.comparison_table(mains))
         if self.csv_path is not None:
-            import pandas as pd
-
-            pd.DataFrame(ncu_view.profiles_to_rows(profiled)).to_csv(self.csv_path, index=False)
+            self._write_csv(ncu_view.profiles_to_rows(profiled))
             self._say(f"CSV: {self.csv_path}")
         failed = [o for o in outcomes if o.error is not None]
         return failed[0].error.exit_code if failed else errors.EXIT_OK
+
+    def _write_csv(self, rows: list[dict]) -> None:
+        """--csv: a missing folder is made; one that cannot be written to (read-only, a file in
+        the way) is an OutputError naming the path, not a traceback after the views."""
+        import pandas as pd
+
+        try:
+            self.csv_path.parent.mkdir(parents=True, exist_ok=True)
+            pd.DataFrame(rows).to_csv(self.csv_path, index=False)
+        except (FileExistsError, NotADirectoryError) as exc:
+            raise errors.OutputError(f"--csv {self.csv_path}: cannot write it, a file stands "
+                                     f"where a folder must be ({exc.filename})") from exc
+        except OSError as exc:
+            raise errors.OutputError(f"--csv {self.csv_path}: cannot write it "
+                                     f"({exc.strerror or exc})") from exc
 
     def _show_one(self, outcome: Profiled, ncu_view) -> None:
         self.console.print(Rule(f"{outcome.variant}"))

@@ -14,7 +14,6 @@ Each failure is one line that points at `gpubench trace`, which needs no nsys.
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from gpubench.profilers.nsys_stats import TimingRow, kernel_rows, parse_stats, r
 from gpubench.profilers.tools import Completed, find_tool, run_tool
 from gpubench.protocol import Task, read_result
 from gpubench.records.shape import ShapeChoice
+from gpubench.records.strict_json import strict_dumps
 from gpubench.report import format as fmt
 from gpubench.workers import worker_env
 
@@ -232,7 +232,7 @@ class NsysCommand:
         if self.as_json:
             document = {"variants": {o.variant: o.to_dict() for o in outcomes if not o.error},
                         "errors": {o.variant: str(o.error) for o in outcomes if o.error}}
-            sys.stdout.write(json.dumps(document, indent=2, default=str) + "\n")
+            sys.stdout.write(strict_dumps(document) + "\n")
         else:
             for outcome in outcomes:
                 self._show_one(outcome)

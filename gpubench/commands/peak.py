@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from rich.console import Console
 from rich.table import Table
 
@@ -11,6 +9,7 @@ from gpubench import errors
 from gpubench.ceilings import cache_dir, load_or_measure
 from gpubench.envinfo import device_env
 from gpubench.machine import detect_machine
+from gpubench.records.strict_json import strict_dumps
 from gpubench.report.format import rate as rate_text
 
 
@@ -22,7 +21,7 @@ def show_peaks(device: str, force: bool, as_json: bool, console: Console) -> int
                       f"{env.get('gpu') or 'this CPU'} ...")
     ceilings = load_or_measure(env, force=force)
     if as_json:
-        print(json.dumps(ceilings.to_dict(), indent=2))
+        print(strict_dumps(ceilings.to_dict()))
         return errors.EXIT_OK
     table = Table(title=f"Measured ceilings: {ceilings.device}", title_justify="left",
                   caption=f"{ceilings.method}; measured {ceilings.measured}; cached in "

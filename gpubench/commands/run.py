@@ -19,9 +19,10 @@ from gpubench.envinfo import host_env
 from gpubench.machine import describe, detect_machine
 from gpubench.plan import plan_points
 from gpubench.records import result as R
-from gpubench.records.run import RunDocument, point_latest
+from gpubench.records.run import RunDocument
 from gpubench.report.files import new_run_dir
 from gpubench.report.live import RunDisplay, failure_summary, skipped_summary
+from gpubench.rundir import RunFolder
 from gpubench.runner import Runner
 
 PROFILES = Path("profiles")
@@ -36,6 +37,7 @@ class RunCommand:
     console: Console
     ncu: bool = False
     trace: bool = False
+    force: bool = False  # reuse an --out that holds results
 
     def execute(self) -> int:
         """With --json, stdout carries the JSON document alone: anything else written to
@@ -47,14 +49,23 @@ class RunCommand:
 
     def _execute(self, write_json) -> int:
         machine = detect_machine(self.device)
-        dirs = resolve_families(self.config.families, family_dirs(self.config.kernels_dirs))
+        known = family_dirs(self.config.kernels_dirs)
+        self.config.check_family_names(known)
+        dirs = resolve_families(self.config.families, known)
         families = [load_family(name, folder) for name, folder in dirs.items()]
         seed = self.config.seed if self.config.seed is not None else new_seed()
         choices = {f.name: self.config.shapes_for(f.name) for f in families}
         points = plan_points(families, machine, choices, self.config.dtypes,
                              self.config.variants, seed)
         run_dir = self.out or new_run_dir(PROFILES, list(dirs))
-        run_dir.mkdir(parents=True, exist_ok=True)
+        folder = RunFolder(run_dir, self.force, None if self.out else PROFILES).claim()
+        try:
+            return self._run(folder, machine, families, dirs, points, seed, write_json)
+        finally:
+            folder.release()
+
+    def _run(self, folder: RunFolder, machine, families, dirs, points, seed, write_json) -> int:
+        run_dir = folder.path
         meta = {**host_env(), "run_id": run_dir.name, "run_dir": str(run_dir), "seed": seed,
                 "device": machine.device, "families": list(dirs),
                 "timing": self.config.timing.to_dict(),
@@ -70,10 +81,7 @@ class RunCommand:
                                runner.env, tuple(runner.results))
 
         def save() -> list[Path]:
-            paths = document().save(run_dir)
-            if self.out is None:
-                point_latest(PROFILES, run_dir)
-            return paths
+            return folder.save(document())
 
         def on_group(group: list[R.Result]) -> None:
             if self.ncu:
@@ -86,16 +94,21 @@ class RunCommand:
         try:
             with display:
                 runner.run(points)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:
             paths = save()
-            self.console.print(f"interrupted: results so far in {paths[0].parent}")
-            return errors.EXIT_INTERRUPTED
+            self.console.print(f"{stop or 'interrupted'}: results so far in {paths[0].parent}")
+            if folder.problem:
+                self.console.print(f"[bold red]error:[/] {folder.problem}", soft_wrap=True)
+            return errors.interruption_code(stop)
         if self.trace:
             self._trace(points, runner.results, machine, run_dir)
         paths = save()
         self._epilogue(runner.results, paths, time.perf_counter() - started)
         if write_json is not None:
             write_json(document().to_json() + "\n")
+        if folder.problem:
+            self.console.print(f"[bold red]error:[/] {folder.problem}", soft_wrap=True)
+            return errors.EXIT_OUTPUT
         return errors.EXIT_OK if R.exit_status(runner.results) else errors.EXIT_VARIANT_FAILED
 
     def _trace(self, points, results: list[R.Result], machine, run_dir: Path) -> None:

@@ -1,9 +1,11 @@
 """Reading .ncu-rep reports with NVIDIA's `ncu_report` module, into plain frozen dataclasses.
 
 The module is optional (a 17 MB wheel: `pip install 'gpubench[ncu]'`) and also ships inside
-every ncu installation, so `import_ncu_report` tries both. Only `_read_actions` and its helpers
+every ncu installation, so `import_ncu_report` tries both. Only `_read_report` and its helpers
 touch the module: they copy what gpubench uses into plain dicts, and `profile_from_raw` turns
 those into a `KernelProfile` without it, so views and most tests need no NVIDIA code.
+The two copies differ (ncu 2025.3.1's own has no `IAction.sections()`), so what one lacks is
+detected by feature, never by version: see `_read_sections`.
 Metric names are the ones ncu 2025.3's own sections use (checked on H100 and H200 reports).
 """
 
@@ -34,9 +36,40 @@ RULE_TYPES = {0: ncu_rules.INF, 1: ncu_rules.INF, 2: ncu_rules.OPT, 3: ncu_rules
               4: ncu_rules.ERROR}
 SPEEDUP_TYPES = {1: ncu_rules.LOCAL, 2: ncu_rules.GLOBAL}
 
+# Identifier -> display name of ncu's stock sections, as ncu 2025.3.1's reports list them (the
+# 21 of `--set full`, H100 and H200; tests check it against the fixtures). Used only with a
+# reader that cannot list a report's sections, for the sections its rule results name.
+STOCK_SECTION_NAMES = {
+    "ComputeWorkloadAnalysis": "Compute Workload Analysis",
+    "InstructionStats": "Instruction Statistics",
+    "LaunchStats": "Launch Statistics",
+    "MemoryWorkloadAnalysis": "Memory Workload Analysis",
+    "MemoryWorkloadAnalysis_Chart": "Memory Workload Analysis Chart",
+    "MemoryWorkloadAnalysis_Tables": "Memory Workload Analysis Tables",
+    "NumaAffinity": "NUMA Affinity",
+    "Nvlink_Tables": "NVLink Tables",
+    "Nvlink_Topology": "NVLink Topology",
+    "Occupancy": "Occupancy",
+    "PmSampling": "PM Sampling",
+    "SchedulerStats": "Scheduler Statistics",
+    "SourceCounters": "Source Counters",
+    "SpeedOfLight": "GPU Speed Of Light Throughput",
+    "SpeedOfLight_HierarchicalDoubleRooflineChart":
+        "GPU Speed Of Light Hierarchical Roofline Chart (Double Precision)",
+    "SpeedOfLight_HierarchicalHalfRooflineChart":
+        "GPU Speed Of Light Hierarchical Roofline Chart (Half Precision)",
+    "SpeedOfLight_HierarchicalSingleRooflineChart":
+        "GPU Speed Of Light Hierarchical Roofline Chart (Single Precision)",
+    "SpeedOfLight_HierarchicalTensorRooflineChart":
+        "GPU Speed Of Light Hierarchical Roofline Chart (Tensor Core)",
+    "SpeedOfLight_RooflineChart": "GPU Speed Of Light Roofline Chart",
+    "WarpStateStats": "Warp State Statistics",
+    "WorkloadDistribution": "GPU and Memory Workload Distribution",
+}
+
 
 class ReportError(UsageError):
-    """A report path that is missing, unreadable, or holds no profiled kernel."""
+    """A report path that is missing, unreadable, truncated, or holds no profiled kernel."""
 
 
 class MetricSpec(NamedTuple):
@@ -160,6 +193,9 @@ class KernelProfile:
     metrics: dict[str, float] = field(default_factory=dict, hash=False)  # keys: ALL_METRICS
     raw_metrics: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
     sections: dict[str, str] = field(default_factory=dict, hash=False)  # id -> display name
+    # False: the reader could not list the report's sections (ncu 2025.3.1's bundled
+    # ncu_report), so `sections` holds only those its rule results name; others may be there.
+    sections_complete: bool = True
     nvtx_range: str | None = None  # innermost push/pop range of the gpubench domain
     nvtx: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
     rules: tuple[RuleResult, ...] = ()
@@ -269,21 +305,45 @@ def load_profiles(path: str | Path, ncu_report_module: ModuleType | None = None
     if not path.is_file():
         raise ReportError(f"no ncu report at {path}")
     module = ncu_report_module or import_ncu_report()
+    raws = _read_report(path, module)
+    return [profile_from_raw(raw, index) for index, raw in enumerate(raws)]
+
+
+def _read_report(path: Path, module: ModuleType) -> list[dict]:
+    """Each launch of the report as `_read_action`'s dict, or a ReportError naming the file.
+
+    ncu_report hardly ever refuses a bad file: garbage loads as 0 ranges, and a truncated
+    report as 0 ranges or as launches with no name and no metrics (seen cutting the fixtures
+    at 1% to 99.9%), which would otherwise show as a kernel called 'None' with grid '(?)'.
+    """
     try:
         context = module.load_report(str(path))
     except Exception as exc:  # the SWIG layer raises plain exceptions with useful text
         raise ReportError(f"{path}: ncu_report could not read it ({exc})") from exc
     raws = list(_read_actions(context, module))
-    if not raws:  # a garbage file loads silently as 0 ranges
-        raise ReportError(f"{path}: not an ncu report or it holds no profiled kernels")
-    return [profile_from_raw(raw, index) for index, raw in enumerate(raws)]
+    if not raws:
+        raise ReportError(f"{path}: no profiled kernel in it: not an ncu report, or truncated "
+                          "or corrupt, or ncu profiled nothing")
+    broken = [index for index, raw in enumerate(raws) if raw is None]
+    if broken:
+        raise ReportError(f"{path}: truncated or corrupt ncu report: launch {broken[0]} (of "
+                          f"{len(raws)}) has no kernel name and no metrics")
+    return raws
 
 
-def _read_actions(context: Any, module: ModuleType) -> Iterator[dict]:
+def _read_actions(context: Any, module: ModuleType) -> Iterator[dict | None]:
+    """`_read_action` of every action in every range; None for one that is not intact."""
     for range_index in range(context.num_ranges()):
         report_range = context.range_by_idx(range_index)
         for action_index in range(report_range.num_actions()):
-            yield _read_action(report_range.action_by_idx(action_index), module)
+            action = report_range.action_by_idx(action_index)
+            yield _read_action(action, module) if _intact(action, module) else None
+
+
+def _intact(action: Any, module: ModuleType) -> bool:
+    """False for the empty launches a truncated report yields: no name, no metric at all."""
+    return (action.name(module.IAction.NameBase_DEMANGLED) is not None
+            and len(action.metric_names()) > 0)
 
 
 def _read_action(action: Any, module: ModuleType) -> dict:
@@ -294,14 +354,32 @@ def _read_action(action: Any, module: ModuleType) -> dict:
         value = None if metric is None else metric.value()
         if value is not None:
             metrics[name] = value
+    rules = list(action.rule_results_as_dicts())
+    sections, complete = _read_sections(action, rules)
     return {
         "name": action.name(module.IAction.NameBase_DEMANGLED),
         "function_name": action.name(module.IAction.NameBase_FUNCTION),
         "metrics": metrics,
-        "sections": {s.identifier(): s.name() for s in action.sections()},
-        "rules": list(action.rule_results_as_dicts()),
+        "sections": sections,
+        "sections_complete": complete,
+        "rules": rules,
         "nvtx": _nvtx_ranges(action.nvtx_state()),
     }
+
+
+def _read_sections(action: Any, rules: list[dict]) -> tuple[dict[str, str], bool]:
+    """The report's sections (id -> display name), and whether that is all of them.
+
+    The PyPI ncu-report lists them (`IAction.sections()`). ncu 2025.3.1's bundled copy has no
+    such method; then the only sections known to be in the report are those its rule results
+    name (a section with no rule, or whose rules did not run, is not seen), with their names
+    from STOCK_SECTION_NAMES. Metrics cannot settle the rest: some sections hold none, and
+    roofline charts reuse the speed-of-light ones.
+    """
+    if hasattr(action, "sections"):
+        return {str(s.identifier()): str(s.name()) for s in action.sections()}, True
+    named = dict.fromkeys(str(rule.get("section_identifier") or "") for rule in rules)
+    return {sid: STOCK_SECTION_NAMES.get(sid, "") for sid in named if sid}, False
 
 
 def _nvtx_ranges(state: Any) -> dict[str, tuple[str, ...]]:
@@ -342,6 +420,7 @@ def profile_from_raw(raw: Mapping[str, Any], launch_index: int) -> KernelProfile
         metrics=derived_metrics(metrics),
         raw_metrics=dict(metrics),
         sections=sections,
+        sections_complete=bool(raw.get("sections_complete", True)),
         nvtx_range=gpubench_range(nvtx),
         nvtx=nvtx,
         rules=tuple(r for r in rules if r is not None),

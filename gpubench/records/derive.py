@@ -58,15 +58,27 @@ def launch_bound_warnings(group: list[Result]) -> dict[int, noise.Warning]:
     return found
 
 
+def suspect_warning(result: Result, roof: dict | None) -> noise.Warning | None:
+    """Whether a passing row is beyond what any kernel can do (see noise.suspect)."""
+    if not result.passed:
+        return None
+    return noise.suspect((roof or {}).get("fraction"), result.median_s, result.mode)
+
+
 def finish_group(group: list[Result], ceilings: dict | None) -> list[Result]:
-    """The group's results with everything derived: speedups, roofline, warnings."""
+    """The group's results with everything derived: speedups, roofline, warnings. A
+    suspect row gets no speedup, and neither does any row when the baseline is suspect."""
+    roofs = [roof_position(r, ceilings) for r in group]
+    suspects = [suspect_warning(r, roof) for r, roof in zip(group, roofs, strict=True)]
+    trusted = [r for r, s in zip(group, suspects, strict=True) if s is None]
+    by_key = dict(zip((r.key for r in trusted), speedups(trusted), strict=True))
     launch = launch_bound_warnings(group)
     finished = []
-    for index, (result, speedup) in enumerate(zip(group, speedups(group), strict=True)):
-        warnings = measurement_warnings(result)
+    for index, (result, roof, doubt) in enumerate(zip(group, roofs, suspects, strict=True)):
+        warnings = [doubt] if doubt else []
+        warnings += measurement_warnings(result)
         if index in launch:
             warnings.append(launch[index])
-        finished.append(result.with_derived(speedup=speedup,
-                                            roof=roof_position(result, ceilings),
+        finished.append(result.with_derived(speedup=by_key.get(result.key), roof=roof,
                                             warnings=tuple(warnings)))
     return finished

@@ -5,14 +5,13 @@ Later features build on these files: `compare`, reports, merging shards. So the
 JSON must round-trip (save -> load gives equal Results) and be strict: JSON has
 no NaN or Infinity, and strict parsers refuse Python's bare `Infinity` token. A
 non-finite number is written as null, and the dict holding it gets a
-`_nonfinite` entry naming the key and the value ("inf", "-inf", "nan"), which
-`load` puts back.
+`_nonfinite` entry naming the key and the value (strict_json.py), which `load`
+puts back.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 from collections import Counter
@@ -22,9 +21,9 @@ from pathlib import Path
 from gpubench.errors import UsageError
 from gpubench.records.result import Result
 from gpubench.records.settings import TimingSettings
+from gpubench.records.strict_json import restore_nonfinite, strict_dumps
 
 SCHEMA_VERSION = 2
-NONFINITE_KEY = "_nonfinite"
 RESULTS_JSON = "results.json"
 RESULTS_CSV = "results.csv"
 LATEST = "latest"
@@ -104,65 +103,6 @@ class RunDocument:
             return cls.from_dict(json.loads(text))
         except (ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"{file} is not a gpubench results file: {exc}") from None
-
-
-# ---------------------------------------------------------------- strict JSON
-
-
-def strict_dumps(document) -> str:
-    """JSON with no NaN/Infinity tokens; refuses (ValueError) anything that slipped through."""
-    return json.dumps(mark_nonfinite(document), indent=2, default=str, allow_nan=False)
-
-
-def mark_nonfinite(value):
-    """A copy where every non-finite float is None, noted in its dict's `_nonfinite`."""
-    if isinstance(value, dict):
-        out, notes = {}, {}
-        for key, item in value.items():
-            if isinstance(item, float) and not math.isfinite(item):
-                out[key], notes[str(key)] = None, _name(item)
-            elif isinstance(item, list | tuple) and _has_nonfinite(item):
-                out[key] = [None if _bad(x) else mark_nonfinite(x) for x in item]
-                for index, x in enumerate(item):
-                    if _bad(x):
-                        notes[f"{key}[{index}]"] = _name(x)
-            else:
-                out[key] = mark_nonfinite(item)
-        if notes:
-            out[NONFINITE_KEY] = notes
-        return out
-    if isinstance(value, list | tuple):
-        return [None if _bad(x) else mark_nonfinite(x) for x in value]
-    return value
-
-
-def restore_nonfinite(value):
-    """The inverse of mark_nonfinite."""
-    if isinstance(value, list):
-        return [restore_nonfinite(x) for x in value]
-    if not isinstance(value, dict):
-        return value
-    out = {k: restore_nonfinite(v) for k, v in value.items() if k != NONFINITE_KEY}
-    for where, name in (value.get(NONFINITE_KEY) or {}).items():
-        number = float(name)
-        key, _, index = where.partition("[")
-        if index and isinstance(out.get(key), list):
-            out[key][int(index.rstrip("]"))] = number
-        else:
-            out[where] = number
-    return out
-
-
-def _bad(x) -> bool:
-    return isinstance(x, float) and not math.isfinite(x)
-
-
-def _has_nonfinite(items) -> bool:
-    return any(_bad(x) for x in items)
-
-
-def _name(x: float) -> str:
-    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
 
 
 # ---------------------------------------------------------------- files

@@ -8,9 +8,19 @@ conversions that both the CLI and the suite files use, so the two cannot drift.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields, replace
 
 GPU_MODES = ("cold", "warm", "graph", "cupti", "wall")
+# A point's limits below one second cannot hold a worker's start, a check and a sample.
+MIN_TIMEOUT_S = 1.0
+# How users name each setting: the command-line option and the suite-file key.
+_LABEL = {
+    "warmup_s": "--warmup/warmup_ms", "min_time_s": "--min-time/min_time_ms",
+    "max_time_s": "--max-time/max_time_ms", "target_rel_ci": "--target-ci/target_ci_pct",
+    "min_samples": "--min-samples/min_samples", "max_samples": "--max-samples/max_samples",
+    "timeout_s": "--timeout/timeout_s", "build_timeout_s": "--build-timeout/build_timeout_s",
+}
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,32 @@ class TimingSettings:
     # A cold load_inline build is 20-35 s with torch headers; 600 s is generous even
     # on 2 cores, yet ends a compiler stuck for good.
     build_timeout_s: float = 600.0
+
+    def __post_init__(self) -> None:
+        """Settings that could never measure anything sensible are refused here, whatever
+        their source (command line, suite file, API), with the reason."""
+        for name in ("warmup_s", "min_time_s", "max_time_s", "target_rel_ci", "timeout_s",
+                     "build_timeout_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) \
+                    or not math.isfinite(value) or value < 0:
+                raise ValueError(f"{_LABEL[name]} must be a finite, non-negative number, "
+                                 f"got {value!r}")
+        if self.max_time_s <= 0 or self.target_rel_ci <= 0:
+            raise ValueError(f"{_LABEL['max_time_s']} and {_LABEL['target_rel_ci']} must be "
+                             "above zero")
+        if self.min_time_s > self.max_time_s:
+            raise ValueError(f"{_LABEL['min_time_s']} ({self.min_time_s * 1e3:g} ms) exceeds "
+                             f"{_LABEL['max_time_s']} ({self.max_time_s * 1e3:g} ms)")
+        if self.min_samples > self.max_samples:
+            raise ValueError(f"{_LABEL['min_samples']} ({self.min_samples}) exceeds "
+                             f"{_LABEL['max_samples']} ({self.max_samples})")
+        for name in ("timeout_s", "build_timeout_s"):
+            if getattr(self, name) < MIN_TIMEOUT_S:
+                raise ValueError(f"{_LABEL[name]} must be at least {MIN_TIMEOUT_S:g} s: "
+                                 "starting a worker and checking one point takes about that")
+        if not self.modes:
+            raise ValueError("no timing mode given")
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -72,8 +108,8 @@ def parse_modes(names) -> tuple[str, ...]:
 
 
 def _number(value, *, minimum: float = 0.0, strict: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"expected a number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"expected a finite number, got {value!r}")
     if value < minimum or (strict and value == minimum):
         relation = ">" if strict else ">="
         raise ValueError(f"expected a number {relation} {minimum:g}, got {value!r}")
@@ -104,14 +140,16 @@ USER_KEYS = {
     "max_samples": ("max_samples", whole_number),
     "modes": ("modes", parse_modes),
     "remeasure_throttled": ("remeasure_throttled", lambda v: of_type(v, bool, "true or false")),
-    "timeout_s": ("timeout_s", _number),
-    "build_timeout_s": ("build_timeout_s", _number),
+    "timeout_s": ("timeout_s", lambda v: _number(v, minimum=MIN_TIMEOUT_S, strict=False)),
+    "build_timeout_s": ("build_timeout_s",
+                        lambda v: _number(v, minimum=MIN_TIMEOUT_S, strict=False)),
 }
 
 
 def with_user_values(settings: TimingSettings, values: dict, on_error) -> TimingSettings:
     """`settings` with the user's values (keys of USER_KEYS; None means 'not given').
-    A bad value calls on_error(key, exception), which raises the caller's error type."""
+    A bad value calls on_error(key, exception), which raises the caller's error type;
+    settings that contradict each other call on_error(None, exception)."""
     changes = {}
     for key, value in values.items():
         if value is None or key not in USER_KEYS:
@@ -121,4 +159,8 @@ def with_user_values(settings: TimingSettings, values: dict, on_error) -> Timing
             changes[name] = convert(value)
         except Exception as exc:  # ValueError, TypeError, or UsageError from parse_modes
             on_error(key, exc)
-    return replace(settings, **changes)
+    try:
+        return replace(settings, **changes)
+    except ValueError as exc:
+        on_error(None, exc)
+        raise

@@ -38,6 +38,12 @@ COMPARED = ("duration_ns", "compute_throughput_pct", "memory_throughput_pct",
             "arithmetic_intensity")
 _SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
+# Said under a kernel read with a reader that cannot list sections, so that nobody takes a
+# section's absence from the JSON (or a check that was skipped) for ncu's word.
+SECTIONS_UNKNOWN = ("sections: this ncu_report module (the copy bundled with ncu) cannot list "
+                    "a report's sections; only those its hints name are known, so requested "
+                    "sections were not checked (pip install ncu-report to check them)")
+
 ProfilesByVariant = Mapping[str, KernelProfile | Sequence[KernelProfile]]
 
 
@@ -45,9 +51,12 @@ ProfilesByVariant = Mapping[str, KernelProfile | Sequence[KernelProfile]]
 
 
 def profile_view(profile: KernelProfile, include_info: bool = False) -> Group:
-    """Header, speed-of-light panel and hints of one kernel launch."""
-    return Group(kernel_header(profile), sol_panel(profile),
-                 hints_table(profile, include_info=include_info))
+    """Header, speed-of-light panel and hints of one kernel launch (and what is unknown)."""
+    parts = [kernel_header(profile), sol_panel(profile),
+             hints_table(profile, include_info=include_info)]
+    if not profile.sections_complete:
+        parts.append(Text(SECTIONS_UNKNOWN, style="dim"))
+    return Group(*parts)
 
 
 def kernel_header(profile: KernelProfile) -> Text:
@@ -218,6 +227,7 @@ def profile_to_dict(profile: KernelProfile) -> dict:
         "metrics": dict(profile.metrics),
         "ncu_metrics": dict(profile.raw_metrics),
         "sections": dict(profile.sections),
+        "sections_complete": profile.sections_complete,
         "rules": [rule_to_dict(r) for r in ncu_rules.rank(profile.rules, include_info=True)],
     }
 

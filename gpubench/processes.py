@@ -1,0 +1,108 @@
+"""Process trees that end when they must: every process a worker or a profiler starts,
+and theirs, is killed with it.
+
+Why sessions, not process groups: the worker and each profiler run in a session of
+their own (start_new_session), and ninja starts every compiler in a process group of
+its own, so killpg(worker) misses cc1plus and nvcc. A process can leave its group but
+not, short of setsid(), its session; so "kill the session" reaches ninja, the
+compilers and whatever a variant spawned. Linux reads sessions from /proc; elsewhere
+the process group is the fallback.
+
+The watchdog covers the case no parent code can: `kill -9` of gpubench itself. The
+worker forks it first thing; it polls gpubench and the worker, and when either is
+gone it kills everything left in the worker's session, then itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+PROC = Path("/proc")
+# How often the watchdog looks: a leftover process lives at most this long.
+WATCH_INTERVAL_S = 0.5
+# Kill rounds: a process may fork while we kill; three sweeps catch the stragglers.
+KILL_ROUNDS = 3
+
+
+def session_members(sid: int) -> list[int]:
+    """Pids of the processes in session `sid` (Linux /proc; [] elsewhere)."""
+    members = []
+    for entry in PROC.glob("[0-9]*"):
+        stat = _stat_fields(entry / "stat")
+        if stat and stat[3] == sid and stat[0] not in ("Z", "X"):
+            members.append(int(entry.name))
+    return members
+
+
+def kill_session(sid: int, keep: tuple[int, ...] = ()) -> int:
+    """SIGKILL every process of session `sid` except `keep`; returns how many were hit."""
+    if not PROC.is_dir():
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(sid, signal.SIGKILL)
+        return 0
+    hit = 0
+    for _ in range(KILL_ROUNDS):
+        targets = [pid for pid in session_members(sid) if pid not in keep]
+        if not targets:
+            break
+        for pid in targets:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+                hit += 1
+        time.sleep(0.05)
+    return hit
+
+
+def alive(pid: int, started: str | None = None) -> bool:
+    """Whether `pid` runs and is the process that started at `started` (/proc start time),
+    so a recycled pid does not count."""
+    if started is not None and PROC.is_dir():
+        fields = _stat_fields(PROC / str(pid) / "stat")
+        return bool(fields) and fields[0] not in ("Z", "X") and str(fields[19]) == started
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def start_time(pid: int) -> str | None:
+    fields = _stat_fields(PROC / str(pid) / "stat")
+    return str(fields[19]) if fields else None
+
+
+def start_watchdog(guarded: int) -> int | None:
+    """Fork a watchdog for this process (the worker) and `guarded` (gpubench): when either
+    ends, it kills what is left of this session. Returns its pid (None off Linux)."""
+    if not PROC.is_dir() or not hasattr(os, "fork"):
+        return None
+    worker, worker_started = os.getpid(), start_time(os.getpid())
+    guarded_started = start_time(guarded)
+    pid = os.fork()
+    if pid:
+        return pid
+    try:  # the child: no Python cleanup, no shared descriptors beyond what it needs
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        os.closerange(0, 1 << 16)
+        while alive(guarded, guarded_started) and alive(worker, worker_started):
+            time.sleep(WATCH_INTERVAL_S)
+        kill_session(os.getsid(0), keep=(os.getpid(),))
+    finally:
+        os._exit(0)
+
+
+def _stat_fields(path: Path) -> list | None:
+    """/proc/PID/stat after the command name: [state, ppid, pgrp, session, ...] with
+    numbers as ints; the name may hold spaces and parentheses, so split after the last ')'."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    rest = text.rsplit(")", 1)[-1].split()
+    return [rest[0], *(int(x) if x.lstrip("-").isdigit() else x for x in rest[1:])]
