@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from gpubench import errors
 from gpubench.config import RunConfig, load_config
@@ -339,7 +340,7 @@ def _guarded(action) -> None:
     try:
         code = action()
     except errors.GpubenchError as exc:
-        err.print(f"[bold red]error:[/] {exc}", markup=True, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt as exc:
         err.print(str(exc) or "interrupted")

@@ -117,7 +117,7 @@ def _import_file(path: Path, prefix: str):
 
 
 # A spec imports torch and maybe triton (seconds); a minute means it will never finish.
-SPEC_IMPORT_TIMEOUT_S = 60.0
+SPEC_IMPORT_TIMEOUT_S = float(os.environ.get("GPUBENCH_SPEC_TIMEOUT_S", "60"))
 
 
 class _ImportAborted(BaseException):

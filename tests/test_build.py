@@ -67,8 +67,10 @@ def test_stale_lock_is_cleared_and_a_new_process_reuses_the_build(tmp_path, monk
     (tmp_path / "triple.cpp").write_text(SOURCE)
     request = request_for(tmp_path)
     name = extension_name(request, content_key(request, toolchain_facts(False)))
-    (cache / name).mkdir(parents=True)
-    (cache / name / "lock").write_text("")  # what a build killed midway leaves behind
+    root = cache / "extensions"  # cache_root(): the test used to miss it and test nothing
+    for left in (root / name, root / f"{name}.building"):  # what killed builds leave behind
+        left.mkdir(parents=True)
+        (left / "lock").write_text("")  # torch's baton, whose owner is gone
 
     outcome = {}
     builder = threading.Thread(target=lambda: outcome.update(b=build_extension(request)))
@@ -76,7 +78,8 @@ def test_stale_lock_is_cleared_and_a_new_process_reuses_the_build(tmp_path, monk
     builder.join(timeout=300)
     assert not builder.is_alive(), "the build waited on a stale lock"
     built = outcome["b"]
-    assert not built.cached and built.name == name
+    assert not built.cached and built.name == name and built.note is None
+    assert not (root / f"{name}.building").exists() and not (root / name / "lock").exists()
 
     import torch
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.rule import Rule
 
 from gpubench import errors, nvtx_ranges
@@ -197,7 +198,7 @@ class NcuCommand:
     def _show_one(self, outcome: Profiled, ncu_view) -> None:
         self.console.print(Rule(f"{outcome.variant}"))
         if outcome.error is not None:
-            self.console.print(f"[bold red]error:[/] {outcome.error}", soft_wrap=True)
+            self.console.print(f"[bold red]error:[/] {escape(str(outcome.error))}", soft_wrap=True)
             return
         if outcome.check and not outcome.check.get("passed", True):
             self.console.print("[bold red]warning:[/] this variant FAILS its correctness check")

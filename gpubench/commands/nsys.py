@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.rule import Rule
 from rich.table import Table
 
@@ -242,7 +243,7 @@ class NsysCommand:
     def _show_one(self, outcome: Traced) -> None:
         self.console.print(Rule(outcome.variant))
         if outcome.error is not None:
-            self.console.print(f"[bold red]error:[/] {outcome.error}", soft_wrap=True)
+            self.console.print(f"[bold red]error:[/] {escape(str(outcome.error))}", soft_wrap=True)
             return
         if outcome.check and not outcome.check.get("passed", True):
             self.console.print("[bold red]warning:[/] this variant FAILS its correctness check")

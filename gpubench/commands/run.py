@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from gpubench import errors
 from gpubench.config import RunConfig
@@ -91,14 +92,24 @@ class RunCommand:
         display = RunDisplay(self.console, len(points), on_group=on_group,
                              show_progress=not self.as_json)
         runner.callbacks = display.callbacks()
+        show_point = runner.callbacks.point_done
+
+        def point_done(rows: list[R.Result]) -> None:
+            # Saved after every point, not only every group: a `kill -9` of gpubench,
+            # which nothing can catch, then costs at most the point in progress.
+            show_point(rows)
+            save()
+
+        runner.callbacks.point_done = point_done
         try:
             with display:
                 runner.run(points)
         except KeyboardInterrupt as stop:
             paths = save()
-            self.console.print(f"{stop or 'interrupted'}: results so far in {paths[0].parent}")
+            self.console.print(f"{stop or 'interrupted'}: results so far in {paths[0].parent}",
+                               markup=False)
             if folder.problem:
-                self.console.print(f"[bold red]error:[/] {folder.problem}", soft_wrap=True)
+                self.console.print(f"[bold red]error:[/] {escape(folder.problem)}", soft_wrap=True)
             return errors.interruption_code(stop)
         if self.trace:
             self._trace(points, runner.results, machine, run_dir)
@@ -107,7 +118,7 @@ class RunCommand:
         if write_json is not None:
             write_json(document().to_json() + "\n")
         if folder.problem:
-            self.console.print(f"[bold red]error:[/] {folder.problem}", soft_wrap=True)
+            self.console.print(f"[bold red]error:[/] {escape(folder.problem)}", soft_wrap=True)
             return errors.EXIT_OUTPUT
         return errors.EXIT_OK if R.exit_status(runner.results) else errors.EXIT_VARIANT_FAILED
 
@@ -124,7 +135,7 @@ class RunCommand:
         try:
             show_trace(trace_points(chosen, machine.device, run_dir), self.console)
         except errors.GpubenchError as exc:
-            self.console.print(f"--trace: {exc}", soft_wrap=True)
+            self.console.print(f"--trace: {exc}", soft_wrap=True, markup=False)
 
     def _ncu_summaries(self, group: list[R.Result], machine, run_dir: Path,
                        points) -> list[R.Result]:
@@ -142,7 +153,7 @@ class RunCommand:
         try:
             outcomes = profile_points(chosen, run_dir, NcuOptions())
         except errors.GpubenchError as exc:  # ncu missing: say so once per group, go on
-            self.console.print(f"  --ncu: {exc}", soft_wrap=True)
+            self.console.print(f"  --ncu: {exc}", soft_wrap=True, markup=False)
             return group
         summaries = {o.variant: ncu_summary(o) for o in outcomes}
         self.console.print(summary_table(summaries))
@@ -150,9 +161,9 @@ class RunCommand:
 
     def _epilogue(self, results: list[R.Result], paths: list[Path], wall_s: float) -> None:
         for line in skipped_summary(results):
-            self.console.print(f"[dim]{line}[/]")
+            self.console.print(f"[dim]{escape(line)}[/]")
         for line in failure_summary(results):
-            self.console.print(f"[red]{line}[/]")
+            self.console.print(f"[red]{escape(line)}[/]")
         first_mode = results[0].mode if results else ""
         compile_s = sum(r.compile_s or 0.0 for r in results
                         if r.kind == "cuda" and r.mode == first_mode)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from gpubench import errors
 from gpubench.discovery import family_dirs, load_family, resolve_families
@@ -72,7 +73,8 @@ def show_trace(outcome: TraceOutcome, console: Console) -> None:
     console.print(f"events: {counts_line(outcome.counts)}")
     for label, status in outcome.statuses.items():
         if status != "ok":
-            console.print(f"[red]{label}: left out of the trace, {status}[/]", soft_wrap=True)
+            text = escape(f"{label}: left out of the trace, {status}")
+            console.print(f"[red]{text}[/]", soft_wrap=True)
 
 
 def _gzip(path: Path) -> Path:
@@ -112,6 +114,6 @@ class TraceCommand:
         show_trace(outcome, self.console)
         skipped = sorted({f"{p.variant.name}: {p.skip}" for p in points if p.skip})
         for line in skipped:
-            self.console.print(f"[dim]skipped {line}[/]")
+            self.console.print(f"[dim]skipped {escape(line)}[/]")
         failed = [s for s in outcome.statuses.values() if s != "ok"]
         return errors.EXIT_VARIANT_FAILED if failed else errors.EXIT_OK

@@ -69,7 +69,7 @@ class RunDisplay:
     def _group_done(self, group: list[R.Result]) -> None:
         self.console.print(group_table(group, self.device_name))
         for note in group_notes(group):
-            self.console.print(f"  {note}", soft_wrap=True)
+            self.console.print(f"  {note}", soft_wrap=True, markup=False)
         self.on_group(group)
 
 

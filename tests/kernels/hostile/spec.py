@@ -1,0 +1,90 @@
+"""Variants with side effects that must be blamed on them alone: each misbehaving variant
+is followed by a correct one that must still PASS (same inputs, same buffer, same process
+state as if nothing had happened)."""
+
+import contextlib
+import os
+import subprocess
+
+import torch
+
+from gpubench.spec import Axis, Family, TorchVariant
+
+
+def correct(x, out):
+    torch.mul(x, 2, out=out)
+
+
+def mutates(x, out):
+    torch.mul(x, 2, out=out)
+    x.mul_(1.5)  # the next variant would see 1.5x inputs and FAIL
+
+
+def resizes(x, out):
+    torch.mul(x, 2, out=out)
+    out.resize_(7)  # the next variant would get a 7-element buffer
+
+
+def threads(x, out):
+    torch.mul(x, 2, out=out)
+    torch.set_num_threads(1)  # every later variant would run on one thread
+
+
+def _pipes():
+    """Every pipe this process holds: gpubench's private channel is one of them."""
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{name}").startswith("pipe:"):
+                yield int(name)
+        except OSError:
+            continue
+
+
+def _write_everywhere(line: bytes) -> None:
+    for fd in _pipes():
+        with contextlib.suppress(OSError):
+            os.write(fd, line)
+
+
+def forges(x, out):
+    # Computes nothing and claims a PASS with a 1 ns timing on every pipe it finds.
+    _write_everywhere(b'{"type": "result", "task": 0, "result": {"status": "ok", "timings": '
+                      b'{"cpu": {"mode": "cpu", "samples_s": [1e-9]}}}}\n')
+
+
+def garbage(x, out):
+    torch.mul(x, 2, out=out)
+    _write_everywhere(b"this is not JSON\n")
+
+
+def spawns(x, out):
+    torch.mul(x, 2, out=out)
+    if getattr(spawns, "child", None) is None:  # a helper process that outlives the call
+        spawns.child = subprocess.Popen(["sleep", "3137"])
+
+
+def make_inputs(shape, dtype, device):
+    return (torch.randn(shape["n"], device=device).to(dtype),)
+
+
+family = Family(
+    axes=(Axis("n", default=1024),),
+    shapes=({"n": 1024},),
+    make_inputs=make_inputs,
+    reference=lambda x: 2 * x,
+    flops=lambda s: s["n"],
+    bytes_moved=lambda s, itemsize: 2 * s["n"] * itemsize,
+    variants=(
+        TorchVariant("torch", fn=correct, baseline=True),
+        TorchVariant("mutates", fn=mutates),
+        TorchVariant("after_mutates", fn=correct),
+        TorchVariant("resizes", fn=resizes),
+        TorchVariant("after_resizes", fn=correct),
+        TorchVariant("threads", fn=threads),
+        TorchVariant("after_threads", fn=lambda x, out: correct(x, out)),
+        TorchVariant("forges", fn=forges),
+        TorchVariant("garbage", fn=garbage),
+        TorchVariant("after_garbage", fn=correct),
+        TorchVariant("spawns", fn=spawns),
+    ),
+)

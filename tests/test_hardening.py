@@ -1,0 +1,225 @@
+"""Hostile input, through the real command line on the CPU path: no traceback, the
+documented exit code, what was measured kept on disk, and no process left behind."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, TEST_KERNELS
+from gpubench.processes import session_members
+
+FAST = ("--warmup", "5", "--min-time", "10", "--max-time", "30")
+BAD_SPECS = REPO / "tests" / "badspecs"
+pytestmark = pytest.mark.slow
+
+
+def worker_sessions(run_dir: Path) -> list[int]:
+    """The session ids of every worker the run started (each log's first line says)."""
+    sessions = []
+    for log in run_dir.glob("worker-*.log"):
+        for line in log.read_text(errors="replace").splitlines():
+            if line.startswith("[gpubench worker] pid"):
+                sessions.append(int(line.rsplit(" ", 1)[-1]))
+    return sessions
+
+
+def assert_no_process_left(run_dir: Path, grace_s: float = 3.0) -> None:
+    sessions = worker_sessions(run_dir)
+    assert sessions, f"no worker log in {run_dir}"
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and any(session_members(s) for s in sessions):
+        time.sleep(0.1)
+    left = {s: session_members(s) for s in sessions if session_members(s)}
+    assert not left, f"processes left in worker sessions: {left}"
+
+
+def start(args, cwd: Path, env: dict) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "gpubench", *args], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def wait_for_log(run_dir: Path, text: str, timeout_s: float = 120) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        logs = "".join(p.read_text(errors="replace") for p in run_dir.glob("worker-*.log"))
+        if text in logs:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"'{text}' never appeared in the worker logs of {run_dir}")
+
+
+@pytest.fixture
+def env(build_cache):
+    return {**os.environ, "GPUBENCH_CACHE_DIR": str(build_cache), "COLUMNS": "160",
+            "GPUBENCH_TEST_HANG_S": "600"}
+
+
+# ---------------------------------------------------------------- blame the right variant
+
+
+def test_side_effects_are_blamed_on_their_variant_and_undone(gpubench):
+    done = gpubench("run", "hostile", "--kernels-dir", str(TEST_KERNELS), *FAST,
+                    "--out", "run")
+    assert done.code == 1, done.output
+    rows = done.by_variant(done.cwd / "run")
+    status = {v: r["status"] for v, r in rows.items()}
+    assert status == {"torch": "ok", "mutates": "fail", "after_mutates": "ok",
+                      "resizes": "fail", "after_resizes": "ok", "threads": "fail",
+                      "after_threads": "ok", "forges": "error", "garbage": "error",
+                      "after_garbage": "ok", "spawns": "ok"}, done.output
+    assert "mutated its input x" in rows["mutates"]["error"]
+    assert "resized or replaced the output buffer" in rows["resizes"]["error"]
+    assert "changed torch global state: num_threads" in rows["threads"]["error"]
+    assert "→1" in rows["threads"]["error"]
+    for name in ("forges", "garbage"):
+        assert "private result channel" in rows[name]["error"], rows[name]["error"]
+        assert rows[name]["median_s"] is None and rows[name]["speedup_vs_baseline"] is None
+    assert "Traceback" not in done.output
+    assert_no_process_left(done.cwd / "run")  # the `sleep` the spawner started included
+    leftover = subprocess.run(["pgrep", "-f", "sleep 3137"], capture_output=True, text=True)
+    assert leftover.stdout.strip() == ""
+
+
+def test_make_inputs_breaking_its_contract_says_what_to_return(gpubench):
+    done = gpubench("run", "badinputs", "--kernels-dir", str(TEST_KERNELS), *FAST)
+    assert done.code == 1, done.output
+    error = done.by_variant()["torch"]["error"]
+    assert "make_inputs returned input 0 as float64 for a float32 point" in error
+    assert "floating ones in the given dtype" in error and "Traceback" not in done.output
+
+
+# ---------------------------------------------------------------- signals and processes
+
+
+def test_sigterm_writes_what_was_measured_and_leaves_no_process(tmp_path, env):
+    run_dir = tmp_path / "run"
+    process = start(["run", "faulty", "--kernels-dir", str(TEST_KERNELS), "--variants", "hang",
+                     "--timeout", "300", *FAST, "--out", str(run_dir)], tmp_path, env)
+    wait_for_log(run_dir, "faulty/hang")
+    time.sleep(1.0)  # inside hang() now
+    process.send_signal(signal.SIGTERM)
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == 143, output
+    status = {r["variant"]: r["status"]
+              for r in json.loads((run_dir / "results.json").read_text())["results"]}
+    assert status == {"torch": "ok", "hang": "not_run"}
+    assert "stopped by SIGTERM" in output and "Traceback" not in output
+    assert_no_process_left(run_dir)
+
+
+def test_kill_9_of_gpubench_takes_its_worker_with_it(tmp_path, env):
+    run_dir = tmp_path / "run"
+    process = start(["run", "faulty", "--kernels-dir", str(TEST_KERNELS), "--variants", "hang",
+                     "--timeout", "300", *FAST, "--out", str(run_dir)], tmp_path, env)
+    wait_for_log(run_dir, "faulty/hang")
+    process.kill()
+    process.communicate(timeout=30)
+    # the worker's watchdog notices within half a second; allow for a loaded machine
+    assert_no_process_left(run_dir, grace_s=10.0)
+    # the group in progress was saved before: results.json holds the finished baseline
+    assert (run_dir / "results.json").is_file()
+
+
+def test_build_timeout_kills_the_compilers_too(gpubench):
+    done = gpubench("run", "slowbuild", "--kernels-dir", str(TEST_KERNELS), "--device", "cpu",
+                    "--build-timeout", "3", *FAST, "--out", "run")
+    assert done.code == 1, done.output
+    rows = done.by_variant(done.cwd / "run")
+    assert rows["slow"]["status"] == "timeout" and rows["torch"]["status"] == "ok"
+    assert_no_process_left(done.cwd / "run")
+    compilers = subprocess.run(["pgrep", "-f", "gb_slowbuild"], capture_output=True, text=True)
+    assert compilers.stdout.strip() == "", compilers.stdout
+
+
+# ---------------------------------------------------------------- results never lost
+
+
+def test_a_run_folder_is_not_shared_or_silently_reused(gpubench, tmp_path, env):
+    first = gpubench("run", "vector_add", "--variants", "torch", "--sizes", "256", *FAST,
+                     "--out", "same")
+    assert first.code == 0, first.output
+    again = gpubench("run", "vector_add", "--variants", "torch", "--sizes", "256", *FAST,
+                     "--out", "same")
+    assert again.code == 2 and "already holds a run's results; pass --force" in again.stderr
+    forced = gpubench("run", "vector_add", "--variants", "torch", "--sizes", "512", *FAST,
+                      "--out", "same", "--force")
+    assert forced.code == 0, forced.output
+    assert forced.results(forced.cwd / "same")["results"][0]["shape"] == {"n": 512}
+    # two runs at once into one folder: the second is refused while the first runs
+    busy = start(["run", "faulty", "--kernels-dir", str(TEST_KERNELS), "--variants", "hang",
+                  "--timeout", "300", *FAST, "--out", str(tmp_path / "busy")], tmp_path, env)
+    try:
+        wait_for_log(tmp_path / "busy", "faulty/hang")
+        second = gpubench("run", "vector_add", "--variants", "torch", "--sizes", "256", *FAST,
+                          "--out", str(tmp_path / "busy"), "--force")
+        assert second.code == 2 and "another gpubench run (pid" in second.stderr
+    finally:
+        busy.send_signal(signal.SIGINT)
+        busy.communicate(timeout=60)
+
+
+def test_a_run_folder_pulled_away_mid_run_loses_nothing(gpubench):
+    done = gpubench("run", "sabotage", "--kernels-dir", str(TEST_KERNELS), *FAST,
+                    "--out", "run", env={"GPUBENCH_TEST_SABOTAGE": "run"})
+    assert done.code == 12, done.output
+    assert "could not write results to run" in done.stderr + done.stdout
+    rescue = Path(done.output.split("everything measured is in ")[1].split()[0].rstrip(";."))
+    rows = json.loads((rescue / "results.json").read_text())["results"]
+    assert [(r["variant"], r["shape"]["n"], r["status"]) for r in rows] == [
+        ("torch", 64, "ok"), ("sabotage", 64, "ok"), ("torch", 128, "ok"),
+        ("sabotage", 128, "ok")]
+    assert "Traceback" not in done.output
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["--timeout", "nan"], 2, "--timeout: expected a finite number"),
+    (["--max-time", "nan"], 2, "--max-time: expected a finite number"),
+    (["--min-time", "400", "--max-time", "5"], 2, "(400 ms) exceeds --max-time"),
+    (["--min-samples", "50", "--max-samples", "5"], 2, "(50) exceeds --max-samples"),
+    (["--out", ""], 2, "needs a folder name"),
+    (["--out", "afile/run"], 12, "cannot write results to afile/run"),
+])
+def test_bad_settings_and_folders_are_refused_with_the_reason(gpubench, tmp_path, args, code,
+                                                              message):
+    (tmp_path / "afile").write_text("a file where --out wants a folder\n")
+    done = gpubench("run", "vector_add", "--variants", "torch", "--sizes", "256", *args)
+    assert done.code == code, done.output
+    assert message in done.stderr and "Traceback" not in done.output
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[timing]\nwarmup_ms = nan\n", "key 'timing.warmup_ms': expected a finite number"),
+    ("[timing]\ntimeout_s = 0.001\n", "key 'timing.timeout_s': expected a number >= 1"),
+    ("[timing]\nmin_time_ms = 400\nmax_time_ms = 5\n", "[timing]: --min-time/min_time_ms"),
+    ("[sizes]\nsqaure = [1024]\n", "there is no family 'sqaure' (did you mean: square?)"),
+    ("kernels_dirs = ['nowhere']\n", "key 'kernels_dirs': no such folder"),
+])
+def test_bad_suite_files_exit_3_naming_file_and_key(gpubench, tmp_path, text, message):
+    suite = tmp_path / "suite.toml"
+    suite.write_text('families = ["square"]\n' + text)
+    done = gpubench("run", "--config", str(suite))
+    assert done.code == 3, done.output
+    assert "suite.toml" in done.stderr and message in done.stderr, done.stderr
+
+
+# ---------------------------------------------------------------- spec files
+
+
+@pytest.mark.parametrize("family, message", [
+    ("exits", "called os._exit(3) while being imported"),
+    ("loops", "did not finish importing within 2 s"),
+])
+def test_specs_that_exit_or_hang_are_reported_not_obeyed(gpubench, family, message):
+    for command in (["run", family], ["list"]):
+        done = gpubench(*command, "--kernels-dir", str(BAD_SPECS),
+                        env={"GPUBENCH_SPEC_TIMEOUT_S": "2"}, timeout=120)
+        assert done.code == 4, done.output
+        flat = " ".join(done.output.replace("│", " ").split())  # `list` wraps table cells
+        assert family in flat and message.split(" within")[0] in flat, done.output
+        assert "Traceback" not in done.output
