@@ -9,6 +9,8 @@ The package is layered so that the architecture shows in the file list:
   plan.py             which points run, which are skipped and why
   runner.py           the parent: feeds a worker, survives crashes and hangs
   workers.py          the worker process handle         protocol.py  their messages
+  processes.py        sessions killed whole, watchdog   rundir.py  run folders: claim, save, rescue
+  sideeffects.py      inputs, out and torch state a variant may not change
   worker.py           the worker process itself         execute.py  build, check, time
   build.py            load_inline with a content-hashed cache
   check.py            output vs reference

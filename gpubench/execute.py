@@ -185,7 +185,8 @@ class Executor:
             outcome = build_extension(self._build_request(family, variant))
             fn = _attribute(outcome.module, variant.function, outcome.name)
             build = {"compile_s": outcome.seconds, "cached": outcome.cached,
-                     "extension": outcome.name, "build_dir": str(outcome.directory)}
+                     "extension": outcome.name, "build_dir": str(outcome.directory),
+                     "note": outcome.note}
         else:
             raise SpecError(f"variant '{variant.name}' has unknown kind {type(variant).__name__}")
         self.loaded[key] = (fn, build)

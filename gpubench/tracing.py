@@ -11,6 +11,7 @@ call launches, so the trace's launch-to-start gap is the real launch latency.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from gpubench import nvtx_ranges
@@ -19,6 +20,13 @@ from gpubench.protocol import Task
 REGION_PREFIX = "gpubench/"
 CALL_RANGE = "gpubench::call"
 FLUSH_RANGE = "gpubench::flush"
+# Written to stderr (the trace log) before each variant runs: if the worker crashes or
+# hangs, the last such line names the variant to leave out of the next try.
+PROGRESS = "[gpubench trace] running "
+
+
+def _progress(task: Task) -> None:
+    print(PROGRESS + task.label, file=sys.stderr, flush=True)
 
 
 def trace_tasks(executor, tasks: list[Task], out_path: Path, iterations: int) -> dict:
@@ -29,6 +37,7 @@ def trace_tasks(executor, tasks: list[Task], out_path: Path, iterations: int) ->
     cuda = executor.machine.has_cuda
     prepared, statuses = [], {}
     for task in tasks:
+        _progress(task)
         try:
             prepared.append((task, *executor.prepare_for_trace(task)))
             statuses[task.label] = "ok"
@@ -38,6 +47,7 @@ def trace_tasks(executor, tasks: list[Task], out_path: Path, iterations: int) ->
 
     def one_pass(calls: int) -> None:
         for task, fn, group in prepared:
+            _progress(task)
             with record_function(REGION_PREFIX + task.label), nvtx_ranges.labelled(task.label), \
                     nvtx_ranges.phase("trace"):
                 for _ in range(calls):

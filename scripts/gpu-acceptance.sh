@@ -13,9 +13,14 @@ mkdir -p "$LOGS"
 export COLUMNS=140 PYTHONUNBUFFERED=1
 export GPUBENCH_CACHE_DIR=${GPUBENCH_CACHE_DIR:-/tmp/gpubench-cache}
 if ls .whl/*.whl >/dev/null 2>&1; then
+  # NVIDIA's PyPI reader goes to a folder of its own, so that a step can run with ncu's
+  # bundled ncu_report alone (what a plain `pip install gpubench` user has).
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+    --target /tmp/site $(ls .whl/*.whl | grep -v ncu_report) && export PYTHONPATH=/tmp/site
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site-ncu .whl/ncu_report*.whl 2>/dev/null
 fi
+with_pypi_reader() { PYTHONPATH=/tmp/site-ncu:$PYTHONPATH "$@"; }
 python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -3
 {
   date -u
@@ -58,7 +63,18 @@ for ref in ('latest~1', 'latest'):
     print(frame[['variant', 'dtype', *axes, 'status', 'median_s', 'tflops', 'gbps',
                  'roof_fraction', 'speedup_vs_baseline']].to_string())
 " ;;
-    tests) timed pytest-gpu python3 -m pytest -q -m gpu tests ;;
+    tests) timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests ;;
+    hardening)
+      python3 -c "import ncu_report" 2>&1 | tail -1   # expected: no module (bundled only)
+      timed ncu-bundled gpubench ncu square --out "$LOGS/ncu-bundled"
+      timed ncu-pypi with_pypi_reader gpubench ncu square --out "$LOGS/ncu-pypi"
+      timed hostile gpubench run hostile --kernels-dir tests/kernels --out "$LOGS/hostile"
+      python3 - "$LOGS/hostile" <<'PY' | tee -a "$OUT/summary.txt"
+import json, sys
+for r in json.load(open(sys.argv[1] + "/results.json"))["results"]:
+    print(f"{r['variant']:14} {r['status']:6} {(r['error'] or '')[:110]}")
+PY
+      timed sigterm bash scripts/sigterm_check.sh "$LOGS/sigterm" ;;
     peak) timed peak gpubench peak ;;
     fixtures) timed fixtures python3 scripts/record_trace_fixture.py "$OUT" ;;
     fidelity) timed fidelity python3 benchmarks/fidelity.py --out "$LOGS" ;;

@@ -1,5 +1,7 @@
 """gpubench.measure() on the CPU: the same Result, statistics and roofline as the CLI."""
 
+import re
+
 import pytest
 import torch
 
@@ -19,5 +21,6 @@ def test_measure_times_a_callable_with_the_host_clock_on_cpu():
     assert "host-clock" in result.method
     record = result.to_dict()
     assert record["samples"] == len(record["measurement"]["samples_s"]) == summary.n
-    assert repr(result).startswith("<Result api/mm") and "us" in repr(result)  # short, no samples
-    assert len(repr(result)) < 160
+    text = repr(result)  # short: the median with its unit, no raw samples
+    assert re.match(r"<Result api/mm  float32 cpu: [\d.]+ (ns|us|ms|s) ±", text), text
+    assert len(text) < 160

@@ -1,6 +1,7 @@
 """The content-hashed load_inline cache: keys, stale locks, reuse, compile errors, folders
 with odd paths, and corrupt cached builds."""
 
+import hashlib
 import json
 import os
 import shutil
@@ -164,38 +165,45 @@ def test_a_family_folder_with_spaces_dollar_and_quotes_builds_and_runs(odd_famil
     assert c_string_body('a "b" \\c\nd') == 'a \\"b\\" \\\\c\\012d'
 
 
-# Loads the oddpath build from a cache in a fresh process, so that a SIGBUS from a truncated
-# .so kills only this process. Real compiles are replaced by a copy of the intact .so: the
-# real compile-and-install path is what the first build went through, and a second real
-# build would cost another ~30-50 s per scenario.
+# Loads the oddpath build from one cache per scenario, in a separate process so that a
+# SIGBUS from a truncated .so kills that process and not pytest (one process for all:
+# each would spend ~3 s importing torch). Real compiles are replaced by a copy of the
+# intact .so: the real compile-and-install path is what the first build went through,
+# and real rebuilds would cost ~30-50 s per scenario here.
 LOAD_SCRIPT = textwrap.dedent("""
-    import json, shutil, sys
+    import json, os, shutil, sys
     from pathlib import Path
     import torch
     import gpubench.build as build
 
-    scenario, folder, intact = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
-    compiles = []
+    folder, intact, family = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    request = build.BuildRequest(family, folder, (), ("oddpath_cpu.cpp",), ("twice_plus_one",))
+    answers = {}
+    for scenario, cache in (arg.split("=", 1) for arg in sys.argv[4:]):
+        os.environ["GPUBENCH_CACHE_DIR"] = cache
+        compiles = []
 
-    def fake_compile(request, name, directory):
-        compiles.append(name)
-        if scenario == "rebuild_fails":
-            raise build.CompileError("oddpath_cpu.cpp:9: error: the compiler broke too")
-        shutil.copy(intact, directory / f"{name}.so")
-        return build._import_library(name, directory / f"{name}.so")
+        def fake_compile(request, name, directory, scenario=scenario, compiles=compiles):
+            compiles.append(name)
+            if scenario == "rebuild_fails":
+                raise build.CompileError("oddpath_cpu.cpp:9: error: the compiler broke too")
+            shutil.copy(intact, directory / f"{name}.so")
+            return build._import_library(name, directory / f"{name}.so")
 
-    build._compile = fake_compile
-    request = build.BuildRequest(sys.argv[4], folder, (), ("oddpath_cpu.cpp",),
-                                 ("twice_plus_one",))
-    try:
-        built = build.build_extension(request)
-    except build.CompileError as exc:
-        print(json.dumps({"error": exc.summary, "compiles": len(compiles)}))
-        sys.exit(0)
-    out = torch.empty(2)
-    built.module.twice_plus_one(torch.tensor([1.0, 2.0]), out)
-    print(json.dumps({"cached": built.cached, "note": built.note, "out": out.tolist(),
-                      "compiles": len(compiles)}))
+        build._compile = fake_compile
+        build._FAILED.clear()  # the failing scenario's failure is remembered per process
+        for name in [n for n in sys.modules if n.startswith("gb_")]:
+            del sys.modules[name]  # each scenario loads its own cache's copy
+        try:
+            built = build.build_extension(request)
+        except build.CompileError as exc:
+            answers[scenario] = {"error": exc.summary, "compiles": len(compiles)}
+            continue
+        out = torch.empty(2)
+        built.module.twice_plus_one(torch.tensor([1.0, 2.0]), out)
+        answers[scenario] = {"cached": built.cached, "note": built.note, "out": out.tolist(),
+                             "compiles": len(compiles)}
+    print(json.dumps(answers))
 """)
 
 
@@ -215,11 +223,11 @@ def _corrupt(scenario: str, directory: Path, name: str) -> None:
     elif scenario == "marker":
         marker.write_text("{not json")
     elif scenario == "does_not_import":  # garbage whose marker matches: import itself fails
-        library.write_bytes(os.urandom(4096))
-        from gpubench.build import _write_marker
-
+        garbage = os.urandom(4096)
+        library.write_bytes(garbage)
         recorded = json.loads(marker.read_text())
-        _write_marker(marker, library, recorded["key"], recorded["request"])
+        recorded.update(size=len(garbage), sha256=hashlib.sha256(garbage).hexdigest())
+        marker.write_text(json.dumps(recorded))
 
 
 CORRUPTIONS = {  # scenario -> what the note must say
@@ -238,23 +246,17 @@ def test_a_corrupt_cached_build_is_rebuilt_once_with_a_note(odd_family, tmp_path
     intact = tmp_path / "intact.so"
     shutil.copy(odd_family.built / f"{odd_family.name}.so", intact)
     size = intact.stat().st_size
-    scenarios = ["intact", "rebuild_fails", *CORRUPTIONS]
-    running = {}
-    for scenario in scenarios:  # all at once: each process spends ~3 s importing torch
-        cache = tmp_path / scenario
-        directory = cache / "extensions" / odd_family.name
+    scenarios = ["intact", "rebuild_fails", *CORRUPTIONS]  # rebuild_fails: one failure
+    for scenario in scenarios:
+        directory = tmp_path / scenario / "extensions" / odd_family.name
         shutil.copytree(odd_family.built, directory)
         _corrupt(scenario, directory, odd_family.name)
-        running[scenario] = subprocess.Popen(
-            [sys.executable, "-c", LOAD_SCRIPT, scenario, str(odd_family.folder), str(intact),
-             ODD_FAMILY], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "GPUBENCH_CACHE_DIR": str(cache)})
-    answers = {}
-    for scenario, process in running.items():
-        stdout, stderr = process.communicate(timeout=120)
-        assert process.returncode == 0, f"{scenario}: exit {process.returncode}: {stderr}"
-        answers[scenario] = json.loads(stdout)
-
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD_SCRIPT, str(odd_family.folder), str(intact), ODD_FAMILY,
+         *(f"{scenario}={tmp_path / scenario}" for scenario in scenarios)],
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"exit {done.returncode} (-7: SIGBUS): {done.stderr}"
+    answers = json.loads(done.stdout)
     assert answers.pop("intact") == {"cached": True, "note": None, "out": [3.0, 5.0],
                                      "compiles": 0}
     failed = answers.pop("rebuild_fails")

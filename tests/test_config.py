@@ -21,6 +21,7 @@ def test_shipped_configs_load():
 
 
 def test_values_are_converted_to_settings(tmp_path):
+    (tmp_path / "mine").mkdir()
     config = load_config(write(tmp_path, """
 families = ["matmul"]
 dtypes = ["bf16", "fp32"]

@@ -72,7 +72,7 @@ def test_side_effects_are_blamed_on_their_variant_and_undone(gpubench):
     assert status == {"torch": "ok", "mutates": "fail", "after_mutates": "ok",
                       "resizes": "fail", "after_resizes": "ok", "threads": "fail",
                       "after_threads": "ok", "forges": "error", "garbage": "error",
-                      "after_garbage": "ok", "spawns": "ok"}, done.output
+                      "after_garbage": "ok", "spawns": "ok", "chatters": "ok"}, done.output
     assert "mutated its input x" in rows["mutates"]["error"]
     assert "resized or replaced the output buffer" in rows["resizes"]["error"]
     assert "changed torch global state: num_threads" in rows["threads"]["error"]
@@ -84,6 +84,11 @@ def test_side_effects_are_blamed_on_their_variant_and_undone(gpubench):
     assert_no_process_left(done.cwd / "run")  # the `sleep` the spawner started included
     leftover = subprocess.run(["pgrep", "-f", "sleep 3137"], capture_output=True, text=True)
     assert leftover.stdout.strip() == ""
+    # 8 MiB printed by `chatters`: the worker log keeps its head and tail, 5 MiB at most
+    logs = list((done.cwd / "run").glob("worker-*.log"))
+    assert max(log.stat().st_size for log in logs) < 5.2 * 2**20
+    assert any("bytes of worker output left out" in log.read_text(errors="replace")
+               for log in logs)
 
 
 def test_make_inputs_breaking_its_contract_says_what_to_return(gpubench):

@@ -167,6 +167,19 @@ def test_legacy_one_axis_families_still_get_plain_ints():
 # ---------------------------------------------------------------- one settings type
 
 
+def test_a_bound_set_alone_moves_the_default_other_bound_but_two_may_not_contradict():
+    timing = merge_options(RunConfig(), {"max_time_ms": 20.0}).timing
+    assert (timing.min_time_s, timing.max_time_s) == (0.02, 0.02)
+    timing = merge_options(RunConfig(), {"min_samples": 50}).timing
+    assert (timing.min_samples, timing.max_samples) == (50, 10_000)
+    with pytest.raises(UsageError, match=r"\(400 ms\) exceeds --max-time"):
+        merge_options(RunConfig(), {"min_time_ms": 400.0, "max_time_ms": 5.0})
+    with pytest.raises(ValueError, match="must be at least 1 s"):
+        TimingSettings(timeout_s=0.5)
+    with pytest.raises(ValueError, match="finite"):
+        TimingSettings(warmup_s=float("nan"))
+
+
 def test_one_timing_settings_type_from_the_command_line_to_the_worker():
     config = merge_options(RunConfig(), {"warmup_ms": 25.0, "max_time_ms": 300.0,
                                          "modes": ("cold,wall",), "timeout_s": 9.0,
@@ -181,7 +194,7 @@ def test_one_timing_settings_type_from_the_command_line_to_the_worker():
     assert task.timing is timing
     again = Task.from_json(task.to_json())  # what the worker reads
     assert again == task and again.timing == timing and again.shape == {"M": 1, "N": 2, "K": 3}
-    with pytest.raises(UsageError, match="--max-time-ms"):
+    with pytest.raises(UsageError, match="--max-time: expected a number > 0"):
         merge_options(RunConfig(), {"max_time_ms": 0.0})
 
 

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from conftest import TEST_KERNELS
 from gpubench.profilers.chrome_trace import event_counts, load_trace, variant_traces
 from gpubench.report.trace_view import short_kernel_name
 
@@ -42,3 +43,15 @@ def test_short_kernel_names():
     name = "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>(int)"
     assert short_kernel_name(name) == "at::native::vectorized_elementwise_kernel"
     assert short_kernel_name("square_kernel(const float *, float *, int)") == "square_kernel"
+
+
+def test_a_crashing_variant_is_left_out_and_the_others_are_traced(gpubench):
+    done = gpubench("trace", "faulty", "--kernels-dir", str(TEST_KERNELS), "--variants",
+                    "segfault,after_crash", "--device", "cpu", "--out", "tr")
+    assert done.code == 1, done.output
+    regions = variant_traces(json.loads((done.cwd / "tr" / "trace.json").read_text()),
+                             "gpubench/", "gpubench::call")
+    assert [r.label for r in regions] == ["faulty/torch/n=4096/float32",
+                                          "faulty/after_crash/n=4096/float32"]
+    assert "faulty/segfault/n=4096/float32: left out of the trace, crashed" in done.stdout
+    assert "Traceback" not in done.output

@@ -146,6 +146,16 @@ USER_KEYS = {
 }
 
 
+def _follow_bounds(settings: TimingSettings, changes: dict) -> None:
+    """A bound the user set moves the other, default one out of its way (--max-time 20
+    lowers the 50 ms minimum to 20) — only both set by the user can contradict."""
+    for low, high in (("min_time_s", "max_time_s"), ("min_samples", "max_samples")):
+        if high in changes and low not in changes:
+            changes[low] = min(getattr(settings, low), changes[high])
+        elif low in changes and high not in changes:
+            changes[high] = max(getattr(settings, high), changes[low])
+
+
 def with_user_values(settings: TimingSettings, values: dict, on_error) -> TimingSettings:
     """`settings` with the user's values (keys of USER_KEYS; None means 'not given').
     A bad value calls on_error(key, exception), which raises the caller's error type;
@@ -159,6 +169,7 @@ def with_user_values(settings: TimingSettings, values: dict, on_error) -> Timing
             changes[name] = convert(value)
         except Exception as exc:  # ValueError, TypeError, or UsageError from parse_modes
             on_error(key, exc)
+    _follow_bounds(settings, changes)
     try:
         return replace(settings, **changes)
     except ValueError as exc:

@@ -89,6 +89,10 @@ def group_notes(group: list[R.Result]) -> list[str]:
             seen.add((r.variant, note))
             notes.append(f"{r.variant}: {note}")
         notes.extend(f"{label}: {w}" for w in r.warnings)
+        build_note = r.build.get("note")
+        if build_note and (r.variant, build_note) not in seen:
+            seen.add((r.variant, build_note))
+            notes.append(f"{r.variant}: {build_note}")
     return notes
 
 
@@ -104,10 +108,12 @@ def _build_cell(result: R.Result) -> str:
 
 
 def _note(result: R.Result) -> str:
+    """A FAIL row's failing check (the timed calls' re-check, else the first check), or
+    its error when no check failed (a variant blamed for its side effects)."""
     if result.status == R.FAIL:
-        check = result.recheck if result.recheck and not result.recheck["passed"] \
-            else result.check
-        return CheckResult(**check).summary() if check else (result.error or "")
+        for check in (result.recheck, result.check):
+            if check and not check["passed"]:
+                return CheckResult(**check).summary()
     return result.error or ""
 
 

@@ -5,6 +5,7 @@ state as if nothing had happened)."""
 import contextlib
 import os
 import subprocess
+import sys
 
 import torch
 
@@ -63,6 +64,16 @@ def spawns(x, out):
         spawns.child = subprocess.Popen(["sleep", "3137"])
 
 
+def chatters(x, out):
+    torch.mul(x, 2, out=out)
+    if not getattr(chatters, "done", False):  # 8 MiB of output, once
+        chatters.done = True
+        line = "chatter " * 127 + "\n"  # 1 KiB
+        for _ in range(8 * 1024):
+            sys.stdout.write(line)
+        sys.stdout.flush()
+
+
 def make_inputs(shape, dtype, device):
     return (torch.randn(shape["n"], device=device).to(dtype),)
 
@@ -86,5 +97,6 @@ family = Family(
         TorchVariant("garbage", fn=garbage),
         TorchVariant("after_garbage", fn=correct),
         TorchVariant("spawns", fn=spawns),
+        TorchVariant("chatters", fn=chatters),
     ),
 )
