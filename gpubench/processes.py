@@ -26,6 +26,14 @@ PROC = Path("/proc")
 WATCH_INTERVAL_S = 0.5
 # Kill rounds: a process may fork while we kill; three sweeps catch the stragglers.
 KILL_ROUNDS = 3
+# Set to a file path to log every session kill and watchdog decision there (debugging).
+DEBUG_LOG = os.environ.get("GPUBENCH_DEBUG_PROCESSES")
+
+
+def _debug(message: str) -> None:
+    if DEBUG_LOG:
+        with contextlib.suppress(OSError), open(DEBUG_LOG, "a") as sink:
+            sink.write(f"{time.time():.3f} pid {os.getpid()}: {message}\n")
 
 
 def session_members(sid: int) -> list[int]:
@@ -47,6 +55,7 @@ def kill_session(sid: int, keep: tuple[int, ...] = ()) -> int:
     hit = 0
     for _ in range(KILL_ROUNDS):
         targets = [pid for pid in session_members(sid) if pid not in keep]
+        _debug(f"kill_session {sid}: targets {targets}")
         if not targets:
             break
         for pid in targets:
@@ -90,8 +99,11 @@ def start_watchdog(guarded: int) -> int | None:
     try:  # the child: no Python cleanup, no shared descriptors beyond what it needs
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         os.closerange(0, 1 << 16)
+        _debug(f"watchdog of worker {worker} and gpubench {guarded}")
         while alive(guarded, guarded_started) and alive(worker, worker_started):
             time.sleep(WATCH_INTERVAL_S)
+        _debug(f"watchdog: gpubench alive {alive(guarded, guarded_started)}, worker alive "
+               f"{alive(worker, worker_started)}")
         kill_session(os.getsid(0), keep=(os.getpid(),))
     finally:
         os._exit(0)
