@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -87,8 +88,9 @@ def test_compile_error_shows_file_and_line_and_others_still_run(gpubench):
     rows = done.by_variant()
     assert rows["torch"]["status"] == "ok"
     assert rows["broken"]["status"] == "compile_error"
-    assert "add_one.cpp:7:" in rows["broken"]["error"]
+    assert "add_one.cpp:7:" in rows["broken"]["error"]  # the user's file and line
     assert "undeclared_offset" in done.stdout
+    assert Path(rows["broken"]["build"]["log"]).is_file()  # the whole compiler log, kept
 
 
 def test_suite_file_selects_families_sizes_and_variants(gpubench, tmp_path):
