@@ -145,12 +145,14 @@ class Result:
         roof = self.roof or {}
         clocks = self.clocks or {}
         m = self.measurement
+        # Identity and the axes first: a DataFrame printed in a narrow terminal shows its
+        # first and last columns, and "which shape" is the first question.
         return {
-            "family": self.family, "variant": self.variant, "kind": self.kind,
-            "shape": self.shape.text(), **self.shape.to_dict(),
+            "family": self.family, "variant": self.variant, **self.shape.to_dict(),
             "dtype": self.dtype, "mode": self.mode, "status": self.status,
-            "baseline": self.baseline, "device": self.device,
             "median_s": s.median if s else None,
+            "shape": self.shape.text(), "kind": self.kind,
+            "baseline": self.baseline, "device": self.device,
             "ci95_low_s": s.ci_low if s else None, "ci95_high_s": s.ci_high if s else None,
             "q1_s": s.q1 if s else None, "q3_s": s.q3 if s else None,
             "iqr_s": s.iqr if s else None, "mean_s": s.mean if s else None,
@@ -158,10 +160,8 @@ class Result:
             "stdev_s": s.stdev if s else None, "samples": s.n if s else 0,
             "outliers": s.outliers if s else None,
             "significant_digits": s.significant_digits if s else None,
-            "tflops": self.tflops, "gbps": self.gbps,
             "roof_fraction": roof.get("fraction"), "bound": roof.get("bound"),
             "intensity_flop_per_byte": roof.get("intensity"),
-            "speedup_vs_baseline": self.speedup,
             "flops": self.flops, "bytes_moved": self.bytes_moved,
             "method": self.method, "stop_reason": self.stop_reason,
             "warmup_s": m.warmup_s if m else None, "sampling_s": m.sampling_s if m else None,
@@ -170,9 +170,12 @@ class Result:
             "throttled": clocks.get("slowed_down"),
             "check_max_abs_err": (self.check or {}).get("max_abs_err"),
             "check_mismatches": (self.check or {}).get("mismatches"),
-            "compile_s": self.compile_s, "compile_cached": self.compile_cached,
             "warnings": "; ".join(w.code for w in self.warnings) or None,
             "error": self.error, "seed": self.seed,
+            # Short columns last, where a narrow print shows them: the speed and the rate.
+            "compile_s": self.compile_s, "compile_cached": self.compile_cached,
+            "tflops": self.tflops, "gbps": self.gbps,
+            "speedup_vs_baseline": self.speedup,
         }
 
     def to_dict(self) -> dict:
