@@ -62,9 +62,10 @@ class RunFolder:
         if self.rescue is None:
             try:
                 paths = document.save(self.path)
-                if self.latest_base is not None:
+                if self.latest_base is not None:  # once: saves come after every point
                     with contextlib.suppress(OSError):
                         point_latest(self.latest_base, self.path)
+                    self.latest_base = None
                 return paths
             except OSError as exc:
                 self.rescue = Path(tempfile.mkdtemp(prefix="gpubench-rescue-"))

@@ -14,11 +14,6 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
-
-def _backends(torch):
-    return torch.backends
-
-
 # name -> (getter, setter) of each piece of torch state a kernel's speed or result
 # depends on; all are process-wide and survive the variant that set them.
 STATE = {

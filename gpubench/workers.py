@@ -119,7 +119,7 @@ class WorkerProcess:
             os.close(self.reader.fd)
             self.reader = None
         if self.log is not None:
-            self.log.close()
+            self.log.flush_after_exit()
         self.process = None
 
     def log_tail(self, lines: int = 40) -> str:
@@ -153,7 +153,7 @@ class CappedLog:
         self.thread.start()
 
     def _copy(self) -> None:
-        with open(self.path, "ab") as sink:
+        with self._open_sink() as sink:
             while True:
                 try:
                     chunk = os.read(self.fd, 1 << 16)
@@ -167,6 +167,14 @@ class CappedLog:
                            f"the last {len(self.tail):,} follow]\n".encode())
             sink.write(bytes(self.tail))
         os.close(self.fd)
+
+    def _open_sink(self):
+        """The log file, or /dev/null when the run folder no longer takes writes: the pipe
+        must be drained either way, or a worker printing 64 KiB would block on it."""
+        try:
+            return open(self.path, "ab")
+        except OSError:
+            return open(os.devnull, "wb")
 
     def _take(self, chunk: bytes, sink) -> None:
         room = max(LOG_HEAD_BYTES - self.written, 0)
@@ -185,9 +193,6 @@ class CappedLog:
     def flush_after_exit(self, timeout_s: float = 5.0) -> None:
         """Wait (briefly) until the pipe is drained, so the file holds the last words."""
         self.thread.join(timeout_s)
-
-    def close(self) -> None:
-        self.flush_after_exit()
 
 
 def worker_env(device: str) -> dict:

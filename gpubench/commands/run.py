@@ -61,11 +61,11 @@ class RunCommand:
         run_dir = self.out or new_run_dir(PROFILES, list(dirs))
         folder = RunFolder(run_dir, self.force, None if self.out else PROFILES).claim()
         try:
-            return self._run(folder, machine, families, dirs, points, seed, write_json)
+            return self._run(folder, machine, dirs, points, seed, write_json)
         finally:
             folder.release()
 
-    def _run(self, folder: RunFolder, machine, families, dirs, points, seed, write_json) -> int:
+    def _run(self, folder: RunFolder, machine, dirs, points, seed, write_json) -> int:
         run_dir = folder.path
         meta = {**host_env(), "run_id": run_dir.name, "run_dir": str(run_dir), "seed": seed,
                 "device": machine.device, "families": list(dirs),
@@ -108,8 +108,7 @@ class RunCommand:
             paths = save()
             self.console.print(f"{stop or 'interrupted'}: results so far in {paths[0].parent}",
                                markup=False)
-            if folder.problem:
-                self.console.print(f"[bold red]error:[/] {escape(folder.problem)}", soft_wrap=True)
+            self._say_folder_problem(folder)
             return errors.interruption_code(stop)
         if self.trace:
             self._trace(points, runner.results, machine, run_dir)
@@ -117,10 +116,15 @@ class RunCommand:
         self._epilogue(runner.results, paths, time.perf_counter() - started)
         if write_json is not None:
             write_json(document().to_json() + "\n")
-        if folder.problem:
-            self.console.print(f"[bold red]error:[/] {escape(folder.problem)}", soft_wrap=True)
+        if self._say_folder_problem(folder):
             return errors.EXIT_OUTPUT
         return errors.EXIT_OK if R.exit_status(runner.results) else errors.EXIT_VARIANT_FAILED
+
+    def _say_folder_problem(self, folder: RunFolder) -> bool:
+        """Print where the results went when the run folder failed us; True if it did."""
+        if folder.problem:
+            self.console.print(f"[bold red]error:[/] {escape(folder.problem)}", soft_wrap=True)
+        return folder.problem is not None
 
     def _trace(self, points, results: list[R.Result], machine, run_dir: Path) -> None:
         """`--trace`: the passing points again, a few calls each, under torch.profiler."""
