@@ -18,7 +18,8 @@ The package is layered so that the architecture shows in the file list:
   stopping.py         when to stop sampling             clocks.py  NVML clock watch
   stats.py            medians, IQR, CIs                 roofline.py  TFLOP/s, GB/s, roof
   ceilings.py         measured bandwidth and matmul peaks noise.py  warnings with remedies
-  api.py              gpubench.measure() for notebooks and pytest
+  comparison.py       NEW vs BASE: ratio of medians, its CI, verdicts (FASTER/SLOWER/...)
+  api.py              gpubench.measure(), load_run(), compare() for notebooks and pytest
   envinfo.py          GPU, clocks, versions
   report/             tables, CSV/JSON files, the live progress display
 """
@@ -40,3 +41,12 @@ def load_run(reference="latest", base="profiles"):
     from gpubench.records.run import load_run as _load_run
 
     return _load_run(reference, base)
+
+
+def compare(base, new, threshold=0.01):
+    """NEW against BASE. Two Results of one point -> a Comparison (ratio of medians NEW/BASE,
+    its 95% CI, verdict and reason); two runs (RunDocuments, run folders, 'latest~1') -> a
+    RunComparison, point by point. See gpubench.comparison for the method."""
+    from gpubench.api import compare as _compare
+
+    return _compare(base, new, threshold)

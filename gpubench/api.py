@@ -1,5 +1,5 @@
-"""The Python API: `gpubench.measure(fn, ...)` for notebooks and pytest, and
-`gpubench.load_run(...)` to get a run's results back.
+"""The Python API: `gpubench.measure(fn, ...)` for notebooks and pytest,
+`gpubench.load_run(...)` to get a run's results back, and `gpubench.compare(a, b)`.
 
 measure() times any callable with the same timers, statistics and warnings as
 the command line, in this process (no worker, no check: the caller owns both),
@@ -15,11 +15,11 @@ from dataclasses import replace
 from gpubench.records.derive import finish_group
 from gpubench.records.point import PointKey
 from gpubench.records.result import OK, Result
-from gpubench.records.run import load_run
+from gpubench.records.run import RunDocument, load_run
 from gpubench.records.settings import TimingSettings
 from gpubench.records.shape import Shape
 
-__all__ = ["load_run", "measure"]
+__all__ = ["compare", "load_run", "measure"]
 
 # Timers of this process share the CUDA support object (the 2xL2 flush buffer).
 _SHARED: dict = {}
@@ -79,3 +79,19 @@ def _cached_ceilings(device: str) -> dict | None:
 
     cached = load_cached(device_key(device_env(device)))
     return cached.to_dict() if cached else None
+
+
+def compare(base, new, threshold: float = 0.01):
+    """NEW against BASE: two Results of one point (e.g. two `measure()` calls, or a point
+    of two loaded runs) -> compare.Comparison; two runs (RunDocuments, or what load_run
+    takes: a folder, 'latest', 'latest~1') -> compare.RunComparison.
+
+    >>> c = gpubench.compare(gpubench.measure(old, x), gpubench.measure(new, x))
+    >>> c.ratio, c.ci_low, c.ci_high, c.verdict, c.reason
+    """
+    from gpubench.comparison import compare_results, compare_runs
+
+    if isinstance(base, Result) and isinstance(new, Result):
+        return compare_results(base, new, threshold)
+    runs = [run if isinstance(run, RunDocument) else load_run(run) for run in (base, new)]
+    return compare_runs(*runs, threshold)

@@ -114,20 +114,23 @@ def shape_choice(sizes: str | None, shapes: tuple[str, ...], axes: tuple[str, ..
               help="Also profile each passing variant once with Nsight Compute (short summary).")
 @click.option("--trace", "with_trace", is_flag=True,
               help="Also write a Chrome trace of the passing variants (trace.json).")
-def run(config_path, device, out, force, as_json, with_ncu, with_trace, **options):
+@click.option("--baseline", metavar="RUN",
+              help="Compare every point with an earlier run (a run folder, 'latest', "
+                   "'latest~1'): adds the change and the verdict of `gpubench compare`.")
+def run(config_path, device, out, force, as_json, with_ncu, with_trace, baseline, **options):
     """Check, time and compare every variant of kernel FAMILIES (default: all)."""
     _guarded(lambda: _run(config_path, options, device, out, force, as_json, with_ncu,
-                          with_trace))
+                          with_trace, baseline))
 
 
 def _run(config_path, options: dict, device: str, out, force: bool, as_json: bool,
-         with_ncu: bool, with_trace: bool) -> int:
+         with_ncu: bool, with_trace: bool, baseline: str | None) -> int:
     from gpubench.commands.run import RunCommand
 
     config = merge_options(load_config(config_path) if config_path else RunConfig(), options)
     console = make_console(stderr=as_json)
     return RunCommand(config, device, out, as_json, console, with_ncu, with_trace,
-                      force).execute()
+                      force, baseline).execute()
 
 
 def _folder(value: str | None) -> Path | None:
@@ -180,6 +183,29 @@ def merge_options(config: RunConfig, options: dict) -> RunConfig:
     if options.get("seed") is not None:
         changes["seed"] = options["seed"]
     return replace(config, **changes)
+
+
+# ------------------------------------------------------------------ compare
+
+
+@cli.command()
+@click.argument("base")
+@click.argument("new")
+@click.option("--threshold", "threshold_pct", type=click.FloatRange(min=0, min_open=True),
+              default=1.0, show_default=True,
+              help="Changes within +-this %% count as SAME; a FASTER/SLOWER must exceed it.")
+@click.option("--fail-on-regression", is_flag=True,
+              help=f"Exit {errors.EXIT_REGRESSION} when any point is SLOWER (for CI gates).")
+@click.option("--markdown", is_flag=True, help="Print a markdown table (for a PR comment).")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def compare(base, new, threshold_pct, fail_on_regression, markdown, as_json):
+    """Is NEW faster than BASE, really? Two runs (run folders, 'latest', 'latest~1') joined
+    point by point: both medians, the change with its 95% CI, and a verdict (FASTER,
+    SLOWER, SAME, UNSURE) with its reason."""
+    from gpubench.commands.compare import compare_command
+
+    _guarded(lambda: compare_command(base, new, threshold_pct / 100, fail_on_regression,
+                                     markdown, as_json, make_console()))
 
 
 # ------------------------------------------------------------------ list

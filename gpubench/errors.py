@@ -26,6 +26,7 @@ EXIT_PROFILER_TIMEOUT = 9  # the profiler ran past --timeout and was killed
 EXIT_SECTION_MISSING = 10  # the report lacks a section that was asked for
 EXIT_PROFILER_FAILED = 11  # any other profiler failure
 EXIT_OUTPUT = 12  # results or reports cannot be written (read-only, a file in the way, full)
+EXIT_REGRESSION = 13  # `compare --fail-on-regression`: some point is SLOWER
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
 EXIT_TERMINATED = 143  # 128 + SIGTERM: stopped by a signal; results so far are written
 

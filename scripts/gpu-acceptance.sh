@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU acceptance runs behind docs/perf-notes.md, as sent through the device tool:
 #   bash scripts/gpu-acceptance.sh [steps...]
-#     steps: run shapes tests peak fixtures ncu trace nsys fidelity
+#     steps: run shapes tests peak drift fixtures ncu trace nsys fidelity
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py and ncu-report come as wheels in .whl/, with what they need:
 # markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata), then runs the steps. Logs go to
@@ -76,6 +76,19 @@ for r in json.load(open(sys.argv[1] + "/results.json"))["results"]:
 PY
       timed sigterm bash scripts/sigterm_check.sh "$LOGS/sigterm" ;;
     peak) timed peak gpubench peak ;;
+    drift)
+      # Repeated runs of unchanged code, then the CUDA square with 32-thread blocks and back:
+      # the data behind `compare` (issue 10). Run folders land in profiles/ (kept in logs.tgz).
+      for round in 1 2 3; do
+        timed square-a$round gpubench run square --out profiles/square-a$round
+        timed vadd-a$round gpubench run vector_add --out profiles/vadd-a$round
+        timed softmax-a$round gpubench run softmax --out profiles/softmax-a$round
+      done
+      sed -i 's/constexpr int kThreads = 256;/constexpr int kThreads = 32;/' kernels/square/square.cu
+      timed square-b32 gpubench run square --out profiles/square-b32
+      sed -i 's/constexpr int kThreads = 32;/constexpr int kThreads = 256;/' kernels/square/square.cu
+      timed square-a4 gpubench run square --out profiles/square-a4
+      tar czf "$OUT/drift-runs.tgz" profiles/*-a? profiles/square-b32 ;;
     fixtures) timed fixtures python3 scripts/record_trace_fixture.py "$OUT" ;;
     fidelity) timed fidelity python3 benchmarks/fidelity.py --out "$LOGS" ;;
     ncu)

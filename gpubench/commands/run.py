@@ -14,13 +14,15 @@ from rich.console import Console
 from rich.markup import escape
 
 from gpubench import errors
+from gpubench.comparison import compare_runs
 from gpubench.config import RunConfig
 from gpubench.discovery import family_dirs, load_family, resolve_families
 from gpubench.envinfo import host_env
 from gpubench.machine import describe, detect_machine
 from gpubench.plan import plan_points
 from gpubench.records import result as R
-from gpubench.records.run import RunDocument
+from gpubench.records.run import RunDocument, load_run
+from gpubench.report.compare_view import summary_line
 from gpubench.report.files import new_run_dir
 from gpubench.report.live import RunDisplay, failure_summary, skipped_summary
 from gpubench.rundir import RunFolder
@@ -39,6 +41,7 @@ class RunCommand:
     ncu: bool = False
     trace: bool = False
     force: bool = False  # reuse an --out that holds results
+    baseline: str | None = None  # --baseline: a run to compare every group with
 
     def execute(self) -> int:
         """With --json, stdout carries the JSON document alone: anything else written to
@@ -50,6 +53,8 @@ class RunCommand:
 
     def _execute(self, write_json) -> int:
         machine = detect_machine(self.device)
+        # Loaded before anything is measured: a wrong --baseline costs no run.
+        baseline = load_run(self.baseline) if self.baseline else None
         known = family_dirs(self.config.kernels_dirs)
         self.config.check_family_names(known)
         dirs = resolve_families(self.config.families, known)
@@ -61,16 +66,19 @@ class RunCommand:
         run_dir = self.out or new_run_dir(PROFILES, list(dirs))
         folder = RunFolder(run_dir, self.force, None if self.out else PROFILES).claim()
         try:
-            return self._run(folder, machine, dirs, points, seed, write_json)
+            return self._run(folder, machine, dirs, points, seed, write_json, baseline)
         finally:
             folder.release()
 
-    def _run(self, folder: RunFolder, machine, dirs, points, seed, write_json) -> int:
+    def _run(self, folder: RunFolder, machine, dirs, points, seed, write_json,
+             baseline: RunDocument | None) -> int:
         run_dir = folder.path
         meta = {**host_env(), "run_id": run_dir.name, "run_dir": str(run_dir), "seed": seed,
                 "device": machine.device, "families": list(dirs),
                 "timing": self.config.timing.to_dict(),
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        if baseline is not None:
+            meta["baseline"] = baseline.meta.get("run_dir") or baseline.meta.get("run_id")
         self.console.print(f"gpubench: {len(points)} points of {', '.join(dirs)}. "
                            f"{describe(machine)}")
         started = time.perf_counter()
@@ -89,8 +97,12 @@ class RunCommand:
                 runner.replace(self._ncu_summaries(group, machine, run_dir, points))
             save()
 
+        def against_baseline(group: list[R.Result]) -> dict:
+            return compare_runs(baseline, RunDocument(meta, runner.env, tuple(group))).by_key()
+
         display = RunDisplay(self.console, len(points), on_group=on_group,
-                             show_progress=not self.as_json)
+                             show_progress=not self.as_json,
+                             against=against_baseline if baseline is not None else None)
         runner.callbacks = display.callbacks()
         show_point = runner.callbacks.point_done
 
@@ -114,6 +126,10 @@ class RunCommand:
             self._trace(points, runner.results, machine, run_dir)
         paths = save()
         self._epilogue(runner.results, paths, time.perf_counter() - started)
+        if baseline is not None:
+            self.console.print(f"vs --baseline {meta['baseline']}: "
+                               f"{summary_line(compare_runs(baseline, document()))}",
+                               markup=False, soft_wrap=True)
         if write_json is not None:
             write_json(document().to_json() + "\n")
         if self._say_folder_problem(folder):

@@ -25,8 +25,11 @@ from gpubench.runner import RunCallbacks
 
 
 class RunDisplay:
-    def __init__(self, console: Console, total: int, on_group=None, show_progress: bool = True):
+    def __init__(self, console: Console, total: int, on_group=None, show_progress: bool = True,
+                 against=None):
         self.console = console
+        # against(group) -> {point key text: Comparison} with the --baseline run, or None.
+        self.against = against
         self.on_group = on_group or (lambda group: None)
         self.device_name = ""
         self.progress = Progress(
@@ -67,7 +70,8 @@ class RunDisplay:
             f"{phase}"))
 
     def _group_done(self, group: list[R.Result]) -> None:
-        self.console.print(group_table(group, self.device_name))
+        against = self.against(group) if self.against else None
+        self.console.print(group_table(group, self.device_name, against))
         for note in group_notes(group):
             self.console.print(f"  {note}", soft_wrap=True, markup=False)
         self.on_group(group)

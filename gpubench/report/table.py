@@ -8,6 +8,7 @@ from rich.text import Text
 from gpubench.check import CheckResult
 from gpubench.records import result as R
 from gpubench.report import format as fmt
+from gpubench.report.compare_view import verdict_cell
 
 STATUS_STYLE = {
     R.OK: ("PASS", "green"),
@@ -32,21 +33,31 @@ def group_title(group: list[R.Result], device: str = "") -> str:
     return f"{first.family}  {first.shape.label()}  {first.dtype}{where}"
 
 
-def group_table(group: list[R.Result], device: str = "") -> Table:
+def group_table(group: list[R.Result], device: str = "", against: dict | None = None) -> Table:
     """One row per variant and mode: check, median with its CI, spread, rates, roofline,
-    speedup, build. The mode column appears when more than one mode was timed."""
+    speedup, build. The mode column appears when more than one mode was timed; the
+    `vs --baseline` column when `against` maps point keys to Comparisons with another run."""
     show_mode = len({r.mode for r in group}) > 1
+    caption = _caption(group) + (BASELINE_CAPTION if against is not None else "")
     table = Table(title=group_title(group, device), title_justify="left",
-                  caption=_caption(group), caption_justify="left")
+                  caption=caption, caption_justify="left")
     for header, justify in COLUMNS:
         if header != "mode" or show_mode:
             table.add_column(header, justify=justify, no_wrap=True)
+        if header == "vs base" and against is not None:
+            table.add_column("vs --baseline", justify="right", no_wrap=True)
     for result in group:
         row = _row(result)
+        if against is not None:
+            row.insert(-1, verdict_cell(against.get(result.key.text())))
         if not show_mode:
             del row[2]
         table.add_row(*row)
     return table
+
+
+BASELINE_CAPTION = (" vs --baseline: this run's median against the --baseline run's, and "
+                    "the verdict of `gpubench compare` (FASTER/SLOWER/SAME/UNSURE).")
 
 
 def _row(result: R.Result) -> list:

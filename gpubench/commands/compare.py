@@ -1,0 +1,31 @@
+"""`gpubench compare BASE NEW`: load two run documents, compare them, show the verdicts."""
+
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+
+from gpubench import errors
+from gpubench.comparison import compare_runs
+from gpubench.records.run import RunDocument, resolve_run
+from gpubench.records.strict_json import strict_dumps
+from gpubench.report.compare_view import compare_markdown, compare_table, summary_line
+
+
+def compare_command(base: str, new: str, threshold: float, fail_on_regression: bool,
+                    markdown: bool, as_json: bool, console: Console) -> int:
+    base_dir, new_dir = resolve_run(base), resolve_run(new)
+    result = compare_runs(RunDocument.load(base_dir), RunDocument.load(new_dir), threshold)
+    if as_json:
+        document = {"base": str(base_dir), "new": str(new_dir), **result.to_dict()}
+        sys.stdout.write(strict_dumps(document) + "\n")
+    elif markdown:
+        sys.stdout.write(compare_markdown(result, str(base_dir), str(new_dir)))
+    else:
+        console.print(compare_table(result, str(base_dir), str(new_dir)))
+    if fail_on_regression and result.regressions():
+        names = ", ".join(p.key.text() for p in result.regressions())
+        sys.stderr.write(f"regression: {summary_line(result)}: {names}\n")
+        return errors.EXIT_REGRESSION
+    return errors.EXIT_OK

@@ -1,0 +1,347 @@
+"""Is NEW faster than BASE, really? Two runs' raw samples -> a ratio, its CI and a verdict.
+
+The question has two sources of doubt, and a verdict must survive both:
+
+1. **Within a run**: the median of a few hundred noisy samples is itself uncertain.
+   The ratio of medians NEW/BASE gets a 95% percentile-bootstrap interval, each
+   run's samples resampled on their own (the runs have different sample counts and
+   skewed, often multi-modal distributions: no normal model fits, the bootstrap
+   needs none). Medians because gpubench reports medians, and outliers move them
+   least.
+2. **Between runs**: a second process on the same machine lands somewhere else —
+   other physical pages, another clock ramp, other work on the host. The bootstrap
+   cannot see this (it only knows one process per side), and it is large: on an
+   H200, 5 us kernels of unchanged code moved by up to 4.8% between runs whose
+   within-run CIs were +-0.5% (docs/perf-notes.md, "compare (issue 10)"); on a
+   2-core CPU one point moved 2x. Kalibera & Jones (2013) show that this
+   between-execution variance can only be measured by repeating executions, so a
+   pair of runs must bound it from what it holds:
+
+   - **the point's own noise**: the interquartile range of its samples as a fraction
+     of the median (the IQR column of gpubench's tables; the larger of the two runs).
+     NVBench's compare likewise calls a difference within the samples' noise (their
+     relative standard deviation) "same"; the IQR is its robust form, which the
+     seconds-long stalls of a host clock do not blow up. On the H200 every
+     between-run shift of unchanged code stayed within 0.41x this figure; on a
+     loaded 2-core CPU one moved by 0.72x of it.
+   - **the group's shift**: the other variants of the same family, dtype, shape and
+     mode were measured in the same two processes. When every one of them moved in
+     the same direction, the smallest such move is what the machine did, not the
+     code (a shift all variants share is drift; a shift one variant has alone is
+     its code).
+   - **the clocks**: a throttled or power-capped point ran up to
+     max_possible / min MHz slower for that reason alone.
+
+   A change counts (FASTER/SLOWER) only when its whole CI lies beyond the largest
+   of the user's threshold and these allowances.
+
+Verdicts (threshold t, default 1%; bounds taken as ratios, so +-1% means 1.01 and
+1/1.01, which keeps 2x slower and 2x faster symmetric):
+
+    FASTER  the whole CI lies below 1 / (1 + bar)       bar = max(t, allowances)
+    SLOWER  the whole CI lies above 1 + bar
+    SAME    the whole CI lies within [1 / (1 + t), 1 + t]
+    UNSURE  otherwise, with the reason (too few samples, noisy, within the point's
+            run-to-run noise, the whole group moved, throttled)
+
+asv uses a rank test plus a factor threshold (default 10%) for the same reason;
+tritonbench's A/B runs both sides in one process, which removes the between-run
+term but not the question of two commits. Pure: numpy and the samples, no GPU.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from gpubench.stats import quantile
+
+FASTER, SLOWER, SAME, UNSURE = "FASTER", "SLOWER", "SAME", "UNSURE"
+VERDICTS = (FASTER, SLOWER, SAME, UNSURE)
+# 1%: the run-to-run agreement of a quiet GPU on kernels of 20 us and more (5 cold
+# medians within 1%, docs/perf-notes.md), above the +-0.5% CI gpubench aims at.
+DEFAULT_THRESHOLD = 0.01
+# 2000 resamples: the CI's ends move by under 0.1% between seeds (tests pin this).
+RESAMPLES = 2000
+# With fewer samples the bootstrap of a median has only a handful of distinct values.
+MIN_SAMPLES = 5
+# A fixed seed: the same two runs always get the same verdict.
+SEED = 20261122
+# Environment facts that must match for a verdict to be about the code alone.
+ENV_KEYS = ("device", "gpu", "driver", "cuda_runtime", "torch", "triton", "sm_clock_max_mhz",
+            "power_limit_w", "cpu")
+
+
+@dataclass(frozen=True)
+class Allowances:
+    """How far a point may move between two runs of unchanged code (fractions of 1)."""
+
+    noise: float = 0.0  # the samples' IQR / median, the larger run
+    group: float = 0.0  # the smallest same-direction move of the group's other variants
+    clocks: float = 0.0  # slowdown the clocks alone explain
+    clock_note: str = ""  # 'power-capped in NEW (SM down to 1700 MHz)'
+
+    def largest(self) -> tuple[float, str]:
+        return max((self.noise, "noise"), (self.group, "group"), (self.clocks, "clocks"))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """NEW against BASE for one point."""
+
+    base_median_s: float
+    new_median_s: float
+    ratio: float  # NEW / BASE: below 1 is faster
+    ci_low: float  # nan when there were too few samples
+    ci_high: float
+    verdict: str
+    reason: str = ""
+    bar: float = DEFAULT_THRESHOLD  # the change a FASTER/SLOWER needed
+    allowances: Allowances = field(default_factory=Allowances)
+    marked: bool = False  # the runs' environments differ: about machines, not only code
+
+    @property
+    def change(self) -> float:
+        """NEW vs BASE as a signed fraction: +0.25 is 25% slower."""
+        return self.ratio - 1.0
+
+    def to_dict(self) -> dict:
+        return {"base_median_s": self.base_median_s, "new_median_s": self.new_median_s,
+                "ratio": self.ratio, "ci95_low": self.ci_low, "ci95_high": self.ci_high,
+                "verdict": self.verdict, "reason": self.reason, "bar": self.bar,
+                "allowance_noise": self.allowances.noise,
+                "allowance_group": self.allowances.group,
+                "allowance_clocks": self.allowances.clocks, "marked": self.marked}
+
+    def __repr__(self) -> str:
+        ci = "" if math.isnan(self.ci_low) else f" [{self.ci_low:.3f}, {self.ci_high:.3f}]"
+        why = f" ({self.reason})" if self.reason else ""
+        return f"<Comparison {self.ratio:.3f}{ci} {self.verdict}{'*' if self.marked else ''}{why}>"
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def ratio_ci(base: Sequence[float], new: Sequence[float], level: float = 0.95,
+             resamples: int = RESAMPLES, seed: int = SEED) -> tuple[float, float, float]:
+    """(ratio of medians NEW/BASE, CI low, CI high): the percentile bootstrap, each side
+    resampled independently."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    base_a, new_a = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
+    ratio = float(np.median(new_a) / np.median(base_a))
+    ratios = _resampled_medians(new_a, rng, resamples) / _resampled_medians(base_a, rng,
+                                                                            resamples)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(ratios, [tail, 100 - tail])
+    # The interval of a percentile bootstrap need not hold the point estimate when the
+    # samples are few and tied; the verdict must never contradict the ratio it shows.
+    return ratio, min(float(low), ratio), max(float(high), ratio)
+
+
+def _resampled_medians(samples, rng, resamples: int, chunk_values: int = 2_000_000):
+    """Medians of `resamples` bootstrap resamples, drawn in chunks so that memory stays
+    bounded: 2M draws x 8 bytes x 2 arrays = 32 MB at a time, whatever the sample count."""
+    import numpy as np
+
+    out = np.empty(resamples)
+    rows_per_chunk = max(1, chunk_values // len(samples))
+    for start in range(0, resamples, rows_per_chunk):
+        rows = min(rows_per_chunk, resamples - start)
+        draws = rng.integers(0, len(samples), size=(rows, len(samples)))
+        out[start:start + rows] = np.median(samples[draws], axis=1)
+    return out
+
+
+def relative_iqr(samples: Sequence[float]) -> float:
+    """(Q3 - Q1) / median, quantiles as stats.quantile computes them (numpy 'linear')."""
+    ordered = sorted(samples)
+    median = quantile(ordered, 0.5)
+    if not median:
+        return math.inf
+    return (quantile(ordered, 0.75) - quantile(ordered, 0.25)) / median
+
+
+def clock_allowance(clocks: dict | None) -> float:
+    """How much slower the point may have run for its clocks alone: a kernel's time scales
+    at most as 1 / clock, so max_possible / min - 1, when the run saw throttling or a
+    power cap (0 otherwise: a clock that stayed up explains nothing)."""
+    if not clocks or not (clocks.get("slowed_down") or clocks.get("power_capped")):
+        return 0.0
+    low, top = clocks.get("sm_mhz_min"), clocks.get("sm_mhz_max_possible")
+    if not low or not top or low >= top:
+        return 0.0
+    return top / low - 1.0
+
+
+def _clock_state(clocks: dict | None) -> str:
+    if not clocks:
+        return ""
+    if clocks.get("slowed_down"):
+        return "throttled"
+    return "power-capped" if clocks.get("power_capped") else ""
+
+
+# ---------------------------------------------------------------- the verdict
+
+
+def verdict(ci_low: float, ci_high: float, threshold: float, bar: float) -> str:
+    """What an interval supports: a change beyond `bar`, sameness within `threshold`."""
+    if ci_high < 1 / (1 + bar):
+        return FASTER
+    if ci_low > 1 + bar:
+        return SLOWER
+    if 1 / (1 + threshold) <= ci_low and ci_high <= 1 + threshold:
+        return SAME
+    return UNSURE
+
+
+def compare_samples(base: Sequence[float], new: Sequence[float],
+                    threshold: float = DEFAULT_THRESHOLD,
+                    allowances: Allowances | None = None) -> Comparison:
+    """NEW against BASE from two sample sets (seconds) and what the runs' context allows."""
+    allowances = allowances or Allowances(noise=max(relative_iqr(base), relative_iqr(new)))
+    base_median, new_median = quantile(sorted(base), 0.5), quantile(sorted(new), 0.5)
+    if len(base) < MIN_SAMPLES or len(new) < MIN_SAMPLES:
+        return Comparison(base_median, new_median, new_median / base_median, math.nan,
+                          math.nan, UNSURE, f"too few samples ({len(base)} and {len(new)}; "
+                          f"a verdict needs {MIN_SAMPLES} in each)", threshold, allowances)
+    ratio, low, high = ratio_ci(base, new)
+    largest, _ = allowances.largest()
+    bar = max(threshold, largest)
+    said = verdict(low, high, threshold, bar)
+    reason = "" if said != UNSURE else _why_unsure(low, high, threshold, allowances)
+    return Comparison(base_median, new_median, ratio, low, high, said, reason, bar, allowances)
+
+
+def _why_unsure(low: float, high: float, threshold: float, allowances: Allowances) -> str:
+    """A few words for the table; the caption and README say the rest."""
+    beyond = high < 1 / (1 + threshold) or low > 1 + threshold
+    if not beyond:
+        if high - low > 2 * threshold:
+            return f"noisy: CI wider than ±{threshold:.0%}"
+        return f"near the ±{threshold:.0%} threshold"
+    size, which = allowances.largest()
+    if which == "clocks":
+        return f"{allowances.clock_note}: clocks explain ≤{size:.1%}"
+    if which == "group":
+        return f"all other variants moved ≥{size:.1%} too: drift?"
+    return f"within run-to-run noise ±{size:.1%}"
+
+
+def compare_results(base, new, threshold: float = DEFAULT_THRESHOLD,
+                    group_shift: float = 0.0) -> Comparison:
+    """Two Results (records/result.py) of one point, measured in two runs."""
+    clocks = [(label, r.measurement.clocks if r.measurement else None)
+              for label, r in (("BASE", base), ("NEW", new))]
+    allowance, note = max(((clock_allowance(c), f"{_clock_state(c)} in {label} (SM down to "
+                            f"{c.get('sm_mhz_min')} MHz)" if c else "") for label, c in clocks),
+                          key=lambda pair: pair[0])
+    allowances = Allowances(noise=max(relative_iqr(base.samples_s),
+                                      relative_iqr(new.samples_s)) if base.samples_s
+                            and new.samples_s else 0.0,
+                            group=group_shift, clocks=allowance, clock_note=note)
+    return compare_samples(base.samples_s, new.samples_s, threshold, allowances)
+
+
+# ---------------------------------------------------------------- two runs
+
+
+@dataclass(frozen=True)
+class PointComparison:
+    key: object  # records.point.PointKey, shared by both runs
+    comparison: Comparison | None  # None when either side did not pass
+    note: str = ""  # why there is no comparison
+
+    @property
+    def verdict(self) -> str:
+        return self.comparison.verdict if self.comparison else "-"
+
+    def to_dict(self) -> dict:
+        data = {"key": self.key.text(), "note": self.note}
+        return {**data, **(self.comparison.to_dict() if self.comparison else {})}
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    points: tuple[PointComparison, ...]
+    only_base: tuple[str, ...]  # point keys measured in BASE only
+    only_new: tuple[str, ...]
+    env_differences: tuple[str, ...]  # 'gpu: NVIDIA H100 -> NVIDIA H200'
+    threshold: float = DEFAULT_THRESHOLD
+
+    def regressions(self) -> list[PointComparison]:
+        return [p for p in self.points if p.verdict == SLOWER]
+
+    def counts(self) -> dict[str, int]:
+        found = defaultdict(int)
+        for point in self.points:
+            found[point.verdict] += 1
+        return dict(found)
+
+    def by_key(self) -> dict[str, PointComparison]:
+        return {p.key.text(): p for p in self.points}
+
+    def to_dict(self) -> dict:
+        return {"threshold": self.threshold, "points": [p.to_dict() for p in self.points],
+                "only_in_base": list(self.only_base), "only_in_new": list(self.only_new),
+                "environment_differences": list(self.env_differences),
+                "counts": self.counts()}
+
+
+def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD) -> RunComparison:
+    """Two RunDocuments joined on the point key. Points that did not pass in either run
+    are listed without a verdict; when the runs' machines or software differ every
+    verdict is marked, and the differences named."""
+    base_rows, new_rows = base.by_key(), new.by_key()
+    shared = [key for key in base_rows if key in new_rows]
+    passed = [k for k in shared if base_rows[k].passed and new_rows[k].passed]
+    shifts = group_shifts({k: _log_ratio(base_rows[k], new_rows[k]) for k in passed},
+                          {k: base_rows[k].key for k in passed})
+    differences = environment_differences(base.env, new.env)
+    points = []
+    for key in shared:
+        old, fresh = base_rows[key], new_rows[key]
+        if key not in shifts:
+            points.append(PointComparison(old.key, None, f"not compared: {old.status} in "
+                                                         f"BASE, {fresh.status} in NEW"))
+            continue
+        comparison = compare_results(old, fresh, threshold, shifts[key])
+        points.append(PointComparison(old.key, replace(comparison,
+                                                       marked=bool(differences))))
+    return RunComparison(tuple(points), tuple(k for k in base_rows if k not in new_rows),
+                         tuple(k for k in new_rows if k not in base_rows), differences,
+                         threshold)
+
+
+def _log_ratio(base, new) -> float:
+    if not (base.median_s and new.median_s):
+        return 0.0
+    return math.log(new.median_s / base.median_s)
+
+
+def group_shifts(log_ratios: dict[str, float], keys: dict) -> dict[str, float]:
+    """For each point, the smallest move in its own direction among the other variants of
+    its group (family, dtype, shape, mode), as a fraction; 0 when any of them stayed put
+    or moved the other way, or when it is alone in its group."""
+    groups: dict[tuple, list[str]] = defaultdict(list)
+    for name, key in keys.items():
+        groups[(key.family, key.dtype, key.shape, key.mode)].append(name)
+    shifts = {}
+    for members in groups.values():
+        for name in members:
+            direction = math.copysign(1.0, log_ratios[name])
+            others = [direction * log_ratios[o] for o in members if o != name]
+            common = max(0.0, min(others)) if others else 0.0
+            shifts[name] = math.expm1(common)
+    return shifts
+
+
+def environment_differences(base_env: dict, new_env: dict) -> tuple[str, ...]:
+    """'gpu: A -> B' for every fact that decides speed and differs between the runs."""
+    return tuple(f"{key}: {base_env.get(key)} -> {new_env.get(key)}" for key in ENV_KEYS
+                 if key in base_env or key in new_env
+                 if base_env.get(key) != new_env.get(key))

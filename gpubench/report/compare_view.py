@@ -1,0 +1,108 @@
+"""How a run comparison is shown: a rich table, markdown for a PR comment, and the
+one-cell form that `run --baseline` adds to its tables. Pure: builds, never prints."""
+
+from __future__ import annotations
+
+import math
+
+from rich.table import Table
+from rich.text import Text
+
+from gpubench.comparison import FASTER, SAME, SLOWER, UNSURE, Comparison, RunComparison
+from gpubench.report import format as fmt
+
+STYLE = {FASTER: "green", SLOWER: "bold red", SAME: "", UNSURE: "yellow"}
+HEADERS = ("point", "base", "new", "change", "95% CI", "verdict", "why")
+RIGHT = {"base", "new", "change", "95% CI"}
+
+
+def change_text(comparison: Comparison) -> str:
+    """'+301%', '-3.5%', '+0.2%': NEW against BASE as a signed percentage."""
+    return _signed_percent(comparison.ratio - 1)
+
+
+def ci_text(comparison: Comparison) -> str:
+    """The CI as changes: '-0.1%..+0.4%'; '-' when there was none."""
+    if math.isnan(comparison.ci_low):
+        return "-"
+    return f"{_signed_percent(comparison.ci_low - 1)}..{_signed_percent(comparison.ci_high - 1)}"
+
+
+def _signed_percent(fraction: float) -> str:
+    digits = 0 if abs(fraction) >= 1 else 1
+    return f"{fraction * 100:+.{digits}f}%"
+
+
+def verdict_cell(comparison: Comparison | None) -> Text:
+    """'+0.2% SAME' for the run table's baseline column; '*' marks other machines."""
+    if comparison is None:
+        return Text("-")
+    mark = "*" if comparison.marked else ""
+    return Text(f"{change_text(comparison)} {comparison.verdict}{mark}",
+                style=STYLE.get(comparison.verdict, ""))
+
+
+def _point_name(key) -> str:
+    """'square cuda float32 n=2^20 cold': the key, readable."""
+    return f"{key.family} {key.variant} {key.dtype} {key.shape.label()} {key.mode}"
+
+
+def _cells(point) -> list[str]:
+    c = point.comparison
+    if c is None:
+        return [_point_name(point.key), "-", "-", "-", "-", "-", point.note]
+    mark = "*" if c.marked else ""
+    return [_point_name(point.key), fmt.duration(c.base_median_s), fmt.duration(c.new_median_s),
+            change_text(c), ci_text(c), c.verdict + mark, c.reason]
+
+
+def compare_table(result: RunComparison, base_name: str, new_name: str) -> Table:
+    table = Table(title=f"compare  BASE {base_name}  NEW {new_name}", title_justify="left",
+                  caption=caption(result), caption_justify="left")
+    for header in HEADERS:
+        table.add_column(header, justify="right" if header in RIGHT else "left",
+                         overflow="fold", no_wrap=header in RIGHT or header == "verdict")
+    for point in result.points:
+        cells = _cells(point)
+        verdict = cells[5]
+        cells[5] = Text(verdict, style=STYLE.get(verdict.rstrip("*"), ""))
+        table.add_row(*cells)
+    return table
+
+
+def compare_markdown(result: RunComparison, base_name: str, new_name: str) -> str:
+    lines = [f"**gpubench compare** BASE `{base_name}` NEW `{new_name}`", "",
+             "| " + " | ".join(HEADERS) + " |",
+             "|" + "|".join("---:" if h in RIGHT else "---" for h in HEADERS) + "|"]
+    for point in result.points:
+        cells = [cell.replace("|", "\\|") for cell in _cells(point)]
+        if cells[5].rstrip("*") in (FASTER, SLOWER):
+            cells[5] = f"**{cells[5]}**"
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", caption(result)]
+    return "\n".join(lines) + "\n"
+
+
+def summary_line(result: RunComparison) -> str:
+    """'18 points: 1 SLOWER, 12 SAME, 5 UNSURE' — what a CI log needs first."""
+    counts = result.counts()
+    order = [v for v in (SLOWER, FASTER, SAME, UNSURE, "-") if counts.get(v)]
+    parts = [f"{counts[v]} {'not compared' if v == '-' else v}" for v in order]
+    return f"{len(result.points)} points: {', '.join(parts) or 'none in common'}"
+
+
+def caption(result: RunComparison) -> str:
+    parts = [summary_line(result),
+             f"change: NEW median vs BASE median; 95% CI by bootstrap over both runs' raw "
+             f"samples. FASTER/SLOWER: the whole CI beyond +-{result.threshold:.0%} and beyond "
+             "what this point varies between runs of unchanged code (its samples' spread, "
+             "its group's common shift, its clocks); SAME: the whole CI within "
+             f"+-{result.threshold:.0%}"]
+    if result.env_differences:
+        parts.append("* the runs differ in " + "; ".join(result.env_differences) +
+                     ": verdicts compare machines or software, not only code")
+    if result.only_base:
+        parts.append(f"only in BASE: {', '.join(result.only_base)}")
+    if result.only_new:
+        parts.append(f"only in NEW: {', '.join(result.only_new)}")
+    return ". ".join(parts) + "."

@@ -1,0 +1,296 @@
+"""`gpubench compare`: the verdict logic on synthetic samples (edge cases pinned), on run
+documents recorded on an H200, and end to end on the CPU: two runs of the same code, then
+a variant that does its work twice."""
+
+import json
+import math
+import random
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from gpubench import comparison as C
+from gpubench.api import compare as api_compare
+from gpubench.records.measurement import Measurement
+from gpubench.records.point import PointKey
+from gpubench.records.result import OK, Result
+from gpubench.records.run import RunDocument
+from gpubench.records.shape import Shape
+
+H200 = FIXTURES / "compare" / "h200"
+
+
+def noisy(median: float, n: int = 200, spread: float = 0.01, seed: int = 1) -> list[float]:
+    """n samples around `median` with a relative Gaussian spread, reproducibly."""
+    rng = random.Random(seed)
+    return [median * (1 + rng.gauss(0, spread)) for _ in range(n)]
+
+
+def result(variant: str, samples, clocks: dict | None = None, status: str = OK,
+           family: str = "demo", n: int = 1024) -> Result:
+    key = PointKey(family, variant, "float32", Shape({"n": n}), "cold")
+    return Result(key=key, kind="torch", status=status, device="cuda",
+                  measurement=Measurement("cold", "test", tuple(samples), clocks=clocks))
+
+
+def run_of(*results: Result, env: dict | None = None) -> RunDocument:
+    return RunDocument(meta={"run_id": "test"}, env=env or {"gpu": "G"}, results=results)
+
+
+# ---------------------------------------------------------------- one point
+
+
+def test_identical_samples_are_same():
+    samples = noisy(1e-3)
+    c = C.compare_samples(samples, list(samples))
+    assert (c.ratio, c.verdict, c.reason) == (1.0, C.SAME, "")
+    assert c.ci_low < 1 < c.ci_high and c.ci_high - c.ci_low < 0.01
+    constant = C.compare_samples([2e-6] * 50, [2e-6] * 50)  # quantized timers do this
+    assert (constant.ci_low, constant.ci_high, constant.verdict) == (1.0, 1.0, C.SAME)
+
+
+def test_one_sample_is_unsure_and_says_why():
+    c = C.compare_samples([1e-3], noisy(1e-3))
+    assert c.verdict == C.UNSURE and "too few samples (1 and 200" in c.reason
+    assert math.isnan(c.ci_low) and c.ratio == pytest.approx(1.0, rel=0.01)
+
+
+def test_twice_the_time_is_slower_and_half_is_faster():
+    base = noisy(1e-3)
+    slower = C.compare_samples(base, noisy(2e-3, seed=2))
+    faster = C.compare_samples(base, noisy(0.5e-3, seed=3))
+    assert slower.verdict == C.SLOWER and slower.ci_low > 1.9
+    assert faster.verdict == C.FASTER and faster.ci_high < 0.55
+    assert slower.reason == faster.reason == ""
+
+
+def test_a_change_within_the_samples_noise_is_unsure_not_slower():
+    # 5% slower, CI far from 1, but the samples spread +-20%: two runs of unchanged code
+    # move that much (see the module docstring), so this is no evidence.
+    c = C.compare_samples(noisy(1e-3, n=4000, spread=0.2), noisy(1.05e-3, n=4000, spread=0.2,
+                                                                   seed=5))
+    assert c.ci_low > 1.02 and c.verdict == C.UNSURE
+    assert "run-to-run noise" in c.reason
+
+
+def test_a_wide_interval_across_the_threshold_is_unsure_noisy():
+    c = C.compare_samples(noisy(1e-3, n=20, spread=0.1), noisy(1e-3, n=20, spread=0.1, seed=9))
+    assert c.verdict == C.UNSURE and c.reason.startswith("noisy")
+
+
+def test_the_threshold_decides_same():
+    base, new = noisy(1e-3, n=2000, spread=0.002), noisy(1.02e-3, n=2000, spread=0.002, seed=4)
+    assert C.compare_samples(base, new, threshold=0.01).verdict == C.SLOWER
+    assert C.compare_samples(base, new, threshold=0.05).verdict == C.SAME
+
+
+def test_bounds_are_ratios_so_twice_faster_mirrors_twice_slower():
+    assert C.verdict(0.49, 0.51, 0.01, bar=0.9) == C.FASTER  # 1 / 1.9 = 0.526
+    assert C.verdict(1.95, 2.05, 0.01, bar=0.9) == C.SLOWER
+    assert C.verdict(0.53, 0.55, 0.01, bar=0.9) == C.UNSURE
+
+
+def test_the_bootstrap_is_reproducible_and_its_ends_stable_across_seeds():
+    base, new = noisy(1e-3, seed=11), noisy(1.1e-3, seed=12)
+    assert C.ratio_ci(base, new) == C.ratio_ci(base, new)
+    ends = [C.ratio_ci(base, new, seed=seed)[1:] for seed in range(5)]
+    lows, highs = [e[0] for e in ends], [e[1] for e in ends]
+    assert max(lows) / min(lows) - 1 < 2e-3 and max(highs) / min(highs) - 1 < 2e-3
+
+
+def test_the_noise_allowance_is_the_iqr_and_ignores_outliers():
+    samples = [1.0] * 50 + [1.02] * 50 + [100.0] * 5  # stdev/mean: 22 (2200%)
+    assert C.relative_iqr(samples) == pytest.approx(0.02 / 1.02)
+
+
+# ---------------------------------------------------------------- clocks
+
+
+THROTTLED = {"slowed_down": True, "power_capped": False, "sm_mhz_min": 1500,
+             "sm_mhz_max_possible": 1980, "reasons": ["hw_slowdown"]}
+
+
+def test_a_throttled_run_makes_a_change_the_clocks_explain_unsure():
+    base = result("v", noisy(1e-3, spread=0.002))
+    new = result("v", noisy(1.2e-3, spread=0.002, seed=2), clocks=THROTTLED)  # 1980/1500 = 1.32
+    c = C.compare_results(base, new)
+    assert c.verdict == C.UNSURE and c.reason.startswith("throttled in NEW (SM down to 1500")
+    # A change far beyond what the clocks explain still counts.
+    assert C.compare_results(base, result("v", noisy(3e-3, seed=3), clocks=THROTTLED)).verdict \
+        == C.SLOWER
+
+
+def test_steady_clocks_add_no_allowance():
+    assert C.clock_allowance({"slowed_down": False, "power_capped": False, "sm_mhz_min": 1000,
+                              "sm_mhz_max_possible": 1980}) == 0
+    assert C.clock_allowance(None) == 0
+    assert C.clock_allowance(THROTTLED) == pytest.approx(1980 / 1500 - 1)
+
+
+# ---------------------------------------------------------------- two runs
+
+
+def test_a_shift_every_variant_shares_is_drift_but_one_variants_shift_is_its_code():
+    base = run_of(*(result(v, noisy(1e-3, spread=0.002, seed=i)) for i, v in
+                    enumerate(("a", "b", "c"))))
+    drifted = run_of(*(result(v, noisy(1.3e-3, spread=0.002, seed=10 + i)) for i, v in
+                       enumerate(("a", "b", "c"))))
+    verdicts = C.compare_runs(base, drifted)
+    assert [p.verdict for p in verdicts.points] == [C.UNSURE] * 3
+    assert all("drift" in p.comparison.reason for p in verdicts.points)
+    one_changed = run_of(result("a", noisy(1e-3, spread=0.002, seed=20)),
+                         result("b", noisy(2e-3, spread=0.002, seed=21)),
+                         result("c", noisy(1e-3, spread=0.002, seed=22)))
+    by_variant = {p.key.variant: p.verdict for p in C.compare_runs(base, one_changed).points}
+    assert by_variant == {"a": C.SAME, "b": C.SLOWER, "c": C.SAME}
+    assert [p.key.variant for p in C.compare_runs(base, one_changed).regressions()] == ["b"]
+
+
+def test_disjoint_runs_list_their_points_and_compare_none():
+    base = run_of(result("a", noisy(1e-3), n=1))
+    new = run_of(result("a", noisy(1e-3), n=2))
+    verdicts = C.compare_runs(base, new)
+    assert verdicts.points == ()
+    assert verdicts.only_base == ("demo/a/float32/n=1/cold",)
+    assert verdicts.only_new == ("demo/a/float32/n=2/cold",)
+
+
+def test_failed_points_are_listed_without_a_verdict():
+    verdicts = C.compare_runs(run_of(result("a", noisy(1e-3))),
+                              run_of(result("a", (), status="crashed")))
+    (point,) = verdicts.points
+    assert point.comparison is None and point.note == "not compared: ok in BASE, crashed in NEW"
+
+
+def test_runs_from_other_machines_are_compared_with_every_verdict_marked():
+    base = run_of(result("a", noisy(1e-3)), env={"gpu": "NVIDIA H100", "driver": "570"})
+    new = run_of(result("a", noisy(1e-3, seed=3)), env={"gpu": "NVIDIA H200", "driver": "570"})
+    verdicts = C.compare_runs(base, new)
+    assert verdicts.env_differences == ("gpu: NVIDIA H100 -> NVIDIA H200",)
+    assert all(p.comparison.marked for p in verdicts.points)
+
+
+def test_the_python_api_takes_results_documents_and_run_folders(tmp_path):
+    a, b = result("a", noisy(1e-3)), result("a", noisy(2e-3, seed=4))
+    assert api_compare(a, b).verdict == C.SLOWER
+    run_of(a).save(tmp_path / "one")
+    run_of(b).save(tmp_path / "two")
+    verdicts = api_compare(str(tmp_path / "one"), tmp_path / "two")
+    assert [p.verdict for p in verdicts.points] == [C.SLOWER]
+    assert json.loads(json.dumps(verdicts.to_dict()))["counts"] == {C.SLOWER: 1}
+
+
+# ---------------------------------------------------------------- recorded on an H200
+
+
+def h200(name: str) -> RunDocument:
+    return RunDocument.load(H200 / name)
+
+
+@pytest.mark.parametrize("family", ["square", "vadd", "softmax"])
+def test_h200_runs_of_unchanged_code_are_never_faster_or_slower(family):
+    runs = sorted(p.name for p in H200.iterdir() if p.name.startswith(f"{family}-a"))
+    assert len(runs) >= 2
+    for base in runs:
+        for new in runs:
+            if base != new:
+                verdicts = C.compare_runs(h200(base), h200(new))
+                assert verdicts.points and not verdicts.env_differences
+                assert {p.verdict for p in verdicts.points} <= {C.SAME, C.UNSURE}, (base, new)
+
+
+def test_h200_32_thread_blocks_are_slower_for_the_cuda_variant_only():
+    verdicts = C.compare_runs(h200("square-a2"), h200("square-b32"))
+    by_point = {(p.key.variant, p.key.shape["n"]): p.verdict for p in verdicts.points}
+    assert {k: v for k, v in by_point.items() if k[0] == "cuda"} == {
+        ("cuda", 2**20): C.SLOWER, ("cuda", 2**24): C.SLOWER}
+    assert {v for k, v in by_point.items() if k[0] != "cuda"} <= {C.SAME, C.UNSURE}
+    # The large kernels, whose runs agree within 0.5%, are called SAME outright.
+    assert by_point[("torch", 2**24)] == by_point[("triton", 2**24)] == C.SAME
+
+
+def test_cli_compare_tables_markdown_json_and_the_regression_gate(gpubench):
+    base, new = str(H200 / "square-a2"), str(H200 / "square-b32")
+    shown = gpubench("compare", base, new)
+    assert shown.code == 0, shown.output
+    assert "SLOWER" in shown.stdout and "6 points: 2 SLOWER" in shown.stdout
+    gate = gpubench("compare", base, new, "--fail-on-regression")
+    assert gate.code == 13 and "regression: 6 points: 2 SLOWER" in gate.stderr
+    same = gpubench("compare", base, str(H200 / "square-a4"), "--fail-on-regression")
+    assert same.code == 0 and "SLOWER" not in same.stdout.split("change:")[0]
+    markdown = gpubench("compare", base, new, "--markdown").stdout
+    assert "| point | base | new | change | 95% CI | verdict | why |" in markdown
+    assert "| **SLOWER** |" in markdown
+    document = json.loads(gpubench("compare", base, new, "--json").stdout)
+    assert document["counts"]["SLOWER"] == 2 and len(document["points"]) == 6
+    wide = gpubench("compare", base, new, "--threshold", "1000")
+    assert "6 points: 6 SAME" in wide.stdout  # +544% is within +-1000%
+
+
+def test_cli_compare_bad_references_exit_2_without_a_traceback(gpubench):
+    missing = gpubench("compare", "nowhere", str(H200 / "square-a2"))
+    assert missing.code == 2 and "no run results at nowhere" in missing.stderr
+    assert "Traceback" not in missing.output
+    no_runs = gpubench("compare", "latest~1", "latest")
+    assert no_runs.code == 2 and "Traceback" not in no_runs.output
+
+
+# ---------------------------------------------------------------- CPU, end to end
+
+SPEC = textwrap.dedent('''\
+    """A torch-only family whose `twice` variant repeats its work REPEAT times."""
+    import torch
+
+    from gpubench.spec import Family, TorchVariant
+
+    REPEAT = 1
+
+
+    def twice(x, out):
+        for _ in range(REPEAT):
+            torch.mul(x, x, out=out)
+
+
+    family = Family(
+        reference=lambda x: x * x,
+        make_inputs=lambda n, dtype, device: (torch.randn(n, device=device, dtype=dtype),),
+        flops=lambda n: n,
+        bytes_moved=lambda n, itemsize: 2 * n * itemsize,
+        sizes=(2**20,),
+        variants=(
+            TorchVariant("torch", fn=lambda x, out: torch.square(x, out=out), baseline=True),
+            TorchVariant("mul", fn=lambda x, out: torch.mul(x, x, out=out)),
+            TorchVariant("twice", fn=twice),
+        ),
+    )
+''')
+
+
+def test_cpu_two_runs_then_a_variant_doing_its_work_twice(gpubench, tmp_path):
+    kernels = tmp_path / "my_kernels"
+    (kernels / "sq").mkdir(parents=True)
+    spec = kernels / "sq" / "spec.py"
+    spec.write_text(SPEC)
+    options = ("sq", "--kernels-dir", str(kernels), "--device", "cpu", "--sizes", "2^20,2^22",
+               "--warmup", "20", "--min-time", "100", "--max-time", "300")
+    for name in ("one", "two"):
+        assert gpubench("run", *options, "--out", name).code == 0
+    same = json.loads(gpubench("compare", "one", "two", "--json").stdout)
+    assert len(same["points"]) == 6
+    assert {p["verdict"] for p in same["points"]} <= {C.SAME, C.UNSURE}, same["points"]
+
+    spec.write_text(SPEC.replace("REPEAT = 1", "REPEAT = 2"))
+    doubled = gpubench("run", *options, "--out", "three", "--baseline", "two")
+    assert doubled.code == 0, doubled.output
+    assert "vs --baseline" in doubled.stdout and "SLOWER" in doubled.stdout
+    gate = gpubench("compare", "two", "three", "--json", "--fail-on-regression")
+    assert gate.code == 13
+    verdicts = {(p["key"].split("/")[1], p["key"].split("/")[3]): p["verdict"]
+                for p in json.loads(gate.stdout)["points"]}
+    assert verdicts[("twice", "n=1048576")] == verdicts[("twice", "n=4194304")] == C.SLOWER
+    others = {v for (variant, _), v in verdicts.items() if variant != "twice"}
+    assert others <= {C.SAME, C.UNSURE}, verdicts
+    saved = json.loads((Path(doubled.cwd) / "three" / "results.json").read_text())
+    assert saved["meta"]["baseline"].endswith("two")
