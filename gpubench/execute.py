@@ -21,6 +21,7 @@ from pathlib import Path
 
 from gpubench import nvtx_ranges, sideeffects
 from gpubench.build import BuildRequest, CompileError, build_extension
+from gpubench.calling import returns_output
 from gpubench.check import compare, poison
 from gpubench.clocks import ClockMonitor
 from gpubench.discovery import import_kernel_file, load_family
@@ -56,6 +57,46 @@ class Group:
         out_changed = sideeffects.OutputLayout.of(self.out) != self.out_layout
         state = sideeffects.state_changes(state_before, sideeffects.torch_state())
         return sideeffects.describe(mutated, out_changed, state)
+
+
+class Invocation:
+    """A variant's callable under the harness's one convention, call(inputs, out) ->
+    output: destination-passing variants write into `out`; returning ones allocate and
+    return their output (calling.py decides which on the first call), and the last
+    output is kept for the re-check after timing."""
+
+    def __init__(self, fn: Callable, declared: bool | None):
+        self.fn, self.declared = fn, declared
+        self.returns: bool | None = None
+        self.last = None
+
+    def __call__(self, inputs: tuple, out):
+        if self.returns is None:
+            self.returns = returns_output(self.fn, len(inputs), self.declared)
+        if not self.returns:
+            self.fn(*inputs, out)
+            return out
+        self.last = self.fn(*inputs)
+        return self.last
+
+    def output(self, out):
+        """What the last call produced."""
+        return self.last if self.returns else out
+
+    def problem(self, produced, like, torch) -> str | None:
+        """Why a returning variant's result cannot be checked, or None. `like` is the
+        output buffer the harness made: the result must match its dtype and device."""
+        if not self.returns:
+            return None
+        if not isinstance(produced, torch.Tensor):
+            return (f"returned {type(produced).__name__}, not a tensor: a variant either "
+                    "returns its output or writes into `out` (declare returns=False if it "
+                    "writes into out)")
+        if produced.dtype != like.dtype or produced.device.type != like.device.type:
+            return (f"returned a {str(produced.dtype).removeprefix('torch.')} tensor on "
+                    f"{produced.device.type}; expected {str(like.dtype).removeprefix('torch.')} "
+                    f"on {like.device.type}")
+        return None
 
 
 class CudaFault(Exception):
@@ -107,6 +148,8 @@ class Executor:
         first_call_s, check = self._check(fn, group, family, task)
         if variant.kind == "triton":  # Triton compiles on the first call: that is its build
             build = {**build, "compile_s": first_call_s, "cached": None}
+        if fn.returns:  # the table says so: its time includes allocating the output
+            build = {**build, "allocates_output": True}
         result = {"build": build, "check": check.to_dict(), "device": self.machine.device}
         culprit = self._blame(group, group.check_inputs, group.pristine_check, state)
         if culprit:
@@ -130,7 +173,7 @@ class Executor:
             self.group = None
         return culprit
 
-    def prepare_for_trace(self, task: Task) -> tuple[Callable, Group]:
+    def prepare_for_trace(self, task: Task) -> tuple[Invocation, Group]:
         """The variant's callable and its own inputs (kept apart: a trace holds them all),
         checked once, which also compiles whatever compiles on the first call."""
         import torch
@@ -156,10 +199,10 @@ class Executor:
         group = self._group(family, task)
         _, check = self._check(fn, group, family, task)
         for _ in range(PROFILE_WARMUP_CALLS):
-            fn(*group.time_inputs, group.out)
+            fn(group.time_inputs, group.out)
         _synchronize(torch, self.machine)
         with region():
-            fn(*group.time_inputs, group.out)
+            fn(group.time_inputs, group.out)
             _synchronize(torch, self.machine)
         return {"status": "ok" if check.passed else "fail", "check": check.to_dict()}
 
@@ -170,8 +213,8 @@ class Executor:
             self.families[task.family_dir] = load_family(task.family, Path(task.family_dir))
         return self.families[task.family_dir]
 
-    def load_variant(self, family: Family, variant: Variant) -> tuple[Callable, dict]:
-        """The callable of a variant (building or importing it) and how its build went."""
+    def load_variant(self, family: Family, variant: Variant) -> tuple[Invocation, dict]:
+        """The variant's Invocation (building or importing it) and how its build went."""
         key = (str(family.directory), variant.name)
         if key in self.loaded:
             fn, _ = self.loaded[key]
@@ -189,18 +232,25 @@ class Executor:
                      "note": outcome.note}
         else:
             raise SpecError(f"variant '{variant.name}' has unknown kind {type(variant).__name__}")
-        self.loaded[key] = (fn, build)
-        return fn, build
+        self.loaded[key] = (Invocation(fn, variant.returns), build)
+        return self.loaded[key]
 
     def _build_request(self, family: Family, variant: CudaVariant) -> BuildRequest:
         """One build per source set: every variant naming the same sources shares it."""
-        cuda, cpp = variant.sources_for(self.machine)
+        sources = variant.sources_for(self.machine)
         siblings = [v for v in family.variants if isinstance(v, CudaVariant)
-                    and v.sources_for(self.machine) == (cuda, cpp)
+                    and v.sources_for(self.machine) == sources and v.inline == variant.inline
                     and (v.cuda_flags, v.cflags) == (variant.cuda_flags, variant.cflags)]
-        functions = tuple(sorted({v.function for v in siblings}))
-        return BuildRequest(family.name, family.directory, cuda, cpp, functions,
-                            variant.cuda_flags, variant.cflags)
+        functions = tuple(sorted({f for v in siblings for f in (v.functions or (v.function,))}))
+        if not variant.inline:
+            cuda, cpp = sources
+            return BuildRequest(family.name, family.directory, cuda, cpp, functions,
+                                variant.cuda_flags, variant.cflags)
+        cuda_files, cuda_texts = _files_and_texts(family.directory, sources[0], "cuda_sources")
+        cpp_files, cpp_texts = _files_and_texts(family.directory, sources[1], "cpp_sources")
+        return BuildRequest(family.name, family.directory, cuda_files, cpp_files, functions,
+                            variant.cuda_flags, variant.cflags, cpp_texts=cpp_texts,
+                            cuda_texts=cuda_texts, implicit_headers=True)
 
     def _group(self, family: Family, task: Task) -> Group:
         key = (task.family_dir, task.shape, task.dtype, task.seed)
@@ -209,18 +259,21 @@ class Executor:
             self.group = _make_group(family, task, self.machine.device, key)
         return self.group
 
-    def _check(self, fn: Callable, group: Group, family: Family, task: Task):
+    def _check(self, fn: Invocation, group: Group, family: Family, task: Task):
         import torch
 
         poison(group.out)
         with nvtx_ranges.phase("check"):
             start = time.perf_counter()
-            fn(*group.check_inputs, group.out)
+            produced = fn(group.check_inputs, group.out)
             _synchronize(torch, self.machine)
             first_call_s = time.perf_counter() - start
-        return first_call_s, compare(group.out, group.check_ref, *family.tolerance(task.dtype))
+        problem = fn.problem(produced, group.out, torch)
+        if problem:
+            raise SpecError(f"variant '{task.variant}' {problem}")
+        return first_call_s, compare(produced, group.check_ref, *family.tolerance(task.dtype))
 
-    def _time_mode(self, mode: str, fn: Callable, group: Group, family: Family,
+    def _time_mode(self, mode: str, fn: Invocation, group: Group, family: Family,
                    task: Task) -> Measurement:
         """Time one mode; then check the timed calls' output again (fresh inputs, so a
         kernel that caches its first answer fails here). Errors stay with the mode."""
@@ -233,20 +286,20 @@ class Executor:
             if _is_cuda_fault(exc):
                 raise
             return Measurement(mode, error=f"{mode} timing failed: {_one_line(exc)}")
-        recheck = compare(group.out, group.time_ref, *family.tolerance(task.dtype))
+        recheck = compare(fn.output(group.out), group.time_ref, *family.tolerance(task.dtype))
         failed = not recheck.passed
         return timing.completed(
             target_rel_ci=task.timing.target_rel_ci, clocks=clocks, recheck=recheck.to_dict(),
             error="output of the timed calls differs from the reference" if failed else None,
             recheck_failed=failed)
 
-    def _measure(self, mode: str, fn: Callable, group: Group, task: Task):
+    def _measure(self, mode: str, fn: Invocation, group: Group, task: Task):
         timer = self._timer(mode, task)
         poison(group.out)
         inputs, out = group.time_inputs, group.out
         watch = ClockMonitor(self.gpu_uuid) if self.machine.has_cuda else None
         with nvtx_ranges.phase(f"measure:{mode}"), watch or contextlib.nullcontext():
-            timing = timer.measure(lambda: fn(*inputs, out))
+            timing = timer.measure(lambda: fn(inputs, out))
         report = getattr(watch, "report", None)
         return timing, report.to_dict() if report else None
 
@@ -313,6 +366,19 @@ def _input_problem(item, dtype, device: str, torch) -> str | None:
     if item.numel() and not item.any():
         return "as all zeros"
     return None
+
+
+def _files_and_texts(folder: Path, entries: tuple[str, ...], kind: str):
+    """load_inline-style entries split into file names of the family folder and code: an
+    entry is a file when it is one line naming a file that exists there. Code is labelled
+    for compiler messages: 'spec.py: cuda_sources[0]'."""
+    files, texts = [], []
+    for index, entry in enumerate(entries):
+        if "\n" not in entry and (folder / entry).is_file():
+            files.append(entry)
+        else:
+            texts.append((f"{folder.name}/spec.py: {kind}[{index}]", entry))
+    return tuple(files), tuple(texts)
 
 
 def _reference(family: Family, inputs: tuple):

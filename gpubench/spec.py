@@ -53,6 +53,10 @@ class Variant:
     dtypes: tuple[str, ...] | None = None  # None: every dtype of the family
     baseline: bool = False
     description: str = ""
+    # Whether the callable returns its output (fn(*inputs) -> Tensor, allocating it) rather
+    # than writing into the harness's buffer (fn(*inputs, out)). None: read from the
+    # callable's signature (calling.py); say True/False where that cannot tell.
+    returns: bool | None = None
 
     kind = "variant"
 
@@ -119,11 +123,19 @@ class TritonVariant(Variant):
 class CudaVariant(Variant):
     """CUDA C++ built with torch's load_inline; `function` is exported from the C++ side.
 
-    cuda: .cu files (device code and a raw-pointer launcher, no torch headers:
-          nvcc then compiles them in well under a second);
-    cpp:  .cpp files with the torch-facing wrapper `function(inputs..., out)`;
-    cpu:  optional .cpp files exporting the same `function` for CPU tensors,
-          built instead of the CUDA sources on a machine without a GPU.
+    Declared with files of the family folder:
+      cuda: .cu files (device code and a raw-pointer launcher, no torch headers:
+            nvcc then compiles them in well under a second);
+      cpp:  .cpp files with the torch-facing wrapper `function(inputs..., out)`;
+      cpu:  optional .cpp files exporting the same `function` for CPU tensors,
+            built instead of the CUDA sources on a machine without a GPU.
+    or exactly the way torch.utils.cpp_extension.load_inline is called:
+      cpp_sources / cuda_sources: strings of code, or file names of the family folder
+            (one or a list; `#include <torch/extension.h>` is put before the C++ sources
+            and torch's headers before the CUDA ones, as load_inline does);
+      functions: the exported names (`function` defaults to the only one);
+      extra_cflags / extra_cuda_cflags: compiler flags.
+      With cuda_sources it needs a GPU; with cpp_sources alone it is a CPU variant.
     Variants naming the same sources share one build.
     """
 
@@ -133,34 +145,68 @@ class CudaVariant(Variant):
     cpu: tuple[str, ...] = ()
     cuda_flags: tuple[str, ...] = ()
     cflags: tuple[str, ...] = ()
+    # load_inline's own parameters
+    cpp_sources: tuple[str, ...] = ()
+    cuda_sources: tuple[str, ...] = ()
+    functions: tuple[str, ...] = ()
+    extra_cflags: tuple[str, ...] = ()
+    extra_cuda_cflags: tuple[str, ...] = ()
 
     kind = "cuda"
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("cuda", "cpp", "cpu", "cuda_flags", "cflags"):
+        for name in ("cuda", "cpp", "cpu", "cuda_flags", "cflags", "cpp_sources", "cuda_sources",
+                     "functions", "extra_cflags", "extra_cuda_cflags"):
             value = getattr(self, name)
-            if isinstance(value, str):
-                object.__setattr__(self, name, (value,))
-            else:
-                object.__setattr__(self, name, tuple(value))
+            object.__setattr__(self, name, (value,) if isinstance(value, str | Path)
+                               else tuple(value))
+        if self.inline:
+            self._adopt_inline_style()
         if not self.function.isidentifier():
             raise SpecError(f"cuda variant '{self.name}' needs function='exported_name'")
-        if not self.cuda and not self.cpu:
+        if not self.cuda and not self.cpu and not self.inline:
             raise SpecError(f"cuda variant '{self.name}' lists no sources (cuda=..., cpu=...)")
+
+    @property
+    def inline(self) -> bool:
+        """Declared the load_inline way (cpp_sources / cuda_sources)."""
+        return bool(self.cpp_sources or self.cuda_sources)
+
+    def _adopt_inline_style(self) -> None:
+        if self.cuda or self.cpp or self.cpu:
+            raise SpecError(f"cuda variant '{self.name}': give either cuda/cpp/cpu files or "
+                            "load_inline's cpp_sources/cuda_sources, not both")
+        for entry in (*self.cpp_sources, *self.cuda_sources):
+            if not isinstance(entry, str | Path):
+                raise SpecError(f"cuda variant '{self.name}': sources must be strings of code "
+                                f"or file names, not {type(entry).__name__}")
+        if not self.function:
+            if len(self.functions) != 1:
+                raise SpecError(f"cuda variant '{self.name}' exports {len(self.functions)} "
+                                "functions: say which one is timed with function='name'")
+            object.__setattr__(self, "function", self.functions[0])
+        object.__setattr__(self, "cuda_flags", (*self.cuda_flags, *self.extra_cuda_cflags))
+        object.__setattr__(self, "cflags", (*self.cflags, *self.extra_cflags))
 
     def unavailable_reason(self, dtype: str, machine: Machine) -> str | None:
         reason = super().unavailable_reason(dtype, machine)
         if reason:
             return reason
-        if machine.has_cuda and not self.cuda:
+        needs_gpu = bool(self.cuda or self.cuda_sources)
+        cpu_only = bool(self.cpu) if not self.inline else not self.cuda_sources
+        if machine.has_cuda and not needs_gpu:
             return "CPU-only C++ variant (no cuda sources); the inputs are on the GPU"
-        if not machine.has_cuda and not self.cpu:
-            return "needs a CUDA GPU (no CPU version: give it cpu=['file.cpp'])"
+        if not machine.has_cuda and not cpu_only:
+            return ("needs a CUDA GPU (no CPU version: give it cpu=['file.cpp'])"
+                    if not self.inline else "needs a CUDA GPU (it has cuda_sources)")
         return None
 
     def sources_for(self, machine: Machine) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """(cuda sources, cpp sources) to build on this machine."""
+        """(cuda files, cpp files) to build on this machine; for a load_inline-style
+        variant, its entries (file names or code) in load_inline's order."""
+        if self.inline:
+            return tuple(map(str, self.cuda_sources)), tuple(map(str, self.cpp_sources))
         if machine.has_cuda:
             return self.cuda, self.cpp
         return (), self.cpu

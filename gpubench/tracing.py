@@ -56,7 +56,7 @@ def trace_tasks(executor, tasks: list[Task], out_path: Path, iterations: int) ->
                             flush()
                         torch.cuda.synchronize()
                     with record_function(CALL_RANGE):
-                        fn(*group.time_inputs, group.out)
+                        fn(group.time_inputs, group.out)
                 if cuda:
                     torch.cuda.synchronize()
 

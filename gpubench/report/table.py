@@ -64,7 +64,8 @@ def _row(result: R.Result) -> list:
     label, style = STATUS_STYLE.get(result.status, (result.status, ""))
     # Numbers only for rows that passed: a wrong answer's speed is not worth reading.
     summary = result.summary if result.passed else None
-    name = result.variant + (" (base)" if result.baseline else "")
+    name = result.variant + (" (base)" if result.baseline else "") + (
+        " (alloc)" if result.build.get("allocates_output") else "")
     return [
         name,
         result.kind,
@@ -134,4 +135,6 @@ def _caption(group: list[R.Result]) -> str:
     return (f"median of n samples ({timing}). ±CI: 95% CI of the median; IQR: spread; both as "
             "% of the median. TFLOP/s, GB/s: the family's napkin-math FLOPs and bytes. "
             "of roof: share of the measured roofline at this intensity (mem/comp-bound). "
-            "vs base: baseline median / variant median, same mode, PASS rows only.")
+            "vs base: baseline median / variant median, same mode, PASS rows only." + (
+                " (alloc): the variant returns a new output tensor; allocating it is part of "
+                "its time." if any(r.build.get("allocates_output") for r in group) else ""))

@@ -1,0 +1,36 @@
+"""Variants that return their output instead of writing into `out`: a torch lambda, a
+Triton launcher that allocates, and C++ given as load_inline-style strings (CPU), next to
+a destination-passing variant. Used by tests/test_inline_and_returning.py."""
+
+import torch
+
+from gpubench.spec import CudaVariant, Family, TorchVariant, TritonVariant
+
+# load_inline style: strings, `torch/extension.h` is put in front of them by the build.
+CPP_SOURCE = r'''
+torch::Tensor cube_cpu(torch::Tensor x) {
+    TORCH_CHECK(x.is_contiguous() && x.scalar_type() == torch::kFloat32, "float32 only");
+    auto result = torch::empty_like(x);
+    const float* in = x.data_ptr<float>();
+    float* out = result.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i] * in[i] * in[i];
+    return result;
+}
+'''
+
+family = Family(
+    reference=lambda x: x * x * x,
+    make_inputs=lambda n, dtype, device: (torch.randn(n, device=device, dtype=dtype),),
+    flops=lambda n: 2 * n,
+    bytes_moved=lambda n, itemsize: 2 * n * itemsize,
+    sizes=(1 << 16,),
+    variants=(
+        TorchVariant("torch", fn=lambda x: x * x * x, baseline=True),
+        TorchVariant("into_out", fn=lambda x, out: torch.mul(x * x, x, out=out)),
+        TritonVariant("triton", module="cube_triton.py", function="cube"),
+        CudaVariant("inline_cpp", cpp_sources=CPP_SOURCE, functions=["cube_cpu"],
+                    extra_cflags=["-O2"]),
+        # Returns a tensor of the wrong dtype: must fail with a clear message.
+        TorchVariant("wrong_dtype", fn=lambda x: (x * x * x).double()),
+    ),
+)
