@@ -33,7 +33,9 @@ The question has two sources of doubt, and a verdict must survive both:
      max_possible / min MHz slower for that reason alone.
 
    A change counts (FASTER/SLOWER) only when its whole CI lies beyond the largest
-   of the user's threshold and these allowances.
+   of the user's threshold and these allowances. And none counts from a CPU timing
+   that timed the host's other work too (preempted, or other processes busy: see
+   hostload.py): on a loaded 2-core machine unchanged code moved 800x that way.
 
 Verdicts (threshold t, default 1%; bounds taken as ratios, so +-1% means 1.01 and
 1/1.01, which keeps 2x slower and 2x faster symmetric):
@@ -56,6 +58,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from gpubench.hostload import busy_reason
 from gpubench.stats import quantile
 
 FASTER, SLOWER, SAME, UNSURE = "FASTER", "SLOWER", "SAME", "UNSURE"
@@ -82,6 +85,9 @@ class Allowances:
     group: float = 0.0  # the smallest same-direction move of the group's other variants
     clocks: float = 0.0  # slowdown the clocks alone explain
     clock_note: str = ""  # 'power-capped in NEW (SM down to 1700 MHz)'
+    # A reason no change can be read from these runs at all: a CPU timing that timed the
+    # host's other work too (hostload.py). FASTER/SLOWER become UNSURE, whatever the size.
+    doubt: str = ""
 
     def largest(self) -> tuple[float, str]:
         return max((self.noise, "noise"), (self.group, "group"), (self.clocks, "clocks"))
@@ -214,6 +220,8 @@ def compare_samples(base: Sequence[float], new: Sequence[float],
     bar = max(threshold, largest)
     said = verdict(low, high, threshold, bar)
     reason = "" if said != UNSURE else _why_unsure(low, high, threshold, allowances)
+    if allowances.doubt and said in (FASTER, SLOWER):
+        said, reason = UNSURE, allowances.doubt
     return Comparison(base_median, new_median, ratio, low, high, said, reason, bar, allowances)
 
 
@@ -240,10 +248,14 @@ def compare_results(base, new, threshold: float = DEFAULT_THRESHOLD,
     allowance, note = max(((clock_allowance(c), f"{_clock_state(c)} in {label} (SM down to "
                             f"{c.get('sm_mhz_min')} MHz)" if c else "") for label, c in clocks),
                           key=lambda pair: pair[0])
+    doubts = [f"host busy in {label}: {reason}" for label, r in (("BASE", base), ("NEW", new))
+              if (reason := busy_reason((r.measurement.details if r.measurement else {})
+                                        .get("host_load")))]
     allowances = Allowances(noise=max(relative_iqr(base.samples_s),
                                       relative_iqr(new.samples_s)) if base.samples_s
                             and new.samples_s else 0.0,
-                            group=group_shift, clocks=allowance, clock_note=note)
+                            group=group_shift, clocks=allowance, clock_note=note,
+                            doubt="; ".join(doubts))
     return compare_samples(base.samples_s, new.samples_s, threshold, allowances)
 
 

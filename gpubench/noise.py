@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from gpubench.hostload import busy_reason
+
 # IQR above 5% of the median: two variants 5% apart can no longer be told apart
 # from one run's spread alone.
 NOISY_REL_IQR = 0.05
@@ -49,11 +51,16 @@ class Warning:
 
 
 def assess(summary, stop_reason: str | None, target_rel_ci: float, clocks: dict | None,
-           mode: str) -> list[Warning]:
+           mode: str, host_load: dict | None = None) -> list[Warning]:
     """Warnings for one measured result (summary from stats.summarize). CPU timings
-    are indicative only, so their spread draws no warning."""
+    are indicative only, so their spread draws no warning; a busy host does."""
     found = []
     if mode == "cpu":
+        busy = busy_reason(host_load)
+        if busy:
+            found.append(Warning("host_busy", f"the host clock timed other work too: {busy}",
+                                 "time on an idle machine; `compare` calls these points "
+                                 "UNSURE"))
         return found
     if summary.rel_iqr > NOISY_REL_IQR:
         found.append(Warning("noisy", f"IQR is {summary.rel_iqr:.0%} of the median",

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import FIXTURES
 from gpubench import comparison as C
+from gpubench import hostload
 from gpubench.api import compare as api_compare
 from gpubench.records.measurement import Measurement
 from gpubench.records.point import PointKey
@@ -294,3 +295,30 @@ def test_cpu_two_runs_then_a_variant_doing_its_work_twice(gpubench, tmp_path):
     assert others <= {C.SAME, C.UNSURE}, verdicts
     saved = json.loads((Path(doubled.cwd) / "three" / "results.json").read_text())
     assert saved["meta"]["baseline"].endswith("two")
+
+
+# ---------------------------------------------------------------- a busy host
+
+
+def test_proc_stat_busy_time_leaves_out_idle_and_iowait():
+    line = "cpu  100 5 50 1000 30 2 3 7 0 0\ncpu0 1 2 3 4\n"
+    assert hostload.busy_seconds(line, 100) == pytest.approx((100 + 5 + 50 + 2 + 3 + 7) / 100)
+    assert hostload.busy_seconds("", 100) is None
+
+
+def test_a_cpu_timing_of_a_busy_host_never_gives_a_verdict_of_change():
+    busy = {"preempted_per_call": 1.8, "others_cpus": 0.4, "own_cpus": 1.0}
+    quiet = {"preempted_per_call": 0.0, "others_cpus": 0.05, "own_cpus": 1.0}
+    assert hostload.busy_reason(quiet) is None
+    assert "preempted 1.80 times per call" in hostload.busy_reason(busy)
+    assert "kept 0.9 CPUs busy" in hostload.busy_reason({**quiet, "others_cpus": 0.9})
+
+    def cpu_result(samples, load):
+        key = PointKey("demo", "v", "float32", Shape({"n": 1}), "cpu")
+        return Result(key=key, kind="torch", status=OK, device="cpu", measurement=Measurement(
+            "cpu", "host", tuple(samples), details={"host_load": load}))
+
+    base = cpu_result(noisy(1e-4, spread=0.01), quiet)
+    c = C.compare_results(base, cpu_result(noisy(8e-3, spread=0.01, seed=2), busy))
+    assert c.verdict == C.UNSURE and c.reason.startswith("host busy in NEW: preempted")
+    assert C.compare_results(base, cpu_result(noisy(2e-4, seed=3), quiet)).verdict == C.SLOWER

@@ -38,7 +38,8 @@ def measurement_warnings(result: Result) -> list[noise.Warning]:
     if result.summary is None or not result.passed:
         return []
     target = result.measurement.target_rel_ci or 0.0
-    return noise.assess(result.summary, result.stop_reason, target, result.clocks, result.mode)
+    return noise.assess(result.summary, result.stop_reason, target, result.clocks, result.mode,
+                        result.measurement.details.get("host_load"))
 
 
 def launch_bound_warnings(group: list[Result]) -> dict[int, noise.Warning]:

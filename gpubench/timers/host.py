@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from gpubench.hostload import Snapshot, load_between
 from gpubench.records.settings import TimingSettings
 from gpubench.timers.base import Measurement, sample_until_stopped, warm_up
 
@@ -27,5 +28,9 @@ class HostTimer:
                 samples.append(self.clock() - start)
             return samples
 
+        before = Snapshot.now()
         samples, reason, spent = sample_until_stopped(take, self.settings, self.clock)
-        return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent)
+        # Whether the host's other work was timed too: compare and the warnings read it.
+        load = load_between(before, Snapshot.now(), len(samples))
+        return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
+                           details={"host_load": load})

@@ -1,0 +1,88 @@
+"""Was the host busy while a CPU timing ran? Other processes' CPU time and our preemptions.
+
+A host-clock timing of CPU tensors times the scheduler as much as the code when other
+processes want the same cores. Seen on the 2-core CI machine while a compiler ran
+beside a run (docs/perf-notes.md, "compare (issue 10)"): torch.square of 2^20 floats
+took 8.0 ms per call instead of ~0.1 ms — its two intra-op threads waited a full
+scheduler slice for the second core — with a tight spread, so no statistic of the
+samples shows it; two such runs differed by 800x. Two figures, over the sampling
+window, show it:
+
+- `preempted_per_call`: involuntary context switches of this process (all threads,
+  getrusage) per timed call. Above ~0.1, a tenth of the calls lost the CPU mid-way.
+- `others_cpus`: CPUs that other processes kept busy on average, from /proc/stat's
+  machine-wide busy time minus this process's own CPU time. With two hardware threads
+  per core, another process using half a CPU shares a core with the timed code about
+  half the time.
+
+Linux only (/proc/stat); elsewhere `others_cpus` is None.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+# Thresholds of HostLoad.busy (see the module docstring for the napkin math).
+PREEMPTED_PER_CALL = 0.1
+OTHERS_CPUS = 0.5
+PROC_STAT = Path("/proc/stat")
+
+
+def busy_seconds(proc_stat_text: str, ticks_per_second: float) -> float | None:
+    """Machine-wide non-idle CPU seconds from /proc/stat's first ('cpu') line: user, nice,
+    system, irq, softirq, steal; idle and iowait are not busy."""
+    first = proc_stat_text.splitlines()[0].split() if proc_stat_text else []
+    if not first or first[0] != "cpu":
+        return None
+    values = [int(v) for v in first[1:9]] + [0] * (8 - len(first[1:9]))
+    user, nice, system, _idle, _iowait, irq, softirq, steal = values
+    return (user + nice + system + irq + softirq + steal) / ticks_per_second
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    wall: float
+    own_cpu: float  # this process, all threads
+    involuntary: int
+    machine_busy: float | None
+
+    @classmethod
+    def now(cls) -> Snapshot:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return cls(time.perf_counter(), usage.ru_utime + usage.ru_stime, usage.ru_nivcsw,
+                   _machine_busy())
+
+
+def _machine_busy() -> float | None:
+    try:
+        return busy_seconds(PROC_STAT.read_text(), os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError):
+        return None
+
+
+def load_between(start: Snapshot, end: Snapshot, calls: int) -> dict:
+    """What the host did between two snapshots, per the module docstring."""
+    wall = max(end.wall - start.wall, 1e-9)
+    others = None
+    if start.machine_busy is not None and end.machine_busy is not None:
+        own = end.own_cpu - start.own_cpu
+        others = max(0.0, (end.machine_busy - start.machine_busy - own) / wall)
+    return {"preempted_per_call": (end.involuntary - start.involuntary) / max(calls, 1),
+            "others_cpus": others, "own_cpus": (end.own_cpu - start.own_cpu) / wall}
+
+
+def busy_reason(load: dict | None) -> str | None:
+    """Why a CPU timing measured the host's other work, or None when it did not."""
+    if not load:
+        return None
+    preempted = load.get("preempted_per_call") or 0.0
+    others = load.get("others_cpus")
+    if preempted >= PREEMPTED_PER_CALL:
+        return f"preempted {preempted:.2f} times per call (other load on the host)"
+    if others is not None and others >= OTHERS_CPUS:
+        return f"other processes kept {others:.1f} CPUs busy meanwhile"
+    return None
