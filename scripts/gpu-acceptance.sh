@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU acceptance runs behind docs/perf-notes.md, as sent through the device tool:
 #   bash scripts/gpu-acceptance.sh [steps...]
-#     steps: run shapes tests peak drift fixtures ncu trace nsys fidelity
+#     steps: run shapes tests peak drift compare build-loop fixtures ncu trace nsys fidelity
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py and ncu-report come as wheels in .whl/, with what they need:
 # markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata), then runs the steps. Logs go to
@@ -89,6 +89,30 @@ PY
       sed -i 's/constexpr int kThreads = 32;/constexpr int kThreads = 256;/' kernels/square/square.cu
       timed square-a4 gpubench run square --out profiles/square-a4
       tar czf "$OUT/drift-runs.tgz" profiles/*-a? profiles/square-b32 ;;
+    compare)
+      # Issue 10 on the GPU: lecture 1 pasted as is; two runs of square -> compare; the CUDA
+      # square with 32-thread blocks -> SLOWER (exit 13 with --fail-on-regression).
+      timed lecture1 gpubench run square_matrix --kernels-dir examples/gpu_mode_lecture1 \
+        --out profiles/lecture1
+      timed square-c1 gpubench run square --out profiles/square-c1
+      timed square-c2 gpubench run square --out profiles/square-c2 --baseline profiles/square-c1
+      timed compare-same gpubench compare profiles/square-c1 profiles/square-c2 \
+        --fail-on-regression
+      sed -i 's/constexpr int kThreads = 256;/constexpr int kThreads = 32;/' kernels/square/square.cu
+      timed square-c32 gpubench run square --out profiles/square-c32 \
+        --baseline profiles/square-c2
+      sed -i 's/constexpr int kThreads = 32;/constexpr int kThreads = 256;/' kernels/square/square.cu
+      timed compare-b32 gpubench compare profiles/square-c2 profiles/square-c32 \
+        --fail-on-regression
+      timed compare-md gpubench compare profiles/square-c2 profiles/square-c32 --markdown
+      timed inline-gpu-tests python3 -m pytest -q -m gpu tests/test_inline_and_returning.py
+      tar czf "$OUT/compare-runs.tgz" profiles/square-c* profiles/lecture1 ;;
+    build-loop)
+      # Before: the package as of the last commit before issue 10 (.before/, carried);
+      # after: this tree. Each in a fresh cache.
+      [ -d .before/gpubench ] && timed build-loop-before env PYTHONPATH=.before:$PYTHONPATH \
+        python3 benchmarks/build_loop.py
+      timed build-loop-after python3 benchmarks/build_loop.py ;;
     fixtures) timed fixtures python3 scripts/record_trace_fixture.py "$OUT" ;;
     fidelity) timed fidelity python3 benchmarks/fidelity.py --out "$LOGS" ;;
     ncu)
