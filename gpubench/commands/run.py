@@ -98,7 +98,8 @@ class RunCommand:
             save()
 
         def against_baseline(group: list[R.Result]) -> dict:
-            return compare_runs(baseline, RunDocument(meta, runner.env, tuple(group))).by_key()
+            compared = compare_runs(baseline, RunDocument(meta, runner.env, tuple(group)))
+            return {key: point.comparison for key, point in compared.by_key().items()}
 
         display = RunDisplay(self.console, len(points), on_group=on_group,
                              show_progress=not self.as_json,
