@@ -110,7 +110,7 @@ PY
     build-loop)
       # Before: the package as of the last commit before issue 10 (.before/, carried);
       # after: this tree. Each in a fresh cache.
-      [ -d .before/gpubench ] && timed build-loop-before env PYTHONPATH=.before:$PYTHONPATH \
+      [ -d .before/gpubench ] && timed build-loop-before env PYTHONPATH=$PWD/.before:$PYTHONPATH \
         python3 benchmarks/build_loop.py
       timed build-loop-after python3 benchmarks/build_loop.py ;;
     fixtures) timed fixtures python3 scripts/record_trace_fixture.py "$OUT" ;;

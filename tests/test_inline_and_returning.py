@@ -2,7 +2,6 @@
 (GPU MODE lecture 1's code, pasted as is)."""
 
 import json
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -125,4 +124,4 @@ def test_the_lecture_1_code_pasted_as_is_runs_and_passes_on_the_gpu(gpubench):
     assert done.code == 0, done.output
     rows = {r["variant"]: r for r in json.loads(done.stdout)["results"]}
     assert rows["lecture1"]["status"] == "ok" and rows["lecture1"]["build"]["allocates_output"]
-    assert Path(LECTURE / "square_matrix" / "spec.py").read_text().count("torch::empty_like") == 1
+    assert rows["torch"]["status"] == "ok"
