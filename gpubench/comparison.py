@@ -25,10 +25,13 @@ The question has two sources of doubt, and a verdict must survive both:
      between-run shift of unchanged code stayed within the larger of the 1% threshold
      and 0.41x this figure (18 points, 3-4 runs each: docs/perf-notes.md).
    - **the group's shift**: the other variants of the same family, dtype, shape and
-     mode were measured in the same two processes. When every one of them moved in
-     the same direction, the smallest such move is what the machine did, not the
-     code (a shift all variants share is drift; a shift one variant has alone is
-     its code).
+     mode were measured in the same two processes. A shift all variants share is
+     drift; a shift one variant has alone is its code. With three or more variants,
+     a change must show both in the point's ratio and in its ratio over the group's
+     median ratio (robust while fewer than half changed: on the CPU machine a whole
+     run was 2.5x slower, one variant's doubled work still stood out). With two, the
+     other's move in the same direction raises the bar (which of two changed cannot
+     be told).
    - **the clocks**: a throttled or power-capped point ran up to
      max_possible / min MHz slower for that reason alone.
    - **the host clock** (CPU path and wall mode): 50%, see HOST_CLOCK_ALLOWANCE.
@@ -42,8 +45,9 @@ The question has two sources of doubt, and a verdict must survive both:
 Verdicts (threshold t, default 1%; bounds taken as ratios, so +-1% means 1.01 and
 1/1.01, which keeps 2x slower and 2x faster symmetric):
 
-    FASTER  the whole CI lies below 1 / (1 + bar)       1 + bar = (1 + group shift)
+    FASTER  the whole CI lies below 1 / (1 + bar)       1 + bar = (1 + 2-variant witness)
                                                           x (1 + max(t, noise, clocks, host))
+            and, divided by the group's median ratio (3+ variants), still does
     SLOWER  the whole CI lies above 1 + bar
     SAME    the whole CI lies within [1 / (1 + t), 1 + t]
     UNSURE  otherwise, with the reason (too few samples, noisy, within the point's
@@ -94,7 +98,8 @@ class Allowances:
     """How far a point may move between two runs of unchanged code (fractions of 1)."""
 
     noise: float = 0.0  # the samples' IQR / median, the larger run
-    group: float = 0.0  # the smallest same-direction move of the group's other variants
+    group: float = 0.0  # two-variant group: the other's move in this one's direction
+    drift: float = 1.0  # the group's median ratio: a change must show over it too
     clocks: float = 0.0  # slowdown the clocks alone explain
     host: float = 0.0  # the host clock's own drift (CPU path and wall mode)
     clock_note: str = ""  # 'power-capped in NEW (SM down to 1700 MHz)'
@@ -103,9 +108,9 @@ class Allowances:
     doubt: str = ""
 
     def bar(self, threshold: float) -> float:
-        """The change a FASTER/SLOWER needs: the group's common shift, and beyond it the
-        largest of the threshold and the point's own bounds (ratios multiply: a group
-        that moved 2x and a point bound of 50% need 3x)."""
+        """The change a FASTER/SLOWER needs: a two-variant group's common shift, and
+        beyond it the largest of the threshold and the point's own bounds (ratios
+        multiply: a shift of 2x and a point bound of 50% need 3x)."""
         own = max(threshold, self.noise, self.clocks, self.host)
         return (1 + self.group) * (1 + own) - 1
 
@@ -237,12 +242,16 @@ def compare_samples(base: Sequence[float], new: Sequence[float],
                           math.nan, UNSURE, f"too few samples ({len(base)} and {len(new)}; "
                           f"a verdict needs {MIN_SAMPLES} in each)", threshold, allowances)
     ratio, low, high = ratio_ci(base, new)
-    said = verdict(low, high, threshold, allowances.bar(threshold))
+    bar = allowances.bar(threshold)
+    said = verdict(low, high, threshold, bar)
     reason = "" if said != UNSURE else _why_unsure(low, high, threshold, allowances)
+    drift = allowances.drift
+    if said in (FASTER, SLOWER) and verdict(low / drift, high / drift, threshold, bar) != said:
+        said, reason = UNSURE, (f"the whole group moved {drift - 1:+.0%}: drift, or a change "
+                                "they share")
     if allowances.doubt:  # not even SAME: both runs may have timed the scheduler alike
         said, reason = UNSURE, allowances.doubt
-    return Comparison(base_median, new_median, ratio, low, high, said, reason,
-                      allowances.bar(threshold), allowances)
+    return Comparison(base_median, new_median, ratio, low, high, said, reason, bar, allowances)
 
 
 def _why_unsure(low: float, high: float, threshold: float, allowances: Allowances) -> str:
@@ -263,7 +272,7 @@ def _why_unsure(low: float, high: float, threshold: float, allowances: Allowance
 
 
 def compare_results(base, new, threshold: float = DEFAULT_THRESHOLD,
-                    group_shift: float = 0.0) -> Comparison:
+                    group: GroupShift | None = None) -> Comparison:
     """Two Results (records/result.py) of one point, measured in two runs."""
     clocks = [(label, r.measurement.clocks if r.measurement else None)
               for label, r in (("BASE", base), ("NEW", new))]
@@ -275,7 +284,9 @@ def compare_results(base, new, threshold: float = DEFAULT_THRESHOLD,
     allowances = Allowances(noise=max(relative_iqr(base.samples_s),
                                       relative_iqr(new.samples_s)) if base.samples_s
                             and new.samples_s else 0.0,
-                            group=group_shift, clocks=allowance, clock_note=note,
+                            group=(group or GroupShift()).witness,
+                            drift=(group or GroupShift()).drift, clocks=allowance,
+                            clock_note=note,
                             host=HOST_CLOCK_ALLOWANCE if base.mode in HOST_CLOCK_MODES
                             else 0.0,
                             doubt="; ".join(doubts))
@@ -347,7 +358,7 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD) -> RunComparis
             points.append(PointComparison(old.key, None, f"not compared: {old.status} in "
                                                          f"BASE, {fresh.status} in NEW"))
             continue
-        comparison = compare_results(old, fresh, threshold, shifts.get(key, 0.0))
+        comparison = compare_results(old, fresh, threshold, shifts.get(key, GroupShift()))
         points.append(PointComparison(old.key, replace(comparison,
                                                        marked=bool(differences))))
     return RunComparison(tuple(points), tuple(k for k in base_rows if k not in new_rows),
@@ -366,20 +377,34 @@ def _log_ratio(base, new) -> float:
     return math.log(new.median_s / base.median_s)
 
 
-def group_shifts(log_ratios: dict[str, float], keys: dict) -> dict[str, float]:
-    """For each point, the smallest move in its own direction among the other variants of
-    its group (family, dtype, shape, mode), as a fraction; 0 when any of them stayed put
-    or moved the other way, or when it is alone in its group."""
+@dataclass(frozen=True)
+class GroupShift:
+    """What the other variants of a point's group (family, dtype, shape, mode) say about
+    the machine between the two runs."""
+
+    drift: float = 1.0  # the group's median ratio NEW/BASE (3 or more variants), else 1
+    witness: float = 0.0  # 2 variants: the other's move in this point's direction, else 0
+
+
+def group_shifts(log_ratios: dict[str, float], keys: dict) -> dict[str, GroupShift]:
+    """Per point, the machine's move as its group saw it. With three or more variants the
+    median ratio: robust while fewer than half of them changed, so a change must show in
+    the point's ratio over the median. With two, which one changed cannot be told: the
+    other's move in the same direction only raises the bar. Alone: nothing."""
     groups: dict[tuple, list[str]] = defaultdict(list)
     for name, key in keys.items():
         groups[(key.family, key.dtype, key.shape, key.mode)].append(name)
     shifts = {}
     for members in groups.values():
+        if len(members) >= 3:
+            drift = math.exp(quantile(sorted(log_ratios[m] for m in members), 0.5))
+            shifts.update({name: GroupShift(drift=drift) for name in members})
+            continue
         for name in members:
             direction = math.copysign(1.0, log_ratios[name])
             others = [direction * log_ratios[o] for o in members if o != name]
             common = max(0.0, min(others)) if others else 0.0
-            shifts[name] = math.expm1(common)
+            shifts[name] = GroupShift(witness=math.expm1(common))
     return shifts
 
 

@@ -294,17 +294,27 @@ def test_cpu_two_runs_then_a_variant_doing_its_work_twice(gpubench, tmp_path):
     assert {p["verdict"] for p in same["points"]} <= {C.SAME, C.UNSURE}, same["points"]
 
     spec.write_text(SPEC.replace("REPEAT = 1", "REPEAT = 2"))
-    doubled = gpubench("run", *options, "--out", "three", "--baseline", "two")
-    assert doubled.code == 0, doubled.output
-    assert "vs --baseline" in doubled.stdout and "SLOWER" in doubled.stdout
-    gate = gpubench("compare", "two", "three", "--json", "--fail-on-regression")
-    assert gate.code == 13
-    verdicts = {(p["key"].split("/")[1], p["key"].split("/")[3]): p["verdict"]
-                for p in json.loads(gate.stdout)["points"]}
-    assert verdicts[("twice", "n=1048576")] == verdicts[("twice", "n=4194304")] == C.SLOWER
-    others = {v for (variant, _), v in verdicts.items() if variant != "twice"}
-    assert others <= {C.SAME, C.UNSURE}, verdicts
-    saved = json.loads((Path(doubled.cwd) / "three" / "results.json").read_text())
+    # The CPU machine may drift between runs (a whole run 2.5x slower was seen in CI). When
+    # compare says so itself (the group moved, the host was busy), the user's answer is to
+    # measure again: so does this test, at most twice; it never accepts a wrong verdict.
+    for attempt in range(3):
+        out = f"three-{attempt}"
+        doubled = gpubench("run", *options, "--out", out, "--baseline", "two")
+        assert doubled.code == 0, doubled.output
+        assert "vs --baseline" in doubled.stdout
+        gate = gpubench("compare", "two", out, "--json", "--fail-on-regression")
+        points = {(p["key"].split("/")[1], p["key"].split("/")[3]): p
+                  for p in json.loads(gate.stdout)["points"]}
+        others = {p["verdict"] for (variant, _), p in points.items() if variant != "twice"}
+        assert others <= {C.SAME, C.UNSURE}, points
+        twice = [p for (variant, _), p in points.items() if variant == "twice"]
+        if all(p["verdict"] == C.SLOWER for p in twice):
+            break
+        for p in twice:
+            assert p["verdict"] == C.SLOWER or "moved" in p["reason"] or "busy" in p["reason"], p
+    assert gate.code == 13 and all(p["verdict"] == C.SLOWER for p in twice), points
+    assert "SLOWER" in doubled.stdout
+    saved = json.loads((Path(doubled.cwd) / out / "results.json").read_text())
     assert saved["meta"]["baseline"].endswith("two")
 
 
