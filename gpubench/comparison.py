@@ -294,23 +294,28 @@ def _why_unsure(low: float, high: float, threshold: float, allowances: Allowance
 def compare_results(base, new, threshold: float = DEFAULT_THRESHOLD,
                     group: GroupShift | None = None) -> Comparison:
     """Two Results (records/result.py) of one point, measured in two runs."""
-    clocks = [(label, r.measurement.clocks if r.measurement else None)
-              for label, r in (("BASE", base), ("NEW", new))]
-    allowance, note = max(((clock_allowance(c), f"{_clock_state(c)} in {label} (SM down to "
-                            f"{c.get('sm_mhz_min')} MHz)" if c else "") for label, c in clocks),
-                          key=lambda pair: pair[0])
+    group = group or GroupShift()
+    clocks, clock_note = _clock_bound(base, new)
     doubts = [f"host busy in {label}: {reason}" for label, r in (("BASE", base), ("NEW", new))
               if (reason := _host_busy(r))]
-    allowances = Allowances(noise=max(relative_iqr(base.samples_s),
-                                      relative_iqr(new.samples_s)) if base.samples_s
-                            and new.samples_s else 0.0,
-                            group=(group or GroupShift()).witness,
-                            drift=(group or GroupShift()).drift, clocks=allowance,
-                            clock_note=note,
-                            host=HOST_CLOCK_ALLOWANCE if base.mode in HOST_CLOCK_MODES
-                            else 0.0,
+    noise = (max(relative_iqr(base.samples_s), relative_iqr(new.samples_s))
+             if base.samples_s and new.samples_s else 0.0)
+    host = HOST_CLOCK_ALLOWANCE if base.mode in HOST_CLOCK_MODES else 0.0
+    allowances = Allowances(noise=noise, group=group.witness, drift=group.drift,
+                            clocks=clocks, clock_note=clock_note, host=host,
                             doubt="; ".join(doubts))
     return compare_samples(base.samples_s, new.samples_s, threshold, allowances)
+
+
+def _clock_bound(base, new) -> tuple[float, str]:
+    """The larger clock allowance of the two runs, and which run and clock it comes from."""
+    bounds = []
+    for label, result in (("BASE", base), ("NEW", new)):
+        clocks = result.measurement.clocks if result.measurement else None
+        note = (f"{_clock_state(clocks)} in {label} (SM down to {clocks.get('sm_mhz_min')} MHz)"
+                if clocks else "")
+        bounds.append((clock_allowance(clocks), note))
+    return max(bounds, key=lambda bound: bound[0])
 
 
 # ---------------------------------------------------------------- two runs
