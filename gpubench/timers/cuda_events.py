@@ -4,9 +4,10 @@ Per sample: [flush (cold only)] -> spin -> start event -> call -> end event.
 While the GPU spins, the host enqueues start event, call and end event, so the
 start event fires right before the call's first kernel and host launch latency
 (5-40 us in Python) stays outside the window. Samples are queued in batches of
-~20 ms and read after one synchronisation per batch. Each sample has the cost
-of an empty event pair (measured once per process) subtracted: a fixed bias of
-~1.25 us on an H100 that otherwise inflates every us-scale kernel.
+~20 ms and read after one synchronisation per batch. Each sample has the window's
+fixed cost subtracted (the start event, fetching the first launch, the end
+event): 2.0-2.2 us on an H200, fitted once per process on null kernels
+(gpubench/calibration.py), which would otherwise inflate every us-scale kernel.
 """
 
 from __future__ import annotations
@@ -24,14 +25,16 @@ class EventTimer(CudaTimer):
         self.flush = flush
         self.mode = "cold" if flush else "warm"
         cache = "L2 flushed by reads" if flush else "warm L2 (no flush)"
-        self.method = f"cuda-events minus empty-pair cost, {cache}, spin-queued launch"
+        self.method = (f"cuda-events minus window cost (null-kernel fit), {cache}, "
+                       "spin-queued launch")
 
     def measure(self, fn: Callable[[], object]) -> Measurement:
         gpu = self.support
         prepare = gpu.flush if self.flush else (lambda: None)
         warmup_calls, warmup_s = gpu.warm_up(fn, self.settings, flush=self.flush)
         cycles, spin_us = gpu.spin_cycles(fn)
-        overhead_s = gpu.event_overhead_s()
+        cost = gpu.window_cost()
+        overhead_s = cost.fixed_s
 
         def take(count: int) -> list[float]:
             events = [(gpu.event(), gpu.event()) for _ in range(count)]
@@ -46,7 +49,7 @@ class EventTimer(CudaTimer):
                     for begin, end in events]
 
         samples, reason, spent = sample_until_stopped(take, self.settings)
-        details = {"spin_us": spin_us, "event_overhead_us": overhead_s * 1e6,
+        details = {"spin_us": spin_us, **cost.to_details(),
                    "flush_bytes": gpu.flush_bytes if self.flush else 0}
         return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
                       details)

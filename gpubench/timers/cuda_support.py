@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from gpubench.calibration import NULL_KERNEL_COUNTS, WindowCost, window_cost
 from gpubench.records.settings import TimingSettings
 from gpubench.timers.base import warm_up
 
@@ -33,7 +34,7 @@ class CudaSupport:
         self._flush_buffer = torch.ones(self.flush_bytes // 4, dtype=torch.float32, device="cuda")
         self._flush_sink = torch.empty((), dtype=torch.float32, device="cuda")
         self._cycles_per_us: float | None = None
-        self._event_overhead: float | None = None
+        self._window_cost: WindowCost | None = None
 
     def flush(self) -> None:
         """Read the whole flush buffer (a sum): L2 ends full of clean, unrelated lines.
@@ -99,32 +100,48 @@ class CudaSupport:
     # An empty pair costing more than this was not measured behind the spin (the
     # host fell behind): subtracting it would understate kernels, so nothing is.
     MAX_EVENT_OVERHEAD_S = 3e-6
+    # Windows per null-kernel count in the fit: 4 counts x 40 windows x ~110 us = ~18 ms.
+    WINDOWS_PER_COUNT = 40
 
-    def event_overhead_s(self) -> float:
-        """What an event pair with nothing between it measures behind a spin.
-
-        On an H100 this is 1.25 us (2026-11-22, docs/perf-notes.md): a fixed cost
-        every event-timed sample carries, which made 3-60 us kernels read 1.5-1.8
-        us long against ncu. Cold and warm samples subtract it. Measured with a
-        100 us spin per pair, so the host is always ahead, even if the spin's
-        clock calibration ran at idle clocks; kept once a plausible value is seen,
-        so repeated measurements subtract the same amount.
-        """
-        if self._event_overhead is not None:
-            return self._event_overhead
+    def window_cost(self) -> WindowCost:
+        """The fixed cost of a cold sample's event window, fitted once per process on
+        null kernels (gpubench/calibration.py says how and why). Each window sits behind
+        a 100 us spin, so the host is always ahead, even if the spin's clock calibration
+        ran at idle clocks; the counts are interleaved so a clock change in the middle
+        moves all of them alike. Kept once a plausible fit is seen, so repeated
+        measurements subtract the same amount."""
+        if self._window_cost is not None:
+            return self._window_cost
         cycles = int(100 * self._spin_cycles_per_us())
-        pairs = [(self.event(), self.event()) for _ in range(100)]
-        for begin, end in pairs:
-            self.spin(cycles)
-            begin.record()
-            end.record()
+        empty = self._median_windows(cycles, 0, self.WINDOWS_PER_COUNT * 2)
+        empty_s = empty if empty <= self.MAX_EVENT_OVERHEAD_S else None
+        windows: dict[int, list[float]] = {n: [] for n in NULL_KERNEL_COUNTS}
+        marks = []
+        for _ in range(self.WINDOWS_PER_COUNT):
+            for count in NULL_KERNEL_COUNTS:
+                marks.append((count, *self._window(cycles, count)))
+        self.synchronize()
+        for count, begin, end in marks:
+            windows[count].append(begin.elapsed_time(end) / 1e3)
+        cost = window_cost(windows, empty_s)
+        if cost.null_kernel_s is not None:
+            self._window_cost = cost  # a fixed cost of the hardware: kept once known
+        return cost
+
+    def _window(self, cycles: int, null_kernels: int):
+        begin, end = self.event(), self.event()
+        self.spin(cycles)
+        begin.record()
+        for _ in range(null_kernels):
+            self.spin(0)
+        end.record()
+        return begin, end
+
+    def _median_windows(self, cycles: int, null_kernels: int, count: int) -> float:
+        pairs = [self._window(cycles, null_kernels) for _ in range(count)]
         self.synchronize()
         values = sorted(begin.elapsed_time(end) / 1e3 for begin, end in pairs)
-        overhead = values[len(values) // 2]
-        if overhead > self.MAX_EVENT_OVERHEAD_S:
-            return 0.0  # implausible: measured again at the next measurement
-        self._event_overhead = overhead  # a fixed cost of the hardware: kept once known
-        return overhead
+        return values[len(values) // 2]
 
 
 class CudaTimer:
