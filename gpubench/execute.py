@@ -162,7 +162,28 @@ class Executor:
         culprit = self._blame(group, group.time_inputs, group.pristine_time, state)
         if culprit:
             return {**result, "status": "fail", "error": f"while timed: {culprit}"}
+        work = self._device_work(fn, group)
+        if work is not None:
+            result["device_work"] = work.to_dict()
         return {**result, "status": "ok", "timings": timings}
+
+    def _device_work(self, fn: Invocation, group: Group):
+        """What one call runs on the GPU (kernel count, sum and span), after the timing it
+        must not disturb; None on a CPU, or when neither a graph capture nor CUPTI saw it.
+        A failure here costs the point its kernel count, never its timings."""
+        support = self.shared.get("cuda")
+        if support is None:
+            return None
+        from gpubench.timers.device_work import find_device_work
+
+        self.report_phase("kernels")
+        inputs, out = group.time_inputs, group.out
+        try:
+            return find_device_work(lambda: fn(inputs, out), support)
+        except Exception as exc:
+            if _is_cuda_fault(exc):
+                raise
+            return None
 
     def _blame(self, group: Group, inputs: tuple, pristine: tuple, state: dict) -> str | None:
         """The variant's side effects, if any; then torch's state is restored and the

@@ -13,6 +13,7 @@ import zlib
 from dataclasses import dataclass
 
 from gpubench.errors import ConfigError, UsageError, unknown_name
+from gpubench.records.device_work import DeviceWork
 from gpubench.records.measurement import Measurement
 from gpubench.records.point import PointKey, Task
 from gpubench.records.result import ITEMSIZE, Result
@@ -44,14 +45,16 @@ class Point:
 
     def result(self, mode: str, status: str, *, error: str | None = None,
                measurement: Measurement | None = None, check: dict | None = None,
-               build: dict | None = None, device: str = "") -> Result:
+               build: dict | None = None, device: str = "",
+               device_work: DeviceWork | None = None) -> Result:
         """A Result of this point, with its identity and napkin math."""
         itemsize = ITEMSIZE.get(self.dtype, 4)
         return Result(key=self.key(mode), kind=self.variant.kind, status=status,
                       baseline=self.variant.baseline, device=device,
                       flops=self.family.flop_count(self.shape),
                       bytes_moved=self.family.byte_count(self.shape, itemsize), seed=self.seed,
-                      measurement=measurement, check=check, build=build or {}, error=error)
+                      measurement=measurement, check=check, build=build or {}, error=error,
+                      device_work=device_work)
 
 
 def choose_dtypes(family: Family, requested: tuple[str, ...] | None) -> tuple[str, ...]:

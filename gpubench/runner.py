@@ -21,6 +21,7 @@ from gpubench.plan import Point
 from gpubench.protocol import GARBAGE, Envelope
 from gpubench.records import result as R
 from gpubench.records.derive import finish_group
+from gpubench.records.device_work import DeviceWork
 from gpubench.records.measurement import Measurement
 from gpubench.records.settings import TimingSettings
 from gpubench.workers import WorkerDied, WorkerProcess, WorkerTimeout
@@ -214,5 +215,6 @@ def results_from_payload(point: Point, payload: dict, modes: tuple[str, ...]) ->
             error = measurement.error
         rows.append(point.result(mode, status, error=error, measurement=measurement,
                                  check=payload.get("check"), build=build,
-                                 device=payload.get("device", "")))
+                                 device=payload.get("device", ""),
+                                 device_work=DeviceWork.from_dict(payload.get("device_work"))))
     return rows

@@ -15,7 +15,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpubench.records.device_work import DeviceOp
+
 DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+OP_KIND = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
 LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver")
 
 
@@ -31,6 +34,7 @@ class CallWork:
     first_device_start_us: float | None  # for the launch-to-start gap
     work: tuple[tuple[str, float], ...] = ()  # (kernel name, duration us) in start order
     launch_gaps_us: tuple[float, ...] = ()  # per launch: device start - host launch call
+    timeline: tuple[DeviceOp, ...] = ()  # its device work in start order, with timestamps
 
     @property
     def launch_gap_us(self) -> float | None:
@@ -89,7 +93,9 @@ def _call_work(span: dict, launches: list[dict], by_correlation: dict) -> CallWo
     first = work[0]["ts"] if work else None
     return CallWork(span["name"], start, span.get("dur", 0.0),
                     sum(w.get("dur", 0.0) for w in work), count, first,
-                    tuple((w.get("name", "?"), w.get("dur", 0.0)) for w in work), tuple(gaps))
+                    tuple((w.get("name", "?"), w.get("dur", 0.0)) for w in work), tuple(gaps),
+                    tuple(DeviceOp(OP_KIND[w["cat"]], w.get("name", "?"), w["ts"],
+                                   w.get("dur", 0.0)) for w in work))
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from gpubench import noise, roofline
+from gpubench.records.device_work import DeviceWork
 from gpubench.records.measurement import Measurement
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
@@ -42,7 +43,8 @@ RESERVED_COLUMNS = frozenset({
     "roof_fraction", "bound", "intensity_flop_per_byte", "speedup_vs_baseline", "flops",
     "bytes_moved", "method", "stop_reason", "warmup_s", "sampling_s", "sm_clock_min_mhz",
     "sm_clock_max_mhz", "throttled", "check_max_abs_err", "check_mismatches", "compile_s",
-    "compile_cached", "warnings", "error", "seed", "size",
+    "compile_cached", "warnings", "error", "seed", "size", "kernels_per_call",
+    "other_ops_per_call", "kernel_sum_s", "span_s", "ncu_s", "vs_ncu",
 })
 
 
@@ -76,6 +78,8 @@ class Result:
     roof: dict | None = None  # roofline.position(...) with the machine's ceilings
     warnings: tuple[noise.Warning, ...] = ()
     ncu: dict | None = None  # `gpubench run --ncu`: duration, top SOL %, top hint
+    device_work: DeviceWork | None = None  # kernels per call, their sum and span (GPU only)
+    ncu_check: dict | None = None  # `gpubench run --ncu-check`: ncu's time beside ours
 
     # Identity, from the key; what was measured, from the measurement (empty without one).
     family = _delegate("key", "family")
@@ -104,6 +108,32 @@ class Result:
     @property
     def median_s(self) -> float | None:
         return self.summary.median if self.summary else None
+
+    @property
+    def timed_quantity(self) -> str:
+        """Which time of a multi-kernel call the median is: the kernels' 'span' (event
+        windows hold the gaps between launches), their 'sum' (cupti adds kernel
+        durations), or 'host' (wall, cpu: what a caller waits, launches included)."""
+        return {"cupti": "sum", "wall": "host", "cpu": "host"}.get(self.mode, "span")
+
+    @property
+    def kernel_sum_s(self) -> float | None:
+        """The median as kernel time only (no gaps, memsets or copies): what ncu's per-kernel
+        durations add up to. The median itself for one kernel."""
+        work, median = self.device_work, self.median_s
+        if work is None or median is None or self.timed_quantity != "span":
+            return median if self.timed_quantity == "sum" else None
+        return work.kernel_sum_s(median)
+
+    @property
+    def span_s(self) -> float | None:
+        """The median as the span of the call's device work (first start to last end)."""
+        work, median = self.device_work, self.median_s
+        if self.timed_quantity == "span":
+            return median
+        if self.timed_quantity == "sum" and work is not None:
+            return work.span_s(median)
+        return None
 
     @property
     def tflops(self) -> float | None:
@@ -170,6 +200,11 @@ class Result:
             "throttled": clocks.get("slowed_down"),
             "check_max_abs_err": (self.check or {}).get("max_abs_err"),
             "check_mismatches": (self.check or {}).get("mismatches"),
+            "kernels_per_call": self.device_work.kernels if self.device_work else None,
+            "other_ops_per_call": self.device_work.other_ops if self.device_work else None,
+            "kernel_sum_s": self.kernel_sum_s, "span_s": self.span_s,
+            "ncu_s": (self.ncu_check or {}).get("ncu_s"),
+            "vs_ncu": (self.ncu_check or {}).get("deviation"),
             "warnings": "; ".join(w.code for w in self.warnings) or None,
             "error": self.error, "seed": self.seed,
             # Short columns last, where a narrow print shows them: the speed and the rate.
@@ -190,6 +225,8 @@ class Result:
             check=self.check, build=self.build, roofline=self.roof,
             summary=self.summary.to_dict() if self.summary else None,
             warnings=[w.to_dict() for w in self.warnings], ncu=self.ncu,
+            device_work=self.device_work.to_dict() if self.device_work else None,
+            ncu_check=self.ncu_check,
         )
         return record
 
@@ -206,7 +243,8 @@ class Result:
             check=data.get("check"), build=data.get("build") or {}, error=data.get("error"),
             speedup=data.get("speedup_vs_baseline"), roof=data.get("roofline"),
             warnings=tuple(noise.Warning(**w) for w in data.get("warnings") or ()),
-            ncu=data.get("ncu"),
+            ncu=data.get("ncu"), device_work=DeviceWork.from_dict(data.get("device_work")),
+            ncu_check=data.get("ncu_check"),
         )
 
 

@@ -21,7 +21,8 @@ STATUS_STYLE = {
     R.NOT_RUN: ("not run", "dim"),
 }
 COLUMNS = (("variant", "left"), ("kind", "left"), ("mode", "left"), ("check", "left"),
-           ("median", "right"), ("±CI", "right"), ("IQR", "right"), ("n", "right"),
+           ("median", "right"), ("kernels", "right"), ("±CI", "right"), ("IQR", "right"),
+           ("n", "right"),
            ("TFLOP/s", "right"), ("GB/s", "right"), ("of roof", "right"),
            ("vs base", "right"), ("build", "right"))
 
@@ -38,11 +39,15 @@ def group_table(group: list[R.Result], device: str = "", against: dict | None = 
     speedup, build. The mode column appears when more than one mode was timed; the
     `vs --baseline` column when `against` maps point keys to Comparisons with another run."""
     show_mode = len({r.mode for r in group}) > 1
-    caption = _caption(group) + (BASELINE_CAPTION if against is not None else "")
+    show_kernels = any(_multi(r) for r in group)
+    caption = _caption(group) + (BASELINE_CAPTION if against is not None else "") + (
+        KERNELS_CAPTION if show_kernels else "")
     table = Table(title=group_title(group, device), title_justify="left",
                   caption=caption, caption_justify="left")
+    hidden = {"mode"} - ({"mode"} if show_mode else set())
+    hidden |= set() if show_kernels else {"kernels"}
     for header, justify in COLUMNS:
-        if header != "mode" or show_mode:
+        if header not in hidden:
             table.add_column(header, justify=justify, no_wrap=True)
         if header == "vs base" and against is not None:
             table.add_column("vs --baseline", justify="right", no_wrap=True)
@@ -50,12 +55,18 @@ def group_table(group: list[R.Result], device: str = "", against: dict | None = 
         row = _row(result)
         if against is not None:
             row.insert(-1, verdict_cell(against.get(result.key.text())))
+        if not show_kernels:
+            del row[5]
         if not show_mode:
             del row[2]
         table.add_row(*row)
     return table
 
 
+KERNELS_CAPTION = (" kernels: device work per call (k kernels + m memsets/copies) when a call "
+                   "does more than one thing, and which time the median is: span = first start "
+                   "to last end, gaps included (kernel sum in results.json); sum = kernels "
+                   "only.")
 BASELINE_CAPTION = (" vs --baseline: this run's median against the --baseline run's, and "
                     "the verdict of `gpubench compare` (FASTER/SLOWER/SAME/UNSURE).")
 
@@ -72,6 +83,7 @@ def _row(result: R.Result) -> list:
         result.mode,
         Text(label, style=style),
         fmt.duration(summary.median, min(summary.significant_digits, 4)) if summary else "-",
+        _kernels_cell(result),
         fmt.percent(summary.rel_ci) if summary else "-",
         fmt.percent(summary.rel_iqr) if summary else "-",
         str(summary.n) if summary else "-",
@@ -81,6 +93,21 @@ def _row(result: R.Result) -> list:
         fmt.ratio(result.speedup),
         _build_cell(result),
     ]
+
+
+def _multi(result: R.Result) -> bool:
+    return result.device_work is not None and not result.device_work.single
+
+
+def _kernels_cell(result: R.Result) -> str:
+    """'7 span', '1+1m sum': device ops per call and which time the median is; '1' for one
+    kernel, '-' where nothing was counted (a CPU run, or a call neither seen nor captured)."""
+    work = result.device_work
+    if work is None:
+        return "-"
+    if work.single:
+        return "1"
+    return f"{work.label()} {result.timed_quantity}"
 
 
 def _roof_cell(result: R.Result) -> str:

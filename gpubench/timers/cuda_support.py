@@ -56,6 +56,25 @@ class CudaSupport:
         self.recalibrate()
         return result
 
+    def capture(self, body: Callable[[], object], keep_graph: bool = False):
+        """`body` captured into a CUDA graph, after a warmup on the capture's side stream
+        (cuBLAS and friends set up workspaces on first use, which capture forbids).
+        With keep_graph the raw graph stays readable (raw_cuda_graph) and nothing is
+        replayed; otherwise the graph is replayed once, so its first replay is not timed."""
+        torch = self.torch
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            body()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph(keep_graph=True) if keep_graph else torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            body()
+        if not keep_graph:
+            graph.replay()
+        self.synchronize()
+        return graph
+
     def synchronize(self) -> None:
         self.torch.cuda.synchronize()
 

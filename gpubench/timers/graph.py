@@ -31,8 +31,8 @@ class GraphTimer(CudaTimer):
 
         warmup_calls, warmup_s = gpu.warm_up(fn, self.settings)
         calls = self._calls_per_graph(call)
-        both = self._capture(lambda: [call() for _ in range(calls)])
-        flushes = self._capture(lambda: [gpu.flush() for _ in range(calls)])
+        both = gpu.capture(lambda: [call() for _ in range(calls)])
+        flushes = gpu.capture(lambda: [gpu.flush() for _ in range(calls)])
         cycles, spin_us = gpu.spin_cycles(both.replay)
 
         def take(count: int) -> list[float]:
@@ -62,19 +62,3 @@ class GraphTimer(CudaTimer):
         gpu.synchronize()
         per_call_s = max(begin.elapsed_time(end) / 1e3 / 3, 1e-7)
         return max(1, min(MAX_CALLS_PER_GRAPH, round(REPLAY_TARGET_S / per_call_s)))
-
-    def _capture(self, body: Callable[[], object]):
-        """Capture `body` into a CUDA graph, after a warmup on the capture's side stream
-        (cuBLAS and friends set up workspaces on first use, which capture forbids)."""
-        torch = self.support.torch
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            body()
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            body()
-        graph.replay()
-        self.support.synchronize()
-        return graph

@@ -1,0 +1,122 @@
+"""DeviceWork: what one call puts on the GPU — how many kernels, their sum, their span.
+
+An op that launches several kernels has two honest times. The *span*, from its first
+kernel's start to its last kernel's end, is what a caller waits for on the GPU, and
+what an event window (cold, warm, graph) measures; it includes the gaps between
+launches and any memsets or copies in between. The *kernel sum* is what the GPU
+spends inside kernels, and what ncu's per-kernel durations add up to. On an H200 a
+7-kernel sort's span was 12% above the sum of its kernels (docs/perf-notes.md).
+
+A worker finds the DeviceWork of a point once, after timing it (timers/device_work.py):
+from a CUDA graph capture of one call (counts only, a few ms), or from CUPTI through
+torch.profiler when the call does more than one thing or cannot be captured (counts
+and timestamps). This module is the pure part: from per-call timelines to medians, and
+from a span to a kernel sum.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+KERNEL = "kernel"
+
+
+@dataclass(frozen=True)
+class DeviceOp:
+    """One thing a call ran on the device, as CUPTI saw it."""
+
+    kind: str  # "kernel", "memset" or "memcpy"
+    name: str
+    start_us: float
+    duration_us: float
+
+    @property
+    def end_us(self) -> float:
+        return self.start_us + self.duration_us
+
+
+@dataclass(frozen=True)
+class DeviceWork:
+    kernels: int  # kernels per call
+    other_ops: int = 0  # memsets and memcpys per call (ncu profiles kernels only)
+    kernel_us: float | None = None  # median per call: summed kernel durations (CUPTI)
+    span_us: float | None = None  # median per call: first op's start to last op's end
+    source: str = "graph"  # "graph" (counts from a capture) or "cupti" (timestamps too)
+    names: tuple[str, ...] = ()  # the kernels of one call, in launch order
+
+    @property
+    def ops(self) -> int:
+        return self.kernels + self.other_ops
+
+    @property
+    def single(self) -> bool:
+        """One kernel and nothing else: its span is its kernel sum."""
+        return self.ops == 1
+
+    @property
+    def outside_kernels_us(self) -> float:
+        """Per call, the span's time not inside a kernel: the gaps between launches and
+        the memsets/copies. Zero for a single kernel, and when nothing was timed."""
+        if self.single or self.span_us is None or self.kernel_us is None:
+            return 0.0
+        return max(self.span_us - self.kernel_us, 0.0)
+
+    def kernel_sum_s(self, span_s: float | None) -> float | None:
+        """The kernel sum of a call whose span was measured as `span_s` (an event-timed
+        median): the span less what CUPTI saw outside kernels. CUPTI's durations read
+        shorter than ncu's on us-scale kernels, but its gaps are differences of
+        timestamps on one clock, so they carry over to an event-timed span."""
+        if span_s is None:
+            return None
+        return max(span_s - self.outside_kernels_us * 1e-6, 0.0)
+
+    def span_s(self, kernel_sum_s: float | None) -> float | None:
+        """The converse, for modes that time the kernel sum (cupti)."""
+        if kernel_sum_s is None:
+            return None
+        return kernel_sum_s + self.outside_kernels_us * 1e-6
+
+    def label(self) -> str:
+        """'7', or '4+1m' for 4 kernels and 1 memset/memcpy, for the results table."""
+        return f"{self.kernels}" + (f"+{self.other_ops}m" if self.other_ops else "")
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["names"] = list(self.names)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> DeviceWork | None:
+        if not data:
+            return None
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known["names"] = tuple(known.get("names") or ())
+        return cls(**known)
+
+
+def from_timelines(calls: Sequence[Sequence[DeviceOp]]) -> DeviceWork | None:
+    """Medians over calls (each a list of its device ops) of counts, kernel sum and span.
+    Calls with no device work (a profiler that lost them) are left out."""
+    calls = [sorted(ops, key=lambda op: op.start_us) for ops in calls if ops]
+    if not calls:
+        return None
+    kernels = [[op for op in ops if op.kind == KERNEL] for ops in calls]
+    return DeviceWork(
+        kernels=round(statistics.median(len(k) for k in kernels)),
+        other_ops=round(statistics.median(len(c) - len(k) for c, k in zip(calls, kernels,
+                                                                           strict=True))),
+        kernel_us=statistics.median(sum(op.duration_us for op in k) for k in kernels),
+        span_us=statistics.median(max(op.end_us for op in ops) - ops[0].start_us
+                                  for ops in calls),
+        source="cupti",
+        names=tuple(op.name for op in kernels[0]),
+    )
+
+
+def from_graph_nodes(kinds: Sequence[str]) -> DeviceWork:
+    """Counts from the node kinds of one captured call ("kernel", "memset", "memcpy";
+    other nodes — events, empty nodes — do no work and are not counted)."""
+    return DeviceWork(kernels=sum(k == KERNEL for k in kinds),
+                      other_ops=sum(k in ("memset", "memcpy") for k in kinds), source="graph")
