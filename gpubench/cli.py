@@ -112,25 +112,29 @@ def shape_choice(sizes: str | None, shapes: tuple[str, ...], axes: tuple[str, ..
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @click.option("--ncu", "with_ncu", is_flag=True,
               help="Also profile each passing variant once with Nsight Compute (short summary).")
+@click.option("--ncu-check", "ncu_check", is_flag=True,
+              help="Also time each passing point under Nsight Compute (duration only, one ncu "
+                   "run per group) and add a 'vs ncu' column; needs ncu and a CUDA GPU.")
 @click.option("--trace", "with_trace", is_flag=True,
               help="Also write a Chrome trace of the passing variants (trace.json).")
 @click.option("--baseline", metavar="RUN",
               help="Compare every point with an earlier run (a run folder, 'latest', "
                    "'latest~1'): adds the change and the verdict of `gpubench compare`.")
-def run(config_path, device, out, force, as_json, with_ncu, with_trace, baseline, **options):
+def run(config_path, device, out, force, as_json, with_ncu, ncu_check, with_trace, baseline,
+        **options):
     """Check, time and compare every variant of kernel FAMILIES (default: all)."""
     _guarded(lambda: _run(config_path, options, device, out, force, as_json, with_ncu,
-                          with_trace, baseline))
+                          with_trace, baseline, ncu_check))
 
 
 def _run(config_path, options: dict, device: str, out, force: bool, as_json: bool,
-         with_ncu: bool, with_trace: bool, baseline: str | None) -> int:
+         with_ncu: bool, with_trace: bool, baseline: str | None, ncu_check: bool) -> int:
     from gpubench.commands.run import RunCommand
 
     config = merge_options(load_config(config_path) if config_path else RunConfig(), options)
     console = make_console(stderr=as_json)
     return RunCommand(config, device, out, as_json, console, with_ncu, with_trace,
-                      force, baseline).execute()
+                      force, baseline, ncu_check).execute()
 
 
 def _folder(value: str | None) -> Path | None:

@@ -209,10 +209,10 @@ class Executor:
             raise ValueError(f"fails its check ({check.summary()})")
         return fn, group
 
-    def profile_once(self, task: Task, region) -> dict:
+    def profile_once(self, task: Task, region, calls: int = 1) -> dict:
         """For an external profiler: build, check (also the JIT's first call), warm up,
-        then exactly one measured call inside `region` (an NVTX range or the CUDA
-        profiler API), the only work the profiler is told to capture."""
+        then `calls` measured calls, each inside its own `region` (an NVTX range or the
+        CUDA profiler API), the only work the profiler is told to capture."""
         import torch
 
         family = self._family(task)
@@ -222,9 +222,10 @@ class Executor:
         for _ in range(PROFILE_WARMUP_CALLS):
             fn(group.time_inputs, group.out)
         _synchronize(torch, self.machine)
-        with region():
-            fn(group.time_inputs, group.out)
-            _synchronize(torch, self.machine)
+        for _ in range(calls):
+            with region():
+                fn(group.time_inputs, group.out)
+                _synchronize(torch, self.machine)
         return {"status": "ok" if check.passed else "fail", "check": check.to_dict()}
 
     # ------------------------------------------------------------ steps

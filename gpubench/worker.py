@@ -34,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trace", help="trace the tasks of this JSON list file, then exit")
     parser.add_argument("--trace-out", help="with --trace: the Chrome trace to write")
     parser.add_argument("--iterations", type=int, default=5, help="with --trace: calls traced")
+    parser.add_argument("--ncu-check", help="run the tasks of this JSON list file under ncu, "
+                        "a few calls each in a range of its own (run --ncu-check), then exit")
     args = parser.parse_args(argv)
     device = os.environ.get("GPUBENCH_DEVICE", "cpu")
     if device == "cpu":
@@ -41,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("TRITON_INTERPRET", "1")
     if args.once:
         return _profile_once(device, args.once, args.result, args.region)
+    if args.ncu_check:
+        return _ncu_check(device, args.ncu_check, args.result)
     if args.trace:
         return _trace(device, args.trace, args.trace_out, args.result, args.iterations)
     if args.fd is None:
@@ -120,6 +124,54 @@ def _profile_once(device: str, task_file: str, result_file: str | None, region: 
     if result_file:
         Path(result_file).write_text(json.dumps(result))
     return 0 if result["status"] == "ok" else 1
+
+
+def _ncu_check(device: str, tasks_file: str, result_file: str | None) -> int:
+    """Each task's calls in ranges 'gb_check:<index>' for ncu to profile and attribute: in
+    gpubench's NVTX domain (ncu filters on it), or, without the nvtx package, in the
+    default domain between cudaProfilerStart/Stop (ncu --profile-from-start off)."""
+    import json
+    from pathlib import Path
+
+    from gpubench.execute import Executor
+    from gpubench.ncu_agreement import CALLS, CHECK_RANGE
+    from gpubench.spec import Machine
+
+    tasks = [Task.from_dict(item) for item in json.loads(Path(tasks_file).read_text())]
+    executor = Executor(Machine(has_cuda=device == "cuda", has_triton=_has_module("triton")),
+                        lambda phase: None)
+    outcomes = []
+    for index, task in enumerate(tasks):
+        try:
+            region = _labelled_region(f"{CHECK_RANGE}{index}")
+            outcomes.append(executor.profile_once(task, region, calls=CALLS))
+        except Exception as exc:
+            outcomes.append({"status": "error", "error": f"{type(exc).__name__}: {exc}"})
+    if result_file:
+        Path(result_file).write_text(json.dumps(outcomes))
+    return 0
+
+
+def _labelled_region(name: str):
+    from gpubench import nvtx_ranges
+
+    if nvtx_ranges.available():
+        return lambda: nvtx_ranges.region(name)
+    import contextlib
+
+    @contextlib.contextmanager
+    def api_and_default_domain():
+        import torch
+
+        torch.cuda.cudart().cudaProfilerStart()
+        torch.cuda.nvtx.range_push(name)
+        try:
+            yield
+        finally:
+            torch.cuda.nvtx.range_pop()
+            torch.cuda.cudart().cudaProfilerStop()
+
+    return api_and_default_domain
 
 
 def _trace(device: str, tasks_file: str, out: str, result_file: str | None,

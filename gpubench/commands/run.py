@@ -42,6 +42,7 @@ class RunCommand:
     trace: bool = False
     force: bool = False  # reuse an --out that holds results
     baseline: str | None = None  # --baseline: a run to compare every group with
+    ncu_check: bool = False  # --ncu-check: ncu's duration beside every passing point
 
     def execute(self) -> int:
         """With --json, stdout carries the JSON document alone: anything else written to
@@ -101,9 +102,17 @@ class RunCommand:
             compared = compare_runs(baseline, RunDocument(meta, runner.env, tuple(group)))
             return {key: point.comparison for key, point in compared.by_key().items()}
 
+        def before_show(group: list[R.Result]) -> list[R.Result]:
+            if not self.ncu_check:
+                return group
+            checked = self._ncu_check(group, machine, run_dir, points)
+            runner.replace(checked)
+            return checked
+
         display = RunDisplay(self.console, len(points), on_group=on_group,
                              show_progress=not self.as_json,
-                             against=against_baseline if baseline is not None else None)
+                             against=against_baseline if baseline is not None else None,
+                             before_show=before_show)
         runner.callbacks = display.callbacks()
         show_point = runner.callbacks.point_done
 
@@ -179,6 +188,27 @@ class RunCommand:
         summaries = {o.variant: ncu_summary(o) for o in outcomes}
         self.console.print(summary_table(summaries))
         return [r.with_derived(ncu=summaries.get(r.variant)) for r in group]
+
+    def _ncu_check(self, group: list[R.Result], machine, run_dir: Path,
+                   points) -> list[R.Result]:
+        """`--ncu-check`: ncu's duration for each passing point of the group (one ncu run),
+        set beside ours; a problem with ncu is said once and costs no result."""
+        from gpubench.commands.ncu_check import check_group
+
+        if not machine.has_cuda:
+            if not self._said_ncu_check:
+                self.console.print("--ncu-check: skipped — it compares with Nsight Compute, "
+                                   "which needs ncu and a CUDA GPU; this run timed on the CPU",
+                                   markup=False, soft_wrap=True)
+                self._said_ncu_check = True
+            return group
+        try:
+            return check_group(group, points, run_dir)
+        except errors.GpubenchError as exc:
+            self.console.print(f"  --ncu-check: {exc}", soft_wrap=True, markup=False)
+            return group
+
+    _said_ncu_check = False
 
     def _epilogue(self, results: list[R.Result], paths: list[Path], wall_s: float) -> None:
         for line in skipped_summary(results):

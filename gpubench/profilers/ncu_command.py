@@ -57,3 +57,22 @@ def worker_target(python: str, task_file: str, result_file: str, use_nvtx: bool)
 def requested_sections(set_name: str, sections: tuple[str, ...]) -> tuple[str, ...]:
     """Sections the report must hold afterwards (checked, so a typo does not pass silently)."""
     return (*HINT_SECTIONS, *sections) if set_name == DEFAULT_SET else tuple(sections)
+
+
+DURATION_METRIC = "gpu__time_duration.sum"
+
+
+def duration_argv(ncu: str, report_base: str, target: list[str], labels: list[str],
+                  use_nvtx: bool = True) -> list[str]:
+    """ncu collecting one metric, the kernel's duration (one replay pass per kernel: cheap),
+    for the launches inside the ranges `labels` (gpubench's domain); without nvtx, what
+    the target brackets with cudaProfilerStart/Stop. Caches flushed before each kernel
+    (ncu's default), clocks as found."""
+    argv = [ncu, "--clock-control", "none", "--target-processes", "all", "--force-overwrite",
+            "--export", report_base, "--metrics", DURATION_METRIC, "--nvtx"]
+    if use_nvtx:
+        for label in labels:
+            argv += ["--nvtx-include", f"{DOMAIN}@{label}/"]
+    else:
+        argv += ["--profile-from-start", "off"]
+    return argv + list(target)

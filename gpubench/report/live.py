@@ -26,11 +26,14 @@ from gpubench.runner import RunCallbacks
 
 class RunDisplay:
     def __init__(self, console: Console, total: int, on_group=None, show_progress: bool = True,
-                 against=None):
+                 against=None, before_show=None):
         self.console = console
         # against(group) -> {point key text: Comparison} with the --baseline run, or None.
         self.against = against
         self.on_group = on_group or (lambda group: None)
+        # before_show(group) -> group: work that adds to a finished group before its table
+        # (--ncu-check's column); on_group runs after the table.
+        self.before_show = before_show or (lambda group: group)
         self.device_name = ""
         self.progress = Progress(
             SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
@@ -70,6 +73,7 @@ class RunDisplay:
             f"{phase}"))
 
     def _group_done(self, group: list[R.Result]) -> None:
+        group = self.before_show(group)
         against = self.against(group) if self.against else None
         self.console.print(group_table(group, self.device_name, against))
         for note in group_notes(group):

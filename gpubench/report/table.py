@@ -24,7 +24,7 @@ COLUMNS = (("variant", "left"), ("kind", "left"), ("mode", "left"), ("check", "l
            ("median", "right"), ("kernels", "right"), ("±CI", "right"), ("IQR", "right"),
            ("n", "right"),
            ("TFLOP/s", "right"), ("GB/s", "right"), ("of roof", "right"),
-           ("vs base", "right"), ("build", "right"))
+           ("vs base", "right"), ("vs ncu", "right"), ("build", "right"))
 
 
 def group_title(group: list[R.Result], device: str = "") -> str:
@@ -40,12 +40,14 @@ def group_table(group: list[R.Result], device: str = "", against: dict | None = 
     `vs --baseline` column when `against` maps point keys to Comparisons with another run."""
     show_mode = len({r.mode for r in group}) > 1
     show_kernels = any(_multi(r) for r in group)
+    show_ncu = any(r.ncu_check for r in group)
     caption = _caption(group) + (BASELINE_CAPTION if against is not None else "") + (
-        KERNELS_CAPTION if show_kernels else "")
+        KERNELS_CAPTION if show_kernels else "") + (NCU_CAPTION if show_ncu else "")
     table = Table(title=group_title(group, device), title_justify="left",
                   caption=caption, caption_justify="left")
     hidden = {"mode"} - ({"mode"} if show_mode else set())
     hidden |= set() if show_kernels else {"kernels"}
+    hidden |= set() if show_ncu else {"vs ncu"}
     for header, justify in COLUMNS:
         if header not in hidden:
             table.add_column(header, justify=justify, no_wrap=True)
@@ -54,7 +56,9 @@ def group_table(group: list[R.Result], device: str = "", against: dict | None = 
     for result in group:
         row = _row(result)
         if against is not None:
-            row.insert(-1, verdict_cell(against.get(result.key.text())))
+            row.insert(-2, verdict_cell(against.get(result.key.text())))
+        if not show_ncu:
+            del row[-2]
         if not show_kernels:
             del row[5]
         if not show_mode:
@@ -63,6 +67,10 @@ def group_table(group: list[R.Result], device: str = "", against: dict | None = 
     return table
 
 
+NCU_CAPTION = (" vs ncu: our kernel time (the kernel sum of a multi-kernel call) against the "
+               "sum of its kernels' ncu gpu__time_duration, run once per point (--ncu-check); "
+               "! = beyond the target (±2% from 20 us, ±5% from 3 us, none below): see the "
+               "warning; warm and wall measure something else and are not judged.")
 KERNELS_CAPTION = (" kernels: device work per call (k kernels + m memsets/copies) when a call "
                    "does more than one thing, and which time the median is: span = first start "
                    "to last end, gaps included (kernel sum in results.json); sum = kernels "
@@ -91,8 +99,18 @@ def _row(result: R.Result) -> list:
         fmt.rate(result.gbps if summary else None),
         _roof_cell(result) if summary else "-",
         fmt.ratio(result.speedup),
+        _ncu_cell(result),
         _build_cell(result),
     ]
+
+
+def _ncu_cell(result: R.Result) -> str:
+    """'+0.4%', '+6.1% !' beyond the target, '-' without an ncu time."""
+    check = result.ncu_check
+    if not check or check.get("deviation") is None:
+        return "-"
+    mark = " !" if check.get("within") is False else ""
+    return f"{check['deviation']:+.1%}{mark}"
 
 
 def _multi(result: R.Result) -> bool:

@@ -1,0 +1,79 @@
+"""`gpubench run --ncu-check`: one ncu run per group, duration only, set beside the results.
+
+The group's passing points go to one worker under ncu (`--ncu-check TASKS`), each
+called ncu_agreement.CALLS times in its own NVTX range; ncu collects one metric,
+gpu__time_duration.sum, for the launches in those ranges (one replay pass per
+kernel). The report is read with ncu_report, the durations summed per call and
+the verdicts made by gpubench/ncu_agreement.py (pure).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from gpubench import errors, nvtx_ranges
+from gpubench.commands.ncu import _raise_console_problems
+from gpubench.ncu_agreement import CHECK_RANGE, attach, ncu_times
+from gpubench.plan import Point
+from gpubench.profilers import ncu_command
+from gpubench.profilers.tools import find_tool, run_tool
+from gpubench.protocol import read_result
+from gpubench.records import result as R
+from gpubench.workers import worker_env
+
+
+def check_group(group: list[R.Result], points: list[Point], run_dir: Path,
+                ncu_path: str | None = None, timeout_s: float = 600.0) -> list[R.Result]:
+    """The group's results, each passing one with its ncu_check (and a warning when it
+    misses its target). Raises a GpubenchError when ncu is missing or fails."""
+    from gpubench.profilers.ncu_report import import_ncu_report, load_profiles
+
+    chosen = _passing_points(group, points)
+    if not chosen:
+        return group
+    ncu = find_tool("ncu", ncu_path)
+    module = import_ncu_report(ncu)
+    labels = {f"{CHECK_RANGE}{i}": _identity(p) for i, p in enumerate(chosen)}
+    first = group[0]
+    stem = f"ncu-check-{first.family}-{first.shape.slug()}-{first.dtype}"
+    tasks_file, result_file = run_dir / f"{stem}.tasks.json", run_dir / f"{stem}.result.json"
+    tasks_file.write_text(json.dumps([p.task(0).to_dict() for p in chosen]))
+    target = [sys.executable, "-m", "gpubench.worker", "--ncu-check", str(tasks_file),
+              "--result", str(result_file)]
+    argv = ncu_command.duration_argv(ncu, str(run_dir / stem), target, list(labels),
+                                     nvtx_ranges.available())
+    done = run_tool(argv, timeout_s, run_dir / f"{stem}.ncu.log", env=worker_env("cuda"))
+    if done.timed_out:
+        raise errors.ProfilerTimeout(f"ncu ran past {timeout_s:.0f} s and was killed "
+                                     f"(log: {done.log})")
+    _raise_console_problems(done.output, done.log)
+    report = run_dir / f"{stem}.ncu-rep"
+    if not report.is_file():
+        outcomes = read_result(result_file) or [{}]
+        why = next((o.get("error") for o in outcomes if o.get("error")), None)
+        raise errors.ProfilerError(f"ncu wrote no report ({why or f'exit {done.returncode}'}; "
+                                   f"log: {done.log})")
+    launches = [(label, p.duration_ns * 1e-9) for p in load_profiles(report, module)
+                if p.duration_ns and (label := check_label(p.nvtx))]
+    return attach(group, ncu_times(launches), labels)
+
+
+def check_label(nvtx: dict[str, tuple[str, ...]]) -> str | None:
+    """The 'gb_check:<i>' range a launch ran in, in whichever domain it was pushed."""
+    for ranges in nvtx.values():
+        for name in reversed(ranges):
+            if name.startswith(CHECK_RANGE):
+                return name
+    return None
+
+
+def _passing_points(group: list[R.Result], points: list[Point]) -> list[Point]:
+    passed = {r.variant for r in group if r.passed}
+    key = (group[0].family, group[0].dtype, group[0].shape)
+    return [p for p in points if p.group == key and p.variant.name in passed and not p.skip]
+
+
+def _identity(point: Point) -> tuple:
+    return (point.family.name, point.variant.name, point.dtype, point.shape.text())
