@@ -28,14 +28,16 @@ _SHARED: dict = {}
 def measure(fn: Callable, *args, mode: str = "cold", flops: float | None = None,
             bytes_moved: float | None = None, name: str | None = None,
             shape: Mapping[str, int] | None = None, settings: TimingSettings | None = None,
-            **setting_overrides) -> Result:
+            count_kernels: bool = True, **setting_overrides) -> Result:
     """Time `fn(*args)`.
 
     mode: cold (default), warm, graph, cupti or wall on a GPU; without CUDA the
     host clock is used and the result says mode 'cpu'. flops/bytes_moved: the
     napkin math of one call, for TFLOP/s, GB/s and the roofline. shape: how to
-    label the point ({"M": 4096, ...}). Any TimingSettings field can be
-    overridden by keyword (max_time_s=1.0, ...).
+    label the point ({"M": 4096, ...}). count_kernels: on a GPU, also find what
+    one call runs (kernels per call, kernel sum and span: result.device_work); a
+    call of several kernels pays CUPTI's start-up once per process (~4 s). Any
+    TimingSettings field can be overridden by keyword (max_time_s=1.0, ...).
 
     >>> r = gpubench.measure(torch.mm, a, b, flops=2 * n**3)
     >>> r           # <Result api/mm  float32 cold: 2.69 ms ±0.1% (n=22), 51.1 TFLOP/s>
@@ -54,10 +56,15 @@ def measure(fn: Callable, *args, mode: str = "cold", flops: float | None = None,
     with monitor or contextlib.nullcontext():
         timing = timer.measure(lambda: fn(*args))
     clocks = monitor.report.to_dict() if monitor and monitor.report else None
+    work = None
+    if count_kernels and device == "cuda":
+        from gpubench.timers.device_work import find_device_work
+
+        work = find_device_work(lambda: fn(*args), _SHARED["cuda"])
     key = PointKey("api", name or getattr(fn, "__name__", "fn"), _dtype_of(args),
                    Shape(shape or {}), timing.mode)
     result = Result(key=key, kind="python", status=OK, device=device, flops=flops,
-                    bytes_moved=bytes_moved,
+                    bytes_moved=bytes_moved, device_work=work,
                     measurement=timing.completed(target_rel_ci=settings.target_rel_ci,
                                                  clocks=clocks))
     (finished,) = finish_group([result], _cached_ceilings(device))

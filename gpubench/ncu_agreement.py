@@ -22,17 +22,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gpubench import noise
+from gpubench.noise import FIXED_COST_SPREAD_US, SHORT_KERNEL_S
 from gpubench.records import result as R
 
 CHECK_RANGE = "gb_check:"  # NVTX range per point: gb_check:<index in the task list>
 CALLS = 5  # profiled calls per point: a median of 5 sets one odd replay aside
-LONG_S, SHORT_S = 20e-6, 3e-6
+LONG_S, SHORT_S = 20e-6, SHORT_KERNEL_S
 LONG_TARGET, SHORT_TARGET = 0.02, 0.05
 # Modes whose number is meant to land on ncu's. warm (L2 may hold the inputs) and wall
 # (launch overhead included) measure other things: their deviation is shown, not judged.
 JUDGED_MODES = ("cold", "graph", "cupti")
-# The window cost's spread across kernels on one H200 (calibration.py): +-0.3 us.
-FIXED_COST_UNCERTAINTY_S = 0.3e-6
+FIXED_COST_UNCERTAINTY_S = FIXED_COST_SPREAD_US * 1e-6
 
 
 @dataclass(frozen=True)

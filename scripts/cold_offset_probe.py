@@ -286,7 +286,8 @@ def ncu_side(ncu, log):
     for r in data:
         m = re.search(re.escape(PREFIX) + r'([^:"\s]+)', r[ncol])
         if m:
-            per.setdefault(m.group(1), []).append((r[kcol][:60], float(r[col].replace(",", "")) / 1e3))
+            us = float(r[col].replace(",", "")) / 1e3
+            per.setdefault(m.group(1), []).append((r[kcol][:60], us))
     out = {}
     for name, values in per.items():
         k = len(values) // NCU_CALLS or 1
@@ -326,7 +327,7 @@ def main():
     env = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "date": time.strftime("%Y-%m-%d %H:%M:%S"), "cycles_per_us": gpu.cycles_per_us}
     (args.out / "probe.json").write_text(json.dumps({"env": env, "rows": rows}, indent=1))
-    cols = ("ncu", "ncu_kernels", "E0", "W", "W_after_cupti", "fit_a", "fit_b", "W_warm",
+    cols = ("ncu", "ncu_kernels", "E0", "W", "W_after_cupti", "fit_a", "fit_a_again", "fit_b",
             "cupti_pre_gap", "cupti_span", "cupti_sum", "cupti_inner_gaps", "window_minus_span",
             "profile_s")
     print(env)

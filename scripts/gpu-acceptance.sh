@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU acceptance runs behind docs/perf-notes.md, as sent through the device tool:
 #   bash scripts/gpu-acceptance.sh [steps...]
-#     steps: run shapes tests peak drift compare build-loop fixtures ncu trace nsys fidelity
+#     steps: run shapes tests new-tests peak drift compare build-loop fixtures ncu ncu-check
+#            trace nsys fidelity
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py and ncu-report come as wheels in .whl/, with what they need:
 # markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata), then runs the steps. Logs go to
@@ -124,7 +125,15 @@ PY
         python3 benchmarks/build_loop.py
       timed build-loop-after python3 benchmarks/build_loop.py ;;
     fixtures) timed fixtures python3 scripts/record_trace_fixture.py "$OUT" ;;
-    fidelity) timed fidelity python3 benchmarks/fidelity.py --out "$LOGS" ;;
+    fidelity) timed fidelity python3 benchmarks/fidelity.py --out "$LOGS"
+      cp "$LOGS"/fidelity.json "$OUT/" ;;
+    ncu-check)
+      timed ncu-check gpubench run square --sizes 2^20,2^24 --ncu-check --out "$LOGS/ncu-check"
+      cp "$(ls "$LOGS"/ncu-check/ncu-check-square-*.ncu-rep | head -1)" "$OUT/"
+      timed ncu-check-bf16 gpubench run matmul --sizes 1024,4096 --dtype bf16 --ncu-check \
+        --out "$LOGS/ncu-check-bf16" ;;
+    new-tests) timed pytest-gpu-new with_pypi_reader python3 -m pytest -q -m gpu tests \
+      -k "window_cost or multi_kernel or ncu_check" ;;
     ncu)
       timed ncu-square gpubench ncu square --out "$LOGS/ncu-square"
       timed ncu-matmul gpubench ncu matmul --variant naive --variant tiled --out "$LOGS/ncu-matmul"

@@ -48,3 +48,45 @@ def test_shapes_on_the_gpu_every_variant_passes(gpubench):
     rows = softmax.results()["results"]
     assert {r["status"] for r in rows} == {"ok"} and len(rows) == 2 * 2 * 3
     assert {r["shape"]["rows"] for r in rows} == {4096}  # the GPU default of the other axis
+
+
+def test_window_cost_is_fitted_and_kernels_are_counted(gpubench):
+    """Issue 11: cold samples lose the fitted window cost (a null-kernel line, not the empty
+    pair), and every passing point says how many kernels a call runs."""
+    done = gpubench("run", "square", "--sizes", "2^20")
+    assert done.code == 0, done.output
+    for row in done.results()["results"]:
+        details = row["measurement"]["details"]
+        assert details["window_cost_method"] == "null-kernel fit", details
+        assert details["window_cost_us"] > details["empty_pair_us"] > 0
+        assert 0.5 < details["null_kernel_us"] < 5
+        assert row["kernels_per_call"] >= 1
+        assert row["kernel_sum_s"] is not None and row["span_s"] == row["median_s"]
+
+
+def test_a_multi_kernel_call_carries_sum_and_span():
+    import torch
+
+    import gpubench
+
+    values = torch.randn(1 << 20, device="cuda")
+    result = gpubench.measure(lambda: torch.sort(values), name="sort")
+    work = result.device_work
+    assert work.source == "cupti" and work.kernels >= 2
+    assert result.span_s == result.median_s
+    assert 0 < result.kernel_sum_s < result.span_s
+    single = gpubench.measure(torch.add, values, values)
+    assert single.device_work.single and single.kernel_sum_s == single.median_s
+
+
+def test_ncu_check_adds_ncu_time_beside_ours(gpubench):
+    import shutil
+
+    if shutil.which("ncu") is None and not __import__("os").path.exists("/usr/local/cuda/bin/ncu"):
+        pytest.skip("ncu not installed")
+    done = gpubench("run", "vector_add", "--sizes", "2^24", "--ncu-check")
+    assert done.code == 0, done.output
+    assert "vs ncu" in done.output
+    rows = done.results()["results"]
+    assert all(r["ncu_check"] and r["ncu_check"]["ncu_s"] > 0 for r in rows)
+    assert all(r["vs_ncu"] is not None for r in rows)

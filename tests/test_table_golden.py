@@ -26,7 +26,8 @@ def samples(seed: int, median: float, sigma: float, n: int) -> list[float]:
 def matmul_group() -> list[R.Result]:
     def row(variant, kind, status=R.OK, median=None, baseline=False, mode="cold", **extra):
         measurement = Measurement(
-            mode, "cuda-events minus window cost (null-kernel fit), L2 flushed by reads, spin-queued launch",
+            mode, "cuda-events minus window cost (null-kernel fit), L2 flushed by reads, "
+                  "spin-queued launch",
             samples(len(variant), median, 0.004, 40), stop_reason="converged",
             target_rel_ci=0.005) if median else None
         shape = Shape({"M": 4096, "N": 4096, "K": 4096})
