@@ -20,15 +20,22 @@ def op(kind, start, duration, name="k"):
 
 
 def test_span_sum_and_counts_of_one_call():
-    # memset 1 us, gap 2, kernel 10, gap 3, kernel 5: span 21, kernels 15, outside 6.
+    # memset 1 us, gap 2, kernel 10, gap 3, kernel 5: span 21, kernels 15. Outside kernels:
+    # the memset alone; a gap before a kernel is its launch, which ncu counts as the kernel's.
     call = [op("memset", 0, 1), op("kernel", 3, 10, "a"), op("kernel", 16, 5, "b")]
     work = from_timelines([call])
     assert (work.kernels, work.other_ops, work.ops) == (2, 1, 3)
     assert work.kernel_us == pytest.approx(15)
     assert work.span_us == pytest.approx(21)
-    assert work.outside_kernels_us == pytest.approx(6)
+    assert work.outside_kernels_us == pytest.approx(1)
     assert work.names == ("a", "b")
     assert work.label() == "2+1m" and work.source == "cupti"
+
+
+def test_a_memset_between_kernels_takes_its_gap_with_it():
+    # kernel 0-4, gap 2, memcpy 6-7, gap 2, kernel 9-14: outside = 2 + 1.
+    call = [op("kernel", 0, 4), op("memcpy", 6, 1), op("kernel", 9, 5)]
+    assert from_timelines([call]).outside_kernels_us == pytest.approx(3)
 
 
 def test_medians_over_calls_and_start_order():
@@ -42,9 +49,10 @@ def test_medians_over_calls_and_start_order():
 
 
 def test_kernel_sum_of_an_event_timed_span_takes_off_what_lies_outside_kernels():
-    work = DeviceWork(kernels=7, other_ops=5, kernel_us=91.0, span_us=107.7, source="cupti")
-    assert work.kernel_sum_s(110e-6) == pytest.approx(110e-6 - 16.7e-6)
-    assert work.span_s(91e-6) == pytest.approx(107.7e-6)
+    work = DeviceWork(kernels=7, other_ops=5, kernel_us=91.0, span_us=107.7, source="cupti",
+                      outside_us=12.0)
+    assert work.kernel_sum_s(110e-6) == pytest.approx(98e-6)
+    assert work.span_s(98e-6) == pytest.approx(110e-6)
     assert work.kernel_sum_s(None) is None
 
 
@@ -77,6 +85,7 @@ def test_recorded_sort_calls_have_memsets_and_gaps():
     calls = calls_named(load_trace(TRACES / "sort_calls_trace.json.gz"), "gpubench::work")
     work = from_timelines([c.timeline for c in calls])
     assert work.kernels >= 5 and work.other_ops >= 1
+    assert "DeviceRadixSortOnesweepKernel" in work.names
     assert work.outside_kernels_us > 0.05 * work.span_us
 
 
@@ -88,7 +97,8 @@ def result(mode, work, median=100e-6):
 
 
 def test_result_says_which_time_its_median_is():
-    work = DeviceWork(kernels=7, other_ops=5, kernel_us=90.0, span_us=110.0, source="cupti")
+    work = DeviceWork(kernels=7, other_ops=5, kernel_us=90.0, span_us=110.0, source="cupti",
+                      outside_us=20.0)
     cold, cupti = result("cold", work), result("cupti", work, 90e-6)
     assert cold.timed_quantity == "span" and cupti.timed_quantity == "sum"
     assert cold.span_s == pytest.approx(100e-6)
@@ -101,7 +111,7 @@ def test_result_says_which_time_its_median_is():
 
 def test_result_round_trip_keeps_device_work_and_ncu_check():
     work = DeviceWork(kernels=2, other_ops=1, kernel_us=9.0, span_us=12.0, source="cupti",
-                      names=("a", "b"))
+                      names=("a", "b"), outside_us=3.0)
     row = result("cold", work).with_derived(ncu_check={"ncu_s": 9.5e-5, "deviation": 0.05})
     back = R.Result.from_dict(row.to_dict())
     assert back.device_work == work

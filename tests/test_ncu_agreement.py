@@ -73,7 +73,8 @@ def test_causes_most_specific_first():
 
 def test_multi_kernel_calls_compare_the_kernel_sum():
     # span 110 us; CUPTI saw 15 us outside kernels: kernel sum 95 us against ncu's 96 us.
-    work = DeviceWork(kernels=7, other_ops=5, kernel_us=91.0, span_us=106.0, source="cupti")
+    work = DeviceWork(kernels=7, other_ops=5, kernel_us=91.0, span_us=106.0, source="cupti",
+                      outside_us=15.0)
     ncu = ncu_times([("l", 96e-6 / 7)] * 35)["l"]
     checked = check_result(result(110e-6, work=work), ncu)
     assert checked.ncu_check["compared"] == "kernel sum"

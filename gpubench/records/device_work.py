@@ -45,6 +45,8 @@ class DeviceWork:
     span_us: float | None = None  # median per call: first op's start to last op's end
     source: str = "graph"  # "graph" (counts from a capture) or "cupti" (timestamps too)
     names: tuple[str, ...] = ()  # the kernels of one call, in launch order
+    # median per call: the memsets' and copies' time and the gaps before them (see below)
+    outside_us: float | None = None
 
     @property
     def ops(self) -> int:
@@ -57,17 +59,21 @@ class DeviceWork:
 
     @property
     def outside_kernels_us(self) -> float:
-        """Per call, the span's time not inside a kernel: the gaps between launches and
-        the memsets/copies. Zero for a single kernel, and when nothing was timed."""
-        if self.single or self.span_us is None or self.kernel_us is None:
+        """Per call, the span's time that is no kernel's: the memsets and copies, and the
+        gap before each (the front end waiting on them). Zero for a single kernel, and
+        when nothing was timed. A gap before a *kernel* is that kernel's launch, which
+        ncu counts in the kernel's own duration, so it stays in the kernel sum."""
+        if self.single or self.outside_us is None:
             return 0.0
-        return max(self.span_us - self.kernel_us, 0.0)
+        return self.outside_us
 
     def kernel_sum_s(self, span_s: float | None) -> float | None:
         """The kernel sum of a call whose span was measured as `span_s` (an event-timed
         median): the span less what CUPTI saw outside kernels. CUPTI's durations read
-        shorter than ncu's on us-scale kernels, but its gaps are differences of
-        timestamps on one clock, so they carry over to an event-timed span."""
+        ~1 us shorter than ncu's per kernel, but its gaps and memset times are differences
+        of timestamps on one clock, so they carry over to an event-timed span. Kernels
+        in one stream overlap one's launch with the previous one's tail, so this sum
+        still reads up to ~1 us per kernel below the sum of ncu's isolated kernels."""
         if span_s is None:
             return None
         return max(span_s - self.outside_kernels_us * 1e-6, 0.0)
@@ -111,8 +117,29 @@ def from_timelines(calls: Sequence[Sequence[DeviceOp]]) -> DeviceWork | None:
         span_us=statistics.median(max(op.end_us for op in ops) - ops[0].start_us
                                   for ops in calls),
         source="cupti",
-        names=tuple(op.name for op in kernels[0]),
+        names=tuple(short_name(op.name) for op in kernels[0]),
+        outside_us=statistics.median(_outside_kernels(ops) for ops in calls),
     )
+
+
+def short_name(demangled: str) -> str:
+    """'DeviceRadixSortOnesweepKernel' from 'void at_cuda_detail::...::DeviceRadixSortOnes
+    weepKernel<...>(int*, ...)': the name without return type, templates, arguments."""
+    name = demangled.removeprefix("void ")
+    for stop in ("<", "("):
+        name = name.split(stop, 1)[0]
+    return name.rsplit("::", 1)[-1] or demangled[:60]
+
+
+def _outside_kernels(ops: Sequence[DeviceOp]) -> float:
+    """Durations of the non-kernel ops of one call (in start order) and the gap before each."""
+    outside, previous_end = 0.0, None
+    for op in ops:
+        if op.kind != KERNEL:
+            gap = 0.0 if previous_end is None else max(op.start_us - previous_end, 0.0)
+            outside += op.duration_us + gap
+        previous_end = op.end_us if previous_end is None else max(previous_end, op.end_us)
+    return outside
 
 
 def from_graph_nodes(kinds: Sequence[str]) -> DeviceWork:

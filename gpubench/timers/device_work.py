@@ -24,6 +24,9 @@ from gpubench.timers.cuda_support import CudaSupport
 
 CALL_RANGE = "gpubench::work"
 PROFILED_CALLS = 10  # medians over 10 calls; each ~1 ms of profiler bookkeeping at most
+# The profiler slows the host's launches; the spin that covers an unprofiled call's
+# enqueue twice over (cuda_support.SPIN_MARGIN) is stretched 4x more to cover them.
+PROFILER_SLOWDOWN = 4
 # CUgraphNodeType values (cuda.h): what a node of a captured call does.
 NODE_KINDS = {0: "kernel", 1: "memcpy", 2: "memset", 4: "graph"}
 
@@ -82,15 +85,20 @@ def _ok(status: int) -> None:
 
 
 def profiled_work(fn: Callable[[], object], support: CudaSupport) -> DeviceWork | None:
-    """Counts, kernel sum and span from CUPTI over PROFILED_CALLS calls."""
+    """Counts, kernel sum and span from CUPTI over PROFILED_CALLS calls, each queued behind a
+    spin as cold samples are: launched one by one from a profiled host, a call's ops would
+    wait on the host between them (a 2^24 sum's memset and kernel stood 10 us apart on an
+    H200), gaps that a timed call does not have."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
     from gpubench.profilers.chrome_trace import calls_named, load_trace
 
+    cycles, _ = support.spin_cycles(fn)
     try:
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             for _ in range(PROFILED_CALLS):
                 support.flush()
+                support.spin(cycles * PROFILER_SLOWDOWN)
                 with record_function(CALL_RANGE):
                     fn()
             support.synchronize()
