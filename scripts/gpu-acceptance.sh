@@ -129,7 +129,8 @@ PY
       cp "$LOGS"/fidelity.json "$OUT/" ;;
     ncu-check)
       timed ncu-check gpubench run square --sizes 2^20,2^24 --ncu-check --out "$LOGS/ncu-check"
-      cp "$(ls "$LOGS"/ncu-check/ncu-check-square-*.ncu-rep | head -1)" "$OUT/"
+      gzip -9 -c "$(ls "$LOGS"/ncu-check/ncu-check-square-*.ncu-rep | head -1)" \
+        > "$OUT/ncu-check-square.ncu-rep.gz"
       timed ncu-check-bf16 gpubench run matmul --sizes 1024,4096 --dtype bf16 --ncu-check \
         --out "$LOGS/ncu-check-bf16" ;;
     new-tests) timed pytest-gpu-new with_pypi_reader python3 -m pytest -q -m gpu tests \
