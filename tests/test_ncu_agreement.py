@@ -108,15 +108,22 @@ def test_check_label_any_domain_innermost_first():
     assert check_label({"gpubench": ("gb_profile",)}) is None
 
 
-@pytest.mark.skipif(not any(FIXTURES.glob("*.ncu-rep")), reason="no recorded --ncu-check report")
-def test_recorded_ncu_check_report_reads_back():
-    """A real report of `gpubench run square --ncu-check` on an H200 (duration only)."""
+def test_recorded_ncu_check_report_reads_back(tmp_path):
+    """A real report of `gpubench run square --sizes 2^20,2^24 --ncu-check` on an H200
+    (duration only; the 2^20 group): three variants, 5 calls each, one kernel a call."""
     pytest.importorskip("ncu_report")
+    import gzip
+    import shutil
+
     from gpubench.profilers.ncu_report import load_profiles
 
-    report = sorted(FIXTURES.glob("*.ncu-rep"))[0]
-    profiles = load_profiles(report)
-    launches = [(label, p.duration_ns * 1e-9) for p in profiles
+    report = tmp_path / "check.ncu-rep"
+    with gzip.open(FIXTURES / "ncu-check-square.ncu-rep.gz", "rb") as src, \
+            open(report, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    launches = [(label, p.duration_ns * 1e-9) for p in load_profiles(report)
                 if p.duration_ns and (label := check_label(p.nvtx))]
     times = ncu_times(launches)
-    assert times and all(t.kernels >= 1 and 0 < t.ncu_s < 1 for t in times.values())
+    assert sorted(times) == ["gb_check:0", "gb_check:1", "gb_check:2"]
+    assert all(t.kernels == 1 and t.calls == 5 for t in times.values())
+    assert all(2e-6 < t.ncu_s < 10e-6 for t in times.values())  # 2^20 floats: ~4-5 us
