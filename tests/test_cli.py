@@ -235,3 +235,13 @@ def test_json_stdout_stays_pure_when_a_spec_prints(gpubench):
     tool = subprocess.run([sys.executable, "-m", "json.tool"], input=done.stdout, text=True,
                           capture_output=True)
     assert tool.returncode == 0
+
+
+def test_ncu_check_on_the_cpu_says_what_it_needs_and_loses_nothing(gpubench):
+    done = gpubench("run", "vector_add", "--variants", "torch", "--sizes", "256", *FAST,
+                    "--device", "cpu", "--ncu-check")
+    assert done.code == 0, done.output
+    assert "--ncu-check: skipped" in done.output and "needs ncu and a CUDA GPU" in done.output
+    (row,) = done.results()["results"]
+    assert row["status"] == "ok" and row["ncu_check"] is None and row["vs_ncu"] is None
+    assert "vs ncu" not in done.stdout
