@@ -243,6 +243,8 @@ def measure_op(op: Op) -> dict:
     from gpubench.timers.device_work import find_device_work
 
     fn = op.build()
+    fn()  # a Triton kernel compiles on its first call: `gpubench run` does that in its check
+    torch.cuda.synchronize()
     row = {"op": op.name}
     for mode in MODES:
         start = time.perf_counter()
@@ -265,10 +267,13 @@ def measure_op(op: Op) -> dict:
             shift = (details.get("window_cost_us") or 0) - (details.get("empty_pair_us") or 0)
             row["cold_before"] = row["cold_ksum"] + shift * 1e-6 if row["cold_ksum"] else None
             row["power_capped"] = bool((result.clocks or {}).get("power_capped"))
+            row["cold_clocks"] = result.clocks
     row["do_bench"] = triton.testing.do_bench(fn, return_mode="median") / 1e3
-    repeats = [gpubench.measure(fn, mode="cold", count_kernels=False).median_s
-               for _ in range(REPEATS)]
+    again = [gpubench.measure(fn, mode="cold", count_kernels=False) for _ in range(REPEATS)]
+    repeats = [r.median_s for r in again]
     row["repeats"] = repeats
+    row["repeat_window_costs_us"] = [r.measurement.details.get("window_cost_us") for r in again]
+    row["repeat_clocks"] = [(r.clocks or {}).get("sm_mhz_min") for r in again]
     middle = statistics.median(repeats)
     row["repeat_spread"] = (max(repeats) - min(repeats)) / middle if middle else float("inf")
     del fn
