@@ -123,22 +123,26 @@ class CudaSupport:
     WINDOWS_PER_COUNT = 40
 
     def window_cost(self) -> WindowCost:
-        """The process's fit of a cold sample's window cost on null kernels
-        (gpubench/calibration.py says how and why): provisional, for the stopping rule
-        while samples come in; each measurement then refits on null windows queued in its
-        own batches (cuda_events.py). Each window sits behind a 100 us spin, so the host is
-        always ahead, even if the spin's clock calibration ran at idle clocks; the counts
-        are interleaved so a clock change in the middle moves all of them alike. Kept once
-        a plausible fit is seen."""
+        """The fixed cost of a cold sample's event window, fitted once per process on
+        null kernels (gpubench/calibration.py says how and why). Each window sits behind
+        a 100 us spin, so the host is always ahead, even if the spin's clock calibration
+        ran at idle clocks; the counts are interleaved so a clock change in the middle
+        moves all of them alike. Kept once a plausible fit is seen, so repeated
+        measurements subtract the same amount."""
         if self._window_cost is not None:
             return self._window_cost
         self._ramp_clocks()
         cycles = int(100 * self._spin_cycles_per_us())
         empty = self._median_windows(cycles, 0, self.WINDOWS_PER_COUNT * 2)
         empty_s = empty if empty <= self.MAX_EVENT_OVERHEAD_S else None
-        marks = [m for _ in range(self.WINDOWS_PER_COUNT) for m in self.queue_null_windows()]
+        windows: dict[int, list[float]] = {n: [] for n in NULL_KERNEL_COUNTS}
+        marks = []
+        for _ in range(self.WINDOWS_PER_COUNT):
+            for count in NULL_KERNEL_COUNTS:
+                marks.append((count, *self._window(cycles, count)))
         self.synchronize()
-        windows = read_null_windows(marks)
+        for count, begin, end in marks:
+            windows[count].append(begin.elapsed_time(end) / 1e3)
         cost = window_cost(windows, empty_s)
         if cost.null_kernel_s is not None:
             self._window_cost = cost  # a fixed cost of the hardware: kept once known
@@ -158,13 +162,6 @@ class CudaSupport:
             self.synchronize()
         self.recalibrate()
 
-    def queue_null_windows(self) -> list:
-        """One window per count of NULL_KERNEL_COUNTS, each behind a 100 us spin, queued
-        (read them with read_null_windows after a synchronize). Cold and warm samples queue
-        a round of these with every batch, so that the fit sees the clocks they see."""
-        cycles = int(100 * self._spin_cycles_per_us())
-        return [(count, *self._window(cycles, count)) for count in NULL_KERNEL_COUNTS]
-
     def _window(self, cycles: int, null_kernels: int):
         begin, end = self.event(), self.event()
         self.spin(cycles)
@@ -179,14 +176,6 @@ class CudaSupport:
         self.synchronize()
         values = sorted(begin.elapsed_time(end) / 1e3 for begin, end in pairs)
         return values[len(values) // 2]
-
-
-def read_null_windows(marks: list) -> dict[int, list[float]]:
-    """{null kernels: [window seconds]} from queue_null_windows' marks, once synchronized."""
-    windows: dict[int, list[float]] = {}
-    for count, begin, end in marks:
-        windows.setdefault(count, []).append(begin.elapsed_time(end) / 1e3)
-    return windows
 
 
 class CudaTimer:
