@@ -32,9 +32,11 @@ class EventTimer(CudaTimer):
         gpu = self.support
         prepare = gpu.flush if self.flush else (lambda: None)
         warmup_calls, warmup_s = gpu.warm_up(fn, self.settings, flush=self.flush)
-        cycles, spin_us = gpu.spin_cycles(fn)
+        # The cost first: its first fit ramps the clocks and recalibrates the spin, which
+        # the samples' spin must then be sized with.
         cost = gpu.window_cost()
         overhead_s = cost.fixed_s
+        cycles, spin_us = gpu.spin_cycles(fn)
 
         def take(count: int) -> list[float]:
             events = [(gpu.event(), gpu.event()) for _ in range(count)]
