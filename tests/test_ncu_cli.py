@@ -147,19 +147,19 @@ def test_import_with_the_bundled_reader_shape(monkeypatch, tmp_path):
 def test_console_failures_become_their_own_exit_codes(tmp_path):
     """On ncu's recorded console text: 'No kernels were profiled' exits 0 in ncu, 8 here."""
     from gpubench import errors
-    from gpubench.commands.ncu import _raise_console_problems
+    from gpubench.commands.ncu import raise_console_problems
 
     text = (FIXTURES / "ncu" / "h200" / "no_kernels_profiled_console.txt").read_text()
     with pytest.raises(errors.NoKernelsProfiled) as info:
-        _raise_console_problems(text, tmp_path / "ncu.log")
+        raise_console_problems(text, tmp_path / "ncu.log")
     assert info.value.exit_code == errors.EXIT_NO_KERNELS
     # No recorded ERR_NVGPUCTRPERM output exists (the lent GPUs allow profiling): this line
     # only quotes the documented error token.
     with pytest.raises(errors.ProfilerPermission) as info:
-        _raise_console_problems("==ERROR== ERR_NVGPUCTRPERM - The user does not have "
+        raise_console_problems("==ERROR== ERR_NVGPUCTRPERM - The user does not have "
                                 "permission to access NVIDIA GPU Performance Counters",
                                 tmp_path / "ncu.log")
     assert info.value.exit_code == errors.EXIT_PROFILER_PERMISSION
     assert "NVreg_RestrictProfilingToAdminUsers=0" in str(info.value)
     clean = (FIXTURES / "ncu" / "h200" / "square_small_grid_console.txt").read_text()
-    _raise_console_problems(clean, tmp_path / "ncu.log")  # a good run raises nothing
+    raise_console_problems(clean, tmp_path / "ncu.log")  # a good run raises nothing

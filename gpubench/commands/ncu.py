@@ -88,7 +88,7 @@ def _profile_task(ncu, module, task: Task, run_dir: Path, options: NcuOptions) -
         raise errors.ProfilerTimeout(
             f"ncu ran past --timeout {options.timeout_s:.0f} s and was killed (log: {done.log}); "
             "each section replays the kernel, so slow kernels with many sections need more")
-    _raise_console_problems(done.output, done.log)
+    raise_console_problems(done.output, done.log)
     report = run_dir / f"{stem}.ncu-rep"
     worker = read_result(result_file)
     if worker.get("status") == "error":
@@ -100,7 +100,7 @@ def _profile_task(ncu, module, task: Task, run_dir: Path, options: NcuOptions) -
     return Profiled(task.variant, report, profiles, worker.get("check"))
 
 
-def _raise_console_problems(text: str, log: Path) -> None:
+def raise_console_problems(text: str, log: Path) -> None:
     for problem in find_problems(text):
         if problem.kind == Problem.PERMISSION:
             raise errors.ProfilerPermission(problem.message)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from gpubench import errors, nvtx_ranges
-from gpubench.commands.ncu import _raise_console_problems
+from gpubench.commands.ncu import raise_console_problems
 from gpubench.ncu_agreement import CHECK_RANGE, attach, ncu_times
 from gpubench.plan import Point
 from gpubench.profilers import ncu_command
@@ -48,7 +48,7 @@ def check_group(group: list[R.Result], points: list[Point], run_dir: Path,
     if done.timed_out:
         raise errors.ProfilerTimeout(f"ncu ran past {timeout_s:.0f} s and was killed "
                                      f"(log: {done.log})")
-    _raise_console_problems(done.output, done.log)
+    raise_console_problems(done.output, done.log)
     report = run_dir / f"{stem}.ncu-rep"
     if not report.is_file():
         outcomes = read_result(result_file) or [{}]

@@ -20,11 +20,15 @@ STATUS_STYLE = {
     R.SKIPPED: ("skipped", "dim"),
     R.NOT_RUN: ("not run", "dim"),
 }
+BASELINE_HEADER = "vs --baseline"
+# Every column in order; "mode", "kernels", "vs ncu" and "vs --baseline" show only when
+# they say something (several modes, a multi-op call, --ncu-check, --baseline).
 COLUMNS = (("variant", "left"), ("kind", "left"), ("mode", "left"), ("check", "left"),
            ("median", "right"), ("kernels", "right"), ("±CI", "right"), ("IQR", "right"),
-           ("n", "right"),
-           ("TFLOP/s", "right"), ("GB/s", "right"), ("of roof", "right"),
-           ("vs base", "right"), ("vs ncu", "right"), ("build", "right"))
+           ("n", "right"), ("TFLOP/s", "right"), ("GB/s", "right"), ("of roof", "right"),
+           ("vs base", "right"), (BASELINE_HEADER, "right"), ("vs ncu", "right"),
+           ("build", "right"))
+JUSTIFY = dict(COLUMNS)
 
 
 def group_title(group: list[R.Result], device: str = "") -> str:
@@ -45,25 +49,16 @@ def group_table(group: list[R.Result], device: str = "", against: dict | None = 
         KERNELS_CAPTION if show_kernels else "") + (NCU_CAPTION if show_ncu else "")
     table = Table(title=group_title(group, device), title_justify="left",
                   caption=caption, caption_justify="left")
-    hidden = {"mode"} - ({"mode"} if show_mode else set())
-    hidden |= set() if show_kernels else {"kernels"}
-    hidden |= set() if show_ncu else {"vs ncu"}
-    for header, justify in COLUMNS:
-        if header not in hidden:
-            table.add_column(header, justify=justify, no_wrap=True)
-        if header == "vs base" and against is not None:
-            table.add_column("vs --baseline", justify="right", no_wrap=True)
+    shown = {"mode": show_mode, "kernels": show_kernels, "vs ncu": show_ncu,
+             BASELINE_HEADER: against is not None}
+    headers = [h for h, _ in COLUMNS if shown.get(h, True)]
+    for header in headers:
+        table.add_column(header, justify=JUSTIFY[header], no_wrap=True)
     for result in group:
-        row = _row(result)
+        cells = _cells(result)
         if against is not None:
-            row.insert(-2, verdict_cell(against.get(result.key.text())))
-        if not show_ncu:
-            del row[-2]
-        if not show_kernels:
-            del row[5]
-        if not show_mode:
-            del row[2]
-        table.add_row(*row)
+            cells[BASELINE_HEADER] = verdict_cell(against.get(result.key.text()))
+        table.add_row(*(cells[h] for h in headers))
     return table
 
 
@@ -79,29 +74,31 @@ BASELINE_CAPTION = (" vs --baseline: this run's median against the --baseline ru
                     "the verdict of `gpubench compare` (FASTER/SLOWER/SAME/UNSURE).")
 
 
-def _row(result: R.Result) -> list:
+def _cells(result: R.Result) -> dict:
+    """The row of one result, by column header (the baseline verdict is added by the table)."""
     label, style = STATUS_STYLE.get(result.status, (result.status, ""))
     # Numbers only for rows that passed: a wrong answer's speed is not worth reading.
     summary = result.summary if result.passed else None
     name = result.variant + (" (base)" if result.baseline else "") + (
         " (alloc)" if result.build.get("allocates_output") else "")
-    return [
-        name,
-        result.kind,
-        result.mode,
-        Text(label, style=style),
-        fmt.duration(summary.median, min(summary.significant_digits, 4)) if summary else "-",
-        _kernels_cell(result),
-        fmt.percent(summary.rel_ci) if summary else "-",
-        fmt.percent(summary.rel_iqr) if summary else "-",
-        str(summary.n) if summary else "-",
-        fmt.rate(result.tflops if summary else None),
-        fmt.rate(result.gbps if summary else None),
-        _roof_cell(result) if summary else "-",
-        fmt.ratio(result.speedup),
-        _ncu_cell(result),
-        _build_cell(result),
-    ]
+    return {
+        "variant": name,
+        "kind": result.kind,
+        "mode": result.mode,
+        "check": Text(label, style=style),
+        "median": fmt.duration(summary.median, min(summary.significant_digits, 4))
+        if summary else "-",
+        "kernels": _kernels_cell(result),
+        "±CI": fmt.percent(summary.rel_ci) if summary else "-",
+        "IQR": fmt.percent(summary.rel_iqr) if summary else "-",
+        "n": str(summary.n) if summary else "-",
+        "TFLOP/s": fmt.rate(result.tflops if summary else None),
+        "GB/s": fmt.rate(result.gbps if summary else None),
+        "of roof": _roof_cell(result) if summary else "-",
+        "vs base": fmt.ratio(result.speedup),
+        "vs ncu": _ncu_cell(result),
+        "build": _build_cell(result),
+    }
 
 
 def _ncu_cell(result: R.Result) -> str:
