@@ -35,6 +35,9 @@ def test_square_runs_torch_triton_interpreter_and_cpu_cpp(gpubench):
     assert len(csv) == 4
     assert {r["mode"] for r in rows.values()} == {"cpu"}
     assert "square  n=4096  float32" in done.stdout and "PASS" in done.stdout
+    # piped, as in CI logs: a line per finished point instead of a progress bar
+    assert "[1/3] square/torch n=4096 float32: cpu " in done.stdout
+    assert "[3/3] square/" in done.stdout
 
 
 def test_second_process_reuses_the_cpp_build(gpubench):

@@ -2,10 +2,16 @@
 
 Connects the runner's callbacks to a rich console. With --json the tables go
 to stderr (stdout is reserved for the JSON document) and the bar is hidden.
+When the console is not a terminal (a CI log, `| tee`), a bar cannot redraw: a
+line per finished point takes its place, and a phase that runs longer than a few
+seconds (a build, Triton's first compile, a slow check) says when it starts and
+ends, so a log never goes silent for the 40 s of a build.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections import defaultdict
 
 from rich.console import Console
@@ -41,6 +47,8 @@ class RunDisplay:
             console=console, transient=True, disable=not show_progress,
         )
         self.task_id = self.progress.add_task("starting", total=total)
+        self.lines = PlainProgress(console, total) if show_progress and \
+            not console.is_terminal else None
 
     def __enter__(self):
         self.progress.start()
@@ -48,15 +56,22 @@ class RunDisplay:
 
     def __exit__(self, *exc):
         self.progress.stop()
+        if self.lines is not None:
+            self.lines.close()
 
     def callbacks(self) -> RunCallbacks:
         return RunCallbacks(
             point_started=self._started,
             phase=self._phase,
-            point_done=lambda rows: self.progress.advance(self.task_id),
+            point_done=self._point_done,
             group_done=self._group_done,
             worker_started=self._worker_started,
         )
+
+    def _point_done(self, rows: list[R.Result]) -> None:
+        self.progress.advance(self.task_id)
+        if self.lines is not None:
+            self.lines.point_done(rows)
 
     def _worker_started(self, env: dict) -> None:
         self.device_name = env.get("gpu") or "CPU"
@@ -66,6 +81,8 @@ class RunDisplay:
 
     def _phase(self, point: Point, phase: str) -> None:
         self._describe(point, phase)
+        if self.lines is not None:
+            self.lines.phase(point_label(point), phase)
 
     def _describe(self, point: Point, phase: str) -> None:
         self.progress.update(self.task_id, description=(
@@ -79,6 +96,84 @@ class RunDisplay:
         for note in group_notes(group):
             self.console.print(f"  {note}", soft_wrap=True, markup=False)
         self.on_group(group)
+
+
+def point_label(point: Point) -> str:
+    return f"{point.family.name}/{point.variant.name} {point.shape.label()} {point.dtype}"
+
+
+class PlainProgress:
+    """Progress as lines, for a console that is not a terminal. A phase is announced only
+    once it has run QUIET_S (so the many sub-second phases of a run print nothing), and
+    then its end is said too, with its duration."""
+
+    # A log line every 40 s of build is what a silent CI log lacked; 3 s keeps the lines
+    # to the phases a person would wonder about (builds take 6-40 s, checks 0.1-2 s).
+    QUIET_S = 3.0
+
+    def __init__(self, console: Console, total: int, clock=time.monotonic):
+        self.console, self.total, self.clock = console, total, clock
+        self.done = 0
+        self.current: tuple[str, str, float] | None = None  # label, phase, start
+        self.announced = False
+        self.timer: threading.Timer | None = None
+        self.lock = threading.Lock()
+
+    def phase(self, label: str, phase: str) -> None:
+        with self.lock:
+            self._end_phase()
+            self.current, self.announced = (label, phase, self.clock()), False
+            self.timer = threading.Timer(self.QUIET_S, self.announce)
+            self.timer.daemon = True
+            self.timer.start()
+
+    def announce(self) -> None:
+        """The current phase has run QUIET_S: say so (called by the timer, or a test)."""
+        with self.lock:
+            if self.current is not None and not self.announced:
+                label, phase, _ = self.current
+                self.announced = True
+                self._say(f"{label}: {phase} ...")
+
+    def point_done(self, rows: list[R.Result]) -> None:
+        with self.lock:
+            self._end_phase()
+            self.current = None
+            self.done += 1
+            if rows:
+                self._say(f"[{self.done}/{self.total}] {point_line(rows)}")
+
+    def close(self) -> None:
+        with self.lock:
+            if self.timer is not None:
+                self.timer.cancel()
+
+    def _end_phase(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.current is not None and self.announced:
+            label, phase, start = self.current
+            self._say(f"{label}: {phase} done in {self.clock() - start:.1f} s")
+
+    def _say(self, text: str) -> None:
+        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def point_line(rows: list[R.Result]) -> str:
+    """'square/cuda n=2^20 float32: cold 4.71 us ±0.3%, warm 4.40 us ±0.2%' or the status."""
+    from gpubench.report import format as fmt
+
+    first = rows[0]
+    head = f"{first.family}/{first.variant} {first.shape.label()} {first.dtype}:"
+    parts = []
+    for row in rows:
+        summary = row.summary if row.passed else None
+        if summary is None:
+            parts.append(f"{row.mode} {row.status.upper()}")
+        else:
+            median = fmt.duration(summary.median, min(summary.significant_digits, 4))
+            parts.append(f"{row.mode} {median} ±{fmt.percent(summary.rel_ci)}")
+    return f"{head} {', '.join(parts)}"
 
 
 def skipped_summary(results: list[R.Result]) -> list[str]:
