@@ -4,6 +4,7 @@ import math
 import os
 import random
 
+import pytest
 from rich.console import Console
 
 from conftest import REPO
@@ -64,3 +65,26 @@ def test_table_matches_golden_text():
     if os.environ.get("GPUBENCH_UPDATE_GOLDEN"):
         golden.write_text(text)
     assert text == golden.read_text()
+
+
+def render_at(group, width: int) -> str:
+    with open(os.devnull, "w") as sink:
+        console = Console(width=width, record=True, color_system=None, file=sink)
+        console.print(group_table(group, "NVIDIA H100 80GB HBM3", width=width))
+        return console.export_text()
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_table_fits_the_terminal_without_cutting_a_cell(width):
+    text = render_at(finish_group(matmul_group(), CEILINGS), width)
+    golden = GOLDEN / f"matmul_table_{width}.txt"
+    if os.environ.get("GPUBENCH_UPDATE_GOLDEN"):
+        golden.write_text(text)
+    assert text == golden.read_text()
+    assert "…" not in text  # rich's ellipsis: a cut cell
+    assert all(len(line) <= width for line in text.splitlines())
+    if width == 80:
+        assert "Not shown at 80 columns: kind" in " ".join(text.split())
+        assert ("PASS" in text and "us" in text) or "ms" in text
+    else:
+        assert "Not shown" not in text

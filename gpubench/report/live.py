@@ -92,7 +92,8 @@ class RunDisplay:
     def _group_done(self, group: list[R.Result]) -> None:
         group = self.before_show(group)
         against = self.against(group) if self.against else None
-        self.console.print(group_table(group, self.device_name, against))
+        self.console.print(group_table(group, self.device_name, against,
+                                       width=self.console.width))
         for note in group_notes(group):
             self.console.print(f"  {note}", soft_wrap=True, markup=False)
         self.on_group(group)

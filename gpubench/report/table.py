@@ -38,28 +38,80 @@ def group_title(group: list[R.Result], device: str = "") -> str:
     return f"{first.family}  {first.shape.label()}  {first.dtype}{where}"
 
 
-def group_table(group: list[R.Result], device: str = "", against: dict | None = None) -> Table:
+def group_table(group: list[R.Result], device: str = "", against: dict | None = None,
+                width: int | None = None) -> Table:
     """One row per variant and mode: check, median with its CI, spread, rates, roofline,
     speedup, build. The mode column appears when more than one mode was timed; the
-    `vs --baseline` column when `against` maps point keys to Comparisons with another run."""
+    `vs --baseline` column when `against` maps point keys to Comparisons with another run.
+    Given the terminal's `width`, columns are dropped by DROP_ORDER until the rest fit
+    whole (no cell is cut), and the caption names what was dropped."""
     show_mode = len({r.mode for r in group}) > 1
     show_kernels = any(_multi(r) for r in group)
     show_ncu = any(r.ncu_check for r in group)
-    caption = _caption(group) + (BASELINE_CAPTION if against is not None else "") + (
-        KERNELS_CAPTION if show_kernels else "") + (NCU_CAPTION if show_ncu else "")
-    table = Table(title=group_title(group, device), title_justify="left",
-                  caption=caption, caption_justify="left")
     shown = {"mode": show_mode, "kernels": show_kernels, "vs ncu": show_ncu,
              BASELINE_HEADER: against is not None}
     headers = [h for h, _ in COLUMNS if shown.get(h, True)]
-    for header in headers:
-        table.add_column(header, justify=JUSTIFY[header], no_wrap=True)
+    rows = []
     for result in group:
         cells = _cells(result)
         if against is not None:
             cells[BASELINE_HEADER] = verdict_cell(against.get(result.key.text()))
+        rows.append(cells)
+    dropped: list[str] = []
+    if width is not None:
+        headers, dropped = fit_columns(headers, rows, width, drop_order(group))
+    caption = _caption(group) + (BASELINE_CAPTION if against is not None else "") + (
+        KERNELS_CAPTION if show_kernels else "") + (NCU_CAPTION if show_ncu else "") + (
+        f" Not shown at {width} columns: {', '.join(dropped)} (a wider terminal, or "
+        "results.csv, has them)." if dropped else "")
+    table = Table(title=group_title(group, device), title_justify="left",
+                  caption=caption, caption_justify="left")
+    for header in headers:
+        table.add_column(header, justify=JUSTIFY[header], no_wrap=True)
+    for cells in rows:
         table.add_row(*(cells[h] for h in headers))
     return table
+
+
+# Which columns go first when the terminal is narrow: what results.csv has anyway and a
+# reader needs least to compare variants. Never dropped: variant, mode, check, median, vs base.
+# The rate that does not set the roof goes before the one that does ("RATE" stands for it).
+DROP_ORDER = ("kind", "IQR", "n", "build", "kernels", "RATE", "±CI", "vs ncu", BASELINE_HEADER,
+              "RATE", "of roof")
+
+
+def drop_order(group: list[R.Result]) -> tuple[str, ...]:
+    """DROP_ORDER with its rates filled in: a compute-bound group keeps TFLOP/s longest, a
+    memory-bound one GB/s."""
+    bounds = [r.roof["bound"] for r in group if r.roof]
+    compute = bounds.count("compute") > len(bounds) / 2
+    rates = iter(("GB/s", "TFLOP/s") if compute else ("TFLOP/s", "GB/s"))
+    return tuple(next(rates) if h == "RATE" else h for h in DROP_ORDER)
+# rich's default box draws "│ cell " per column and a closing "│": 3 characters a column, +1.
+COLUMN_OVERHEAD, TABLE_OVERHEAD = 3, 1
+
+
+def fit_columns(headers: list[str], rows: list[dict], width: int,
+                order: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """(headers kept, headers dropped, in `order`) so that every kept cell prints whole
+    within `width`."""
+    def cell_width(header: str) -> int:
+        texts = [header, *(_plain(row[header]) for row in rows)]
+        return max(len(text) for text in texts) + COLUMN_OVERHEAD
+
+    kept = list(headers)
+    dropped = []
+    for header in order:
+        if sum(cell_width(h) for h in kept) + TABLE_OVERHEAD <= width:
+            break
+        if header in kept:
+            kept.remove(header)
+            dropped.append(header)
+    return kept, dropped
+
+
+def _plain(cell) -> str:
+    return cell.plain if isinstance(cell, Text) else str(cell)
 
 
 NCU_CAPTION = (" vs ncu: our kernel time (the kernel sum of a multi-kernel call) against the "
