@@ -14,6 +14,13 @@ from gpubench.hostload import busy_reason
 # IQR above 5% of the median: two variants 5% apart can no longer be told apart
 # from one run's spread alone.
 NOISY_REL_IQR = 0.05
+# The host clock on a shared CPU is noisier: `run --config configs/quick.toml` on the 2-core
+# CI machine (2026-11-23) had IQRs of 0.1-5.9% over 25 rows; beyond 25% something else ran,
+# or the op is too short for the host clock (an IQR of 13846% was once shown unwarned).
+NOISY_REL_IQR_CPU = 0.25
+# On a CPU the roof is a DRAM copy; a small problem lives in the caches, whose bandwidth is
+# several times DRAM's, so 1.5x-20x the roof is cache, not a forged result (719-1171% seen).
+CPU_CACHE_ROOF = 1.5
 # More than 5% of samples (and at least 3) beyond Tukey's fences: something else ran
 # now and then. One outlier in 10 samples is chance, not a pattern.
 OUTLIER_FRACTION = 0.05
@@ -64,6 +71,10 @@ def assess(summary, stop_reason: str | None, target_rel_ci: float, clocks: dict 
             found.append(Warning("host_busy", f"the host clock timed other work too: {busy}",
                                  "time on an idle machine; `compare` calls these points "
                                  "UNSURE"))
+        if summary.rel_iqr > NOISY_REL_IQR_CPU:
+            found.append(Warning("noisy", f"IQR is {summary.rel_iqr:.0%} of the median "
+                                 "(host clock)", "CPU timings are indicative: raise "
+                                 "--min-time, time a larger size, or an idle machine"))
         return found
     if summary.rel_iqr > NOISY_REL_IQR:
         found.append(Warning("noisy", f"IQR is {summary.rel_iqr:.0%} of the median",
@@ -116,6 +127,17 @@ def suspect(roof_fraction: float | None, median_s: float | None, mode: str) -> W
         return Warning("suspect", f"a median of {median_s * 1e9:.0f} ns is faster than any "
                        "kernel launch", "check that the variant launches its kernel; no "
                        "speedup is shown")
+    return None
+
+
+def cpu_cache_roof(roof_fraction: float | None, mode: str) -> Warning | None:
+    """A CPU result above the DRAM roof but short of suspect: the data sits in cache."""
+    if mode != "cpu" or roof_fraction is None:
+        return None
+    if CPU_CACHE_ROOF < roof_fraction <= SUSPECT_ROOF_FRACTION["cpu"]:
+        return Warning("above_dram_roof", f"{roof_fraction:.0%} of the CPU's DRAM-copy roof",
+                       "the data fits in the caches, whose bandwidth the roof does not "
+                       "model; time a size beyond the last-level cache to compare with DRAM")
     return None
 
 

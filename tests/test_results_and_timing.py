@@ -197,3 +197,24 @@ def test_host_timer_warms_up_by_time_then_samples_by_the_rule():
     assert timing.stop_reason == "converged" and len(timing.samples_s) in (10, 11)
     assert timing.sampling_s >= 0.1
     assert all(s == pytest.approx(0.01) for s in timing.samples_s)
+
+
+def test_cpu_timings_get_their_own_noise_and_roof_warnings():
+    """Issue 12: an IQR of 13846% and 719-1171% of the roof drew no warning on a CPU."""
+    # memory-bound here (the compute roof is far away): 4e6 bytes in 0.1 ms = 40 GB/s, 4x a
+    # 10 GB/s DRAM roof: cache-fast, not forged; 0.5 ms is within the roof: nothing said
+    ceilings = {"bandwidth_gbps": 10.0, "tflops": {"float32": 1000.0}}
+    wild = [1e-6, 1e-6, 1e-6, 2e-4, 3e-4, 1e-6, 2e-4, 1e-6, 3e-4, 1e-6, 2e-4, 2e-4]
+    noisy = finish_group([result("x", samples=wild, mode="cpu")], None)[0]
+    assert "noisy" in {w.code for w in noisy.warnings}
+    quiet = finish_group([result("x", samples=[1e-3 * (1 + 0.01 * i) for i in range(12)],
+                                 mode="cpu")], None)[0]
+    assert "noisy" not in {w.code for w in quiet.warnings}
+    cached = finish_group([result("c", samples=[1e-4] * 20, mode="cpu")], ceilings)[0]
+    assert cached.roof["fraction"] == pytest.approx(4.0)
+    assert {w.code for w in cached.warnings} == {"above_dram_roof"}
+    assert cached.speedup is None or cached.speedup == 1.0  # no baseline here; not suspect
+    within = finish_group([result("c", samples=[5e-4] * 20, mode="cpu")], ceilings)[0]
+    assert not within.warnings
+    on_gpu = finish_group([result("c", samples=[1e-4] * 20, mode="cold")], ceilings)[0]
+    assert "above_dram_roof" not in {w.code for w in on_gpu.warnings}  # a GPU's 4x is suspect

@@ -78,6 +78,10 @@ def finish_group(group: list[Result], ceilings: dict | None) -> list[Result]:
     for index, (result, roof, doubt) in enumerate(zip(group, roofs, suspects, strict=True)):
         warnings = [doubt] if doubt else []
         warnings += measurement_warnings(result)
+        cached = noise.cpu_cache_roof((roof or {}).get("fraction"), result.mode) \
+            if result.passed else None
+        if cached:
+            warnings.append(cached)
         if index in launch:
             warnings.append(launch[index])
         finished.append(result.with_derived(speedup=by_key.get(result.key), roof=roof,
