@@ -112,6 +112,9 @@ def shape_choice(sizes: str | None, shapes: tuple[str, ...], axes: tuple[str, ..
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @click.option("--ncu", "with_ncu", is_flag=True,
               help="Also profile each passing variant once with Nsight Compute (short summary).")
+@click.option("--markdown", "markdown", is_flag=True,
+              help="Also print every group's table as markdown on stdout at the end (a PR "
+                   "comment); not with --json.")
 @click.option("--ncu-check", "ncu_check", is_flag=True,
               help="Also time each passing point under Nsight Compute (duration only, one ncu "
                    "run per group) and add a 'vs ncu' column; needs ncu and a CUDA GPU.")
@@ -120,21 +123,24 @@ def shape_choice(sizes: str | None, shapes: tuple[str, ...], axes: tuple[str, ..
 @click.option("--baseline", metavar="RUN",
               help="Compare every point with an earlier run (a run folder, 'latest', "
                    "'latest~1'): adds the change and the verdict of `gpubench compare`.")
-def run(config_path, device, out, force, as_json, with_ncu, ncu_check, with_trace, baseline,
-        **options):
+def run(config_path, device, out, force, as_json, with_ncu, markdown, ncu_check, with_trace,
+        baseline, **options):
     """Check, time and compare every variant of kernel FAMILIES (default: all)."""
     _guarded(lambda: _run(config_path, options, device, out, force, as_json, with_ncu,
-                          with_trace, baseline, ncu_check))
+                          with_trace, baseline, ncu_check, markdown))
 
 
 def _run(config_path, options: dict, device: str, out, force: bool, as_json: bool,
-         with_ncu: bool, with_trace: bool, baseline: str | None, ncu_check: bool) -> int:
+         with_ncu: bool, with_trace: bool, baseline: str | None, ncu_check: bool,
+         markdown: bool) -> int:
     from gpubench.commands.run import RunCommand
 
+    if markdown and as_json:
+        raise errors.UsageError("--markdown and --json both print on stdout: choose one")
     config = merge_options(load_config(config_path) if config_path else RunConfig(), options)
     console = make_console(stderr=as_json)
     return RunCommand(config, device, out, as_json, console, with_ncu, with_trace,
-                      force, baseline, ncu_check).execute()
+                      force, baseline, ncu_check, markdown).execute()
 
 
 def _folder(value: str | None) -> Path | None:

@@ -248,3 +248,13 @@ def test_ncu_check_on_the_cpu_says_what_it_needs_and_loses_nothing(gpubench):
     (row,) = done.results()["results"]
     assert row["status"] == "ok" and row["ncu_check"] is None and row["vs_ncu"] is None
     assert "vs ncu" not in done.stdout
+
+
+def test_run_markdown_prints_the_tables_for_a_pr(gpubench):
+    done = gpubench("run", "vector_add", "--variants", "torch", "--sizes", "256", *FAST,
+                    "--device", "cpu", "--markdown")
+    assert done.code == 0, done.output
+    assert "**vector_add  n=256  float32 on CPU**" in done.stdout
+    assert "| variant | kind | check | median |" in done.stdout
+    both = gpubench("run", "vector_add", "--markdown", "--json")
+    assert both.code == 2 and "choose one" in both.output

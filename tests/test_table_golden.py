@@ -88,3 +88,17 @@ def test_table_fits_the_terminal_without_cutting_a_cell(width):
         assert ("PASS" in text and "us" in text) or "ms" in text
     else:
         assert "Not shown" not in text
+
+
+def test_markdown_matches_golden_text():
+    from gpubench.report.table import group_markdown
+
+    text = group_markdown(finish_group(matmul_group(), CEILINGS), "NVIDIA H100 80GB HBM3")
+    golden = GOLDEN / "matmul_table.md"
+    if os.environ.get("GPUBENCH_UPDATE_GOLDEN"):
+        golden.write_text(text)
+    assert text == golden.read_text()
+    table = [line for line in text.splitlines() if line.startswith("|")]
+    header, rule, *rows = table
+    assert {line.count(" | ") for line in rows} == {header.count(" | ")}  # every column
+    assert rule.count("|") == header.count("|") and "---:" in rule

@@ -43,6 +43,7 @@ class RunCommand:
     force: bool = False  # reuse an --out that holds results
     baseline: str | None = None  # --baseline: a run to compare every group with
     ncu_check: bool = False  # --ncu-check: ncu's duration beside every passing point
+    markdown: bool = False  # --markdown: every group's table as markdown at the end
 
     def execute(self) -> int:
         """With --json, stdout carries the JSON document alone: anything else written to
@@ -109,6 +110,7 @@ class RunCommand:
             runner.replace(checked)
             return checked
 
+        against_md = against_baseline if baseline is not None else None
         display = RunDisplay(self.console, len(points), on_group=on_group,
                              show_progress=not self.as_json,
                              against=against_baseline if baseline is not None else None,
@@ -142,9 +144,23 @@ class RunCommand:
                                markup=False, soft_wrap=True)
         if write_json is not None:
             write_json(document().to_json() + "\n")
+        if self.markdown:
+            self._print_markdown(runner.results, runner.env.get("gpu") or "CPU", against_md)
         if self._say_folder_problem(folder):
             return errors.EXIT_OUTPUT
         return errors.EXIT_OK if R.exit_status(runner.results) else errors.EXIT_VARIANT_FAILED
+
+    def _print_markdown(self, results: list[R.Result], device: str, against) -> None:
+        """Every group's table as markdown, in run order, on stdout (plain print: rich
+        would wrap the long table lines)."""
+        from gpubench.report.table import group_markdown
+
+        groups: dict[tuple, list[R.Result]] = {}
+        for result in results:
+            groups.setdefault((result.family, result.dtype, result.shape.text()), []).append(
+                result)
+        print("\n".join(group_markdown(g, device, against(g) if against else None)
+                        for g in groups.values()), flush=True)
 
     def _say_folder_problem(self, folder: RunFolder) -> bool:
         """Print where the results went when the run folder failed us; True if it did."""

@@ -45,25 +45,12 @@ def group_table(group: list[R.Result], device: str = "", against: dict | None = 
     `vs --baseline` column when `against` maps point keys to Comparisons with another run.
     Given the terminal's `width`, columns are dropped by DROP_ORDER until the rest fit
     whole (no cell is cut), and the caption names what was dropped."""
-    show_mode = len({r.mode for r in group}) > 1
-    show_kernels = any(_multi(r) for r in group)
-    show_ncu = any(r.ncu_check for r in group)
-    shown = {"mode": show_mode, "kernels": show_kernels, "vs ncu": show_ncu,
-             BASELINE_HEADER: against is not None}
-    headers = [h for h, _ in COLUMNS if shown.get(h, True)]
-    rows = []
-    for result in group:
-        cells = _cells(result)
-        if against is not None:
-            cells[BASELINE_HEADER] = verdict_cell(against.get(result.key.text()))
-        rows.append(cells)
-    dropped: list[str] = []
+    headers, rows, caption = _layout(group, against)
     if width is not None:
         headers, dropped = fit_columns(headers, rows, width, drop_order(group))
-    caption = _caption(group) + (BASELINE_CAPTION if against is not None else "") + (
-        KERNELS_CAPTION if show_kernels else "") + (NCU_CAPTION if show_ncu else "") + (
-        f" Not shown at {width} columns: {', '.join(dropped)} (a wider terminal, or "
-        "results.csv, has them)." if dropped else "")
+        if dropped:
+            caption += (f" Not shown at {width} columns: {', '.join(dropped)} (a wider "
+                        "terminal, or results.csv, has them).")
     table = Table(title=group_title(group, device), title_justify="left",
                   caption=caption, caption_justify="left")
     for header in headers:
@@ -71,6 +58,38 @@ def group_table(group: list[R.Result], device: str = "", against: dict | None = 
     for cells in rows:
         table.add_row(*(cells[h] for h in headers))
     return table
+
+
+def group_markdown(group: list[R.Result], device: str = "",
+                   against: dict | None = None) -> str:
+    """The same table as GitHub-flavoured markdown, for a PR comment: every column, the
+    caption below it."""
+    headers, rows, caption = _layout(group, against)
+    lines = [f"**{group_title(group, device)}**", "",
+             "| " + " | ".join(headers) + " |",
+             "|" + "|".join("---:" if JUSTIFY[h] == "right" else "---" for h in headers) + "|"]
+    for cells in rows:
+        lines.append("| " + " | ".join(_plain(cells[h]).replace("|", "\\|")
+                                       for h in headers) + " |")
+    return "\n".join([*lines, "", caption.strip()]) + "\n"
+
+
+def _layout(group: list[R.Result], against: dict | None) -> tuple[list[str], list[dict], str]:
+    """(headers shown, one dict of cells per row, caption) of a group's table."""
+    show_kernels = any(_multi(r) for r in group)
+    show_ncu = any(r.ncu_check for r in group)
+    shown = {"mode": len({r.mode for r in group}) > 1, "kernels": show_kernels,
+             "vs ncu": show_ncu, BASELINE_HEADER: against is not None}
+    headers = [h for h, _ in COLUMNS if shown.get(h, True)]
+    rows = []
+    for result in group:
+        cells = _cells(result)
+        if against is not None:
+            cells[BASELINE_HEADER] = verdict_cell(against.get(result.key.text()))
+        rows.append(cells)
+    caption = _caption(group) + (BASELINE_CAPTION if against is not None else "") + (
+        KERNELS_CAPTION if show_kernels else "") + (NCU_CAPTION if show_ncu else "")
+    return headers, rows, caption
 
 
 # Which columns go first when the terminal is narrow: what results.csv has anyway and a
