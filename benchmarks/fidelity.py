@@ -47,58 +47,91 @@ class Op:
     build: object  # () -> callable taking no arguments
 
 
+# Op builders: each allocates its inputs on the GPU and returns the call to time. Shared
+# with scripts/cold_offset_probe.py, the study behind cold mode's correction.
+
+
+def add(n):
+    import torch
+
+    a, b = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    out = torch.empty_like(a)
+    return lambda: torch.add(a, b, out=out)
+
+
+def matmul(n, dtype):
+    import torch
+
+    a = torch.randn(n, n, device="cuda", dtype=dtype)
+    b = torch.randn(n, n, device="cuda", dtype=dtype)
+    out = torch.empty_like(a)
+    return lambda: torch.matmul(a, b, out=out)
+
+
+def softmax():
+    import torch
+
+    x = torch.randn(4096, 4096, device="cuda")
+    return lambda: torch.softmax(x, dim=-1)
+
+
+def layer_norm():
+    import torch
+
+    x = torch.randn(8192, 1024, device="cuda")
+    w, b = torch.ones(1024, device="cuda"), torch.zeros(1024, device="cuda")
+    return lambda: torch.nn.functional.layer_norm(x, (1024,), w, b)
+
+
+def total(n):
+    import torch
+
+    x = torch.randn(n, device="cuda")
+    out = torch.empty((), device="cuda")
+    return lambda: torch.sum(x, dim=0, out=out)
+
+
+def row_sum(rows, cols):
+    import torch
+
+    x = torch.randn(rows, cols, device="cuda")
+    out = torch.empty(rows, device="cuda")
+    return lambda: torch.sum(x, dim=1, out=out)
+
+
+def transpose(n):
+    import torch
+
+    x = torch.randn(n, n, device="cuda")
+    out = torch.empty(n, n, device="cuda")
+    return lambda: out.copy_(x.t())
+
+
+def conv():
+    import torch
+
+    x = torch.randn(32, 64, 56, 56, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(64, 64, 3, 3, device="cuda", dtype=torch.bfloat16)
+    return lambda: torch.nn.functional.conv2d(x, w, padding=1)
+
+
+def attention(s):
+    import torch
+
+    q, k, v = (torch.randn(8, 16, s, 64, device="cuda", dtype=torch.bfloat16)
+               for _ in range(3))
+    return lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+
+def sort(n):
+    import torch
+
+    x = torch.randn(n, device="cuda")
+    return lambda: torch.sort(x)
+
+
 def torch_ops():
     import torch
-    import torch.nn.functional as F
-
-    def add(n):
-        a, b = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
-        out = torch.empty_like(a)
-        return lambda: torch.add(a, b, out=out)
-
-    def matmul(n, dtype):
-        a = torch.randn(n, n, device="cuda", dtype=dtype)
-        b = torch.randn(n, n, device="cuda", dtype=dtype)
-        out = torch.empty_like(a)
-        return lambda: torch.matmul(a, b, out=out)
-
-    def softmax():
-        x = torch.randn(4096, 4096, device="cuda")
-        return lambda: F.softmax(x, dim=-1)
-
-    def layer_norm():
-        x = torch.randn(8192, 1024, device="cuda")
-        w, b = torch.ones(1024, device="cuda"), torch.zeros(1024, device="cuda")
-        return lambda: F.layer_norm(x, (1024,), w, b)
-
-    def total(n):
-        x = torch.randn(n, device="cuda")
-        out = torch.empty((), device="cuda")
-        return lambda: torch.sum(x, dim=0, out=out)
-
-    def row_sum(rows, cols):
-        x = torch.randn(rows, cols, device="cuda")
-        out = torch.empty(rows, device="cuda")
-        return lambda: torch.sum(x, dim=1, out=out)
-
-    def transpose(n):
-        x = torch.randn(n, n, device="cuda")
-        out = torch.empty(n, n, device="cuda")
-        return lambda: out.copy_(x.t())
-
-    def conv():
-        x = torch.randn(32, 64, 56, 56, device="cuda", dtype=torch.bfloat16)
-        w = torch.randn(64, 64, 3, 3, device="cuda", dtype=torch.bfloat16)
-        return lambda: F.conv2d(x, w, padding=1)
-
-    def attention(s):
-        q, k, v = (torch.randn(8, 16, s, 64, device="cuda", dtype=torch.bfloat16)
-                   for _ in range(3))
-        return lambda: F.scaled_dot_product_attention(q, k, v)
-
-    def sort(n):
-        x = torch.randn(n, device="cuda")
-        return lambda: torch.sort(x)
 
     return [
         Op("add_2^16", lambda: add(1 << 16)),

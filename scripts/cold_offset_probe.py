@@ -30,6 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))  # the op builders of benchmarks/fidelity.py
 
 NCU_CALLS = 7
 PREFIX = "probe/"
@@ -38,51 +39,7 @@ SPIN_US = 300.0  # outlasts the host enqueueing 8 calls of any op here
 
 def ops():
     import torch
-    import torch.nn.functional as F
-
-    def add(n):
-        a, b = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
-        out = torch.empty_like(a)
-        return lambda: torch.add(a, b, out=out)
-
-    def matmul(n, dtype):
-        a = torch.randn(n, n, device="cuda", dtype=dtype)
-        b = torch.randn(n, n, device="cuda", dtype=dtype)
-        out = torch.empty_like(a)
-        return lambda: torch.matmul(a, b, out=out)
-
-    def total(n):
-        x = torch.randn(n, device="cuda")
-        out = torch.empty((), device="cuda")
-        return lambda: torch.sum(x, dim=0, out=out)
-
-    def transpose(n):
-        x = torch.randn(n, n, device="cuda")
-        out = torch.empty(n, n, device="cuda")
-        return lambda: out.copy_(x.t())
-
-    def conv():
-        x = torch.randn(32, 64, 56, 56, device="cuda", dtype=torch.bfloat16)
-        w = torch.randn(64, 64, 3, 3, device="cuda", dtype=torch.bfloat16)
-        return lambda: F.conv2d(x, w, padding=1)
-
-    def attention(s):
-        q, k, v = (torch.randn(8, 16, s, 64, device="cuda", dtype=torch.bfloat16)
-                   for _ in range(3))
-        return lambda: F.scaled_dot_product_attention(q, k, v)
-
-    def sort(n):
-        x = torch.randn(n, device="cuda")
-        return lambda: torch.sort(x)
-
-    def layer_norm():
-        x = torch.randn(8192, 1024, device="cuda")
-        w, b = torch.ones(1024, device="cuda"), torch.zeros(1024, device="cuda")
-        return lambda: F.layer_norm(x, (1024,), w, b)
-
-    def softmax():
-        x = torch.randn(4096, 4096, device="cuda")
-        return lambda: F.softmax(x, dim=-1)
+    from fidelity import add, attention, conv, layer_norm, matmul, softmax, sort, total, transpose
 
     return {
         "null": lambda: (lambda: torch.cuda._sleep(0)),
