@@ -30,7 +30,7 @@ def check_group(group: list[R.Result], points: list[Point], run_dir: Path,
     misses its target). Raises a GpubenchError when ncu is missing or fails."""
     from gpubench.profilers.ncu_report import import_ncu_report, load_profiles
 
-    chosen = _passing_points(group, points)
+    chosen = passing_points(group, points)
     if not chosen:
         return group
     ncu = find_tool("ncu", ncu_path)
@@ -69,7 +69,8 @@ def check_label(nvtx: dict[str, tuple[str, ...]]) -> str | None:
     return None
 
 
-def _passing_points(group: list[R.Result], points: list[Point]) -> list[Point]:
+def passing_points(group: list[R.Result], points: list[Point]) -> list[Point]:
+    """The planned points of a finished group whose results passed (what a profiler reruns)."""
     passed = {r.variant for r in group if r.passed}
     key = (group[0].family, group[0].dtype, group[0].shape)
     return [p for p in points if p.group == key and p.variant.name in passed and not p.skip]

@@ -188,16 +188,14 @@ class RunCommand:
         """`--ncu`: profile each passing variant of the group once, show the short form;
         returns the group's results with their ncu summary."""
         from gpubench.commands.ncu import NcuOptions, ncu_summary, profile_points
+        from gpubench.commands.ncu_check import passing_points
         from gpubench.report.ncu_view import summary_table
 
         if not machine.has_cuda:
             self.console.print("  --ncu: skipped, Nsight Compute needs a CUDA GPU")
             return group
-        passed = {r.variant for r in group if r.passed}
-        chosen = [p for p in points if p.group == (group[0].family, group[0].dtype,
-                                                   group[0].shape) and p.variant.name in passed]
         try:
-            outcomes = profile_points(chosen, run_dir, NcuOptions())
+            outcomes = profile_points(passing_points(group, points), run_dir, NcuOptions())
         except errors.GpubenchError as exc:  # ncu missing: say so once per group, go on
             self.console.print(f"  --ncu: {exc}", soft_wrap=True, markup=False)
             return group

@@ -10,11 +10,12 @@ pays the profiler's start/stop (~0.1 s), so batches are large.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Callable
 
-from gpubench.profilers.chrome_trace import calls_named, load_trace
+from gpubench.profilers.chrome_trace import CallWork, calls_named, load_trace
 from gpubench.timers.base import Measurement, sample_until_stopped
 from gpubench.timers.cuda_support import CudaTimer
 
@@ -44,19 +45,29 @@ class CuptiTimer(CudaTimer):
 
     def _profile(self, fn: Callable[[], object], count: int):
         gpu = self.support
-        from torch.profiler import ProfilerActivity, profile, record_function
+        return profile_calls(fn, min(count, MAX_CALLS_PER_TRACE), CALL_RANGE, gpu.flush,
+                             gpu.synchronize)
 
-        count = min(count, MAX_CALLS_PER_TRACE)
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            for _ in range(count):
-                gpu.flush()
-                with record_function(CALL_RANGE):
-                    fn()
-            gpu.synchronize()
-        handle, path = tempfile.mkstemp(suffix=".json")
-        os.close(handle)
-        try:
-            prof.export_chrome_trace(path)
-            return calls_named(load_trace(path), CALL_RANGE)
-        finally:
+
+def profile_calls(fn: Callable[[], object], count: int, range_name: str,
+                  prepare: Callable[[], None], synchronize: Callable[[], None]) -> list[CallWork]:
+    """`count` calls under torch.profiler, each after `prepare()` (outside the range: a
+    flush, a spin) and inside `record_function(range_name)`; each call's device work, read
+    back from the exported Chrome trace by correlation id. Shared by the cupti timer and
+    the per-point kernel count (timers/device_work.py)."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(count):
+            prepare()
+            with record_function(range_name):
+                fn()
+        synchronize()
+    handle, path = tempfile.mkstemp(suffix=".json")
+    os.close(handle)
+    try:
+        prof.export_chrome_trace(path)
+        return calls_named(load_trace(path), range_name)
+    finally:
+        with contextlib.suppress(OSError):
             os.unlink(path)

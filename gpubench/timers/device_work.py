@@ -13,10 +13,7 @@ disturb (event windows before and after it agree within 0.2 us, same probe).
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import os
-import tempfile
 from collections.abc import Callable
 
 from gpubench.records.device_work import DeviceWork, from_graph_nodes, from_timelines
@@ -89,27 +86,16 @@ def profiled_work(fn: Callable[[], object], support: CudaSupport) -> DeviceWork 
     spin as cold samples are: launched one by one from a profiled host, a call's ops would
     wait on the host between them (a 2^24 sum's memset and kernel stood 10 us apart on an
     H200), gaps that a timed call does not have."""
-    from torch.profiler import ProfilerActivity, profile, record_function
-
-    from gpubench.profilers.chrome_trace import calls_named, load_trace
+    from gpubench.timers.cupti import profile_calls
 
     cycles, _ = support.spin_cycles(fn)
+
+    def prepare() -> None:
+        support.flush()
+        support.spin(cycles * PROFILER_SLOWDOWN)
+
     try:
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            for _ in range(PROFILED_CALLS):
-                support.flush()
-                support.spin(cycles * PROFILER_SLOWDOWN)
-                with record_function(CALL_RANGE):
-                    fn()
-            support.synchronize()
-        handle, path = tempfile.mkstemp(suffix=".json")
-        os.close(handle)
-        try:
-            prof.export_chrome_trace(path)
-            calls = calls_named(load_trace(path), CALL_RANGE)
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+        calls = profile_calls(fn, PROFILED_CALLS, CALL_RANGE, prepare, support.synchronize)
     except RuntimeError:  # the profiler could not start (another one holds CUPTI)
         return None
     return from_timelines([call.timeline for call in calls])
