@@ -70,9 +70,15 @@ def _start(device: str, fd: int):
     machine = Machine(has_cuda=device == "cuda", has_triton=_has_module("triton"))
     env = device_env(device)
     if os.environ.get("GPUBENCH_CEILINGS", "1") != "0":
-        from gpubench.ceilings import load_or_measure
+        from gpubench.ceilings import load_checked
 
-        env["ceilings"] = load_or_measure(env).to_dict()
+        # Cached ceilings are checked by a short copy probe (~0.2 s): a cache measured at a
+        # bad moment would skew every "of roof" silently. The verdict travels in env, so
+        # results.json keeps it and the run can warn.
+        ceilings, check = load_checked(env)
+        env["ceilings"] = ceilings.to_dict()
+        if check is not None:
+            env["ceilings_check"] = check
     send(fd, {"type": "hello", "pid": os.getpid(), "env": env})
     return machine
 

@@ -1,12 +1,16 @@
-"""`gpubench peak`: measure (or show the cached) ceilings of this machine."""
+"""`gpubench peak`: measure (or show the cached) ceilings of this machine. Cached ones are
+checked by a short copy probe first, and a disagreement is said (gpubench/ceilings.py)."""
 
 from __future__ import annotations
 
+import os
+
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from gpubench import errors
-from gpubench.ceilings import cache_dir, load_or_measure
+from gpubench.ceilings import cache_dir, load_checked
 from gpubench.envinfo import device_env
 from gpubench.machine import detect_machine
 from gpubench.records.strict_json import strict_dumps
@@ -19,8 +23,10 @@ def show_peaks(device: str, force: bool, as_json: bool, console: Console) -> int
     if not as_json:
         console.print(f"{'Measuring' if force else 'Loading or measuring'} the ceilings of "
                       f"{env.get('gpu') or 'this CPU'} ...")
-    ceilings = load_or_measure(env, force=force)
+    ceilings, check = load_checked(env, force=force, probe=probe_enabled())
     if as_json:
+        if check and check.get("stale"):  # stderr: stdout stays one JSON document
+            _say_check(check, Console(stderr=True, highlight=False))
         print(strict_dumps(ceilings.to_dict()))
         return errors.EXIT_OK
     table = Table(title=f"Measured ceilings: {ceilings.device}", title_justify="left",
@@ -32,4 +38,20 @@ def show_peaks(device: str, force: bool, as_json: bool, console: Console) -> int
         ridge = rate * 1e12 / (ceilings.bandwidth_gbps * 1e9)
         table.add_row(dtype, rate_text(rate), rate_text(ceilings.bandwidth_gbps), rate_text(ridge))
     console.print(table)
+    if check:
+        _say_check(check, console)
     return errors.EXIT_OK
+
+
+def probe_enabled() -> bool:
+    """GPUBENCH_CEILINGS=0 skips the ceilings in runs and the copy probe here alike."""
+    return os.environ.get("GPUBENCH_CEILINGS", "1") != "0"
+
+
+def _say_check(check: dict, console: Console) -> None:
+    """The copy probe's verdict on the cached ceilings: a disagreement as the warning line
+    `gpubench run` prints, an agreement dimmed (the figures are then trustworthy)."""
+    if check.get("stale"):
+        console.print(f"[yellow]warning:[/] {escape(check['message'])}", soft_wrap=True)
+    else:
+        console.print(f"[dim]{escape(check['message'])}[/]", soft_wrap=True)

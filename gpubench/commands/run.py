@@ -125,6 +125,13 @@ class RunCommand:
             save()
 
         runner.callbacks.point_done = point_done
+        show_worker = runner.callbacks.worker_started
+
+        def worker_started(env: dict) -> None:  # the run's first worker only
+            show_worker(env)
+            self._say_ceilings_check(env)
+
+        runner.callbacks.worker_started = worker_started
         try:
             with display:
                 runner.run(points)
@@ -161,6 +168,14 @@ class RunCommand:
                 result)
         print("\n".join(group_markdown(g, device, against(g) if against else None)
                         for g in groups.values()), flush=True)
+
+    def _say_ceilings_check(self, env: dict) -> None:
+        """Once, before the first table: the cached ceilings disagree with this run's copy
+        probe (gpubench/ceilings.py), so its "of roof" figures are off by that much."""
+        check = env.get("ceilings_check") or {}
+        if check.get("stale"):
+            self.console.print(f"[yellow]warning:[/] {escape(check.get('message', ''))}",
+                               soft_wrap=True)
 
     def _say_folder_problem(self, folder: RunFolder) -> bool:
         """Print where the results went when the run folder failed us; True if it did."""

@@ -1,0 +1,158 @@
+"""Cached ceilings checked by a copy probe (issue 12): the verdict, and the warning end to end."""
+
+import json
+import math
+
+import pytest
+
+from gpubench import ceilings
+from gpubench.ceilings import Ceilings, bandwidth_check, is_stale
+
+WHEN = "2026-11-23T06:20:24+00:00"
+
+
+# ------------------------------------------------------------------ the pure decision
+
+
+@pytest.mark.parametrize("device", ["cuda", "cpu"])
+def test_a_probe_that_agrees_leaves_the_cache_alone(device):
+    assert not is_stale(3000.0, 3000.0, device)
+    assert not is_stale(3000.0, 3030.0, device)  # GPU copies repeat within ~1%
+    check = bandwidth_check(3000.0, 2990.0, WHEN, device)
+    assert check["stale"] is False and check["ratio"] == pytest.approx(2990 / 3000)
+    assert "agrees" in check["message"]
+
+
+@pytest.mark.parametrize("device", ["cuda", "cpu"])
+def test_twice_the_cache_is_stale(device):
+    """Issue 12: `peak --force` measured twice the cached bandwidth."""
+    check = bandwidth_check(16.8, 33.6, WHEN, device)
+    assert check["stale"] is True and check["ratio"] == pytest.approx(2.0)
+    message = check["message"]
+    for needed in ("16.8 GB/s", "33.6 GB/s", WHEN, "gpubench peak --force", '"of roof"',
+                   "cached value", "slow moment"):
+        assert needed in message
+
+
+@pytest.mark.parametrize("device", ["cuda", "cpu"])
+def test_half_the_cache_is_stale_too(device):
+    check = bandwidth_check(3000.0, 1500.0, WHEN, device)
+    assert check["stale"] is True and check["ratio"] == pytest.approx(0.5)
+    assert "slower now" in check["message"] and "gpubench peak --force" in check["message"]
+
+
+def test_the_cpu_tolerates_what_its_quiet_copies_move_and_the_gpu_does_not():
+    """The 2-core machine's quiet copies span 26.7-36.0 GB/s (1.35x, ceilings.py); a GPU's
+    repeat within ~1%, so 1.3x apart is noise on a CPU and a stale cache on a GPU."""
+    assert not is_stale(27.0, 36.0, "cpu") and not is_stale(36.0, 27.0, "cpu")
+    assert is_stale(2700.0, 3600.0, "cuda") and is_stale(3600.0, 2700.0, "cuda")
+    assert not is_stale(3000.0, 3250.0, "cuda")  # 8%: within the GPU's 1.1x
+    assert is_stale(3000.0, 3400.0, "cuda")  # 13%
+    assert is_stale(30.0, 50.0, "cpu") and is_stale(50.0, 30.0, "cpu")  # 1.67x
+
+
+@pytest.mark.parametrize("cached", [0.0, -1.0, math.nan, math.inf])
+def test_a_cached_value_that_is_no_bandwidth_is_stale(cached):
+    check = bandwidth_check(cached, 30.0, WHEN, "cpu")
+    assert check["stale"] is True and check["ratio"] is None
+
+
+@pytest.mark.parametrize("probe", [0.0, math.nan, math.inf])
+def test_a_probe_that_measured_nothing_blames_no_cache(probe):
+    check = bandwidth_check(30.0, probe, WHEN, "cpu")
+    assert check["stale"] is False and check["ratio"] is None
+
+
+# ------------------------------------------------------------------ load, probe, record
+
+
+def fake_ceilings(bandwidth_gbps: float) -> Ceilings:
+    return Ceilings(key="k", device="CPU", bandwidth_gbps=bandwidth_gbps,
+                    tflops={"float32": 0.1}, measured=WHEN, method="fake")
+
+
+def test_only_cached_ceilings_are_probed(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(ceilings, "measure", lambda device, key, name: fake_ceilings(30.0))
+    probes = []
+    monkeypatch.setattr(ceilings, "probe_bandwidth_gbps",
+                        lambda device: probes.append(device) or 60.0)
+    env = {"device": "cpu", "cpu": "x86_64", "cpu_threads": 2, "torch": "2.13.0"}
+    fresh, check = ceilings.load_checked(env)
+    assert fresh.bandwidth_gbps == 30.0 and check is None and probes == []
+    cached, check = ceilings.load_checked(env)
+    assert cached == fresh and probes == ["cpu"]
+    assert check["stale"] is True and check["probe_gbps"] == 60.0
+    assert ceilings.load_checked(env, force=True)[1] is None
+    assert ceilings.load_or_measure(env) == fresh and probes == ["cpu"]  # no probe asked
+
+
+def test_a_probe_that_fails_is_recorded_not_raised(monkeypatch):
+    def out_of_memory(device):
+        raise RuntimeError("CUDA out of memory")
+
+    monkeypatch.setattr(ceilings, "probe_bandwidth_gbps", out_of_memory)
+    check = ceilings.check_cached(fake_ceilings(3000.0), "cuda")
+    assert check["stale"] is False and "out of memory" in check["message"]
+
+
+def test_the_probe_times_the_same_copy_briefly():
+    """The real probe on this CPU: the 64 MiB copy of measure(), a plausible rate."""
+    gbps = ceilings.probe_bandwidth_gbps("cpu")
+    assert ceilings.copy_size("cpu") == ceilings.CPU_COPY_BYTES
+    assert 0.5 < gbps < 5000
+
+
+# ------------------------------------------------------------------ end to end
+
+# 0.05 GB/s: 76x below the slowest probe seen on the loaded 2-core machine (3.8 GB/s),
+# 330x below its quiet copy (~30 GB/s); any machine's probe disagrees with it.
+WRONG_GBPS = 0.05
+FAST = ("--warmup", "5", "--min-time", "5", "--max-time", "20")
+
+
+@pytest.fixture
+def planted_cache(tmp_path) -> dict:
+    """An isolated cache holding this CPU's ceilings with a bandwidth far too low, under
+    the key the worker will look up; the environment variables that point at it."""
+    from gpubench.envinfo import device_env
+
+    cache = tmp_path / "isolated-cache"
+    key = ceilings.device_key(device_env("cpu"))
+    (cache / "ceilings").mkdir(parents=True)
+    planted = {**fake_ceilings(WRONG_GBPS).to_dict(), "key": key}
+    (cache / "ceilings" / f"{key}.json").write_text(json.dumps(planted))
+    return {"GPUBENCH_CACHE_DIR": str(cache)}
+
+
+@pytest.mark.slow
+def test_a_run_warns_once_and_records_a_stale_cache(gpubench, planted_cache):
+    done = gpubench("run", "square", "--variants", "torch", "--sizes", "4096", "--device",
+                    "cpu", "--seed", "1", *FAST, env=planted_cache)
+    assert done.code == 0, done.output
+    assert done.output.count("warning: cached copy bandwidth 0.05 GB/s") == 1, done.output
+    assert "gpubench peak --force" in done.output
+    env = done.results()["env"]
+    check = env["ceilings_check"]
+    assert check["stale"] is True and check["cached_gbps"] == WRONG_GBPS
+    assert check["probe_gbps"] > 10 * WRONG_GBPS
+    assert env["ceilings"]["bandwidth_gbps"] == WRONG_GBPS  # used as cached, only flagged
+
+
+@pytest.mark.slow
+def test_gpubench_ceilings_0_skips_the_check(gpubench, planted_cache):
+    done = gpubench("run", "square", "--variants", "torch", "--sizes", "4096", "--device",
+                    "cpu", "--seed", "1", *FAST, env={**planted_cache, "GPUBENCH_CEILINGS": "0"})
+    assert done.code == 0, done.output
+    assert "cached copy bandwidth" not in done.output
+    env = done.results()["env"]
+    assert "ceilings_check" not in env and "ceilings" not in env
+
+
+@pytest.mark.slow
+def test_peak_warns_about_a_stale_cache_and_keeps_stdout_json(gpubench, planted_cache):
+    done = gpubench("peak", "--device", "cpu", "--json", env=planted_cache)
+    assert done.code == 0, done.output
+    assert json.loads(done.stdout)["bandwidth_gbps"] == WRONG_GBPS
+    assert "warning: cached copy bandwidth 0.05 GB/s" in done.stderr
+    assert "gpubench peak --force" in done.stderr
