@@ -1,46 +1,96 @@
-"""`gpubench list`: families, variants, dtypes, and whether each variant can run here."""
+"""`gpubench list`: families, variants, dtypes, and whether each variant can run here.
+
+One row per family (bold), its variants indented under it; the table fits the terminal
+(report/table.FittedTable): 'runs here' and 'about' wrap at spaces, and a narrow terminal
+loses the dtypes column first, with a caption that says so.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from gpubench import errors
 from gpubench.discovery import family_dirs, load_family
 from gpubench.machine import describe, detect_machine
+from gpubench.report.table import FittedTable
+from gpubench.spec import Family, Machine, Variant
+
+NAME = "family/variant"
+HEADERS = [NAME, "kind", "dtypes", "runs here", "about"]
+# A narrow terminal loses the dtypes first: 'runs here' names the dtypes a variant cannot
+# run, and `gpubench run` says which it ran. Name, kind, runs here and about always stay.
+DROP_ORDER = ("dtypes",)
+# Wrapping columns and their narrowest widths: 21 keeps the usual verdicts ('float32,
+# float16 only', 'no: needs a CUDA GPU') on one line; at 24 a description still reads as
+# sentences, four or five words a line. Both fit at 80 columns beside name and kind.
+WRAP = {"runs here": 21, "about": 24}
+# Variants sit under their family, indented: one column instead of two for the names.
+INDENT = "  "
 
 
 def list_families(kernels_dirs: tuple[Path, ...], device: str, console: Console) -> int:
     machine = detect_machine(device)
-    table = Table(title=f"Kernel families ({describe(machine)})", title_justify="left")
-    for header in ("family", "variant", "kind", "dtypes", "runs here", "about"):
-        table.add_column(header, overflow="fold")
-    broken = []
+    table, broken = families_table(kernels_dirs, machine)
+    console.print(table)
+    return errors.EXIT_SPEC if broken else errors.EXIT_OK
+
+
+def families_table(kernels_dirs: tuple[Path, ...],
+                   machine: Machine) -> tuple[FittedTable, list[str]]:
+    """(the table, fitted to the console it is printed on; the spec errors met)."""
+    rows, broken = [], []
     for name, folder in family_dirs(kernels_dirs).items():
         try:
             family = load_family(name, folder)
         except errors.SpecError as exc:
             broken.append(str(exc))
-            table.add_row(name, "", "", "", Text("spec error", style="bold red"), str(exc))
+            rows.append(_row(Text(name, style="bold"), runs=Text("spec error", style="bold red"),
+                             about=str(exc)))
             continue
-        axes = ", ".join(family.axis_names)
-        sizes = "; ".join(s.label() for s in family.default_shapes(machine))
-        table.add_row(Text(name, style="bold"), "", "", ", ".join(family.dtypes), "",
-                      f"{family.description} [axes {axes}; shapes {sizes}; {folder}]")
-        for variant in family.variants:
-            reasons = {d: variant.unavailable_reason(d, machine) for d in family.dtypes}
-            runnable = [d for d, why in reasons.items() if why is None]
-            if len(runnable) == len(reasons):
-                verdict = Text("yes", style="green")
-            elif runnable:
-                verdict = Text(f"{', '.join(runnable)} only", style="yellow")
-            else:
-                verdict = Text(f"no: {next(iter(reasons.values()))}", style="red")
-            label = variant.name + (" (base)" if variant.baseline else "")
-            table.add_row("", label, variant.kind, ", ".join(variant.dtypes or family.dtypes),
-                          verdict, variant.description)
-    console.print(table)
-    return errors.EXIT_SPEC if broken else errors.EXIT_OK
+        rows.append(_family_row(family, folder, machine))
+        rows += [_variant_row(family, variant, machine) for variant in family.variants]
+    return FittedTable(f"Kernel families ({describe(machine)})", HEADERS, rows,
+                       order=DROP_ORDER, wrap=WRAP), broken
+
+
+def _family_row(family: Family, folder: Path, machine: Machine) -> dict:
+    """The family's name, dtypes, and what it computes, its axes, default shapes, folder."""
+    shapes = "; ".join(s.label() for s in family.default_shapes(machine))
+    about = (f"{family.description} (axes {', '.join(family.axis_names)}; default shapes "
+             f"{shapes}; folder {_shown_path(folder)})")
+    return _row(Text(family.name, style="bold"), dtypes=", ".join(family.dtypes), about=about)
+
+
+def _variant_row(family: Family, variant: Variant, machine: Machine) -> dict:
+    label = variant.name + (" (base)" if variant.baseline else "")
+    return _row(INDENT + label, kind=variant.kind,
+                dtypes=", ".join(variant.dtypes or family.dtypes),
+                runs=_runs_here(family, variant, machine), about=variant.description)
+
+
+def _runs_here(family: Family, variant: Variant, machine: Machine) -> Text:
+    """'yes', 'float32, float16 only', or 'no: <why>' (the reason of its first dtype)."""
+    reasons = {d: variant.unavailable_reason(d, machine) for d in family.dtypes}
+    runnable = [d for d, why in reasons.items() if why is None]
+    if len(runnable) == len(reasons):
+        return Text("yes", style="green")
+    if runnable:
+        return Text(f"{', '.join(runnable)} only", style="yellow")
+    return Text(f"no: {next(iter(reasons.values()))}", style="red")
+
+
+def _row(name, kind: str = "", dtypes: str = "", runs: Text | str = "",
+         about: str = "") -> dict:
+    return {NAME: name, "kind": kind, "dtypes": dtypes, "runs here": runs, "about": about}
+
+
+def _shown_path(folder: Path) -> str:
+    """The folder relative to the current one when it lies inside it: the absolute prefix
+    says nothing there and would be the widest word of the 'about' column."""
+    try:
+        return str(folder.relative_to(Path.cwd()))
+    except ValueError:
+        return str(folder)

@@ -4,6 +4,10 @@ One kernel reads as ncu's own details page does, top down: which launch it was, 
 came to the GPU's limits (speed of light, occupancy, where it sits on the DRAM roofline), then
 ncu's hints, the biggest estimated win first. Several variants of one kernel read side by side,
 with the hints that appear, disappear or shrink from one variant to the next.
+
+Everything fits the terminal it is printed on, without a word cut in two: a hint's text wraps
+at spaces under its heading, and the tables are report/table.FittedTable (columns dropped by
+priority, the caption naming them; long cells wrapped at spaces).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from rich.text import Text
 from gpubench.profilers import ncu_rules
 from gpubench.profilers.ncu_report import ALL_METRICS, KernelProfile, RuleResult
 from gpubench.report import format as fmt
+from gpubench.report.table import FittedTable
 
 SCHEMA_VERSION = 1
 
@@ -37,6 +42,12 @@ COMPARED = ("duration_ns", "compute_throughput_pct", "memory_throughput_pct",
             "l2_hit_rate_pct", "waves_per_sm", "dram_bytes_per_s", "fp32_flop_per_s",
             "arithmetic_intensity")
 _SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+# The longest line of a hint's text, however wide the terminal: a longer line is hard to
+# follow back to the start of the next one.
+MEASURE = 100
+# The focus metrics listed under a hint: ncu's first ones name what the hint is about; the
+# JSON (--json) has all of them.
+FOCUS_SHOWN = 3
 
 # Said under a kernel read with a reader that cannot list sections, so that nobody takes a
 # section's absence from the JSON (or a check that was skipped) for ncu's word.
@@ -113,7 +124,12 @@ def roofline_text(profile: KernelProfile) -> str:
 
 def hints_table(profile: KernelProfile, include_info: bool = False,
                 limit: int | None = None) -> Table:
-    """ncu's hints ranked by estimated speedup (global before local); INF rows on request."""
+    """ncu's hints ranked by estimated speedup (global before local); INF rows on request.
+
+    One entry a hint, the way ncu's own details page prints them: rank, type, estimate and
+    heading on one line, what ncu says below it, wrapped at spaces to the terminal (at most
+    MEASURE), then the focus metrics, one a line. A column of its own would leave that text
+    a few words wide on an 80-column terminal, and cut the long metric names."""
     hints = profile.hints(include_info)
     shown = hints if limit is None else hints[:limit]
     caption = ("est. speedup: ncu's estimate of the time saved; global = share of the whole "
@@ -121,27 +137,39 @@ def hints_table(profile: KernelProfile, include_info: bool = False,
     if len(shown) < len(hints):
         caption += f" {len(hints) - len(shown)} more not shown."
     table = Table(title=f"ncu hints: {profile.base_name}", title_justify="left",
-                  caption=caption, caption_justify="left")
-    for header, justify, wrap in (("#", "right", False), ("type", "left", False),
-                                  ("est. speedup", "right", False), ("hint", "left", True),
-                                  ("what ncu says", "left", True), ("focus metrics", "left", True)):
-        # fold: a URL or a metric name is one long word, and cut off it is useless
-        table.add_column(header, justify=justify, no_wrap=not wrap,
-                         overflow="fold" if wrap else "ellipsis")
+                  caption=caption, caption_justify="left", box=None, show_header=False,
+                  pad_edge=False)
+    table.add_column(justify="right", no_wrap=True)
+    table.add_column(max_width=MEASURE, overflow="fold")  # a URL longer than a line
+    estimate_width = max((len(_estimate(rule)) for rule in shown), default=0)
     for position, rule in enumerate(shown, start=1):
-        table.add_row(*_hint_row(position, rule))
+        table.add_row(str(position), _hint_entry(rule, estimate_width))
     return table
 
 
-def _hint_row(position: int, rule: RuleResult) -> list:
-    heading = Text(rule.heading, style="bold")
+def _hint_entry(rule: RuleResult, estimate_width: int) -> Group:
+    """'OPT  51.59% global  Long Scoreboard Stalls (Warp State Statistics)', what ncu says,
+    its focus metrics."""
+    heading = Text.assemble((rule.type, TYPE_STYLE.get(rule.type, "")), "  ",
+                            _estimate(rule).rjust(estimate_width), "  ", (rule.heading, "bold"))
     if rule.section_name:
-        heading.append(f"\n{rule.section_name}", style="dim")
-    return [str(position), Text(rule.type, style=TYPE_STYLE.get(rule.type, "")),
-            ncu_rules.speedup_text(rule) or "-", heading, rule.message, focus_text(rule)]
+        heading.append(f" ({rule.section_name})", style="dim")
+    parts = [heading, Text(rule.message)]
+    focus = focus_text(rule)
+    if focus:
+        # a grid, so that a metric wrapped at its ' = ' goes on under the names, not under
+        # 'focus:'
+        grid = Table.grid(padding=(0, 1))
+        grid.add_row(Text("focus:", style="dim"), Text(focus, style="dim", overflow="fold"))
+        parts.append(grid)
+    return Group(*parts)
 
 
-def focus_text(rule: RuleResult, limit: int = 3) -> str:
+def _estimate(rule: RuleResult) -> str:
+    return ncu_rules.speedup_text(rule) or "no est."
+
+
+def focus_text(rule: RuleResult, limit: int = FOCUS_SHOWN) -> str:
     """'launch__grid_size = 4' lines for the first `limit` focus metrics."""
     return "\n".join(f"{f.name} = {_value(f.value)}" for f in rule.focus_metrics[:limit])
 
@@ -154,48 +182,61 @@ def comparison_table(profiles_by_variant: Mapping[str, KernelProfile]) -> Group:
     return Group(metrics_comparison(profiles_by_variant), hint_changes_table(profiles_by_variant))
 
 
-def metrics_comparison(profiles_by_variant: Mapping[str, KernelProfile]) -> Table:
-    table = Table(title="ncu: variants side by side", title_justify="left")
-    table.add_column("metric", no_wrap=True)
-    for variant in profiles_by_variant:
-        table.add_column(variant, justify="right", no_wrap=True)
+# The narrowest a variant's column of the comparison gets: a number and its unit
+# ('338 GFLOP/s') stay on one line; the longer cells (the top hint) wrap at spaces.
+VARIANT_MIN = 11
+# Where a hint change's heading wraps at the narrowest: two or three words a line.
+CHANGE_HINT_MIN = 20
+
+
+def metrics_comparison(profiles_by_variant: Mapping[str, KernelProfile]) -> FittedTable:
+    """Key metrics, one column a variant; the columns fit the terminal, their longer cells
+    wrapped at spaces."""
+    variants = list(profiles_by_variant)
     profiles = list(profiles_by_variant.values())
-    table.add_row("kernel", *(p.base_name for p in profiles))
-    table.add_row("grid x block", *(f"{_dims(p.grid)}x{_dims(p.block)}" for p in profiles))
-    table.add_row("registers/thread", *(str(p.registers_per_thread or "-") for p in profiles))
-    for key in COMPARED:
-        if any(key in p.metrics for p in profiles):
-            spec = ALL_METRICS[key]
-            table.add_row(spec.label, *(metric_text(key, p.metrics.get(key)) for p in profiles))
-    table.add_row("DRAM roofline", *(p.roofline_bound or "-" for p in profiles))
-    table.add_row("hints (OPT/WRN)", *(str(len(p.hints())) for p in profiles))
+    lines = [("kernel", [p.base_name for p in profiles]),
+             # no spaces inside a tuple: a narrow column wraps at the ' x ' only
+             ("grid x block", [f"{_dims(p.grid, ',')} x {_dims(p.block, ',')}"
+                               for p in profiles]),
+             ("registers/thread", [str(p.registers_per_thread or "-") for p in profiles])]
+    lines += [(ALL_METRICS[key].label, [metric_text(key, p.metrics.get(key)) for p in profiles])
+              for key in COMPARED if any(key in p.metrics for p in profiles)]
     top = [p.hints()[0] if p.hints() else None for p in profiles]
-    table.add_row("top hint", *(f"{r.heading} ({ncu_rules.speedup_text(r) or 'no est.'})"
-                                if r else "-" for r in top))
-    return table
+    lines += [("DRAM roofline", [p.roofline_bound or "-" for p in profiles]),
+              ("hints (OPT/WRN)", [str(len(p.hints())) for p in profiles]),
+              ("top hint", [f"{r.heading} ({ncu_rules.speedup_text(r) or 'no est.'})"
+                            if r else "-" for r in top])]
+    rows = [{"metric": label, **dict(zip(variants, cells, strict=True))}
+            for label, cells in lines]
+    return FittedTable("ncu: variants side by side", ["metric", *variants], rows,
+                       justify=dict.fromkeys(variants, "right"),
+                       wrap=dict.fromkeys(variants, VARIANT_MIN))
 
 
 def hint_changes_table(profiles_by_variant: Mapping[str, KernelProfile],
-                       include_info: bool = False) -> Table:
+                       include_info: bool = False) -> FittedTable:
     """For each pair of consecutive variants: the hints that are new, gone, shrank or grew."""
-    table = Table(title="ncu hints from one variant to the next", title_justify="left",
-                  caption="est. speedups in % of time; changes of 1 point or less not shown.",
-                  caption_justify="left")
-    for header in ("from -> to", "hint", "change", "before", "after"):
-        table.add_column(header, no_wrap=header != "hint")
+    rows = []
     for before, after in pairwise(profiles_by_variant):
         changes = ncu_rules.compare_hints(profiles_by_variant[before].rules,
                                           profiles_by_variant[after].rules, include_info)
-        for change in changes:
-            if change.change != ncu_rules.SAME:
-                heading = Text(change.heading)
-                if change.section_name:
-                    heading.append(f" ({change.section_name})", style="dim")
-                table.add_row(f"{before} -> {after}", heading,
-                              Text(change.change, style=CHANGE_STYLE[change.change]),
-                              _pct(change.before_pct, change.change == ncu_rules.NEW),
-                              _pct(change.after_pct, change.change == ncu_rules.GONE))
-    return table
+        rows += [_change_row(f"{before} -> {after}", change) for change in changes
+                 if change.change != ncu_rules.SAME]
+    return FittedTable("ncu hints from one variant to the next",
+                       ["from -> to", "hint", "change", "before", "after"], rows,
+                       wrap={"hint": CHANGE_HINT_MIN},
+                       caption="est. speedups in % of time; changes of 1 point or less not "
+                               "shown.")
+
+
+def _change_row(pair: str, change: ncu_rules.HintChange) -> dict:
+    heading = Text(change.heading)
+    if change.section_name:
+        heading.append(f" ({change.section_name})", style="dim")
+    return {"from -> to": pair, "hint": heading,
+            "change": Text(change.change, style=CHANGE_STYLE[change.change]),
+            "before": _pct(change.before_pct, change.change == ncu_rules.NEW),
+            "after": _pct(change.after_pct, change.change == ncu_rules.GONE)}
 
 
 # --- files -----------------------------------------------------------------------------------
@@ -333,8 +374,8 @@ def _value(value: float | str | None) -> str:
     return "-" if value is None else str(value)
 
 
-def _dims(dims: tuple[int, int, int] | None) -> str:
-    return "(?)" if dims is None else f"({dims[0]}, {dims[1]}, {dims[2]})"
+def _dims(dims: tuple[int, int, int] | None, separator: str = ", ") -> str:
+    return "(?)" if dims is None else f"({separator.join(map(str, dims))})"
 
 
 def _seconds(nanoseconds: float | None) -> float | None:
@@ -345,18 +386,29 @@ def _bar_color(pct: float) -> str:
     return "green" if pct >= 60 else "yellow" if pct >= 30 else "red"
 
 
-def summary_table(summaries: Mapping[str, dict]) -> Table:
-    """`gpubench run --ncu`: per variant, ncu's duration, top SOL % and top hint."""
-    table = Table(title="ncu (one profiled call per variant)", title_justify="left")
-    for header in ("variant", "kernel", "ncu duration", "top SOL", "top hint", "est. speedup"):
-        table.add_column(header, overflow="fold")
-    for variant, s in summaries.items():
-        if "error" in s:
-            table.add_row(variant, "-", "-", "-", Text(s["error"], style="red"), "-")
-            continue
+SUMMARY_HEADERS = ["variant", "kernel", "ncu duration", "top SOL", "top hint", "est. speedup"]
+# A narrow terminal loses the kernel's name first (the variant says which it is), then the
+# top SOL figure (the table above has the rates); variant, duration and hint always stay.
+SUMMARY_DROP_ORDER = ("kernel", "top SOL")
+# Where the top hint (or an error) wraps at the narrowest: two or three words a line.
+SUMMARY_HINT_MIN = 20
+
+
+def summary_table(summaries: Mapping[str, dict]) -> FittedTable:
+    """`gpubench run --ncu`: per variant, ncu's duration, top SOL % and top hint, fitted to the
+    terminal."""
+    rows = [_summary_row(variant, s) for variant, s in summaries.items()]
+    return FittedTable("ncu (one profiled call per variant)", SUMMARY_HEADERS, rows,
+                       order=SUMMARY_DROP_ORDER, wrap={"top hint": SUMMARY_HINT_MIN},
+                       elsewhere="the .ncu-rep reports")
+
+
+def _summary_row(variant: str, s: dict) -> dict:
+    if "error" in s:
+        cells = [variant, "-", "-", "-", Text(s["error"], style="red"), "-"]
+    else:
         speedup = (f"{s['top_hint_speedup_pct']:.3g}% {s['top_hint_speedup_type'] or ''}".strip()
                    if s.get("top_hint_speedup_pct") is not None else "-")
-        table.add_row(variant, s["kernel"], fmt.duration(_seconds(s["duration_ns"])),
-                      f"{s['top_sol']} {_pct(s['top_sol_pct'], True)}", s["top_hint"] or "-",
-                      speedup)
-    return table
+        cells = [variant, s["kernel"], fmt.duration(_seconds(s["duration_ns"])),
+                 f"{s['top_sol']} {_pct(s['top_sol_pct'], True)}", s["top_hint"] or "-", speedup]
+    return dict(zip(SUMMARY_HEADERS, cells, strict=True))

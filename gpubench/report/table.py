@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -46,18 +50,8 @@ def group_table(group: list[R.Result], device: str = "", against: dict | None = 
     Given the terminal's `width`, columns are dropped by DROP_ORDER until the rest fit
     whole (no cell is cut), and the caption names what was dropped."""
     headers, rows, caption = _layout(group, against)
-    if width is not None:
-        headers, dropped = fit_columns(headers, rows, width, drop_order(group))
-        if dropped:
-            caption += (f" Not shown at {width} columns: {', '.join(dropped)} (a wider "
-                        "terminal, or results.csv, has them).")
-    table = Table(title=group_title(group, device), title_justify="left",
-                  caption=caption, caption_justify="left")
-    for header in headers:
-        table.add_column(header, justify=JUSTIFY[header], no_wrap=True)
-    for cells in rows:
-        table.add_row(*(cells[h] for h in headers))
-    return table
+    return FittedTable(group_title(group, device), headers, rows, JUSTIFY, drop_order(group),
+                       caption=caption, elsewhere="results.csv").table(width)
 
 
 def group_markdown(group: list[R.Result], device: str = "",
@@ -110,23 +104,115 @@ def drop_order(group: list[R.Result]) -> tuple[str, ...]:
 COLUMN_OVERHEAD, TABLE_OVERHEAD = 3, 1
 
 
-def fit_columns(headers: list[str], rows: list[dict], width: int,
-                order: tuple[str, ...]) -> tuple[list[str], list[str]]:
+def fit_columns(headers: list[str], rows: list[dict], width: int, order: tuple[str, ...],
+                wrap: Mapping[str, int] | None = None) -> tuple[list[str], list[str]]:
     """(headers kept, headers dropped, in `order`) so that every kept cell prints whole
-    within `width`."""
-    def cell_width(header: str) -> int:
-        texts = [header, *(_plain(row[header]) for row in rows)]
-        return max(len(text) for text in texts) + COLUMN_OVERHEAD
-
+    within `width`. A column named in `wrap` may wrap at spaces: it needs only its longest
+    word, and at least `wrap[header]` characters (the narrowest it still reads well at)."""
+    wrap = wrap or {}
     kept = list(headers)
     dropped = []
     for header in order:
-        if sum(cell_width(h) for h in kept) + TABLE_OVERHEAD <= width:
+        if sum(_least_width(h, rows, wrap) for h in kept) + TABLE_OVERHEAD <= width:
             break
         if header in kept:
             kept.remove(header)
             dropped.append(header)
     return kept, dropped
+
+
+def wrap_widths(headers: list[str], rows: list[dict], width: int,
+                wrap: Mapping[str, int]) -> dict[str, int]:
+    """The text widths of the wrapping columns among `headers` in a table `width` wide: first
+    their narrowest widths (`wrap`), then their longest words, then their unwrapped widths,
+    the room at each step shared in proportion to what each column lacks. Rich, left to
+    itself, would shrink the widest wrapping column first, below its longest word if need be;
+    here a word is folded only when the longest words cannot all fit."""
+    wrapping = [h for h in headers if h in wrap]
+    fixed = sum(_least_width(h, rows, wrap) for h in headers if h not in wrap)
+    room = width - TABLE_OVERHEAD - fixed - COLUMN_OVERHEAD * len(wrapping)
+    widths = dict.fromkeys(wrapping, 0)
+    for target in (wrap, {h: _longest_word(h, rows, wrap[h]) for h in wrapping},
+                   {h: _longest_line(h, rows) for h in wrapping}):
+        lack = {h: max(0, target[h] - widths[h]) for h in wrapping}
+        given = _share(room - sum(widths.values()), lack)
+        widths = {h: widths[h] + given[h] for h in wrapping}
+    return {h: max(1, w) for h, w in widths.items()}
+
+
+def _share(total: int, weights: dict[str, int]) -> dict[str, int]:
+    """`total` split in proportion to `weights`, none getting more than its weight."""
+    weight = sum(weights.values())
+    if weight <= total:
+        return dict(weights)
+    return {key: max(0, total) * part // weight for key, part in weights.items()}
+
+
+def _least_width(header: str, rows: list[dict], wrap: Mapping[str, int]) -> int:
+    """A column's narrowest width with every cell whole, its border and padding included."""
+    if header in wrap:
+        return _longest_word(header, rows, wrap[header]) + COLUMN_OVERHEAD
+    return _longest_line(header, rows) + COLUMN_OVERHEAD
+
+
+def _longest_line(header: str, rows: list[dict]) -> int:
+    return max(len(line) for text in _texts(header, rows) for line in text.split("\n"))
+
+
+def _longest_word(header: str, rows: list[dict], floor: int) -> int:
+    return max(floor, *(len(word) for text in _texts(header, rows) for word in text.split()))
+
+
+def _texts(header: str, rows: list[dict]) -> list[str]:
+    """A column's header and cells, as plain text."""
+    return [header, *(_plain(row[header]) for row in rows)]
+
+
+@dataclass
+class FittedTable:
+    """A table that fits the width it is printed at: columns are dropped in `order` until
+    every cell prints whole (whole words in the columns of `wrap`, see fit_columns), and the
+    caption names them. Printed as it is, it fits the console's width, so that a view need
+    not be told the width; `table(width)` builds the rich Table for a given one."""
+
+    title: str
+    headers: list[str]
+    rows: list[dict]
+    justify: Mapping[str, str] = field(default_factory=dict)  # a header not in it: left
+    order: tuple[str, ...] = ()
+    wrap: Mapping[str, int] = field(default_factory=dict)
+    caption: str = ""
+    elsewhere: str = ""  # where a dropped column can still be read, if anywhere
+
+    def table(self, width: int | None) -> Table:
+        headers, caption, widths = self.headers, self.caption, {}
+        if width is not None:
+            headers, dropped = fit_columns(self.headers, self.rows, width, self.order,
+                                           self.wrap)
+            if dropped:
+                also = f", or {self.elsewhere}," if self.elsewhere else ""
+                caption += (f" Not shown at {width} columns: {', '.join(dropped)} (a wider "
+                            f"terminal{also} has them).")
+            widths = wrap_widths(headers, self.rows, width, self.wrap)
+        table = Table(title=self.title, title_justify="left", caption=caption.strip(),
+                      caption_justify="left")
+        for header in headers:
+            wraps = header in self.wrap
+            # fold: a word longer than its column (a path) is broken, not cut off
+            table.add_column(header, justify=self.justify.get(header, "left"),
+                             no_wrap=not wraps, width=widths.get(header),
+                             overflow="fold" if wraps else "ellipsis")
+        for cells in self.rows:
+            table.add_row(*(_cell(cells[h]) for h in headers))
+        return table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.table(options.max_width)
+
+
+def _cell(cell) -> Text:
+    """A cell is data, never rich markup: '[axes M, N]' would vanish as an unknown tag."""
+    return cell if isinstance(cell, Text) else Text(str(cell))
 
 
 def _plain(cell) -> str:
