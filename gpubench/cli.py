@@ -118,21 +118,24 @@ def shape_choice(sizes: str | None, shapes: tuple[str, ...], axes: tuple[str, ..
 @click.option("--ncu-check", "ncu_check", is_flag=True,
               help="Also time each passing point under Nsight Compute (duration only, one ncu "
                    "run per group) and add a 'vs ncu' column; needs ncu and a CUDA GPU.")
+@click.option("--report", "with_report", is_flag=True,
+              help="Also write the run's HTML report (report.html in the run folder; see "
+                   "`gpubench report`).")
 @click.option("--trace", "with_trace", is_flag=True,
               help="Also write a Chrome trace of the passing variants (trace.json).")
 @click.option("--baseline", metavar="RUN",
               help="Compare every point with an earlier run (a run folder, 'latest', "
                    "'latest~1'): adds the change and the verdict of `gpubench compare`.")
-def run(config_path, device, out, force, as_json, with_ncu, markdown, ncu_check, with_trace,
-        baseline, **options):
+def run(config_path, device, out, force, as_json, with_ncu, markdown, ncu_check, with_report,
+        with_trace, baseline, **options):
     """Check, time and compare every variant of kernel FAMILIES (default: all)."""
     _guarded(lambda: _run(config_path, options, device, out, force, as_json, with_ncu,
-                          with_trace, baseline, ncu_check, markdown))
+                          with_trace, baseline, ncu_check, markdown, with_report))
 
 
 def _run(config_path, options: dict, device: str, out, force: bool, as_json: bool,
          with_ncu: bool, with_trace: bool, baseline: str | None, ncu_check: bool,
-         markdown: bool) -> int:
+         markdown: bool, with_report: bool) -> int:
     from gpubench.commands.run import RunCommand
 
     if markdown and as_json:
@@ -140,7 +143,7 @@ def _run(config_path, options: dict, device: str, out, force: bool, as_json: boo
     config = merge_options(load_config(config_path) if config_path else RunConfig(), options)
     console = make_console(stderr=as_json)
     return RunCommand(config, device, out, as_json, console, with_ncu, with_trace,
-                      force, baseline, ncu_check, markdown).execute()
+                      force, baseline, ncu_check, markdown, with_report).execute()
 
 
 def _folder(value: str | None) -> Path | None:
@@ -216,6 +219,25 @@ def compare(base, new, threshold_pct, fail_on_regression, markdown, as_json):
 
     _guarded(lambda: compare_command(base, new, threshold_pct / 100, fail_on_regression,
                                      markdown, as_json, make_console()))
+
+
+# ------------------------------------------------------------------ report
+
+
+@cli.command()
+@click.argument("runs", nargs=-1, required=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="The HTML file [report.html in the (last) run's folder].")
+@click.option("--markdown", is_flag=True,
+              help="Print the tables (and comparisons) as markdown on stdout instead; with "
+                   "-o, write the HTML too.")
+def report(runs, output, markdown):
+    """One offline HTML page of RUNS (run folders, 'latest', 'latest~1'): environment,
+    sortable tables, roofline and sweep charts, failures; each later run compared with the
+    first."""
+    from gpubench.commands.report import report_command
+
+    _guarded(lambda: report_command(runs, output, markdown, make_console()))
 
 
 # ------------------------------------------------------------------ list

@@ -2,7 +2,7 @@
 # The GPU acceptance runs behind docs/perf-notes.md, as sent through the device tool:
 #   bash scripts/gpu-acceptance.sh [steps...]
 #     steps: run shapes tests new-tests peak drift compare build-loop fixtures ncu ncu-check
-#            trace nsys fidelity
+#            trace nsys fidelity report
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py and ncu-report come as wheels in .whl/, with what they need:
 # markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata), then runs the steps. Logs go to
@@ -156,6 +156,24 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       echo "qdstrm files newer than the nsys run, anywhere:" | tee -a "$OUT/summary.txt"
       find / -xdev -name '*.qdstrm' -newer "$marker" 2>/dev/null | tee -a "$OUT/summary.txt"
       echo "(end of list)" | tee -a "$OUT/summary.txt" ;;
+    report)
+      # Issue 12's acceptance: the two runs with --report, one with --ncu (ncu's hints in
+      # the roofline's hover), a comparison page, markdown, and the ncu view at 80 columns.
+      timed report-k gpubench run matmul --axis K=128,512,2048,8192 --report \
+        --out profiles/report-k
+      timed report-full gpubench run --config configs/gpu-full.toml --report \
+        --out profiles/report-full
+      timed report-ncu gpubench run square softmax --sizes 2^24 --ncu --report \
+        --out profiles/report-ncu
+      timed report-compare gpubench report profiles/report-full profiles/report-ncu \
+        -o profiles/report-compare.html
+      timed report-md gpubench report profiles/report-k --markdown
+      COLUMNS=80 timed ncu-80 gpubench ncu square --size 2^24
+      for page in profiles/report-k/report.html profiles/report-full/report.html \
+          profiles/report-ncu/report.html profiles/report-compare.html; do
+        name=$(basename "$(dirname "$page")"); [ "$name" = profiles ] && name=report-compare
+        cp "$page" "$OUT/$name.html"
+      done ;;
     *) echo "unknown step $step" ;;
   esac
 done

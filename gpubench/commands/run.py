@@ -44,6 +44,7 @@ class RunCommand:
     baseline: str | None = None  # --baseline: a run to compare every group with
     ncu_check: bool = False  # --ncu-check: ncu's duration beside every passing point
     markdown: bool = False  # --markdown: every group's table as markdown at the end
+    report: bool = False  # --report: the run's HTML page, beside its results
 
     def execute(self) -> int:
         """With --json, stdout carries the JSON document alone: anything else written to
@@ -151,6 +152,8 @@ class RunCommand:
                                markup=False, soft_wrap=True)
         if write_json is not None:
             write_json(document().to_json() + "\n")
+        if self.report:
+            self._write_report(document(), run_dir, baseline)
         if self.markdown:
             self._print_markdown(runner.results, runner.env.get("gpu") or "CPU", against_md)
         if self._say_folder_problem(folder):
@@ -160,14 +163,26 @@ class RunCommand:
     def _print_markdown(self, results: list[R.Result], device: str, against) -> None:
         """Every group's table as markdown, in run order, on stdout (plain print: rich
         would wrap the long table lines)."""
-        from gpubench.report.table import group_markdown
+        from gpubench.report.table import group_markdown, groups_of
 
-        groups: dict[tuple, list[R.Result]] = {}
-        for result in results:
-            groups.setdefault((result.family, result.dtype, result.shape.text()), []).append(
-                result)
         print("\n".join(group_markdown(g, device, against(g) if against else None)
-                        for g in groups.values()), flush=True)
+                        for g in groups_of(results)), flush=True)
+
+    def _write_report(self, run: RunDocument, run_dir: Path,
+                      baseline: RunDocument | None) -> None:
+        """`--report`: report.html in the run folder (with --baseline, the compare view on
+        top); a page that cannot be written is said, and costs no result."""
+        from gpubench.commands.report import write_report
+
+        runs = [(str(run_dir), run)]
+        if baseline is not None:
+            runs.insert(0, (str(baseline.meta.get("run_dir") or "baseline"), baseline))
+        try:
+            path = write_report(runs, run_dir / "report.html")
+        except errors.GpubenchError as exc:
+            self.console.print(f"--report: {exc}", markup=False, soft_wrap=True)
+            return
+        self.console.print(f"report: {path}", markup=False, soft_wrap=True)
 
     def _say_ceilings_check(self, env: dict) -> None:
         """Once, before the first table: the cached ceilings disagree with this run's copy

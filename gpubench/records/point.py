@@ -27,6 +27,10 @@ class PointKey:
         """'matmul/naive/float32/M=16,N=4096,K=4096/cold': unique within a run."""
         return f"{self.family}/{self.variant}/{self.dtype}/{self.shape.text()}/{self.mode}"
 
+    def label(self) -> str:
+        """'square cuda float32 n=2^20 cold': the key, readable (tables and charts)."""
+        return f"{self.family} {self.variant} {self.dtype} {self.shape.label()} {self.mode}"
+
     def __str__(self) -> str:
         return self.text()
 

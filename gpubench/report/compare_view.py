@@ -42,17 +42,12 @@ def verdict_cell(comparison: Comparison | None) -> Text:
                 style=STYLE.get(comparison.verdict, ""))
 
 
-def _point_name(key) -> str:
-    """'square cuda float32 n=2^20 cold': the key, readable."""
-    return f"{key.family} {key.variant} {key.dtype} {key.shape.label()} {key.mode}"
-
-
-def _cells(point) -> list[str]:
+def compare_cells(point) -> list[str]:
     c = point.comparison
     if c is None:
-        return [_point_name(point.key), "-", "-", "-", "-", "-", point.note]
+        return [point.key.label(), "-", "-", "-", "-", "-", point.note]
     mark = "*" if c.marked else ""
-    return [_point_name(point.key), fmt.duration(c.base_median_s), fmt.duration(c.new_median_s),
+    return [point.key.label(), fmt.duration(c.base_median_s), fmt.duration(c.new_median_s),
             change_text(c), ci_text(c), c.verdict + mark, c.reason]
 
 
@@ -63,7 +58,7 @@ def compare_table(result: RunComparison, base_name: str, new_name: str) -> Table
         table.add_column(header, justify="right" if header in RIGHT else "left",
                          overflow="fold", no_wrap=header in RIGHT or header == "verdict")
     for point in result.points:
-        cells = _cells(point)
+        cells = compare_cells(point)
         verdict = cells[5]
         cells[5] = Text(verdict, style=STYLE.get(verdict.rstrip("*"), ""))
         table.add_row(*cells)
@@ -75,7 +70,7 @@ def compare_markdown(result: RunComparison, base_name: str, new_name: str) -> st
              "| " + " | ".join(HEADERS) + " |",
              "|" + "|".join("---:" if h in RIGHT else "---" for h in HEADERS) + "|"]
     for point in result.points:
-        cells = [cell.replace("|", "\\|") for cell in _cells(point)]
+        cells = [cell.replace("|", "\\|") for cell in compare_cells(point)]
         if cells[5].rstrip("*") in (FASTER, SLOWER):
             cells[5] = f"**{cells[5]}**"
         lines.append("| " + " | ".join(cells) + " |")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -49,26 +49,34 @@ def group_table(group: list[R.Result], device: str = "", against: dict | None = 
     `vs --baseline` column when `against` maps point keys to Comparisons with another run.
     Given the terminal's `width`, columns are dropped by DROP_ORDER until the rest fit
     whole (no cell is cut), and the caption names what was dropped."""
-    headers, rows, caption = _layout(group, against)
+    headers, rows, caption = table_layout(group, against)
     return FittedTable(group_title(group, device), headers, rows, JUSTIFY, drop_order(group),
                        caption=caption, elsewhere="results.csv").table(width)
+
+
+def groups_of(results: Iterable[R.Result]) -> list[list[R.Result]]:
+    """Results by table: one per (family, dtype, shape), in run order."""
+    groups: dict[tuple, list[R.Result]] = {}
+    for result in results:
+        groups.setdefault((result.family, result.dtype, result.shape.text()), []).append(result)
+    return list(groups.values())
 
 
 def group_markdown(group: list[R.Result], device: str = "",
                    against: dict | None = None) -> str:
     """The same table as GitHub-flavoured markdown, for a PR comment: every column, the
     caption below it."""
-    headers, rows, caption = _layout(group, against)
+    headers, rows, caption = table_layout(group, against)
     lines = [f"**{group_title(group, device)}**", "",
              "| " + " | ".join(headers) + " |",
              "|" + "|".join("---:" if JUSTIFY[h] == "right" else "---" for h in headers) + "|"]
     for cells in rows:
-        lines.append("| " + " | ".join(_plain(cells[h]).replace("|", "\\|")
+        lines.append("| " + " | ".join(plain(cells[h]).replace("|", "\\|")
                                        for h in headers) + " |")
     return "\n".join([*lines, "", caption.strip()]) + "\n"
 
 
-def _layout(group: list[R.Result], against: dict | None) -> tuple[list[str], list[dict], str]:
+def table_layout(group: list[R.Result], against: dict | None) -> tuple[list[str], list[dict], str]:
     """(headers shown, one dict of cells per row, caption) of a group's table."""
     show_kernels = any(_multi(r) for r in group)
     show_ncu = any(r.ncu_check for r in group)
@@ -165,7 +173,7 @@ def _longest_word(header: str, rows: list[dict], floor: int) -> int:
 
 def _texts(header: str, rows: list[dict]) -> list[str]:
     """A column's header and cells, as plain text."""
-    return [header, *(_plain(row[header]) for row in rows)]
+    return [header, *(plain(row[header]) for row in rows)]
 
 
 @dataclass
@@ -215,7 +223,7 @@ def _cell(cell) -> Text:
     return cell if isinstance(cell, Text) else Text(str(cell))
 
 
-def _plain(cell) -> str:
+def plain(cell) -> str:
     return cell.plain if isinstance(cell, Text) else str(cell)
 
 
@@ -295,10 +303,10 @@ def group_notes(group: list[R.Result]) -> list[str]:
     notes, seen = [], set()
     for r in group:
         label = f"{r.variant} [{r.mode}]" if len({x.mode for x in group}) > 1 else r.variant
-        note = _note(r)
-        if r.status != R.OK and note and (r.variant, note) not in seen:
-            seen.add((r.variant, note))
-            notes.append(f"{r.variant}: {note}")
+        why = note(r)
+        if r.status != R.OK and why and (r.variant, why) not in seen:
+            seen.add((r.variant, why))
+            notes.append(f"{r.variant}: {why}")
         notes.extend(f"{label}: {w}" for w in r.warnings)
         build_note = r.build.get("note")
         if build_note and (r.variant, build_note) not in seen:
@@ -318,7 +326,7 @@ def _build_cell(result: R.Result) -> str:
     return fmt.duration(result.compile_s, 2)
 
 
-def _note(result: R.Result) -> str:
+def note(result: R.Result) -> str:
     """A FAIL row's failing check (the timed calls' re-check, else the first check), or
     its error when no check failed (a variant blamed for its side effects)."""
     if result.status == R.FAIL:

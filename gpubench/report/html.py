@@ -1,0 +1,367 @@
+"""`gpubench report`: one self-contained HTML page of one or more runs. Pure: builds a string.
+
+The page must open years later on a machine with no internet (GPU nodes often have
+none, and CI artifacts outlive CDNs), so everything is inside it: the chart library
+(vendor/, read as package data), the chart specs (charts.py) as JSON, a little CSS and
+a sortable-table script. Nothing is fetched when the page is viewed.
+
+Per run: the environment; per family a sortable table (the same cells as the terminal
+table, from table.table_layout), its warnings, the roofline and the sweeps; then what
+failed or was skipped and why. Given several runs, each later run is compared with the
+first (the compare view: ratios, CIs, verdicts).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+
+from gpubench.comparison import RunComparison
+from gpubench.records import result as R
+from gpubench.records.run import RunDocument
+from gpubench.records.strict_json import strict_dumps
+from gpubench.report import charts
+from gpubench.report import format as fmt
+from gpubench.report.compare_view import HEADERS as COMPARE_HEADERS
+from gpubench.report.compare_view import caption as compare_caption
+from gpubench.report.compare_view import compare_cells
+from gpubench.report.table import COLUMNS, group_notes, groups_of, note, plain, table_layout
+
+VENDOR_SCRIPTS = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js")
+
+
+@dataclass(frozen=True)
+class RunComparisonView:
+    """One compare section: the names the user gave and the comparison itself."""
+    base_name: str
+    new_name: str
+    comparison: RunComparison
+
+
+class Charts:
+    """Collects chart specs while the page is built; each gets a div and an id."""
+
+    def __init__(self) -> None:
+        self.specs: dict[str, dict] = {}
+
+    def place(self, spec: dict | None, css: str = "chart") -> str:
+        if spec is None:
+            return ""
+        chart_id = f"chart-{len(self.specs)}"
+        self.specs[chart_id] = spec
+        return f'<div class="{css}" id="{chart_id}" data-chart></div>'
+
+
+def render_report(runs: Sequence[tuple[str, RunDocument]],
+                  comparisons: Sequence[RunComparisonView] = (),
+                  generated: str = "") -> str:
+    """The whole page. `runs` pairs each run's name (its folder) with its document."""
+    chart_set = Charts()
+    sections = [_compare_section(c, chart_set) for c in comparisons]
+    sections += [_run_section(name, run, chart_set) for name, run in runs]
+    title = "gpubench report: " + ", ".join(name for name, _ in runs)
+    return PAGE.format(title=_e(title), heading=_e(title), generated=_e(generated),
+                       style=STYLE, body="\n".join(sections),
+                       specs=_script_json(chart_set.specs), vendor=_vendor_scripts(),
+                       script=SCRIPT)
+
+
+# ---------------------------------------------------------------- one run
+
+
+def _run_section(name: str, run: RunDocument, chart_set: Charts) -> str:
+    families: dict[str, list[R.Result]] = {}
+    for result in run.results:
+        families.setdefault(result.family, []).append(result)
+    parts = [f'<section class="run"><h2>Run {_e(name)}</h2>', _environment(run),
+             _status_line(run.results)]
+    for family, results in families.items():
+        parts.append(_family_section(family, results, run.env.get("ceilings"), chart_set))
+    parts.append(_failures(run.results))
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _status_line(results: Sequence[R.Result]) -> str:
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    text = ", ".join(f"{n} {_status_label(s)}" for s, n in counts.items())
+    return f'<p class="status-line">{len(results)} results: {_e(text)}</p>'
+
+
+def _environment(run: RunDocument) -> str:
+    """What a reader needs to trust or reproduce the numbers, in a two-column list."""
+    rows = [(label, value) for label, value in environment_rows(run) if value not in (None, "")]
+    items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(str(v))}</dd>" for k, v in rows)
+    check = (run.env.get("ceilings_check") or {})
+    stale = (f'<p class="warning">{_e(check["message"])}</p>'
+             if check.get("stale") and check.get("message") else "")
+    return f'<dl class="env">{items}</dl>{stale}'
+
+
+def environment_rows(run: RunDocument) -> list[tuple[str, object]]:
+    """(label, value) of the run's header: device, clocks, software, command, date."""
+    env, meta = run.env, run.meta
+    gpu = env.get("gpu")
+    device = (f"{gpu} (sm_{str(env.get('compute_capability', '')).replace('.', '')}, "
+              f"{env.get('sm_count')} SMs, {_gib(env.get('memory_bytes'))})" if gpu
+              else f"CPU {env.get('cpu', '')}, {env.get('cpu_threads', '?')} threads "
+                   "(host-clock timings)")
+    clocks = (f"SM {env.get('sm_clock_mhz')} MHz at start, max {env.get('sm_clock_max_mhz')} "
+              f"MHz; memory {env.get('mem_clock_mhz')} MHz; power limit "
+              f"{env.get('power_limit_w')} W; {env.get('temperature_c')} C" if gpu else None)
+    versions = ", ".join(f"{k} {env[k]}" for k in ("driver", "cuda_runtime", "torch", "triton",
+                                                   "python") if env.get(k))
+    return [("device", device), ("clocks", clocks), ("software", versions),
+            ("gpubench", f"{meta.get('gpubench', '')} (commit {meta.get('git_commit', '?')})"),
+            ("command", meta.get("command")), ("started", meta.get("started")),
+            ("wall time", f"{meta['wall_s']:.1f} s" if meta.get("wall_s") else None),
+            ("seed", meta.get("seed")), ("timing", _timing_text(meta.get("timing") or {})),
+            ("ceilings", _ceilings_text(env.get("ceilings")))]
+
+
+def _gib(value) -> str:
+    return f"{value / 2**30:.0f} GiB" if value else "? GiB"
+
+
+def _timing_text(timing: dict) -> str:
+    if not timing:
+        return ""
+    modes = ",".join(timing.get("modes") or [])
+    return (f"modes {modes}; warmup {timing.get('warmup_s', 0) * 1e3:g} ms; sampling "
+            f"{timing.get('min_time_s', 0) * 1e3:g}-{timing.get('max_time_s', 0) * 1e3:g} ms "
+            f"until the CI is within +-{timing.get('target_rel_ci', 0) * 100:g}%")
+
+
+def _ceilings_text(ceilings: dict | None) -> str | None:
+    if not ceilings:
+        return None
+    rates = ", ".join(f"{d} {fmt.rate(v)}" for d, v in (ceilings.get("tflops") or {}).items())
+    return (f"copy {fmt.rate(ceilings.get('bandwidth_gbps'))} GB/s; matmul TFLOP/s {rates} "
+            f"(gpubench peak, measured {ceilings.get('measured', '?')})")
+
+
+# ---------------------------------------------------------------- one family
+
+
+def _family_section(family: str, results: list[R.Result], ceilings: dict | None,
+                    chart_set: Charts) -> str:
+    table, caption, notes = _family_table(results)
+    roof = chart_set.place(charts.roofline_spec(results, ceilings, f"{family}: roofline"))
+    color = charts.variant_color(results)
+    sweep_divs = [chart_set.place(spec, "chart half") for sweep in charts.sweeps(results)
+                  for spec in charts.sweep_specs(sweep, family, color)]
+    no_roof = "" if roof or not charts.measured(results) else (
+        '<p class="muted">No roofline: the family gives no FLOP count, or no ceilings were '
+        "measured.</p>")
+    notes_html = ("<details><summary>warnings and notes "
+                  f"({len(notes)})</summary><ul>{''.join(f'<li>{_e(n)}</li>' for n in notes)}"
+                  "</ul></details>") if notes else ""
+    return (f'<section class="family"><h3>{_e(family)}</h3>{table}'
+            f'<p class="caption">{_e(caption)}</p>{notes_html}{roof}{no_roof}'
+            f'<div class="sweeps">{"".join(sweep_divs)}</div></section>')
+
+
+def _family_table(results: list[R.Result]) -> tuple[str, str, list[str]]:
+    """One sortable table for the family's groups: the terminal table's cells, with the
+    shape and dtype in front and a sort key for every number."""
+    layouts = [(group, *table_layout(group, None)) for group in groups_of(results)]
+    shown = {h for _, headers, _, _ in layouts for h in headers}
+    headers = ["shape", "dtype"] + [h for h, _ in COLUMNS if h in shown]
+    right = {h for h, justify in COLUMNS if justify == "right"}
+    head = "".join(f'<th class="{"num" if h in right else ""}">{_e(h)}</th>' for h in headers)
+    rows, notes = [], []
+    for group, _, cells_list, _ in layouts:
+        notes += [f"{group[0].shape.label()} {group[0].dtype}: {n}" for n in group_notes(group)]
+        for result, cells in zip(group, cells_list, strict=True):
+            cells = {**cells, "shape": result.shape.label(), "dtype": result.dtype}
+            rows.append(_table_row(result, cells, headers, right))
+    caption = layouts[0][3] if layouts else ""
+    table = (f'<table class="results sortable"><thead><tr>{head}</tr></thead>'
+             f'<tbody>{"".join(rows)}</tbody></table>')
+    return table, caption, notes
+
+
+def _table_row(result: R.Result, cells: dict, headers: list[str], right: set[str]) -> str:
+    keys = sort_keys(result)
+    tds = []
+    for header in headers:
+        key = keys.get(header)
+        sort = f' data-sort="{key:.6g}"' if key is not None and math.isfinite(key) else ""
+        css = ("num " if header in right else "") + (
+            f"status-{result.status}" if header == "check" else "")
+        tds.append(f'<td class="{css.strip()}"{sort}>{_e(plain(cells.get(header, "")))}</td>')
+    return f"<tr>{''.join(tds)}</tr>"
+
+
+def sort_keys(result: R.Result) -> dict[str, float | None]:
+    """The numbers behind a row's cells, so sorting orders 1.2 ms after 900 us."""
+    s = result.summary if result.passed else None
+    keys: dict[str, float | None] = {"build": result.compile_s}
+    if s is not None:
+        keys.update({"median": s.median, "±CI": s.rel_ci, "IQR": s.rel_iqr, "n": s.n,
+                     "TFLOP/s": result.tflops, "GB/s": result.gbps,
+                     "of roof": (result.roof or {}).get("fraction"),
+                     "vs base": result.speedup})
+    keys["shape"] = math.prod(result.shape.values()) if len(result.shape) else None
+    return keys
+
+
+# ---------------------------------------------------------------- failures
+
+
+def _failures(results: Sequence[R.Result]) -> str:
+    """Every result that did not pass, one row per (family, variant, status, reason)
+    with the points it covers: a CUDA-only variant skipped at 12 shapes is one row."""
+    rows: dict[tuple, list[str]] = {}
+    for r in results:
+        if r.status == R.OK:
+            continue
+        reason = note(r) or "-"
+        rows.setdefault((r.family, r.variant, r.status, reason), []).append(
+            f"{r.shape.label()} {r.dtype} {r.mode}")
+    if not rows:
+        return '<h3>Failures and skips</h3><p class="muted">None: every point passed.</p>'
+    body = "".join(
+        f'<tr><td>{_e(f)}</td><td>{_e(v)}</td><td class="status-{_e(s)}">'
+        f"{_e(_status_label(s))}</td><td>{_e(', '.join(points))}</td>"
+        f'<td class="reason">{_e(reason)}</td></tr>'
+        for (f, v, s, reason), points in rows.items())
+    return ('<h3>Failures and skips</h3><table class="results sortable"><thead><tr>'
+            "<th>family</th><th>variant</th><th>status</th><th>points</th><th>why</th>"
+            f"</tr></thead><tbody>{body}</tbody></table>")
+
+
+def _status_label(status: str) -> str:
+    from gpubench.report.table import STATUS_STYLE
+
+    return STATUS_STYLE.get(status, (status, ""))[0]
+
+
+# ---------------------------------------------------------------- compare
+
+
+def _compare_section(view: RunComparisonView, chart_set: Charts) -> str:
+    result = view.comparison
+    head = "".join(f"<th>{_e(h)}</th>" for h in COMPARE_HEADERS)
+    body = []
+    for point in result.points:
+        cells = compare_cells(point)
+        verdict = cells[5].rstrip("*")
+        tds = "".join(f'<td class="{"verdict-" + verdict if i == 5 else ""}">{_e(c)}</td>'
+                      for i, c in enumerate(cells))
+        body.append(f"<tr>{tds}</tr>")
+    chart = chart_set.place(charts.compare_spec(
+        result.points, f"NEW {view.new_name} / BASE {view.base_name}"))
+    return (f'<section class="compare"><h2>Compare: BASE {_e(view.base_name)}, NEW '
+            f'{_e(view.new_name)}</h2>{chart}<table class="results sortable"><thead><tr>'
+            f'{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+            f'<p class="caption">{_e(compare_caption(result))}</p></section>')
+
+
+# ---------------------------------------------------------------- page
+
+
+def _e(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _script_json(data: dict) -> str:
+    """JSON safe inside a <script> element: '</' would end the element early."""
+    return strict_dumps(data).replace("</", "<\\/")
+
+
+def _vendor_scripts() -> str:
+    folder = resources.files("gpubench.report") / "vendor"
+    return "\n".join(f"<script>{(folder / name).read_text(encoding='utf-8')}</script>"
+                     for name in VENDOR_SCRIPTS)
+
+
+STYLE = """
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em auto;
+       max-width: 1280px; padding: 0 1em; color: #1d1d1f; }
+h1 { font-size: 1.5em; } h2 { border-bottom: 2px solid #ddd; padding-bottom: .2em; }
+h3 { margin-top: 1.6em; }
+dl.env { display: grid; grid-template-columns: max-content auto; gap: .15em 1em;
+         font-size: 13px; background: #f6f6f8; padding: .7em 1em; border-radius: 6px; }
+dl.env dt { font-weight: 600; } dl.env dd { margin: 0; font-family: ui-monospace, monospace; }
+table.results { border-collapse: collapse; font-size: 13px; margin: .4em 0; }
+table.results th, table.results td { padding: .25em .6em; border-bottom: 1px solid #e4e4e8;
+         text-align: left; white-space: nowrap; }
+table.results td.reason { white-space: normal; max-width: 40em; }
+table.results th { background: #f0f0f3; cursor: pointer; user-select: none; }
+table.results th.sorted-asc::after { content: " \\25B2"; }
+table.results th.sorted-desc::after { content: " \\25BC"; }
+.num { text-align: right !important; font-variant-numeric: tabular-nums; }
+.status-ok { color: #1a7f37; font-weight: 600; }
+.status-fail, .status-error, .status-crashed, .status-timeout, .status-compile_error {
+  color: #c62828; font-weight: 700; }
+.status-skipped, .status-not_run, .muted { color: #777; }
+.verdict-FASTER { color: #1a7f37; font-weight: 700; }
+.verdict-SLOWER { color: #c62828; font-weight: 700; } .verdict-UNSURE { color: #a86b00; }
+.caption { font-size: 12px; color: #555; max-width: 70em; }
+.warning { background: #fff4d6; border-left: 4px solid #d89a00; padding: .4em .8em; }
+.chart { margin: .8em 0; } .sweeps { display: flex; flex-wrap: wrap; gap: 1em; }
+details { font-size: 13px; margin: .4em 0; }
+"""
+
+SCRIPT = """
+(function () {
+  // Sortable tables: click a header; numbers sort by their data-sort value.
+  document.querySelectorAll("table.sortable").forEach(function (table) {
+    table.querySelectorAll("th").forEach(function (th, column) {
+      th.addEventListener("click", function () {
+        var ascending = !th.classList.contains("sorted-asc");
+        table.querySelectorAll("th").forEach(function (h) {
+          h.classList.remove("sorted-asc", "sorted-desc"); });
+        th.classList.add(ascending ? "sorted-asc" : "sorted-desc");
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        rows.sort(function (a, b) {
+          var x = a.cells[column], y = b.cells[column];
+          var kx = x.dataset.sort, ky = y.dataset.sort, r;
+          if (kx !== undefined && ky !== undefined) { r = parseFloat(kx) - parseFloat(ky); }
+          else if (kx !== undefined) { r = -1; } else if (ky !== undefined) { r = 1; }
+          else { r = x.textContent.localeCompare(y.textContent); }
+          return ascending ? r : -r;
+        });
+        rows.forEach(function (row) { body.appendChild(row); });
+      });
+    });
+  });
+  // Charts: every spec into its div as SVG; the body records how many rendered, so a
+  // headless browser (and the tests) can tell a drawn page from a broken one.
+  var specs = JSON.parse(document.getElementById("gb-specs").textContent);
+  var rendered = 0, failed = 0;
+  var jobs = Object.keys(specs).map(function (id) {
+    return vegaEmbed("#" + id, specs[id], {mode: "vega-lite", renderer: "svg", actions: false})
+      .then(function () { rendered += 1; })
+      .catch(function (error) {
+        failed += 1;
+        document.getElementById(id).textContent = "chart failed: " + error;
+      });
+  });
+  Promise.all(jobs).then(function () {
+    document.body.setAttribute("data-charts-rendered", String(rendered));
+    document.body.setAttribute("data-charts-failed", String(failed));
+  });
+})();
+"""
+
+PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="gpubench">
+<title>{title}</title><style>{style}</style></head>
+<body data-charts-rendered="0">
+<h1>{heading}</h1><p class="muted">{generated}</p>
+{body}
+<script type="application/json" id="gb-specs">{specs}</script>
+{vendor}
+<script>{script}</script>
+</body></html>
+"""
