@@ -163,7 +163,7 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
         --out profiles/report-k
       timed report-full gpubench run --config configs/gpu-full.toml --report \
         --out profiles/report-full
-      timed report-ncu gpubench run square softmax --sizes 2^24 --ncu --report \
+      timed report-ncu gpubench run square --sizes 2^20,2^24 --ncu --report \
         --out profiles/report-ncu
       timed report-compare gpubench report profiles/report-full profiles/report-ncu \
         -o profiles/report-compare.html
