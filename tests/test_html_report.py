@@ -1,6 +1,7 @@
 """`gpubench report` and `run --report`: the page is self-contained, its charts carry the
 right data, and a real browser draws them (headless Chromium where it is installed)."""
 
+import gzip
 import json
 import math
 import os
@@ -27,8 +28,19 @@ GOLDEN = REPO / "tests" / "golden"
 FAST = ("--warmup", "1", "--min-time", "1", "--max-time", "20", "--min-samples", "5")
 
 
+RECORDED = FIXTURES / "report"
+
+
 def load(name: str) -> RunDocument:
     return RunDocument.load(H200 / name)
+
+
+def recorded(name: str) -> RunDocument:
+    """A run recorded by the report step of scripts/gpu-acceptance.sh (see its README)."""
+    path = RECORDED / name
+    text = gzip.decompress(path.read_bytes()).decode() if name.endswith(".gz") else (
+        path.read_text())
+    return RunDocument.from_dict(json.loads(text))
 
 
 # ---------------------------------------------------------------- the page
@@ -91,7 +103,7 @@ def test_a_page_is_self_contained_and_every_chart_has_its_div():
 def test_the_roofline_has_the_measured_ceilings_and_one_point_per_passing_result():
     run = load("softmax-a1")
     spec = charts.roofline_spec(run.results, run.env["ceilings"], "softmax")
-    roofs, _, points = (layer["data"]["values"] for layer in spec["layer"])
+    roofs, points = spec["layer"][0]["data"]["values"], spec["layer"][-1]["data"]["values"]
     bandwidth = run.env["ceilings"]["bandwidth_gbps"] * 1e-3  # TFLOP/s per FLOP/byte
     peak = run.env["ceilings"]["tflops"]["float32"]
     left, ridge, right = roofs
@@ -102,7 +114,7 @@ def test_the_roofline_has_the_measured_ceilings_and_one_point_per_passing_result
     for point, result in zip(points, run.results, strict=True):
         assert point["tflops"] == pytest.approx(result.tflops)
         assert point["intensity"] == pytest.approx(result.flops / result.bytes_moved)
-    assert spec["layer"][2]["encoding"]["x"]["field"] == "intensity"
+    assert spec["layer"][-1]["encoding"]["x"]["field"] == "intensity"
 
 
 def test_no_roofline_without_ceilings_or_flops():
@@ -232,6 +244,37 @@ def test_chromium_draws_the_report_of_a_gpu_run_and_a_comparison(tmp_path):
     page.write_text(render_report(runs, [RunComparisonView(
         "softmax-a1", "softmax-a3", compare_runs(runs[0][1], runs[1][1]))]))
     assert_charts_drawn(page)
+
+
+def test_the_k_sweep_of_the_gpu_acceptance_run():
+    run = recorded("h200-matmul-k.json")
+    (sweep,) = charts.sweeps(run.results)
+    assert (sweep["axis"], sweep["fixed"]) == ("K", "M=4096 N=4096")
+    assert sorted({r.shape["K"] for r in sweep["results"]}) == [128, 512, 2048, 8192]
+    spec = charts.roofline_spec(run.results, run.env["ceilings"], "matmul")
+    left, ridge, _ = spec["layer"][0]["data"]["values"]
+    points = spec["layer"][-1]["data"]["values"]
+    # Every point is compute-bound, yet the memory slope is drawn: the axis starts left of
+    # the ridge.
+    assert left["intensity"] < ridge["intensity"] < min(p["intensity"] for p in points)
+
+
+def test_ncu_hints_are_in_the_table_and_the_roofline_hover():
+    run = recorded("h200-square-ncu.json")
+    page = render_report([("square-ncu", run)])
+    assert "<th class=\"\">ncu top hint</th>" in page
+    assert "Long Scoreboard Stalls (est." in page
+    (roofline,) = [s for s in specs_of(page).values() if s["title"].endswith("roofline")]
+    points = roofline["layer"][-1]
+    assert {"field": "ncu hint", "type": "nominal"} in points["encoding"]["tooltip"]
+    assert all(p["ncu hint"] for p in points["data"]["values"])
+
+
+def test_chromium_draws_the_reports_of_the_gpu_acceptance_runs(tmp_path):
+    for name in ("h200-matmul-k.json", "h200-gpu-full.json.gz"):
+        page = tmp_path / (name.split(".")[0] + ".html")
+        page.write_text(render_report([(name, recorded(name))]))
+        assert_charts_drawn(page)
 
 
 def test_run_report_on_the_cpu_writes_a_page_chromium_draws(gpubench):

@@ -54,12 +54,14 @@ def point_row(result: Result) -> dict:
     }
     row.update({axis: value for axis, value in result.shape.items()})
     if ncu.get("top_hint"):
-        row["ncu hint"] = _ncu_hint(ncu)
+        row["ncu hint"] = ncu_hint(ncu)
     return row
 
 
-def _ncu_hint(ncu: dict) -> str:
-    """'Uncoalesced Global Accesses (est. 42% speedup)'."""
+def ncu_hint(ncu: dict) -> str:
+    """'Uncoalesced Global Accesses (est. 42% speedup)'; '' without a hint."""
+    if not ncu.get("top_hint"):
+        return ""
     speedup = ncu.get("top_hint_speedup_pct")
     return ncu["top_hint"] + (f" (est. {speedup:.0f}% speedup)" if speedup else "")
 
@@ -112,13 +114,7 @@ def roofline_spec(results: Sequence[Result], ceilings: dict | None, title: str) 
                  "detail": {"field": "roof", "type": "nominal"},
                  "color": {"value": "#888"},
                  "tooltip": [{"field": "roof", "type": "nominal"}]}},
-            {"data": {"values": roofs},
-             "transform": [{"filter": "datum.label"}],
-             "mark": {"type": "text", "align": "right", "dy": -6, "color": "#666",
-                      "fontSize": 10},
-             "encoding": {"x": {"field": "intensity", "type": "quantitative"},
-                          "y": {"field": "tflops", "type": "quantitative"},
-                          "text": {"field": "label"}}},
+            *(_roof_label(roofs, dtype, i) for i, dtype in enumerate(dtypes)),
             {"data": {"values": rows},
              "mark": {"type": "point", "filled": True, "size": 70},
              "encoding": {
@@ -131,13 +127,25 @@ def roofline_spec(results: Sequence[Result], ceilings: dict | None, title: str) 
     }
 
 
+def _roof_label(roofs: list[dict], dtype: str, index: int) -> dict:
+    """A dtype's peak written above its roof's right end; one label layer per dtype, each
+    a line higher, so near-equal peaks (fp16 656, bf16 675 TFLOP/s) do not overprint."""
+    return {"data": {"values": [r for r in roofs if r["label"] and r["dtype"] == dtype]},
+            "mark": {"type": "text", "align": "right", "dy": -6 - 12 * index,
+                     "color": "#666", "fontSize": 10},
+            "encoding": {"x": {"field": "intensity", "type": "quantitative"},
+                         "y": {"field": "tflops", "type": "quantitative"},
+                         "text": {"field": "label"}}}
+
+
 def roof_lines(ceilings: dict, dtypes: Sequence[str], intensities: Sequence[float]) -> list[dict]:
     """Each dtype's roof, min(bandwidth x intensity, peak), as three vertices: the left
     edge, the ridge point and the right edge (straight segments on log-log axes)."""
     bandwidth_tflops = ceilings["bandwidth_gbps"] * 1e9 / 1e12  # TFLOP/s per FLOP/byte
     peaks = {d: (ceilings.get("tflops") or {}).get(d) for d in dtypes}
     ridges = [p / bandwidth_tflops for p in peaks.values() if p]
-    left = min(intensities) / X_MARGIN
+    # From left of the lowest ridge: the memory slope shows even for compute-bound points.
+    left = min([*intensities, *ridges]) / X_MARGIN
     right = max([*intensities, *ridges]) * X_MARGIN
     lines = []
     for dtype, peak in peaks.items():
@@ -147,7 +155,7 @@ def roof_lines(ceilings: dict, dtypes: Sequence[str], intensities: Sequence[floa
         ridge = peak / bandwidth_tflops if peak else right
         xs = [left, min(max(ridge, left), right), right]
         for i, x in enumerate(xs):
-            lines.append({"roof": name, "intensity": x,
+            lines.append({"roof": name, "dtype": dtype, "intensity": x,
                           "tflops": min(bandwidth_tflops * x, peak or math.inf),
                           "label": f"{dtype} {fmt.rate(peak)} TFLOP/s"
                           if peak and i == len(xs) - 1 else ""})
@@ -288,7 +296,9 @@ def compare_spec(points: Sequence, title: str) -> dict | None:
     if not rows:
         return None
     y = {"field": "point", "type": "nominal", "sort": None, "title": None}
-    x = {"field": "ci_low", "type": "quantitative", "scale": {"type": "log"},
+    # Not 'nice': a log scale rounds out to whole decades, squeezing +-5% into a pixel.
+    x = {"field": "ci_low", "type": "quantitative",
+         "scale": {"type": "log", "nice": False, "padding": 12},
          "title": "NEW / BASE median (left of 1: faster)"}
     return {
         "title": title, "width": WIDTH,

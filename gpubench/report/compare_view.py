@@ -86,7 +86,9 @@ def summary_line(result: RunComparison) -> str:
     return f"{len(result.points)} points: {', '.join(parts) or 'none in common'}"
 
 
-def caption(result: RunComparison) -> str:
+def caption(result: RunComparison, list_unmatched: bool = True) -> str:
+    """What the comparison table means; `list_unmatched`: also name every point of one
+    run only (the HTML page folds those lists away instead)."""
     parts = [summary_line(result),
              f"change: NEW median vs BASE median; 95% CI by bootstrap over both runs' raw "
              f"samples. FASTER/SLOWER: the whole CI beyond +-{result.threshold:.0%} and beyond "
@@ -96,8 +98,8 @@ def caption(result: RunComparison) -> str:
     if result.env_differences:
         parts.append("* the runs differ in " + "; ".join(result.env_differences) +
                      ": verdicts compare machines or software, not only code")
-    if result.only_base:
+    if result.only_base and list_unmatched:
         parts.append(f"only in BASE: {', '.join(result.only_base)}")
-    if result.only_new:
+    if result.only_new and list_unmatched:
         parts.append(f"only in NEW: {', '.join(result.only_new)}")
     return ". ".join(parts) + "."

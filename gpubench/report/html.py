@@ -30,6 +30,7 @@ from gpubench.report.compare_view import caption as compare_caption
 from gpubench.report.compare_view import compare_cells
 from gpubench.report.table import COLUMNS, group_notes, groups_of, note, plain, table_layout
 
+NCU_HINT = "ncu top hint"  # a column when the run had --ncu
 VENDOR_SCRIPTS = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js")
 
 
@@ -172,13 +173,16 @@ def _family_table(results: list[R.Result]) -> tuple[str, str, list[str]]:
     layouts = [(group, *table_layout(group, None)) for group in groups_of(results)]
     shown = {h for _, headers, _, _ in layouts for h in headers}
     headers = ["shape", "dtype"] + [h for h, _ in COLUMNS if h in shown]
+    if any((r.ncu or {}).get("top_hint") for r in results):
+        headers.append(NCU_HINT)
     right = {h for h, justify in COLUMNS if justify == "right"}
     head = "".join(f'<th class="{"num" if h in right else ""}">{_e(h)}</th>' for h in headers)
     rows, notes = [], []
     for group, _, cells_list, _ in layouts:
         notes += [f"{group[0].shape.label()} {group[0].dtype}: {n}" for n in group_notes(group)]
         for result, cells in zip(group, cells_list, strict=True):
-            cells = {**cells, "shape": result.shape.label(), "dtype": result.dtype}
+            cells = {**cells, "shape": result.shape.label(), "dtype": result.dtype,
+                     NCU_HINT: charts.ncu_hint(result.ncu or {})}
             rows.append(_table_row(result, cells, headers, right))
     caption = layouts[0][3] if layouts else ""
     table = (f'<table class="results sortable"><thead><tr>{head}</tr></thead>'
@@ -260,7 +264,18 @@ def _compare_section(view: RunComparisonView, chart_set: Charts) -> str:
     return (f'<section class="compare"><h2>Compare: BASE {_e(view.base_name)}, NEW '
             f'{_e(view.new_name)}</h2>{chart}<table class="results sortable"><thead><tr>'
             f'{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
-            f'<p class="caption">{_e(compare_caption(result))}</p></section>')
+            f'<p class="caption">{_e(compare_caption(result, list_unmatched=False))}</p>'
+            f"{_unmatched('BASE', result.only_base)}{_unmatched('NEW', result.only_new)}"
+            "</section>")
+
+
+def _unmatched(side: str, keys: Sequence[str]) -> str:
+    """Points of one run only, folded: a full run against a one-family run has hundreds."""
+    if not keys:
+        return ""
+    items = "".join(f"<li>{_e(k)}</li>" for k in keys)
+    return (f"<details><summary>{len(keys)} point(s) only in {side}, not compared</summary>"
+            f"<ul>{items}</ul></details>")
 
 
 # ---------------------------------------------------------------- page
