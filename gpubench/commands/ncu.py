@@ -209,7 +209,8 @@ class NcuCommand:
 
     def _say(self, text: str) -> None:
         if not self.as_json:
-            self.console.print(text, soft_wrap=True)
+            # Wrapped at spaces to the terminal (a path longer than a line is folded).
+            self.console.print(text, markup=False)
         else:
             print(text, file=sys.stderr)
 
