@@ -235,6 +235,7 @@ def assert_charts_drawn(page: Path) -> None:
     assert f'data-charts-rendered="{expected}"' in dom, dom[-3000:]
     assert 'data-charts-failed="0"' in dom
     assert dom.count('class="marks"') >= expected  # vega's root <svg class="marks">
+    assert dom.count('role-legend"') >= expected  # every chart names its colours
     assert "chart failed:" not in dom.split("<script")[0]
 
 

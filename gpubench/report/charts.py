@@ -263,8 +263,10 @@ def _band_chart(rows: list[dict], axis: str, axis_title: str, log_x: bool, y: st
         "title": title, "width": WIDTH // 2 + 60,
         "height": HEIGHT - 80, "data": {"values": rows},
         "encoding": {"x": x},
+        # The band's colour has no legend: with legends merged, Vega-Lite then drops the
+        # lines' one too, so each layer keeps its own (one shared colour scale still).
+        "resolve": {"legend": {"color": "independent"}},
         "layer": [
-            # The band's colour has no legend of its own: the lines' legend names both.
             {"mark": {"type": "errorband", "opacity": 0.25},
              "encoding": {"y": {"field": low, "type": "quantitative", "title": y_title,
                                 "scale": y_scale},
