@@ -19,7 +19,7 @@ EXIT_CONFIG = 3
 EXIT_SPEC = 4
 EXIT_ENVIRONMENT = 5
 # Profiler failures (gpubench ncu / nsys), one code each so scripts can react.
-EXIT_TOOL_MISSING = 6  # ncu or nsys not found
+EXIT_TOOL_MISSING = 6  # ncu, nsys or compute-sanitizer not found
 EXIT_PROFILER_PERMISSION = 7  # ERR_NVGPUCTRPERM: no access to the GPU's counters
 EXIT_NO_KERNELS = 8  # the profiler saw no kernel in gpubench's range
 EXIT_PROFILER_TIMEOUT = 9  # the profiler ran past --timeout and was killed
@@ -27,6 +27,7 @@ EXIT_SECTION_MISSING = 10  # the report lacks a section that was asked for
 EXIT_PROFILER_FAILED = 11  # any other profiler failure
 EXIT_OUTPUT = 12  # results or reports cannot be written (read-only, a file in the way, full)
 EXIT_REGRESSION = 13  # `compare --fail-on-regression`: some point is SLOWER
+EXIT_SANITIZER_FOUND = 14  # `gpubench sanitize`: compute-sanitizer found errors or hazards
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
 EXIT_TERMINATED = 143  # 128 + SIGTERM: stopped by a signal; results so far are written
 

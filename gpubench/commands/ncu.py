@@ -19,14 +19,14 @@ from rich.rule import Rule
 
 from gpubench import errors, nvtx_ranges
 from gpubench.commands.targets import resolve_target
+from gpubench.commands.tool_driver import Tool, each_point, run_task
 from gpubench.plan import Point
 from gpubench.profilers import ncu_command
 from gpubench.profilers.ncu_console import Problem, find_problems, missing_sections
-from gpubench.profilers.tools import find_tool, run_tool
-from gpubench.protocol import Task, read_result
+from gpubench.profilers.tools import find_tool
+from gpubench.protocol import Task
 from gpubench.records.shape import ShapeChoice
 from gpubench.records.strict_json import strict_dumps
-from gpubench.workers import worker_env
 
 
 @dataclass
@@ -56,48 +56,53 @@ class Profiled:
         return max(self.profiles, key=lambda p: p.duration_ns or 0.0) if self.profiles else None
 
 
+class NcuTool(Tool):
+    """ncu with the command's options: one report per task, failures read from its text."""
+
+    name = "ncu"
+
+    def __init__(self, options: NcuOptions, use_nvtx: bool) -> None:
+        self.options, self.use_nvtx = options, use_nvtx
+
+    def argv(self, executable: str, stem: Path, target: list[str]) -> list[str]:
+        o = self.options
+        return ncu_command.ncu_argv(executable, str(stem), target, set_name=o.set_name,
+                                    sections=o.sections, metrics=o.metrics,
+                                    clock_control=o.clock_control, use_nvtx=self.use_nvtx)
+
+    def raise_problems(self, completed) -> None:
+        raise_console_problems(completed.output, completed.log)
+
+    def timeout_message(self, timeout_s: float, completed, leftovers) -> str:
+        return (f"ncu ran past --timeout {timeout_s:.0f} s and was killed (log: "
+                f"{completed.log}); each section replays the kernel, so slow kernels with many "
+                "sections need more")
+
+
 def profile_points(points: list[Point], run_dir: Path, options: NcuOptions) -> list[Profiled]:
     """Profile each point in its own ncu run; an error stays with its variant."""
     from gpubench.profilers.ncu_report import import_ncu_report
 
     ncu = find_tool("ncu", options.ncu_path)
     module = import_ncu_report(ncu)
-    outcomes = []
-    for point in points:
-        try:
-            outcomes.append(_profile_task(ncu, module, point.task(0), run_dir, options))
-        except errors.GpubenchError as exc:
-            outcomes.append(Profiled(point.variant.name, error=exc))
-    return outcomes
+    tool = NcuTool(options, nvtx_ranges.available())
+    return each_point(points, lambda task: _profile_task(tool, ncu, module, task, run_dir),
+                      lambda variant, error: Profiled(variant, error=error))
 
 
-def _profile_task(ncu, module, task: Task, run_dir: Path, options: NcuOptions) -> Profiled:
+def _profile_task(tool: NcuTool, ncu: str, module, task: Task, run_dir: Path) -> Profiled:
+    """One task under ncu; its report (<family>-<variant>-<shape>.ncu-rep) read back."""
     from gpubench.profilers.ncu_report import load_profiles
 
-    stem = task.stem  # the report: <family>-<variant>-<shape>.ncu-rep
-    task_file, result_file = run_dir / f"{stem}.task.json", run_dir / f"{stem}.result.json"
-    task_file.write_text(task.to_json())
-    use_nvtx = nvtx_ranges.available()
-    target = ncu_command.worker_target(sys.executable, str(task_file), str(result_file),
-                                       use_nvtx)
-    argv = ncu_command.ncu_argv(ncu, str(run_dir / stem), target, set_name=options.set_name,
-                                sections=options.sections, metrics=options.metrics,
-                                clock_control=options.clock_control, use_nvtx=use_nvtx)
-    done = run_tool(argv, options.timeout_s, run_dir / f"{stem}.ncu.log", env=worker_env("cuda"))
-    if done.timed_out:
-        raise errors.ProfilerTimeout(
-            f"ncu ran past --timeout {options.timeout_s:.0f} s and was killed (log: {done.log}); "
-            "each section replays the kernel, so slow kernels with many sections need more")
-    raise_console_problems(done.output, done.log)
-    report = run_dir / f"{stem}.ncu-rep"
-    worker = read_result(result_file)
-    if worker.get("status") == "error":
-        raise errors.ProfilerError(f"the profiled worker failed: {worker.get('error')}")
+    run = run_task(tool, ncu, task, run_dir, tool.options.timeout_s, tool.use_nvtx)
+    run.raise_if_worker_failed()
+    report = run.file(".ncu-rep")
     if not report.is_file():
-        raise errors.ProfilerError(f"ncu wrote no report (exit {done.returncode}; log: {done.log})")
+        raise errors.ProfilerError(f"ncu wrote no report (exit {run.completed.returncode}; "
+                                   f"log: {run.completed.log})")
     profiles = load_profiles(report, module)
-    _check_sections(profiles, options)
-    return Profiled(task.variant, report, profiles, worker.get("check"))
+    _check_sections(profiles, tool.options)
+    return Profiled(task.variant, report, profiles, run.worker.get("check"))
 
 
 def raise_console_problems(text: str, log: Path) -> None:

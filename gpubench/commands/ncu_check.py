@@ -15,13 +15,12 @@ from pathlib import Path
 
 from gpubench import errors, nvtx_ranges
 from gpubench.commands.ncu import raise_console_problems
+from gpubench.commands.tool_driver import Tool, run_target
 from gpubench.ncu_agreement import CHECK_RANGE, attach, ncu_times
 from gpubench.plan import Point
 from gpubench.profilers import ncu_command
-from gpubench.profilers.tools import find_tool, run_tool
-from gpubench.protocol import read_result
+from gpubench.profilers.tools import find_tool
 from gpubench.records import result as R
-from gpubench.workers import worker_env
 
 
 def check_group(group: list[R.Result], points: list[Point], run_dir: Path,
@@ -37,27 +36,38 @@ def check_group(group: list[R.Result], points: list[Point], run_dir: Path,
     module = import_ncu_report(ncu)
     labels = {f"{CHECK_RANGE}{i}": _identity(p) for i, p in enumerate(chosen)}
     first = group[0]
-    stem = f"ncu-check-{first.family}-{first.shape.slug()}-{first.dtype}"
-    tasks_file, result_file = run_dir / f"{stem}.tasks.json", run_dir / f"{stem}.result.json"
+    stem = run_dir / f"ncu-check-{first.family}-{first.shape.slug()}-{first.dtype}"
+    tasks_file, result_file = Path(f"{stem}.tasks.json"), Path(f"{stem}.result.json")
     tasks_file.write_text(json.dumps([p.task(0).to_dict() for p in chosen]))
     target = [sys.executable, "-m", "gpubench.worker", "--ncu-check", str(tasks_file),
               "--result", str(result_file)]
-    argv = ncu_command.duration_argv(ncu, str(run_dir / stem), target, list(labels),
-                                     nvtx_ranges.available())
-    done = run_tool(argv, timeout_s, run_dir / f"{stem}.ncu.log", env=worker_env("cuda"))
-    if done.timed_out:
-        raise errors.ProfilerTimeout(f"ncu ran past {timeout_s:.0f} s and was killed "
-                                     f"(log: {done.log})")
-    raise_console_problems(done.output, done.log)
-    report = run_dir / f"{stem}.ncu-rep"
+    run = run_target(DurationTool(list(labels)), ncu, stem, target, result_file, timeout_s)
+    done = run.completed
+    report = run.file(".ncu-rep")
     if not report.is_file():
-        outcomes = read_result(result_file) or [{}]
+        outcomes = run.worker or [{}]
         why = next((o.get("error") for o in outcomes if o.get("error")), None)
         raise errors.ProfilerError(f"ncu wrote no report ({why or f'exit {done.returncode}'}; "
                                    f"log: {done.log})")
     launches = [(label, p.duration_ns * 1e-9) for p in load_profiles(report, module)
                 if p.duration_ns and (label := check_label(p.nvtx))]
     return attach(group, ncu_times(launches), labels)
+
+
+class DurationTool(Tool):
+    """ncu collecting gpu__time_duration alone, for the launches in the labelled ranges."""
+
+    name = "ncu"
+
+    def __init__(self, labels: list[str]) -> None:
+        self.labels = labels
+
+    def argv(self, executable: str, stem: Path, target: list[str]) -> list[str]:
+        return ncu_command.duration_argv(executable, str(stem), target, self.labels,
+                                         nvtx_ranges.available())
+
+    def raise_problems(self, completed) -> None:
+        raise_console_problems(completed.output, completed.log)
 
 
 def check_label(nvtx: dict[str, tuple[str, ...]]) -> str | None:

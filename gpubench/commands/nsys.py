@@ -26,11 +26,12 @@ from rich.table import Table
 
 from gpubench import errors, nvtx_ranges
 from gpubench.commands.targets import resolve_target
+from gpubench.commands.tool_driver import Tool, ToolRun, each_point, run_task
 from gpubench.plan import Point
 from gpubench.profilers import nsys_command
 from gpubench.profilers.nsys_stats import TimingRow, kernel_rows, parse_stats, range_rows
 from gpubench.profilers.tools import Completed, find_tool, run_tool
-from gpubench.protocol import Task, read_result
+from gpubench.protocol import Task
 from gpubench.records.shape import ShapeChoice
 from gpubench.records.strict_json import strict_dumps
 from gpubench.report import format as fmt
@@ -87,22 +88,43 @@ class Traced:
 # ---------------------------------------------------------------- the core
 
 
+class NsysTool(Tool):
+    """nsys profile recording gpubench's range; its temporary files kept in a private folder
+    beside the report, deleted afterwards with every stray .qdstrm, however it ended."""
+
+    name = "nsys"
+
+    def __init__(self, run_dir: Path, use_nvtx: bool) -> None:
+        self.run_dir, self.use_nvtx = run_dir, use_nvtx
+
+    def argv(self, executable: str, stem: Path, target: list[str]) -> list[str]:
+        return nsys_command.nsys_argv(executable, str(stem), target, self.use_nvtx)
+
+    def env(self, stem: Path) -> dict:
+        temp_dir = _temp_dir(stem)
+        temp_dir.mkdir(parents=True, exist_ok=True)
+        return _nsys_env(temp_dir)
+
+    def finish(self, stem: Path) -> Cleanup:
+        return remove_stray_files(self.run_dir, _temp_dir(stem))
+
+    def timeout_message(self, timeout_s: float, completed: Completed, leftovers: Cleanup) -> str:
+        return (f"nsys did not finish within --timeout {timeout_s:g} s and was killed "
+                f"(log: {completed.log}); {KNOWN_HANG}; {leftovers.sentence()}; {INSTEAD}")
+
+
+def _temp_dir(stem: Path) -> Path:
+    return Path(f"{stem}.nsys-tmp")
+
+
 def profile_points(nsys: str, points: list[Point], run_dir: Path,
                    options: NsysOptions) -> list[Traced]:
     """Run nsys on each variant in turn; an error stays with its variant. After a timeout
     the rest are not tried: a hanging nsys hangs for every variant, and each try would
     cost the whole --timeout again."""
-    outcomes: list[Traced] = []
-    for point in points:
-        if outcomes and isinstance(outcomes[-1].error, errors.ProfilerTimeout):
-            outcomes.append(Traced(point.variant.name, error=errors.ProfilerTimeout(
-                "not tried: nsys timed out on the previous variant")))
-            continue
-        try:
-            outcomes.append(profile_task(nsys, point.task(0), run_dir, options))
-        except errors.GpubenchError as exc:
-            outcomes.append(Traced(point.variant.name, error=exc))
-    return outcomes
+    return each_point(points, lambda task: profile_task(nsys, task, run_dir, options),
+                      lambda variant, error: Traced(variant, error=error),
+                      stop_after_timeout=True)
 
 
 def profile_task(nsys: str, task: Task, run_dir: Path, options: NsysOptions) -> Traced:
@@ -111,33 +133,20 @@ def profile_task(nsys: str, task: Task, run_dir: Path, options: NsysOptions) -> 
     Stray .qdstrm files and the private TMPDIR are deleted whatever happens, before any
     error is raised, so the error can say so.
     """
-    stem = f"{task.stem}-{task.dtype}"
-    run_dir.mkdir(parents=True, exist_ok=True)
-    task_file, result_file = run_dir / f"{stem}.task.json", run_dir / f"{stem}.result.json"
-    task_file.write_text(task.to_json())
-    temp_dir = run_dir / f"{stem}.nsys-tmp"
-    temp_dir.mkdir(exist_ok=True)
     use_nvtx = nvtx_ranges.available()
-    target = nsys_command.worker_target(sys.executable, str(task_file), str(result_file),
-                                        use_nvtx)
-    argv = nsys_command.nsys_argv(nsys, str(run_dir / stem), target, use_nvtx)
-    try:
-        done = run_tool(argv, options.timeout_s, run_dir / f"{stem}.nsys.log",
-                        env=_nsys_env(temp_dir))
-    finally:
-        cleanup = remove_stray_files(run_dir, temp_dir)
-    report = Path(nsys_command.report_path(str(run_dir / stem)))
-    _raise_run_problems(done, report, result_file, cleanup, options)
-    tables = _stats(nsys, report, run_dir / f"{stem}.nsys-stats.log", options)
+    run = run_task(NsysTool(run_dir, use_nvtx), nsys, task, run_dir, options.timeout_s,
+                   use_nvtx, suffix=f"-{task.dtype}")
+    report = Path(nsys_command.report_path(str(run.stem)))
+    _raise_run_problems(run, report)
+    tables = _stats(nsys, report, run.file(".nsys-stats.log"), options)
     kernels = kernel_rows(tables)
     if not kernels:
         raise errors.NoKernelsProfiled(
             f"nsys recorded no kernel inside gpubench's range "
             f"({nsys_command.nvtx_capture() if use_nvtx else 'cudaProfilerStart/Stop'}; "
             f"report: {report}); {INSTEAD}")
-    worker = read_result(result_file)
-    return Traced(task.variant, report, kernels, range_rows(tables), worker.get("check"),
-                  cleanup)
+    return Traced(task.variant, report, kernels, range_rows(tables), run.worker.get("check"),
+                  run.leftovers)
 
 
 def remove_stray_files(run_dir: Path, temp_dir: Path) -> Cleanup:
@@ -165,20 +174,12 @@ def _nsys_env(temp_dir: Path) -> dict:
     return env
 
 
-def _raise_run_problems(done: Completed, report: Path, result_file: Path, cleanup: Cleanup,
-                        options: NsysOptions) -> None:
-    if done.timed_out:
-        raise errors.ProfilerTimeout(
-            f"nsys did not finish within --timeout {options.timeout_s:g} s and was killed "
-            f"(log: {done.log}); {KNOWN_HANG}; {cleanup.sentence()}; {INSTEAD}")
-    worker = read_result(result_file)
-    if worker.get("status") == "error":
-        raise errors.ProfilerError(f"the profiled worker failed: {worker.get('error')} "
-                                   f"(log: {done.log})")
+def _raise_run_problems(run: ToolRun, report: Path) -> None:
+    run.raise_if_worker_failed()
     if not report.is_file():
         raise errors.ProfilerError(
-            f"nsys exited with status {done.returncode} but made no {report.name} "
-            f"(log: {done.log}); {KNOWN_HANG}; {cleanup.sentence()}; {INSTEAD}")
+            f"nsys exited with status {run.completed.returncode} but made no {report.name} "
+            f"(log: {run.completed.log}); {KNOWN_HANG}; {run.leftovers.sentence()}; {INSTEAD}")
 
 
 def _stats(nsys: str, report: Path, log: Path, options: NsysOptions) -> dict[str, list[dict]]:

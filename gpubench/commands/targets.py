@@ -29,9 +29,10 @@ class ProfileTarget:
 
 def resolve_target(family_name: str, kernels_dirs: tuple[Path, ...], variant_names: tuple[str, ...],
                    choice: ShapeChoice, dtype: str | None, out: Path | None,
-                   tool: str, seed: int = 0) -> ProfileTarget:
+                   tool: str, seed: int = 0, largest: bool = True) -> ProfileTarget:
     """Needs a CUDA GPU. Defaults: every variant that runs here, the family's largest
-    default shape (profilers want a size that fills the GPU), float32."""
+    default shape (profilers want a size that fills the GPU; `largest=False`: the
+    smallest, for a checker that slows every access down), float32."""
     machine = detect_machine("cuda")
     dirs = resolve_families((family_name,), family_dirs(kernels_dirs))
     family = load_family(family_name, dirs[family_name])
@@ -40,7 +41,7 @@ def resolve_target(family_name: str, kernels_dirs: tuple[Path, ...], variant_nam
     if choice and len(shapes) > 1:
         raise UsageError(f"{tool} profiles one shape at a time; got {len(shapes)}: "
                          f"{', '.join(s.text() for s in shapes)}")
-    shape = shapes[-1]
+    shape = shapes[-1] if largest else shapes[0]
     dtype = dtype or choose_dtypes(family, None)[0]
     run_dir = out or new_run_dir(Path("profiles"), [family.name, tool])
     run_dir.mkdir(parents=True, exist_ok=True)

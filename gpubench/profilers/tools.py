@@ -1,4 +1,4 @@
-"""Running external profilers (ncu, nsys): find the executable, run it with a hard timeout.
+"""Running external tools (ncu, nsys, compute-sanitizer): find one, run it with a hard timeout.
 
 The only module here that starts processes. A profiler runs in its own process
 group and writes to a log file; on timeout the whole group (profiler, target,
@@ -22,12 +22,17 @@ SEARCH_GLOBS = {
     "ncu": ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu"),
     "nsys": ("/usr/local/cuda/bin/nsys", "/opt/nvidia/nsight-systems/*/bin/nsys",
              "/opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys"),
+    "compute-sanitizer": ("/usr/local/cuda/bin/compute-sanitizer",
+                          "/usr/local/cuda/compute-sanitizer/compute-sanitizer",
+                          "/opt/nvidia/compute-sanitizer/compute-sanitizer"),
 }
 HOW_TO_GET = {
     "ncu": "install Nsight Compute (part of the CUDA toolkit, or "
            "https://developer.nvidia.com/nsight-compute) or pass --ncu-path",
     "nsys": "install Nsight Systems (https://developer.nvidia.com/nsight-systems) or pass "
             "--nsys-path; `gpubench trace` gives a timeline without it",
+    "compute-sanitizer": "it ships with the CUDA toolkit (bin/compute-sanitizer); install the "
+                         "toolkit or pass --sanitizer-path",
 }
 # After SIGTERM, how long a profiler gets to write what it has before SIGKILL.
 TERM_GRACE_S = 5.0
@@ -44,7 +49,8 @@ class Completed:
 
 
 def find_tool(name: str, explicit: str | None = None) -> str:
-    """The path of `name` (ncu, nsys): --*-path, then PATH, then NVIDIA's install folders."""
+    """The path of `name` (ncu, nsys, compute-sanitizer): --*-path, then PATH, then NVIDIA's
+    install folders."""
     if explicit:
         path = shutil.which(explicit) or (explicit if Path(explicit).is_file() else None)
         if path is None:
