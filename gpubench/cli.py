@@ -118,6 +118,9 @@ def shape_choice(sizes: str | None, shapes: tuple[str, ...], axes: tuple[str, ..
 @click.option("--ncu-check", "ncu_check", is_flag=True,
               help="Also time each passing point under Nsight Compute (duration only, one ncu "
                    "run per group) and add a 'vs ncu' column; needs ncu and a CUDA GPU.")
+@click.option("--sanitize", "with_sanitize", is_flag=True,
+              help="Also run each variant once under compute-sanitizer's memcheck before "
+                   "timing, and mark rows it found errors in (needs a CUDA GPU).")
 @click.option("--report", "with_report", is_flag=True,
               help="Also write the run's HTML report (report.html in the run folder; see "
                    "`gpubench report`).")
@@ -126,16 +129,17 @@ def shape_choice(sizes: str | None, shapes: tuple[str, ...], axes: tuple[str, ..
 @click.option("--baseline", metavar="RUN",
               help="Compare every point with an earlier run (a run folder, 'latest', "
                    "'latest~1'): adds the change and the verdict of `gpubench compare`.")
-def run(config_path, device, out, force, as_json, with_ncu, markdown, ncu_check, with_report,
-        with_trace, baseline, **options):
+def run(config_path, device, out, force, as_json, with_ncu, markdown, ncu_check, with_sanitize,
+        with_report, with_trace, baseline, **options):
     """Check, time and compare every variant of kernel FAMILIES (default: all)."""
     _guarded(lambda: _run(config_path, options, device, out, force, as_json, with_ncu,
-                          with_trace, baseline, ncu_check, markdown, with_report))
+                          with_trace, baseline, ncu_check, markdown, with_report,
+                          with_sanitize))
 
 
 def _run(config_path, options: dict, device: str, out, force: bool, as_json: bool,
          with_ncu: bool, with_trace: bool, baseline: str | None, ncu_check: bool,
-         markdown: bool, with_report: bool) -> int:
+         markdown: bool, with_report: bool, with_sanitize: bool) -> int:
     from gpubench.commands.run import RunCommand
 
     if markdown and as_json:
@@ -143,7 +147,8 @@ def _run(config_path, options: dict, device: str, out, force: bool, as_json: boo
     config = merge_options(load_config(config_path) if config_path else RunConfig(), options)
     console = make_console(stderr=as_json)
     return RunCommand(config, device, out, as_json, console, with_ncu, with_trace,
-                      force, baseline, ncu_check, markdown, with_report).execute()
+                      force, baseline, ncu_check, markdown, with_report,
+                      with_sanitize).execute()
 
 
 def _folder(value: str | None) -> Path | None:
@@ -347,6 +352,44 @@ def nsys(family, variants, size, shape, dtype, nsys_path, timeout_s, kernels_dir
                            parse_dtype(dtype) if dtype else None,
                            NsysOptions(nsys_path, timeout_s), out, as_json,
                            make_console(stderr=as_json), tuple(kernels_dirs)).execute()
+
+    _guarded(body)
+
+
+# ------------------------------------------------------------------ sanitize
+
+
+@cli.command()
+@click.argument("family")
+@click.option("--tool", "tools", multiple=True,
+              help="memcheck (default), racecheck, initcheck, synccheck, or 'all'; repeatable "
+                   "or comma-separated.")
+@click.option("--variant", "variants", multiple=True,
+              help="Variant(s) to check (default: every one that runs here); repeatable.")
+@click.option("--size", help="One size (default: the family's smallest default shape).")
+@click.option("--shape", help="One shape, e.g. M=16,N=4096,K=4096 (instead of --size).")
+@click.option("--dtype", help="One dtype (default float32).")
+@click.option("--sanitizer-path", help="The compute-sanitizer executable (default: PATH, then "
+                                       "/usr/local/cuda/bin).")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=600,
+              show_default=True, help="Seconds one tool run (build included) may take.")
+@click.option("--kernels-dir", "kernels_dirs", multiple=True, type=click.Path(path_type=Path),
+              help="A folder of your own kernel families (repeatable).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the XML records and logs (default: profiles/<run-id>).")
+@click.option("--json", "as_json", is_flag=True, help="Findings as JSON on stdout.")
+def sanitize(family, tools, variants, size, shape, dtype, sanitizer_path, timeout_s,
+             kernels_dirs, out, as_json):
+    """compute-sanitizer on FAMILY's variants: out-of-bounds and misaligned accesses
+    (memcheck), shared-memory races (racecheck), uninitialised reads (initcheck), barrier
+    misuse (synccheck), each at its line in your source. Exit 14 when anything is found."""
+    from gpubench.commands.sanitize import SanitizeCommand
+
+    def body() -> int:
+        return SanitizeCommand(family, split_names(variants), one_shape(size, shape),
+                               parse_dtype(dtype) if dtype else None, tuple(kernels_dirs),
+                               tuple(tools), sanitizer_path, timeout_s, out, as_json,
+                               make_console(stderr=as_json)).execute()
 
     _guarded(body)
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpubench import nvtx_ranges, sideeffects
-from gpubench.build import BuildRequest, CompileError, build_extension
+from gpubench.build import BuildRequest, CompileError, build_extension, read_sources
 from gpubench.calling import returns_output
 from gpubench.check import compare, poison
 from gpubench.clocks import ClockMonitor
@@ -258,21 +258,7 @@ class Executor:
         return self.loaded[key]
 
     def _build_request(self, family: Family, variant: CudaVariant) -> BuildRequest:
-        """One build per source set: every variant naming the same sources shares it."""
-        sources = variant.sources_for(self.machine)
-        siblings = [v for v in family.variants if isinstance(v, CudaVariant)
-                    and v.sources_for(self.machine) == sources and v.inline == variant.inline
-                    and (v.cuda_flags, v.cflags) == (variant.cuda_flags, variant.cflags)]
-        functions = tuple(sorted({f for v in siblings for f in (v.functions or (v.function,))}))
-        if not variant.inline:
-            cuda, cpp = sources
-            return BuildRequest(family.name, family.directory, cuda, cpp, functions,
-                                variant.cuda_flags, variant.cflags)
-        cuda_files, cuda_texts = _files_and_texts(family.directory, sources[0], "cuda_sources")
-        cpp_files, cpp_texts = _files_and_texts(family.directory, sources[1], "cpp_sources")
-        return BuildRequest(family.name, family.directory, cuda_files, cpp_files, functions,
-                            variant.cuda_flags, variant.cflags, cpp_texts=cpp_texts,
-                            cuda_texts=cuda_texts, implicit_headers=True)
+        return build_request(family, variant, self.machine)
 
     def _group(self, family: Family, task: Task) -> Group:
         key = (task.family_dir, task.shape, task.dtype, task.seed)
@@ -388,6 +374,32 @@ def _input_problem(item, dtype, device: str, torch) -> str | None:
     if item.numel() and not item.any():
         return "as all zeros"
     return None
+
+
+def build_request(family: Family, variant: CudaVariant, machine: Machine) -> BuildRequest:
+    """One build per source set: every variant naming the same sources shares it."""
+    sources = variant.sources_for(machine)
+    siblings = [v for v in family.variants if isinstance(v, CudaVariant)
+                and v.sources_for(machine) == sources and v.inline == variant.inline
+                and (v.cuda_flags, v.cflags) == (variant.cuda_flags, variant.cflags)]
+    functions = tuple(sorted({f for v in siblings for f in (v.functions or (v.function,))}))
+    if not variant.inline:
+        cuda, cpp = sources
+        return BuildRequest(family.name, family.directory, cuda, cpp, functions,
+                            variant.cuda_flags, variant.cflags)
+    cuda_files, cuda_texts = _files_and_texts(family.directory, sources[0], "cuda_sources")
+    cpp_files, cpp_texts = _files_and_texts(family.directory, sources[1], "cpp_sources")
+    return BuildRequest(family.name, family.directory, cuda_files, cpp_files, functions,
+                        variant.cuda_flags, variant.cflags, cpp_texts=cpp_texts,
+                        cuda_texts=cuda_texts, implicit_headers=True)
+
+
+def source_texts(family: Family, variant: CudaVariant, machine: Machine) -> dict[str, str]:
+    """{name in the build's #line directives: text} of a CUDA variant's sources: the names
+    a compiler, ncu or compute-sanitizer reports lines under (a file's path, or the label
+    of a source given as text), with the text those line numbers count in."""
+    sources = read_sources(build_request(family, variant, machine))
+    return {name: text for _, name, text in (*sources.cuda, *sources.cpp)}
 
 
 def _files_and_texts(folder: Path, entries: tuple[str, ...], kind: str):

@@ -2,7 +2,7 @@
 # The GPU acceptance runs behind docs/perf-notes.md, as sent through the device tool:
 #   bash scripts/gpu-acceptance.sh [steps...]
 #     steps: run shapes tests new-tests peak drift compare build-loop fixtures ncu ncu-check
-#            trace nsys fidelity report
+#            trace nsys fidelity report sanitize ncu-source
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py and ncu-report come as wheels in .whl/, with what they need:
 # markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata), then runs the steps. Logs go to
@@ -174,6 +174,24 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
         name=$(basename "$(dirname "$page")"); [ "$name" = profiles ] && name=report-compare
         cp "$page" "$OUT/$name.html"
       done ;;
+    sanitize)
+      # Issue 13: the planted bugs of examples/sanitize_demo, every tool, text and JSON; the
+      # same folder through run --sanitize; the GPU test; the tool's own flags for the docs.
+      SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+      { "$SAN" --version; "$SAN" --help; } > "$LOGS/sanitizer-help.txt" 2>&1
+      timed sanitize-text gpubench sanitize sanitize_demo --kernels-dir examples --tool all \
+        --out profiles/sanitize
+      gpubench sanitize sanitize_demo --kernels-dir examples --tool all --json \
+        --out profiles/sanitize-json > "$OUT/sanitize.json" 2> "$LOGS/sanitize-json.txt"
+      echo "sanitize --json exit $?" | tee -a "$OUT/summary.txt"
+      cp profiles/sanitize/*.xml "$LOGS/" 2>/dev/null
+      timed run-sanitize gpubench run sanitize_demo --kernels-dir examples --sanitize \
+        --out profiles/run-sanitize
+      timed pytest-sanitize python3 -m pytest -q -m gpu tests/test_gpu.py -k sanitize ;;
+    ncu-source)
+      timed ncu-naive gpubench ncu matmul --variant naive --out "$LOGS/ncu-naive"
+      COLUMNS=80 timed ncu-naive-80 gpubench ncu --import "$LOGS"/ncu-naive/*.ncu-rep
+      gzip -c "$LOGS"/ncu-naive/*.ncu-rep > "$OUT/ncu-matmul-naive.ncu-rep.gz" ;;
     *) echo "unknown step $step" ;;
   esac
 done

@@ -90,3 +90,33 @@ def test_ncu_check_adds_ncu_time_beside_ours(gpubench):
     rows = done.results()["results"]
     assert all(r["ncu_check"] and r["ncu_check"]["ncu_s"] > 0 for r in rows)
     assert all(r["vs_ncu"] is not None for r in rows)
+
+
+def test_sanitize_finds_exactly_the_three_planted_bugs_at_their_lines(gpubench):
+    """examples/sanitize_demo: an out-of-bounds write, a shared-memory race and an
+    uninitialised read, each in its own kernel, and a clean kernel; every tool on each."""
+    import json
+
+    from conftest import REPO
+
+    done = gpubench("sanitize", "sanitize_demo", "--kernels-dir", str(REPO / "examples"),
+                    "--tool", "all", "--json", timeout=1200)
+    assert done.code == 14, done.output  # EXIT_SANITIZER_FOUND
+    document = json.loads(done.stdout)
+    source = (REPO / "examples" / "sanitize_demo" / "buggy.cu").read_text().splitlines()
+    found = {}
+    for variant in document["variants"]:
+        for log in variant["tools"]:
+            for finding in log["findings"]:
+                found.setdefault(variant["variant"], []).append((log["tool"], finding))
+    assert sorted(found) == ["oob", "race", "uninit"], found  # torch and clean: clean
+    # Each bug at its own line(s): the tool meant for it finds it, and whatever any tool
+    # reports for that variant points at those lines only.
+    expected = {"oob": ("memcheck", ("y[i] = 2.0f * x[i < n ? i : 0];",)),
+                "race": ("racecheck", ("tile[t] =", "* tile[other]")),
+                "uninit": ("initcheck", ("float junk = scratch[i];",))}
+    for variant, (tool, texts) in expected.items():
+        assert tool in {t for t, _ in found[variant]}, found[variant]
+        for _, finding in found[variant]:
+            line = source[finding["line"] - 1]
+            assert any(text in line for text in texts), (variant, finding["line"], line)

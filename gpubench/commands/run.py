@@ -45,6 +45,7 @@ class RunCommand:
     ncu_check: bool = False  # --ncu-check: ncu's duration beside every passing point
     markdown: bool = False  # --markdown: every group's table as markdown at the end
     report: bool = False  # --report: the run's HTML page, beside its results
+    sanitize: bool = False  # --sanitize: memcheck once per variant before timing
 
     def execute(self) -> int:
         """With --json, stdout carries the JSON document alone: anything else written to
@@ -104,7 +105,14 @@ class RunCommand:
             compared = compare_runs(baseline, RunDocument(meta, runner.env, tuple(group)))
             return {key: point.comparison for key, point in compared.by_key().items()}
 
+        marks = self._sanitize(points, machine, run_dir) if self.sanitize else {}
+
         def before_show(group: list[R.Result]) -> list[R.Result]:
+            if marks:
+                from gpubench.commands.sanitize import mark_result
+
+                group = [mark_result(r, marks.get((r.family, r.variant))) for r in group]
+                runner.replace(group)
             if not self.ncu_check:
                 return group
             checked = self._ncu_check(group, machine, run_dir, points)
@@ -254,6 +262,40 @@ class RunCommand:
 
     _said_ncu_check = False
 
+    def _sanitize(self, points, machine, run_dir: Path) -> dict[tuple[str, str], dict]:
+        """`--sanitize`: memcheck on each variant once, at its smallest planned shape, before
+        anything is timed; {(family, variant): what run_mark records}. Without a GPU or the
+        tool it says so once and the run goes on."""
+        from gpubench.commands.sanitize import Sanitized, run_mark, sanitize_task, sources_of
+        from gpubench.profilers.tools import find_tool
+
+        if not machine.has_cuda:
+            self.console.print("--sanitize: skipped — compute-sanitizer checks CUDA kernels, "
+                               "and this run has no CUDA GPU", markup=False)
+            return {}
+        try:
+            sanitizer = find_tool("compute-sanitizer")
+        except errors.GpubenchError as exc:
+            self.console.print(f"--sanitize: {exc}", markup=False)
+            return {}
+        first: dict[tuple[str, str], object] = {}
+        for point in points:
+            key = (point.family.name, point.variant.name)
+            if not point.skip and (key not in first or _size(point) < _size(first[key])):
+                first[key] = point
+        marks = {}
+        for key, point in first.items():
+            self.console.print(f"--sanitize: memcheck on {key[0]}/{key[1]} "
+                               f"{point.shape.label()} ...", markup=False)
+            try:
+                outcome = sanitize_task(sanitizer, point.task(0), run_dir / "sanitize",
+                                        ("memcheck",), 600.0,
+                                        sources_of(point.family, point.variant))
+            except errors.GpubenchError as exc:
+                outcome = Sanitized(key[1], error=exc)
+            marks[key] = run_mark(outcome)
+        return marks
+
     def _epilogue(self, results: list[R.Result], paths: list[Path], wall_s: float) -> None:
         for line in skipped_summary(results):
             self.console.print(f"[dim]{escape(line)}[/]")
@@ -264,6 +306,13 @@ class RunCommand:
                         if r.kind == "cuda" and r.mode == first_mode)
         self.console.print(f"wall time {wall_s:.1f} s (C++/CUDA builds {compile_s:.1f} s); "
                            f"results: {paths[0]} and {paths[1].name}")
+
+
+def _size(point) -> int:
+    """A shape's element count, to find a variant's smallest point."""
+    import math
+
+    return math.prod(point.shape.values())
 
 
 def new_seed() -> int:

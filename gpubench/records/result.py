@@ -80,6 +80,7 @@ class Result:
     ncu: dict | None = None  # `gpubench run --ncu`: duration, top SOL %, top hint
     device_work: DeviceWork | None = None  # kernels per call, their sum and span (GPU only)
     ncu_check: dict | None = None  # `gpubench run --ncu-check`: ncu's time beside ours
+    sanitizer: dict | None = None  # `gpubench run --sanitize`: memcheck on this variant
 
     # Identity, from the key; what was measured, from the measurement (empty without one).
     family = _delegate("key", "family")
@@ -205,6 +206,7 @@ class Result:
             "kernel_sum_s": self.kernel_sum_s, "span_s": self.span_s,
             "ncu_s": (self.ncu_check or {}).get("ncu_s"),
             "vs_ncu": (self.ncu_check or {}).get("deviation"),
+            "sanitizer_findings": (self.sanitizer or {}).get("findings"),
             "warnings": "; ".join(w.code for w in self.warnings) or None,
             "error": self.error, "seed": self.seed,
             # Short columns last, where a narrow print shows them: the speed and the rate.
@@ -226,7 +228,7 @@ class Result:
             summary=self.summary.to_dict() if self.summary else None,
             warnings=[w.to_dict() for w in self.warnings], ncu=self.ncu,
             device_work=self.device_work.to_dict() if self.device_work else None,
-            ncu_check=self.ncu_check,
+            ncu_check=self.ncu_check, sanitizer=self.sanitizer,
         )
         return record
 
@@ -244,7 +246,7 @@ class Result:
             speedup=data.get("speedup_vs_baseline"), roof=data.get("roofline"),
             warnings=tuple(noise.Warning(**w) for w in data.get("warnings") or ()),
             ncu=data.get("ncu"), device_work=DeviceWork.from_dict(data.get("device_work")),
-            ncu_check=data.get("ncu_check"),
+            ncu_check=data.get("ncu_check"), sanitizer=data.get("sanitizer"),
         )
 
 

@@ -242,6 +242,8 @@ BASELINE_CAPTION = (" vs --baseline: this run's median against the --baseline ru
 def _cells(result: R.Result) -> dict:
     """The row of one result, by column header (the baseline verdict is added by the table)."""
     label, style = STATUS_STYLE.get(result.status, (result.status, ""))
+    if (result.sanitizer or {}).get("findings"):
+        label, style = label + "*", "bold red"  # memcheck (--sanitize) found errors
     # Numbers only for rows that passed: a wrong answer's speed is not worth reading.
     summary = result.summary if result.passed else None
     name = result.variant + (" (base)" if result.baseline else "") + (
@@ -344,4 +346,6 @@ def _caption(group: list[R.Result]) -> str:
             "of roof: share of the measured roofline at this intensity (mem/comp-bound). "
             "vs base: baseline median / variant median, same mode, PASS rows only." + (
                 " (alloc): the variant returns a new output tensor; allocating it is part of "
-                "its time." if any(r.build.get("allocates_output") for r in group) else ""))
+                "its time." if any(r.build.get("allocates_output") for r in group) else "") + (
+                " *: memcheck (--sanitize) found errors in this variant: see the notes."
+                if any((r.sanitizer or {}).get("findings") for r in group) else ""))
