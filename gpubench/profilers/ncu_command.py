@@ -22,6 +22,10 @@ HINT_SECTIONS = (
     "WorkloadDistribution",
 )
 DEFAULT_SET = "hints"
+# Embed the kernel's source files in the report, so that hints can quote the lines their
+# counters point at (profilers/ncu_source.py) wherever the report is opened later; the
+# line info itself comes from the build (-lineinfo, see build.py).
+IMPORT_SOURCE = ("--import-source", "yes")
 
 
 def ncu_argv(ncu: str, report_base: str, target: list[str], *, set_name: str = DEFAULT_SET,
@@ -29,7 +33,7 @@ def ncu_argv(ncu: str, report_base: str, target: list[str], *, set_name: str = D
              clock_control: str = "none", use_nvtx: bool = True) -> list[str]:
     """The full command: ncu and its options, then the target command."""
     argv = [ncu, "--clock-control", clock_control, "--target-processes", "all",
-            "--force-overwrite", "--export", report_base]
+            "--force-overwrite", "--export", report_base, *IMPORT_SOURCE]
     if use_nvtx:
         argv += ["--nvtx", "--nvtx-include", f"{DOMAIN}@{PROFILE_RANGE}/"]
     else:

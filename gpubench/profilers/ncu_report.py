@@ -5,7 +5,7 @@ every ncu installation, so `import_ncu_report` tries both. Only `_read_report` a
 touch the module: they copy what gpubench uses into plain dicts, and `profile_from_raw` turns
 those into a `KernelProfile` without it, so views and most tests need no NVIDIA code.
 The two copies differ (ncu 2025.3.1's own has no `IAction.sections()`), so what one lacks is
-detected by feature, never by version: see `_read_sections`.
+detected by feature, never by version: see `_read_sections` and `_read_source`.
 Metric names are the ones ncu 2025.3's own sections use (checked on H100 and H200 reports).
 """
 
@@ -146,6 +146,36 @@ READ_METRICS = tuple(dict.fromkeys(
     [s.ncu_name for s in SOL_METRICS] + list(_FP32_INPUTS + _FP64_INPUTS + _DRAM_BYTES + _LAUNCH)
     + [_SMSP_HZ, _SM_HZ, _PEAK_FP32, _PEAK_FP64, _DRAM_PEAK_PER_CYCLE, _DRAM_HZ]))
 
+# Per-instruction counters of ncu's Source Counters section (one instance per SASS address,
+# the address being its correlation id), summed per source line: gpubench's key -> ncu's
+# metric. Only what the hints point at: instructions, global sectors actual/ideal/excess (the
+# "L2 Theoretical Sectors Global" columns of ncu's source page), shared wavefronts, and warp
+# stall samples (all samples; reasons are found by prefix, see STALL_PREFIX).
+SOURCE_COUNTERS = {
+    "inst_executed": "inst_executed",
+    "samples": "smsp__pcsamp_sample_count",
+    "l1_global_requests": "memory_l1_tag_requests_global",
+    "global_sectors": "memory_l2_theoretical_sectors_global",
+    "global_sectors_ideal": "memory_l2_theoretical_sectors_global_ideal",
+    "global_excess_sectors": "derived__memory_l2_theoretical_sectors_global_excessive",
+    "shared_wavefronts": "memory_l1_wavefronts_shared",
+    "shared_wavefronts_ideal": "memory_l1_wavefronts_shared_ideal",
+    "shared_excess_wavefronts": "derived__memory_l1_wavefronts_shared_excessive",
+}
+# Warp stall samples of one reason: key 'stall_<reason>'. The reasons are read from the report
+# rather than listed, since ncu adds some per architecture (Hopper: warpgroup_arrive); the
+# '_not_issued' variants (samples where no warp issued) are left out: ncu's hints and its
+# "Warp Stall Sampling (All Samples)" column count all samples.
+STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
+NOT_ISSUED_SUFFIX = "_not_issued"
+# Which global accesses an instruction makes, so that excess sectors split into loads and
+# stores (ncu's access-pattern hints are about one or the other). The values are those of the
+# recorded H200 report, where ncu's source page prints them as "Load" (LDG) and "Store" (STG);
+# other values (atomics, reductions) count only in the total.
+ACCESS_TYPE_METRIC = "memory_access_type"
+ACCESS_TYPES = {2: "load", 4: "store"}
+SPLIT_BY_ACCESS = "global_excess_sectors"
+
 
 class FocusMetric(NamedTuple):
     """A metric a rule points at, with ncu's advice about it."""
@@ -178,6 +208,31 @@ class RuleResult:
 
 
 @dataclass(frozen=True)
+class SourceLine:
+    """One line of the kernel's high-level source (CUDA, or Python for Triton) and the sum of
+    the SOURCE_COUNTERS of the SASS instructions compiled from it."""
+
+    file: str  # as the line info names it: a path, or the label of a `#line` directive
+    line: int
+    counters: dict[str, float] = field(default_factory=dict, hash=False)  # zeros left out
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """The per-line counters of one launch, the kernel-wide totals they are shares of, and
+    the files' text as the report embeds it (`--import-source yes`; '' when it does not)."""
+
+    lines: tuple[SourceLine, ...] = ()
+    totals: dict[str, float] = field(default_factory=dict, hash=False)
+    texts: dict[str, str] = field(default_factory=dict, hash=False)
+
+    def text(self, file: str, line: int) -> str:
+        """The line's text, stripped; '' when the report does not hold the file."""
+        lines = self.texts.get(file, "").splitlines()
+        return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+@dataclass(frozen=True)
 class KernelProfile:
     """One profiled kernel launch of a report: identity, speed-of-light numbers and hints."""
 
@@ -199,6 +254,9 @@ class KernelProfile:
     nvtx_range: str | None = None  # innermost push/pop range of the gpubench domain
     nvtx: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
     rules: tuple[RuleResult, ...] = ()
+    # None: the report has no source-correlated counters (no SourceCounters section, or a
+    # build without line info).
+    source: KernelSource | None = field(default=None, hash=False, repr=False)
 
     def hints(self, include_info: bool = False) -> list[RuleResult]:
         """The rules as gpubench shows them: ranked, INF only on request."""
@@ -364,6 +422,7 @@ def _read_action(action: Any, module: ModuleType) -> dict:
         "sections_complete": complete,
         "rules": rules,
         "nvtx": _nvtx_ranges(action.nvtx_state()),
+        "source": _read_source(action),
     }
 
 
@@ -397,6 +456,72 @@ def _nvtx_ranges(state: Any) -> dict[str, tuple[str, ...]]:
     return ranges
 
 
+def _read_source(action: Any) -> dict:
+    """The launch's source-correlated counters summed per source line, the kernel totals,
+    and the embedded file texts; {} without them.
+
+    Both readers have `source_info` (address -> file and line) and `source_files`; a report
+    made without `-lineinfo` has per-address counters but no line for any address, and is
+    treated as one without source.
+    """
+    if not hasattr(action, "source_info"):
+        return {}
+    per_pc = {key: _per_pc(action, name) for key, name in _source_metrics(action).items()}
+    per_pc.update(split_by_access(per_pc.get(SPLIT_BY_ACCESS, {}),
+                                  _per_pc(action, ACCESS_TYPE_METRIC), SPLIT_BY_ACCESS))
+    addresses = set().union(*per_pc.values())
+    where = {pc: place for pc in sorted(addresses) if (place := _place(action, pc))}
+    if not where:
+        return {}
+    lines = sum_by_line(per_pc, where)
+    files = {line["file"] for line in lines}
+    texts = {name: text for name, text in _source_texts(action).items() if name in files}
+    totals = {key: sum(values.values()) for key, values in per_pc.items() if values}
+    return {"lines": lines, "totals": totals, "texts": texts}
+
+
+def _source_metrics(action: Any) -> dict[str, str]:
+    """SOURCE_COUNTERS plus one 'stall_<reason>' key per stall reason the report holds."""
+    stalls = {f"stall_{name.removeprefix(STALL_PREFIX)}": name
+              for name in action.metric_names()
+              if name.startswith(STALL_PREFIX) and not name.endswith(NOT_ISSUED_SUFFIX)}
+    return {**SOURCE_COUNTERS, **stalls}
+
+
+def _per_pc(action: Any, name: str) -> dict[int, float]:
+    """{SASS address: value} of a per-instruction metric, zeros left out; {} when the report
+    lacks it or it is not per instruction."""
+    metric = action.metric_by_name(name)
+    if metric is None or not metric.has_correlation_ids():
+        return {}
+    addresses = metric.correlation_ids()
+    values: dict[int, float] = {}
+    for index in range(metric.num_instances()):
+        value = metric.as_double(index)
+        if value:
+            pc = int(addresses.as_uint64(index))
+            values[pc] = values.get(pc, 0.0) + value
+    return values
+
+
+def _place(action: Any, pc: int) -> tuple[str, int] | None:
+    """(file, line) of the source an address was compiled from; None without line info."""
+    info = action.source_info(pc)
+    if info is None:
+        return None
+    file, line = str(info.file_name() or ""), int(info.line())
+    return (file, line) if file and line > 0 else None
+
+
+def _source_texts(action: Any) -> dict[str, str]:
+    """File -> embedded text. Both readers are documented to map names to contents (a SWIG
+    std::map with items()); a reader returning bare names gives '' for each."""
+    files = action.source_files()
+    if hasattr(files, "items"):
+        return {str(name): str(text or "") for name, text in files.items()}
+    return {str(name): "" for name in files}
+
+
 # --- pure conversion -------------------------------------------------------------------------
 
 
@@ -424,7 +549,44 @@ def profile_from_raw(raw: Mapping[str, Any], launch_index: int) -> KernelProfile
         nvtx_range=gpubench_range(nvtx),
         nvtx=nvtx,
         rules=tuple(r for r in rules if r is not None),
+        source=source_from_raw(raw.get("source")),
     )
+
+
+def split_by_access(values: Mapping[int, float], access_types: Mapping[int, float],
+                    key: str) -> dict[str, dict[int, float]]:
+    """`values` per address divided by the address's access type (ACCESS_TYPES):
+    {'<key>_load': ..., '<key>_store': ...}. An address of another type is in neither."""
+    split: dict[str, dict[int, float]] = {f"{key}_{kind}": {} for kind in ACCESS_TYPES.values()}
+    for pc, value in values.items():
+        kind = ACCESS_TYPES.get(int(access_types.get(pc, 0)))
+        if kind is not None:
+            split[f"{key}_{kind}"][pc] = value
+    return split
+
+
+def sum_by_line(per_pc: Mapping[str, Mapping[int, float]],
+                where: Mapping[int, tuple[str, int]]) -> list[dict]:
+    """Per-address counters summed per (file, line), in file and line order, as plain
+    dicts: {'file', 'line', 'counters'}. Addresses with no line are left out of the lines
+    (their counts stay in the totals, so shares never overstate a line)."""
+    sums: dict[tuple[str, int], dict[str, float]] = {}
+    for key, values in per_pc.items():
+        for pc, value in values.items():
+            if pc in where:
+                counters = sums.setdefault(where[pc], {})
+                counters[key] = counters.get(key, 0.0) + value
+    return [{"file": file, "line": line, "counters": sums[(file, line)]}
+            for file, line in sorted(sums)]
+
+
+def source_from_raw(raw: Mapping[str, Any] | None) -> KernelSource | None:
+    """A KernelSource from `_read_source`'s dict; None when it is empty."""
+    if not raw or not raw.get("lines"):
+        return None
+    lines = tuple(SourceLine(str(line["file"]), int(line["line"]), dict(line["counters"]))
+                  for line in raw["lines"])
+    return KernelSource(lines, dict(raw.get("totals", {})), dict(raw.get("texts", {})))
 
 
 def rule_from_dict(rule: Mapping[str, Any], section_names: Mapping[str, str] | None = None

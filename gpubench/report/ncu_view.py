@@ -2,8 +2,10 @@
 
 One kernel reads as ncu's own details page does, top down: which launch it was, how close it
 came to the GPU's limits (speed of light, occupancy, where it sits on the DRAM roofline), then
-ncu's hints, the biggest estimated win first. Several variants of one kernel read side by side,
-with the hints that appear, disappear or shrink from one variant to the next.
+ncu's hints, the biggest estimated win first, each hint about memory access or stalls with the
+source lines that hold most of what it counts (profilers/ncu_source.py). Several variants of
+one kernel read side by side, with the hints that appear, disappear or shrink from one variant
+to the next.
 
 Everything fits the terminal it is printed on, without a word cut in two: a hint's text wraps
 at spaces under its heading, and the tables are report/table.FittedTable (columns dropped by
@@ -21,8 +23,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from gpubench.profilers import ncu_rules
+from gpubench.profilers import ncu_rules, ncu_source
 from gpubench.profilers.ncu_report import ALL_METRICS, KernelProfile, RuleResult
+from gpubench.profilers.ncu_source import SourceHit
 from gpubench.report import format as fmt
 from gpubench.report.table import FittedTable
 
@@ -128,8 +131,9 @@ def hints_table(profile: KernelProfile, include_info: bool = False,
 
     One entry a hint, the way ncu's own details page prints them: rank, type, estimate and
     heading on one line, what ncu says below it, wrapped at spaces to the terminal (at most
-    MEASURE), then the focus metrics, one a line. A column of its own would leave that text
-    a few words wide on an 80-column terminal, and cut the long metric names."""
+    MEASURE), then the focus metrics, one a line, then the hint's top source lines when the
+    report has source counters. A column of its own would leave that text a few words wide
+    on an 80-column terminal, and cut the long metric names."""
     hints = profile.hints(include_info)
     shown = hints if limit is None else hints[:limit]
     caption = ("est. speedup: ncu's estimate of the time saved; global = share of the whole "
@@ -143,13 +147,15 @@ def hints_table(profile: KernelProfile, include_info: bool = False,
     table.add_column(max_width=MEASURE, overflow="fold")  # a URL longer than a line
     estimate_width = max((len(_estimate(rule)) for rule in shown), default=0)
     for position, rule in enumerate(shown, start=1):
-        table.add_row(str(position), _hint_entry(rule, estimate_width))
+        table.add_row(str(position), _hint_entry(rule, estimate_width,
+                                                 ncu_source.top_lines(profile, rule)))
     return table
 
 
-def _hint_entry(rule: RuleResult, estimate_width: int) -> Group:
+def _hint_entry(rule: RuleResult, estimate_width: int, hits: Sequence[SourceHit] = ()
+                ) -> Group:
     """'OPT  51.59% global  Long Scoreboard Stalls (Warp State Statistics)', what ncu says,
-    its focus metrics."""
+    its focus metrics, its source lines."""
     heading = Text.assemble((rule.type, TYPE_STYLE.get(rule.type, "")), "  ",
                             _estimate(rule).rjust(estimate_width), "  ", (rule.heading, "bold"))
     if rule.section_name:
@@ -162,7 +168,32 @@ def _hint_entry(rule: RuleResult, estimate_width: int) -> Group:
         grid = Table.grid(padding=(0, 1))
         grid.add_row(Text("focus:", style="dim"), Text(focus, style="dim", overflow="fold"))
         parts.append(grid)
+    if hits:
+        parts.append(source_grid(hits))
     return Group(*parts)
+
+
+def source_grid(hits: Sequence[SourceHit]) -> Table:
+    """'source: naive.cu:9  `y[c * n + r] = x[r * n + c];`  97% of excess global sectors', one
+    row a line. A grid, so that a row too long for the terminal wraps at spaces under its
+    location, not under 'source:'; location, text and share share one cell, since a column
+    of locations as wide as 'triton/language/standard.py:170' would leave the text a few
+    words wide at 80 columns."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")  # a token longer than a line
+    for index, hit in enumerate(hits):
+        grid.add_row(Text("source:" if index == 0 else "", style="dim"), _hit_text(hit))
+    return grid
+
+
+def _hit_text(hit: SourceHit) -> Text:
+    """'naive.cu:9  `code`  97% of excess global sectors'; no code when the report has no
+    text."""
+    text = Text(f"{hit.file}:{hit.line}", style="bold")
+    if hit.text:
+        text.append("  ").append(f"`{hit.text}`", style="cyan")
+    return text.append(f"  {ncu_source.share_text(hit.share)} of {hit.metric.label}")
 
 
 def _estimate(rule: RuleResult) -> str:
@@ -269,11 +300,23 @@ def profile_to_dict(profile: KernelProfile) -> dict:
         "ncu_metrics": dict(profile.raw_metrics),
         "sections": dict(profile.sections),
         "sections_complete": profile.sections_complete,
-        "rules": [rule_to_dict(r) for r in ncu_rules.rank(profile.rules, include_info=True)],
+        "rules": [rule_to_dict(r, ncu_source.top_lines(profile, r))
+                  for r in ncu_rules.rank(profile.rules, include_info=True)],
+        "source": source_to_dict(profile),
     }
 
 
-def rule_to_dict(rule: RuleResult) -> dict:
+def source_to_dict(profile: KernelProfile) -> dict | None:
+    """The per-line counters and kernel totals the hints' lines come from (not the files'
+    text: a line's text is in its hint's source_lines); None without source counters."""
+    if profile.source is None:
+        return None
+    return {"totals": dict(profile.source.totals),
+            "lines": [{"file": line.file, "line": line.line, "counters": dict(line.counters)}
+                      for line in profile.source.lines]}
+
+
+def rule_to_dict(rule: RuleResult, hits: Sequence[SourceHit] = ()) -> dict:
     return {
         "key": ncu_rules.hint_key(rule),
         "rule_id": rule.rule_id,
@@ -287,6 +330,7 @@ def rule_to_dict(rule: RuleResult) -> dict:
         "message": rule.message,
         "raw_message": rule.raw_message,
         "focus_metrics": [f._asdict() for f in rule.focus_metrics],
+        "source_lines": [ncu_source.hit_to_dict(hit) for hit in hits],
     }
 
 
