@@ -181,9 +181,6 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       { "$SAN" --version; "$SAN" --help; } > "$LOGS/sanitizer-help.txt" 2>&1
       timed sanitize-text gpubench sanitize sanitize_demo --kernels-dir examples --tool all \
         --out profiles/sanitize
-      gpubench sanitize sanitize_demo --kernels-dir examples --tool all --json \
-        --out profiles/sanitize-json > "$OUT/sanitize.json" 2> "$LOGS/sanitize-json.txt"
-      echo "sanitize --json exit $?" | tee -a "$OUT/summary.txt"
       cp profiles/sanitize/*.xml "$LOGS/" 2>/dev/null
       timed run-sanitize gpubench run sanitize_demo --kernels-dir examples --sanitize \
         --out profiles/run-sanitize

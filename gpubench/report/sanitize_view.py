@@ -122,7 +122,7 @@ def _place(side: Access, report: VariantReport) -> tuple[str | None, str | None]
     if found is None:
         return short_file(side.file), None
     name, _, code = found
-    return name, code
+    return short_file(name), code  # 'buggy.cu', not the path the build named it by
 
 
 def _sample(finding: Finding) -> str:
