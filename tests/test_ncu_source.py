@@ -296,3 +296,20 @@ def test_a_reader_listing_file_names_only_gives_no_text():
 
     assert nr._source_texts(Action()) == {"/k/naive.cu": ""}
     assert nr.KernelSource(texts={"/k/naive.cu": ""}).text("/k/naive.cu", 9) == ""
+
+
+def test_naive_matmuls_top_hint_points_at_its_load_line(module, tmp_path):
+    """`gpubench ncu matmul --variant naive` on the H200: the top hint (L1TEX Global Load
+    Access Pattern, 18 of 32 bytes used per sector) has no excess at L2, so its lines are
+    ranked by the loads' sectors: the inner-product line holds all of them."""
+    import gzip
+
+    report = tmp_path / "naive.ncu-rep"
+    report.write_bytes(gzip.decompress((H200 / "matmul_naive_source.ncu-rep.gz").read_bytes()))
+    (profile,) = nr.load_profiles(report, module)
+    top = profile.hints()[0]
+    assert top.rule_id == "MemoryCacheAccessPattern"
+    first, *_ = ncu_source.top_lines(profile, top)
+    assert (first.file, first.line, first.metric.label) == ("matmul.cu", 34,
+                                                            "global load sectors")
+    assert "a_row[i]" in first.text and first.share > 0.99

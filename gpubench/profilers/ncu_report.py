@@ -174,7 +174,7 @@ NOT_ISSUED_SUFFIX = "_not_issued"
 # other values (atomics, reductions) count only in the total.
 ACCESS_TYPE_METRIC = "memory_access_type"
 ACCESS_TYPES = {2: "load", 4: "store"}
-SPLIT_BY_ACCESS = "global_excess_sectors"
+SPLIT_BY_ACCESS = ("global_excess_sectors", "global_sectors")
 
 
 class FocusMetric(NamedTuple):
@@ -467,8 +467,9 @@ def _read_source(action: Any) -> dict:
     if not hasattr(action, "source_info"):
         return {}
     per_pc = {key: _per_pc(action, name) for key, name in _source_metrics(action).items()}
-    per_pc.update(split_by_access(per_pc.get(SPLIT_BY_ACCESS, {}),
-                                  _per_pc(action, ACCESS_TYPE_METRIC), SPLIT_BY_ACCESS))
+    access_types = _per_pc(action, ACCESS_TYPE_METRIC)
+    for key in SPLIT_BY_ACCESS:
+        per_pc.update(split_by_access(per_pc.get(key, {}), access_types, key))
     addresses = set().union(*per_pc.values())
     where = {pc: place for pc in sorted(addresses) if (place := _place(action, pc))}
     if not where:

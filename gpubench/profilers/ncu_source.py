@@ -51,6 +51,17 @@ GLOBAL_EXCESS_BY_OPERATION = {
     "store": SourceMetric("global_excess_sectors_store", "excess global store sectors"),
 }
 SHARED_EXCESS = SourceMetric("shared_excess_wavefronts", "excess shared wavefronts")
+# When a hint's counter is zero on every line, the counter to rank lines by instead. An
+# access-pattern hint measures bytes used per L1 sector, which has no per-instruction
+# counter; the excess it causes shows at L2 only when sectors are fetched beyond the ideal.
+# The H200's naive matmul had none there (its B loads hit L1: 18 of 32 bytes used, L2
+# sectors = ideal), so its top hint pointed nowhere; the lines that move the operation's
+# sectors are where that pattern lives.
+FALLBACKS = {
+    "global_excess_sectors_load": SourceMetric("global_sectors_load", "global load sectors"),
+    "global_excess_sectors_store": SourceMetric("global_sectors_store",
+                                                "global store sectors"),
+}
 
 # CPIStall names a stall reason in its focus metric 'smsp_average_<reason>' (and its title
 # '<Reason> Stalls'); the sampling metric of one reason is spelled differently.
@@ -137,6 +148,8 @@ def top_lines(profile: KernelProfile, rule: RuleResult, limit: int = TOP_LINES
     source = profile.source
     if metric is None or source is None:
         return []
+    if source.totals.get(metric.key, 0.0) <= 0 and metric.key in FALLBACKS:
+        metric = FALLBACKS[metric.key]
     total = source.totals.get(metric.key, 0.0)
     if total <= 0:
         return []
