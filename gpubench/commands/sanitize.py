@@ -87,7 +87,6 @@ def sanitize_task(sanitizer: str, task: Task, run_dir: Path, checks: tuple[str, 
                      worker.get("error") if worker.get("status") == "error" else None)
 
 
-
 def _log_of(run: ToolRun, check: str) -> SanitizerLog:
     """The tool's XML, read. No XML means the tool itself failed; with one, a non-zero exit
     is the findings (--error-exitcode) or the call's own failure ("Target application
