@@ -50,3 +50,11 @@ def compare(base, new, threshold=0.01):
     from gpubench.api import compare as _compare
 
     return _compare(base, new, threshold)
+
+
+def region(name="steady"):
+    """Mark the part of a program `gpubench profile` looks at (a context manager): the
+    kernels launched inside, warm-up outside. See gpubench.profiling.region."""
+    from gpubench.profiling.region import region as _region
+
+    return _region(name)

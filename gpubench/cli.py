@@ -394,6 +394,38 @@ def sanitize(family, tools, variants, size, shape, dtype, sanitizer_path, timeou
     _guarded(body)
 
 
+# ------------------------------------------------------------------ profile
+
+
+@cli.command(context_settings={**CONTEXT, "ignore_unknown_options": True,
+                               "allow_interspersed_args": False})
+@click.option("--range", "region", metavar="NAME",
+              help="Only the kernels launched inside this record_function/NVTX range (default: "
+                   "the program's gpubench.region() ranges if it has any, else everything).")
+@click.option("--skip-first", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Leave out the range's first N instances (warm-up steps, compilation).")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=1800,
+              show_default=True, help="Seconds the program may run; then its whole process "
+                                      "tree is stopped (what it recorded is kept).")
+@click.option("--ncu", "with_ncu", is_flag=True,
+              help="Then run the program under Nsight Compute once per top kernel (its first "
+                   "launch in the region) and show ncu's view of each.")
+@click.option("--top", type=click.IntRange(min=1), default=3, show_default=True,
+              help="How many kernels --ncu profiles.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the trace and tables (default: profiles/<run-id>).")
+@click.option("--json", "as_json", is_flag=True, help="The analysis as JSON on stdout.")
+@click.argument("program", nargs=-1, type=click.UNPROCESSED)
+def profile(region, skip_first, timeout_s, with_ncu, top, out, as_json, program):
+    """Profile any Python program: gpubench profile [OPTIONS] -- python train.py ARGS.
+    Its kernels by time (who wrote them, the ranges they ran under), how busy the GPU was
+    and its largest idle gaps; with --ncu, Nsight Compute's advice on the top kernels."""
+    from gpubench.commands.profile import ProfileCommand
+
+    _guarded(lambda: ProfileCommand(tuple(program), region, skip_first, timeout_s, with_ncu,
+                                    top, out, as_json, make_console(stderr=as_json)).execute())
+
+
 # ------------------------------------------------------------------ trace
 
 

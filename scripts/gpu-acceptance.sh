@@ -2,7 +2,7 @@
 # The GPU acceptance runs behind docs/perf-notes.md, as sent through the device tool:
 #   bash scripts/gpu-acceptance.sh [steps...]
 #     steps: run shapes tests new-tests peak drift compare build-loop fixtures ncu ncu-check
-#            trace nsys fidelity report sanitize ncu-source
+#            trace nsys fidelity report sanitize ncu-source profile
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py and ncu-report come as wheels in .whl/, with what they need:
 # markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata), then runs the steps. Logs go to
@@ -189,6 +189,14 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       timed ncu-naive gpubench ncu matmul --variant naive --out "$LOGS/ncu-naive"
       COLUMNS=80 timed ncu-naive-80 gpubench ncu --import "$LOGS"/ncu-naive/*.ncu-rep
       gzip -c "$LOGS"/ncu-naive/*.ncu-rep > "$OUT/ncu-matmul-naive.ncu-rep.gz" ;;
+    profile)
+      # Issue 14: a small GPT training step, its top kernels, ncu on the top 3 (<= 5 min).
+      timed profile-gpt gpubench profile --ncu --top 3 --out "$LOGS/profile-gpt" -- \
+        python3 tests/programs/gpt_train.py
+      timed profile-gpt-json gpubench profile --json --out "$LOGS/profile-gpt-json" -- \
+        python3 tests/programs/gpt_train.py
+      gzip -c "$LOGS/profile-gpt/trace.json" > "$OUT/gpt_trace.json.gz"
+      cp "$LOGS/profile-gpt/results.json" "$OUT/profile-gpt-results.json" ;;
     *) echo "unknown step $step" ;;
   esac
 done

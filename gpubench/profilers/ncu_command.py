@@ -10,6 +10,8 @@ ncu runs with --profile-from-start off.
 
 from __future__ import annotations
 
+import re
+
 from gpubench.nvtx_ranges import DOMAIN
 
 PROFILE_RANGE = "gb_profile"
@@ -38,6 +40,26 @@ def ncu_argv(ncu: str, report_base: str, target: list[str], *, set_name: str = D
         argv += ["--nvtx", "--nvtx-include", f"{DOMAIN}@{PROFILE_RANGE}/"]
     else:
         argv += ["--profile-from-start", "off"]
+    argv += section_args(set_name, sections)
+    if metrics:
+        argv += ["--metrics", ",".join(metrics)]
+    return [*argv, *target]
+
+
+def launch_argv(ncu: str, report_base: str, target: list[str], function: str,
+                launch_skip: int) -> list[str]:
+    """ncu on any program (`gpubench profile --ncu`): one launch of the kernel whose
+    function name (no namespace, template or parameters: ncu's 'function' base) is
+    `function`, after `launch_skip` earlier launches of it; gpubench's hint sections."""
+    return [ncu, "--clock-control", "none", "--target-processes", "all", "--force-overwrite",
+            "--export", report_base, *IMPORT_SOURCE, "--kernel-name-base", "function",
+            "--kernel-name", f"regex:^{re.escape(function)}$", "--launch-skip",
+            str(launch_skip), "--launch-count", "1", *section_args(DEFAULT_SET, ()), *target]
+
+
+def section_args(set_name: str, sections: tuple[str, ...]) -> list[str]:
+    """--section per hint section (gpubench's 'hints' set) or --set NAME, plus extras."""
+    argv: list[str] = []
     if set_name == DEFAULT_SET:
         chosen = (*HINT_SECTIONS, *(s for s in sections if s not in HINT_SECTIONS))
         for section in chosen:
@@ -46,9 +68,7 @@ def ncu_argv(ncu: str, report_base: str, target: list[str], *, set_name: str = D
         argv += ["--set", set_name]
         for section in sections:
             argv += ["--section", section]
-    if metrics:
-        argv += ["--metrics", ",".join(metrics)]
-    return argv + list(target)
+    return argv
 
 
 def worker_target(python: str, task_file: str, result_file: str, use_nvtx: bool) -> list[str]:
