@@ -308,6 +308,20 @@ def test_chromium_sorts_a_table_by_the_numbers_behind_its_cells(tmp_path):
     assert [float(k) for k in descending] == pytest.approx(medians[::-1], rel=1e-5)
 
 
+def test_chromium_draws_the_page_of_a_gpu_profile(tmp_path):
+    """`gpubench profile` on the H200 (a GPT training step): the program, the region, the
+    GPU's busy fraction, a chart of the top kernels and the sortable table."""
+    run = RunDocument.load(FIXTURES / "profile" / "gpt_train_h200_results.json")
+    page = tmp_path / "profile.html"
+    page.write_text(render_report([("profile-gpt", run)]))
+    text = page.read_text()
+    assert "Profile profile-gpt" in text and "train (5 of 5 instances)" in text
+    assert "GPU busy" in text and "multi_tensor_apply_kernel" in text
+    (chart,) = specs_of(text).values()
+    assert chart["data"]["values"][0]["origin"] == "cuBLAS"
+    assert_charts_drawn(page)
+
+
 def test_run_report_on_the_cpu_writes_a_page_chromium_draws(gpubench):
     done = gpubench("run", "vector_add", "--variants", "torch", "--sizes", "2^10,2^14",
                     *FAST, "--device", "cpu", "--report", "--out", "cpu-run")

@@ -74,13 +74,16 @@ def child_env() -> dict:
     return env
 
 
-def run_child(python: str, program: list[str], out: Path, timeout_s: float) -> ChildOutcome:
+def run_child(python: str, program: list[str], out: Path, timeout_s: float,
+              stdout_to_stderr: bool = False) -> ChildOutcome:
     """Run the program under the profiler; SIGTERM its session on timeout (the child then
-    writes its trace), SIGKILL whatever is left after the grace period."""
+    writes its trace), SIGKILL whatever is left after the grace period. With
+    `stdout_to_stderr` (--json) the program's prints go to stderr: stdout is the JSON's."""
     argv = [python, "-m", "gpubench.profiling.child", str(out), "--", *program]
     tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
     start = time.monotonic()
     process = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, errors="replace",
+                               stdout=sys.stderr if stdout_to_stderr else None,
                                env=child_env(), start_new_session=True)
     reader = threading.Thread(target=_tee, args=(process.stderr, tail), daemon=True)
     reader.start()
@@ -136,7 +139,7 @@ class ProfileCommand:
         run_dir.mkdir(parents=True, exist_ok=True)
         self._say(f"gpubench profile: {' '.join(self.program)} (torch.profiler; output in "
                   f"{run_dir})")
-        outcome = run_child(python, program, run_dir, self.timeout_s)
+        outcome = run_child(python, program, run_dir, self.timeout_s, self.as_json)
         status = _read_json(run_dir / STATUS)
         trace = _read_json(run_dir / TRACE)
         if trace is None:

@@ -13,6 +13,7 @@ import signal
 import sys
 import time
 import traceback
+import warnings
 from pathlib import Path
 
 TRACE = "trace.json"
@@ -25,6 +26,9 @@ def main(argv: list[str]) -> int:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
+    # torch.profiler warns that a profile without a schedule keeps one cycle: that is the
+    # whole program here, which is what is wanted; the warning would only confuse.
+    warnings.filterwarnings("ignore", message=".*Profiler clears events at the end of each")
     cuda = torch.cuda.is_available()
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     signal.signal(signal.SIGTERM, _stop)

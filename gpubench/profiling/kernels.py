@@ -40,7 +40,7 @@ ORIGINS = (
     ("PyTorch", re.compile(r"\bat::|\bc10::|^void at::|at_cuda_detail", re.I)),
     ("Triton", re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")),
 )
-OTHER_ORIGIN = "CUDA"
+OTHER_ORIGIN = "CUDA C++"
 
 
 def cpu_origin(name: str) -> str:
@@ -83,6 +83,7 @@ class Gap:
     start_us: float  # from the window's start
     duration_us: float
     after: str  # the device event before the gap
+    before: str = ""  # and the one after it
 
 
 @dataclass(frozen=True)
@@ -201,9 +202,26 @@ def analyse(trace: dict, region: str | None = None, skip_first: int = 0) -> Prof
         return Profile(_groups(cpu, picked.ranges, {}, cpu_origin), _span(cpu), 0.0, (),
                        False, *context)
     kernels = [e for e in picked.device if e.category == "kernel"]
+    spells = instance_spells(picked)
     return Profile(_groups(kernels, picked.ranges, launches(picked.events)),
-                   _span(picked.device), union_length(picked.device),
-                   tuple(gaps(picked.device)), True, *context)
+                   sum(_span(s) for s in spells), sum(union_length(s) for s in spells),
+                   tuple(sorted((g for s in spells for g in gaps(s)),
+                                key=lambda g: -g.duration_us)[:TOP_GAPS]), True, *context)
+
+
+def instance_spells(picked: Selection) -> list[list[Event]]:
+    """The device events of each region instance apart (all of them as one without a
+    region): busy time and gaps are judged within an instance, since what the program
+    does between two training steps (logging, data loading) is outside the region."""
+    if not picked.chosen:
+        return [list(picked.device)]
+    launched = launches(picked.events)
+    spells: list[list[Event]] = [[] for _ in picked.chosen]
+    for event in picked.device:
+        at = launched[event.correlation].start_us
+        index = next(i for i, r in enumerate(picked.chosen) if r.start_us <= at <= r.end_us)
+        spells[index].append(event)
+    return [s for s in spells if s]
 
 
 @dataclass(frozen=True)
@@ -233,6 +251,28 @@ def representative_launches(trace: dict, groups: Sequence[KernelGroup], region: 
         if first is not None:
             found.append(Launch(group.name, function, first))
     return found
+
+
+# Names longer than this are shown compact: PyTorch's elementwise kernels spell out a
+# 300-character lambda chain whose one telling word is the functor.
+COMPACT_OVER = 48
+# Identifiers inside template arguments that say what an elementwise/reduce kernel does.
+_TELLING = re.compile(r"\b(\w+(?:_kernel\w*|Functor|_functor|Op))\b")
+# ...but not these, which every PyTorch elementwise or reduce kernel carries.
+_GENERIC = {"gpu_kernel_impl_nocast", "gpu_kernel_impl", "gpu_kernel", "ReduceOp",
+            "func_wrapper_t", "unrolled_elementwise_kernel", "elementwise_kernel_helper"}
+
+
+def compact_name(short: str) -> str:
+    """'elementwise_kernel<masked_fill_kernel>' for PyTorch's long template names: the
+    function and the first telling identifier of its template arguments; short names and
+    plain identifiers (cuBLAS's) unchanged."""
+    if len(short) <= COMPACT_OVER or "<" not in short:
+        return short
+    function = function_name(short)
+    inner = short[short.index("<") + 1:]
+    telling = [m for m in _TELLING.findall(inner) if m != function and m not in _GENERIC]
+    return f"{function}<{telling[0]}>" if telling else function
 
 
 def function_name(short: str) -> str:
@@ -290,7 +330,9 @@ def gaps(events: Sequence[Event], minimum_us: float = MIN_GAP_US,
     found, end, last = [], ordered[0].end_us, ordered[0]
     for event in ordered[1:]:
         if event.start_us - end >= minimum_us:
-            found.append(Gap(end - origin_us, event.start_us - end, short_name(last.name)))
+            found.append(Gap(end - origin_us, event.start_us - end,
+                             compact_name(short_name(last.name)),
+                             compact_name(short_name(event.name))))
         if event.end_us > end:
             end, last = event.end_us, event
     return sorted(found, key=lambda g: -g.duration_us)[:top]

@@ -323,3 +323,27 @@ def _verdict_color() -> dict:
     return {"field": "verdict", "type": "nominal",
             "scale": {"domain": ["FASTER", "SAME", "UNSURE", "SLOWER"],
                       "range": ["#2a9d3f", "#888888", "#d89a00", "#d62728"]}}
+
+
+# ---------------------------------------------------------------- profile
+
+
+def kernels_spec(groups: Sequence[dict], title: str, top: int = 15) -> dict | None:
+    """A program's top kernels (or CPU ops) by total time, coloured by who wrote them."""
+    from gpubench.profiling.kernels import compact_name
+
+    rows = [{"kernel": compact_name(g["name"]), "origin": g["origin"], "calls": g["calls"],
+             "total_ms": g["total_us"] / 1e3, "share": f"{g['share'] * 100:.1f}%",
+             "name": g["name"][:300]} for g in groups[:top]]
+    if not rows:
+        return None
+    return {
+        "title": title, "width": WIDTH, "height": {"step": 16}, "data": {"values": rows},
+        "mark": {"type": "bar"},
+        "encoding": {
+            "y": {"field": "kernel", "type": "nominal", "sort": None, "title": None},
+            "x": {"field": "total_ms", "type": "quantitative", "title": "total time (ms)"},
+            "color": {"field": "origin", "type": "nominal"},
+            "tooltip": [{"field": f, "type": "nominal"}
+                        for f in ("name", "origin", "calls", "total_ms", "share")]},
+    }

@@ -77,6 +77,8 @@ def _run_section(name: str, run: RunDocument, chart_set: Charts) -> str:
     families: dict[str, list[R.Result]] = {}
     for result in run.results:
         families.setdefault(result.family, []).append(result)
+    if run.meta.get("kind") == "profile":
+        return _profile_section(name, run, chart_set)
     parts = [f'<section class="run"><h2>Run {_e(name)}</h2>', _environment(run),
              _status_line(run.results)]
     for family, results in families.items():
@@ -246,6 +248,46 @@ def _status_label(status: str) -> str:
     return STATUS_STYLE.get(status, (status, ""))[0]
 
 
+# ---------------------------------------------------------------- gpubench profile
+
+
+def _profile_section(name: str, run: RunDocument, chart_set: Charts) -> str:
+    """A `gpubench profile` document: the program, its exit, the GPU's busy fraction and
+    gaps, a chart of the top kernels and the table of all of them."""
+    from gpubench.profiling.kernels import compact_name
+
+    profile = run.meta["profile"]
+    what = "kernels" if profile["device"] else "CPU ops"
+    kept = profile["region_instances"] - profile["skipped_instances"]
+    head = [("program", " ".join(run.meta.get("program") or [])),
+            ("exit", "timed out" if run.meta.get("timed_out") else run.meta.get("exit_code")),
+            ("device", run.env.get("gpu") or "CPU (no CUDA: CPU ops only)"),
+            ("region", f"{profile['region']} ({kept} of {profile['region_instances']} "
+                       "instances)" if profile["region"] else "the whole program"),
+            ("finished", run.meta.get("finished"))]
+    if profile["device"] and profile["busy_fraction"] is not None:
+        head.append(("GPU busy", f"{profile['busy_fraction'] * 100:.1f}% of "
+                                 f"{fmt.duration(profile['window_us'] * 1e-6)}"))
+    items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(str(v))}</dd>" for k, v in head)
+    gaps = "".join(f"<li>{_e(fmt.duration(g['duration_us'] * 1e-6))} between {_e(g['after'])} "
+                   f"and {_e(g.get('before', ''))}</li>" for g in profile["gaps"])
+    rows = "".join(
+        f'<tr><td class="name" title="{_e(g["name"])}">{_e(compact_name(g["name"]))}</td>'
+        f"<td>{_e(g['origin'])}</td>"
+        f'<td class="num" data-sort="{g["calls"]}">{g["calls"]}</td>'
+        f'<td class="num" data-sort="{g["total_us"]:.6g}">'
+        f"{_e(fmt.duration(g['total_us'] * 1e-6))}</td>"
+        f'<td class="num" data-sort="{g["share"]:.6g}">{_e(fmt.percent(g["share"]))}</td>'
+        f"<td>{_e(', '.join(g['ranges']))}</td></tr>" for g in profile["groups"])
+    chart = chart_set.place(charts.kernels_spec(profile["groups"], f"top {what} by time"))
+    return (f'<section class="run"><h2>Profile {_e(name)}</h2><dl class="env">{items}</dl>'
+            f"{chart}<h3>{_e(what)} by name</h3>"
+            '<table class="results sortable"><thead><tr><th>name</th><th>origin</th>'
+            '<th class="num">calls</th><th class="num">total</th><th class="num">share</th>'
+            f"<th>ranges</th></tr></thead><tbody>{rows}</tbody></table>"
+            + (f"<h3>Largest idle gaps</h3><ul>{gaps}</ul>" if gaps else "") + "</section>")
+
+
 # ---------------------------------------------------------------- compare
 
 
@@ -308,6 +350,7 @@ table.results { border-collapse: collapse; font-size: 13px; margin: .4em 0; }
 table.results th, table.results td { padding: .25em .6em; border-bottom: 1px solid #e4e4e8;
          text-align: left; white-space: nowrap; }
 table.results td.reason { white-space: normal; max-width: 40em; }
+table.results td.name { white-space: normal; word-break: break-all; max-width: 36em; }
 table.results th { background: #f0f0f3; cursor: pointer; user-select: none; }
 table.results th.sorted-asc::after { content: " \\25B2"; }
 table.results th.sorted-desc::after { content: " \\25BC"; }

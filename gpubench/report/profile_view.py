@@ -6,14 +6,14 @@ from __future__ import annotations
 from rich.console import Group
 from rich.text import Text
 
-from gpubench.profiling.kernels import Profile
+from gpubench.profiling.kernels import Profile, compact_name
 from gpubench.profiling.records import profile_to_dict
 from gpubench.report import format as fmt
 from gpubench.report.table import FittedTable
 
 # Rows shown; the CSV has them all.
 TOP_ROWS = 15
-DROP_ORDER = ("ranges", "mean", "origin")
+DROP_ORDER = ("ranges", "mean")
 # Kernel names wrap at spaces to at least this width: C++ names are long, the numbers matter.
 NAME_FLOOR = 24
 NO_GPU = ("No CUDA kernels: this program ran on the CPU (torch.cuda.is_available() was "
@@ -48,13 +48,13 @@ def _title(profile: Profile, outcome) -> Text:
 
 def _table(profile: Profile) -> FittedTable:
     kind = "kernel" if profile.device else "op"
-    rows = [{kind: g.name, "origin": g.origin, "calls": str(g.calls),
+    rows = [{kind: compact_name(g.name), "origin": g.origin, "calls": str(g.calls),
              "total": fmt.duration(g.total_us * 1e-6), "mean": fmt.duration(g.mean_us * 1e-6),
              "share": fmt.percent(g.share, 1), "ranges": ", ".join(g.ranges) or "-"}
             for g in profile.groups[:TOP_ROWS]]
     headers = [kind, "origin", "calls", "total", "mean", "share", "ranges"]
     caption = (f"{len(profile.groups)} {kind}s by name ({max(len(profile.groups) - TOP_ROWS, 0)}"
-               " more in kernels.csv); share: of all "
+               " more in kernels.csv, with full names); share: of all "
                f"{'kernel' if profile.device else 'op'} time; ranges: the record_function/NVTX "
                "ranges their launches ran under")
     return FittedTable("", headers, rows,
@@ -72,8 +72,10 @@ def _summary(profile: Profile) -> list[str]:
              f"{fmt.duration(profile.kernel_us * 1e-6)}); the rest is idle: launch-bound or "
              "host-bound time"]
     if profile.gaps:
-        listed = ", ".join(f"{fmt.duration(g.duration_us * 1e-6)} after {g.after[:40]} (at "
-                           f"{fmt.duration(g.start_us * 1e-6)})" for g in profile.gaps)
+        listed = "; ".join(f"{fmt.duration(g.duration_us * 1e-6)} between {g.after} and "
+                           f"{g.before} (at {fmt.duration(g.start_us * 1e-6)} into "
+                           f"{'its instance' if profile.region else 'the window'})"
+                           for g in profile.gaps[:3])
         lines.append(f"largest idle gaps: {listed}")
     return lines
 
