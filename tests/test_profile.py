@@ -157,3 +157,29 @@ def test_the_api_region_is_a_profiler_range_named_for_the_analysis():
     with profile() as prof, gpubench.region("x"):
         torch.ones(4) + 1
     assert K.REGION_PREFIX + "x" in {e.name for e in prof.events()}
+
+
+def test_ncu_on_the_top_kernels_without_ncu_says_so_with_its_exit_code(gpt, tmp_path,
+                                                                       monkeypatch):
+    """The kernel table stays (it was printed before); ncu's absence is one line and the
+    documented exit code (6), as for `gpubench ncu`."""
+    import io
+
+    from rich.console import Console
+
+    from gpubench.profilers import tools
+    from gpubench.profiling.ncu_top import profile_top_kernels
+
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr(tools, "SEARCH_GLOBS", {})
+    sink = io.StringIO()
+    code = profile_top_kernels("python", ["train.py"], K.analyse(gpt), gpt, tmp_path, 3,
+                               Console(file=sink, width=100), {})
+    assert code == 6 and "ncu not found" in sink.getvalue()
+
+
+def test_ncu_on_a_program_without_kernels_is_skipped(gpubench):
+    done = gpubench("profile", "--ncu", "--out", "c", "--", "python",
+                    str(PROGRAMS / "cpu_only.py"))
+    assert done.code == 0, done.output
+    assert "--ncu: skipped — the program ran no CUDA kernel" in done.output

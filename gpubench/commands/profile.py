@@ -147,13 +147,14 @@ class ProfileCommand:
         profile = analyse(trace, self.region, self.skip_first)
         self._save(run_dir, profile, outcome, status)
         self._show(profile, outcome, status, run_dir)
+        ncu_code = errors.EXIT_OK
         if self.ncu and profile.device:
-            self._ncu(python, program, profile, trace, run_dir)
+            ncu_code = self._ncu(python, program, profile, trace, run_dir)
         elif self.ncu:
             self._say("--ncu: skipped — the program ran no CUDA kernel")
         if outcome.timed_out:
             return errors.EXIT_PROFILER_TIMEOUT
-        return outcome.exit_code or errors.EXIT_OK
+        return outcome.exit_code or ncu_code
 
     def _save(self, run_dir: Path, profile: Profile, outcome: ChildOutcome,
               status: dict | None) -> None:
@@ -175,10 +176,10 @@ class ProfileCommand:
                   f"{run_dir / KERNELS_CSV}")
 
     def _ncu(self, python: str, program: list[str], profile: Profile, trace: dict,
-             run_dir: Path) -> None:
+             run_dir: Path) -> int:
         from gpubench.profiling.ncu_top import profile_top_kernels
 
-        profile_top_kernels(python, program, profile, trace, run_dir, self.top, self.console,
+        return profile_top_kernels(python, program, profile, trace, run_dir, self.top, self.console,
                             child_env())
 
     def _say(self, text: str) -> None:

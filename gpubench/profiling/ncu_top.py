@@ -45,8 +45,9 @@ class LaunchTool(Tool):
 
 
 def profile_top_kernels(python: str, program: list[str], profile: Profile, trace: dict,
-                        run_dir: Path, top: int, console: Console, env: dict) -> None:
-    """ncu on each of the `top` kernels; a problem with one is said and the next goes on."""
+                        run_dir: Path, top: int, console: Console, env: dict) -> int:
+    """ncu on each of the `top` kernels; a problem with one is said and the next goes on.
+    Returns the exit code of the first problem (7 without counter permission, ...), or 0."""
     from gpubench.profilers.ncu_report import import_ncu_report, load_profiles
     from gpubench.report.ncu_view import profile_view
 
@@ -55,7 +56,8 @@ def profile_top_kernels(python: str, program: list[str], profile: Profile, trace
         module = import_ncu_report(ncu)
     except errors.GpubenchError as exc:
         console.print(f"--ncu: {exc}", markup=False)
-        return
+        return exc.exit_code
+    code = errors.EXIT_OK
     launches = representative_launches(trace, profile.groups[:top], profile.region,
                                        profile.skipped_instances)
     for index, launch in enumerate(launches, 1):
@@ -75,3 +77,5 @@ def profile_top_kernels(python: str, program: list[str], profile: Profile, trace
             console.print(f"report: {report}", markup=False)
         except errors.GpubenchError as exc:
             console.print(f"--ncu {launch.function}: {exc}", markup=False)
+            code = code or exc.exit_code
+    return code
