@@ -44,7 +44,7 @@ RESERVED_COLUMNS = frozenset({
     "bytes_moved", "method", "stop_reason", "warmup_s", "sampling_s", "sm_clock_min_mhz",
     "sm_clock_max_mhz", "throttled", "check_max_abs_err", "check_mismatches", "compile_s",
     "compile_cached", "warnings", "error", "seed", "size", "kernels_per_call",
-    "other_ops_per_call", "kernel_sum_s", "span_s", "ncu_s", "vs_ncu",
+    "other_ops_per_call", "kernel_sum_s", "span_s", "ncu_s", "vs_ncu", "sanitizer_findings",
 })
 
 
