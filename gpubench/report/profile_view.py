@@ -16,6 +16,8 @@ TOP_ROWS = 15
 DROP_ORDER = ("ranges", "mean")
 # Kernel names wrap at spaces to at least this width: C++ names are long, the numbers matter.
 NAME_FLOOR = 24
+NO_KERNELS = ("No CUDA kernels: a GPU was there, but the program (or its region) launched no "
+              "kernel, so the table shows CPU ops.")
 NO_GPU = ("No CUDA kernels: this program ran on the CPU (torch.cuda.is_available() was "
           "False), so the table shows CPU ops. Kernels, the GPU's busy fraction and "
           "--ncu need a CUDA GPU.")
@@ -25,7 +27,8 @@ def profile_view(profile: Profile, outcome, status: dict | None) -> Group:
     parts = [_title(profile, outcome), _table(profile)]
     parts += [Text(line) for line in _summary(profile)]
     if not profile.device:
-        parts.append(Text(NO_GPU, style="yellow"))
+        parts.append(Text(NO_KERNELS if (status or {}).get("cuda") else NO_GPU,
+                          style="yellow"))
     parts += [Text(note, style="yellow") for note in profile.notes]
     if outcome.timed_out:
         parts.append(Text("the program ran past --timeout and was stopped; the table is what "
