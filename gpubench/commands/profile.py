@@ -16,7 +16,6 @@ from __future__ import annotations
 import collections
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -28,6 +27,7 @@ from rich.console import Console
 
 from gpubench import errors
 from gpubench.processes import kill_session
+from gpubench.profilers.tools import wait_or_stop
 from gpubench.profiling.child import STATUS, TRACE
 from gpubench.profiling.kernels import Profile, analyse
 from gpubench.report.files import new_run_dir
@@ -87,15 +87,8 @@ def run_child(python: str, program: list[str], out: Path, timeout_s: float,
                                env=child_env(), start_new_session=True)
     reader = threading.Thread(target=_tee, args=(process.stderr, tail), daemon=True)
     reader.start()
-    timed_out = False
     try:
-        process.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _stop(process)
-    except KeyboardInterrupt:
-        _stop(process)
-        raise
+        timed_out = wait_or_stop(process, timeout_s, EXPORT_GRACE_S)
     finally:
         kill_session(process.pid)  # anything the program left running
     reader.join(timeout=5)
@@ -107,14 +100,6 @@ def _tee(stream, tail) -> None:
     for line in stream:
         sys.stderr.write(line)
         tail.append(line.rstrip("\n"))
-
-
-def _stop(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=EXPORT_GRACE_S)
-    except (ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
-        pass
 
 
 # ---------------------------------------------------------------- the command

@@ -75,21 +75,28 @@ def run_tool(argv: list[str], timeout_s: float, log: Path, env: dict | None = No
     with open(log, "wb") as sink:
         process = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, env=env,
                                    cwd=cwd, start_new_session=True)
-        timed_out = False
-        try:
-            process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _stop_group(process)
-        except KeyboardInterrupt:
-            _stop_group(process)
-            raise
+        timed_out = wait_or_stop(process, timeout_s)
     return Completed(tuple(argv), None if timed_out else process.returncode,
                      log.read_text(errors="replace"), timed_out, time.monotonic() - start, log)
 
 
-def _stop_group(process: subprocess.Popen) -> None:
-    for sig, grace in ((signal.SIGTERM, TERM_GRACE_S), (signal.SIGKILL, 10.0)):
+def wait_or_stop(process: subprocess.Popen, timeout_s: float,
+                 term_grace_s: float = TERM_GRACE_S) -> bool:
+    """Wait for `process`; past `timeout_s` (or on Ctrl-C, re-raised) stop its process
+    group: SIGTERM, `term_grace_s` to finish writing, then SIGKILL. True if it timed out."""
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        stop_group(process, term_grace_s)
+        return True
+    except KeyboardInterrupt:
+        stop_group(process, term_grace_s)
+        raise
+    return False
+
+
+def stop_group(process: subprocess.Popen, term_grace_s: float = TERM_GRACE_S) -> None:
+    for sig, grace in ((signal.SIGTERM, term_grace_s), (signal.SIGKILL, 10.0)):
         try:
             os.killpg(process.pid, sig)
         except (ProcessLookupError, PermissionError):
