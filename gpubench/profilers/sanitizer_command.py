@@ -1,6 +1,6 @@
 """compute-sanitizer command lines for `gpubench sanitize`. Pure: builds argv, runs nothing.
 
-Checked on the H200 with compute-sanitizer 2025.3.1 (../shared/fixtures/README.md):
+Checked on the H200 with compute-sanitizer 2025.3.1 (tests/fixtures/sanitizer/README.md):
 - `--xml --save FILE` writes structured records; `--xml` takes no value (`--xml yes` is
   refused, exit 255, "extra yes detected").
 - racecheck exits 0 even when it reports hazards, so findings come from the XML, never
