@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -112,7 +113,11 @@ def load_checked(env: dict, force: bool = False, probe: bool = True
     if cached is not None:
         return cached, check_cached(cached, env["device"]) if probe else None
     ceilings = measure(env["device"], key, env.get("gpu") or "CPU")
-    (cache_dir() / f"{key}.json").write_text(json.dumps(ceilings.to_dict(), indent=2))
+    # Written whole or not at all: workers of one node (--devices) share this cache.
+    path = cache_dir() / f"{key}.json"
+    partial = path.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text(json.dumps(ceilings.to_dict(), indent=2))
+    os.replace(partial, path)
     return ceilings, None
 
 

@@ -129,17 +129,28 @@ def shape_choice(sizes: str | None, shapes: tuple[str, ...], axes: tuple[str, ..
 @click.option("--baseline", metavar="RUN",
               help="Compare every point with an earlier run (a run folder, 'latest', "
                    "'latest~1'): adds the change and the verdict of `gpubench compare`.")
+@click.option("--devices", metavar="all|0,2,3",
+              help="Run on several GPUs at once: one worker per GPU, points shared out "
+                   "(after an interference check); results say which GPU measured them.")
+@click.option("--workers", type=click.IntRange(min=1), metavar="N",
+              help="Run N CPU workers at once (no-GPU runs), or size a --cluster local on "
+                   "the CPU.")
+@click.option("--cluster", metavar="ADDRESS|local",
+              help="Send points to Dask workers, each owning one GPU (resource GPU=1): a "
+                   "scheduler's address, or 'local' to start one worker per GPU here. "
+                   "Needs gpubench[cluster].")
 def run(config_path, device, out, force, as_json, with_ncu, markdown, ncu_check, with_sanitize,
-        with_report, with_trace, baseline, **options):
+        with_report, with_trace, baseline, devices, workers, cluster, **options):
     """Check, time and compare every variant of kernel FAMILIES (default: all)."""
+    parallel = {"devices": devices, "workers": workers, "cluster": cluster}
     _guarded(lambda: _run(config_path, options, device, out, force, as_json, with_ncu,
                           with_trace, baseline, ncu_check, markdown, with_report,
-                          with_sanitize))
+                          with_sanitize, parallel))
 
 
 def _run(config_path, options: dict, device: str, out, force: bool, as_json: bool,
          with_ncu: bool, with_trace: bool, baseline: str | None, ncu_check: bool,
-         markdown: bool, with_report: bool, with_sanitize: bool) -> int:
+         markdown: bool, with_report: bool, with_sanitize: bool, parallel: dict) -> int:
     from gpubench.commands.run import RunCommand
 
     if markdown and as_json:
@@ -148,7 +159,7 @@ def _run(config_path, options: dict, device: str, out, force: bool, as_json: boo
     console = make_console(stderr=as_json)
     return RunCommand(config, device, out, as_json, console, with_ncu, with_trace,
                       force, baseline, ncu_check, markdown, with_report,
-                      with_sanitize).execute()
+                      with_sanitize, **parallel).execute()
 
 
 def _folder(value: str | None) -> Path | None:

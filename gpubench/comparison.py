@@ -66,6 +66,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from gpubench.hostload import busy_reason
+from gpubench.records.derive import same_model
 from gpubench.stats import quantile
 
 FASTER, SLOWER, SAME, UNSURE = "FASTER", "SLOWER", "SAME", "UNSURE"
@@ -390,6 +391,11 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD) -> RunComparis
         if key not in passed:
             points.append(PointComparison(old.key, None, f"not compared: {old.status} in "
                                                          f"BASE, {fresh.status} in NEW"))
+            continue
+        if not same_model(old, fresh):
+            points.append(PointComparison(old.key, None, f"not compared: measured on "
+                                                         f"{old.device_name} in BASE, "
+                                                         f"{fresh.device_name} in NEW"))
             continue
         comparison = compare_results(old, fresh, threshold, shifts.get(key, GroupShift()))
         points.append(PointComparison(old.key, replace(comparison,

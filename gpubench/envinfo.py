@@ -35,11 +35,18 @@ def device_env(device: str) -> dict:
             compute_capability=f"{props.major}.{props.minor}",
             l2_cache_bytes=getattr(props, "L2_cache_size", None),
             memory_bytes=props.total_memory,
+            gpu_uuid=_uuid_text(getattr(props, "uuid", "")),
         )
         env.update(nvml_facts(str(getattr(props, "uuid", ""))))
     else:
         env.update(gpu=None, cpu_threads=torch.get_num_threads())
     return env
+
+
+def _uuid_text(uuid) -> str:
+    """torch's UUID as nvidia-smi writes it ('GPU-8f3c...'), '' when unknown."""
+    text = str(uuid or "")
+    return text if not text or text.startswith("GPU-") else f"GPU-{text}"
 
 
 def nvml_facts(uuid: str = "") -> dict:

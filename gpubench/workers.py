@@ -41,9 +41,10 @@ class WorkerTimeout(Exception):
 
 
 class WorkerProcess:
-    def __init__(self, device: str, log_path: Path):
+    def __init__(self, device: str, log_path: Path, extra_env: dict | None = None):
         self.device = device
         self.log_path = log_path
+        self.extra_env = extra_env or {}  # CUDA_VISIBLE_DEVICES of a lane pinned to one GPU
         self.process: subprocess.Popen | None = None
         self.reader: LineReader | None = None
         self.log: CappedLog | None = None
@@ -57,7 +58,8 @@ class WorkerProcess:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "gpubench.worker", "--fd", str(write_fd)],
                 stdin=subprocess.PIPE, stdout=log_write, stderr=subprocess.STDOUT,
-                pass_fds=(write_fd,), start_new_session=True, env=worker_env(self.device),
+                pass_fds=(write_fd,), start_new_session=True,
+                env={**worker_env(self.device), **self.extra_env},
             )
         finally:
             os.close(write_fd)

@@ -2,7 +2,7 @@
 # The GPU acceptance runs behind docs/perf-notes.md, as sent through the device tool:
 #   bash scripts/gpu-acceptance.sh [steps...]
 #     steps: run shapes tests new-tests peak drift compare build-loop fixtures ncu ncu-check
-#            trace nsys fidelity report sanitize ncu-source profile gpu-tests
+#            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py and ncu-report come as wheels in .whl/, with what they need:
 # markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata), then runs the steps. Logs go to
@@ -197,6 +197,11 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
         python3 tests/programs/gpt_train.py
       gzip -c "$LOGS/profile-gpt/trace.json" > "$OUT/gpt_trace.json.gz"
       cp "$LOGS/profile-gpt/results.json" "$OUT/profile-gpt-results.json" ;;
+    scale-out)
+      # Issue 15: gpu-full on one GPU, on all (--devices all), through Dask (--cluster local).
+      python3 -c "import torch; print('GPUs:', torch.cuda.device_count())"
+      timed scale-out python3 benchmarks/scale_out.py --out "$LOGS/scale-out"
+      timed multi-gpu-tests python3 -m pytest -q -m gpu tests/test_scale_out.py ;;
     gpu-tests)
       timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests -k "not sanitize" ;;
     *) echo "unknown step $step" ;;

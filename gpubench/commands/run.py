@@ -18,6 +18,7 @@ from gpubench.comparison import compare_runs
 from gpubench.config import RunConfig
 from gpubench.discovery import family_dirs, load_family, resolve_families
 from gpubench.envinfo import host_env
+from gpubench.lane import choose_gpus, visible_gpus
 from gpubench.machine import describe, detect_machine
 from gpubench.plan import plan_points
 from gpubench.records import result as R
@@ -46,6 +47,9 @@ class RunCommand:
     markdown: bool = False  # --markdown: every group's table as markdown at the end
     report: bool = False  # --report: the run's HTML page, beside its results
     sanitize: bool = False  # --sanitize: memcheck once per variant before timing
+    devices: str | None = None  # --devices all|0,2,3: one worker per GPU
+    workers: int | None = None  # --workers N: N CPU workers (or local Dask CPU workers)
+    cluster: str | None = None  # --cluster ADDRESS|local: Dask workers, one GPU each
 
     def execute(self) -> int:
         """With --json, stdout carries the JSON document alone: anything else written to
@@ -56,7 +60,83 @@ class RunCommand:
             return self._execute(write_json)
 
     def _execute(self, write_json) -> int:
-        machine = detect_machine(self.device)
+        self._check_parallel_options()
+        if not self.cluster or self.cluster == "local":
+            # A local cluster is started once the run folder exists (its logs go there).
+            return self._plan_and_run(write_json, detect_machine(self.device), None)
+        from gpubench.cluster import Cluster
+
+        device = "cpu" if self.device == "cpu" else "cuda"
+        with Cluster(self.cluster, device) as cluster:
+            machine = self._cluster_machine(cluster)
+            cluster.device = machine.device
+            return self._plan_and_run(write_json, machine, cluster)
+
+    def _check_parallel_options(self) -> None:
+        """--devices, --workers and --cluster: the combinations that mean something."""
+        if self.devices and self.workers:
+            raise errors.UsageError("--devices (one worker per GPU) and --workers (CPU "
+                                    "workers) exclude each other")
+        if self.devices and self.device == "cpu":
+            raise errors.UsageError("--devices picks GPUs; with --device cpu use --workers N")
+        if self.devices and self.cluster and self.cluster != "local":
+            raise errors.UsageError("--devices picks this machine's GPUs: with a remote "
+                                    "--cluster each Dask worker owns its GPU")
+        if self.workers and self.cluster and self.cluster != "local":
+            raise errors.UsageError("--workers sizes a local cluster; a remote --cluster "
+                                    "has the workers it was started with")
+
+    def _cluster_machine(self, cluster):
+        """The cluster's workers decide what runs (this machine may have no GPU)."""
+        from gpubench.spec import Machine
+
+        facts = cluster.machine_facts()
+        if self.device == "cuda" and not facts["has_cuda"]:
+            raise errors.EnvironmentProblem(f"--device cuda: the workers of --cluster "
+                                            f"{self.cluster} see no CUDA GPU")
+        use_cuda = facts["has_cuda"] and self.device != "cpu"
+        return Machine(has_cuda=use_cuda, has_triton=facts["has_triton"],
+                       device_name="cuda" if use_cuda else "cpu")
+
+    def _local_cluster(self, machine, run_dir: Path):
+        """`--cluster local`: one Dask worker per GPU (those of --devices, else all), or
+        --workers CPU workers (2 by default); their logs go to the run folder."""
+        from gpubench.cluster import Cluster
+
+        if machine.has_cuda:
+            if self.workers:
+                raise errors.UsageError("--cluster local on a GPU has one worker per GPU "
+                                        "(pick them with --devices); --workers sizes a "
+                                        "CPU cluster")
+            gpus = choose_gpus(self.devices or "all", visible_gpus())
+            return Cluster("local", "cuda", gpus, log_dir=run_dir)
+        if self.devices:
+            raise errors.UsageError("--devices needs CUDA GPUs and this run has none (for "
+                                    "a CPU cluster use --workers N)")
+        return Cluster("local", "cpu", cpu_workers=self.workers or 2, log_dir=run_dir)
+
+    def _lanes(self, machine, run_dir: Path, cluster) -> list | None:
+        """The places points run: None for the one default worker."""
+        from gpubench.lane import Lane, Slot, cpu_slots
+
+        if cluster is not None:
+            return cluster.lanes()
+        if self.devices:
+            if not machine.has_cuda:
+                raise errors.UsageError("--devices needs CUDA GPUs and this run has none "
+                                        "(for parallel CPU workers use --workers N)")
+            return [Lane(Slot("cuda", f"cuda:{gpu}", visible=gpu), run_dir,
+                         f"worker-cuda{gpu}") for gpu in choose_gpus(self.devices,
+                                                                      visible_gpus())]
+        if self.workers:
+            if machine.has_cuda:
+                raise errors.UsageError("--workers runs CPU workers; on a GPU machine use "
+                                        "--devices (one worker per GPU), or --device cpu")
+            return [Lane(slot, run_dir, f"worker-cpu{slot.label[4:]}")
+                    for slot in cpu_slots(self.workers)]
+        return None
+
+    def _plan_and_run(self, write_json, machine, cluster) -> int:
         # Loaded before anything is measured: a wrong --baseline costs no run.
         baseline = load_run(self.baseline) if self.baseline else None
         known = family_dirs(self.config.kernels_dirs)
@@ -70,12 +150,17 @@ class RunCommand:
         run_dir = self.out or new_run_dir(PROFILES, list(dirs))
         folder = RunFolder(run_dir, self.force, None if self.out else PROFILES).claim()
         try:
-            return self._run(folder, machine, dirs, points, seed, write_json, baseline)
+            with contextlib.ExitStack() as stack:
+                if self.cluster == "local":
+                    cluster = stack.enter_context(self._local_cluster(machine, folder.path))
+                lanes = self._lanes(machine, folder.path, cluster)
+                return self._run(folder, machine, dirs, points, seed, write_json, baseline,
+                                 lanes)
         finally:
             folder.release()
 
     def _run(self, folder: RunFolder, machine, dirs, points, seed, write_json,
-             baseline: RunDocument | None) -> int:
+             baseline: RunDocument | None, lanes: list | None) -> int:
         run_dir = folder.path
         meta = {**host_env(), "run_id": run_dir.name, "run_dir": str(run_dir), "seed": seed,
                 "device": machine.device, "families": list(dirs),
@@ -84,9 +169,13 @@ class RunCommand:
         if baseline is not None:
             meta["baseline"] = baseline.meta.get("run_dir") or baseline.meta.get("run_id")
         self.console.print(f"gpubench: {len(points)} points of {', '.join(dirs)}. "
-                           f"{describe(machine)}")
+                           f"{describe(machine)}{_parallel_note(lanes, self.cluster)}")
+        if lanes:
+            meta["lanes"] = [lane.slot.label for lane in lanes]
+            if self.cluster:
+                meta["cluster"] = self.cluster
         started = time.perf_counter()
-        runner = Runner(machine.device, run_dir, self.config.timing)
+        runner = Runner(machine.device, run_dir, self.config.timing, lanes=lanes)
 
         def document() -> RunDocument:
             return RunDocument({**meta, "wall_s": time.perf_counter() - started,
@@ -141,6 +230,7 @@ class RunCommand:
             self._say_ceilings_check(env)
 
         runner.callbacks.worker_started = worker_started
+        runner.callbacks.interference = self._say_interference
         try:
             with display:
                 runner.run(points)
@@ -198,6 +288,15 @@ class RunCommand:
         check = env.get("ceilings_check") or {}
         if check.get("stale"):
             self.console.print(f"[yellow]warning:[/] {escape(check.get('message', ''))}",
+                               soft_wrap=True)
+
+    def _say_interference(self, interference) -> None:
+        """Once, before the first table, with several lanes: what the reference showed."""
+        if interference is None:
+            return
+        self.console.print(escape(interference.summary()), soft_wrap=True)
+        if interference.warning():
+            self.console.print(f"[yellow]warning:[/] {escape(interference.warning())}",
                                soft_wrap=True)
 
     def _say_folder_problem(self, folder: RunFolder) -> bool:
@@ -306,6 +405,13 @@ class RunCommand:
                         if r.kind == "cuda" and r.mode == first_mode)
         self.console.print(f"wall time {wall_s:.1f} s (C++/CUDA builds {compile_s:.1f} s); "
                            f"results: {paths[0]} and {paths[1].name}")
+
+
+def _parallel_note(lanes: list | None, cluster: str | None) -> str:
+    if not lanes:
+        return ""
+    where = f"Dask cluster {cluster}" if cluster else ", ".join(lane.slot.label for lane in lanes)
+    return f" {len(lanes)} workers in parallel ({where})."
 
 
 def _size(point) -> int:

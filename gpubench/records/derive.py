@@ -12,14 +12,23 @@ from gpubench.records.result import Result
 
 def speedups(group: list[Result]) -> list[float | None]:
     """Baseline median / row median, against the group's baseline in the same mode;
-    only for rows that passed (a wrong answer's speed is not worth comparing)."""
+    only for rows that passed (a wrong answer's speed is not worth comparing) and were
+    measured on the same device model as the baseline (with --devices or --cluster a
+    group may be spread over several devices: an H100 against an H200 is no speedup)."""
     baselines = {r.mode: r for r in group if r.baseline and r.passed}
     values = []
     for result in group:
         base = baselines.get(result.mode)
-        values.append(roofline.speedup(base.median_s, result.median_s)
-                      if base is not None and result.passed else None)
+        comparable = base is not None and result.passed and same_model(base, result)
+        values.append(roofline.speedup(base.median_s, result.median_s) if comparable
+                      else None)
     return values
+
+
+def same_model(one: Result, other: Result) -> bool:
+    """Whether two results were measured on the same device model (unknown matches: a
+    record from before devices were named)."""
+    return not one.device_name or not other.device_name or one.device_name == other.device_name
 
 
 def roof_position(result: Result, ceilings: dict | None) -> dict | None:

@@ -45,6 +45,7 @@ RESERVED_COLUMNS = frozenset({
     "sm_clock_max_mhz", "throttled", "check_max_abs_err", "check_mismatches", "compile_s",
     "compile_cached", "warnings", "error", "seed", "size", "kernels_per_call",
     "other_ops_per_call", "kernel_sum_s", "span_s", "ncu_s", "vs_ncu", "sanitizer_findings",
+    "device_id", "device_name",
 })
 
 
@@ -81,6 +82,10 @@ class Result:
     device_work: DeviceWork | None = None  # kernels per call, their sum and span (GPU only)
     ncu_check: dict | None = None  # `gpubench run --ncu-check`: ncu's time beside ours
     sanitizer: dict | None = None  # `gpubench run --sanitize`: memcheck on this variant
+    # Which device measured it (several with --devices, --workers, --cluster): its id
+    # ("cuda:1", "cpu:0", a Dask worker's "tcp://host:port cuda:0") and model.
+    device_id: str = ""
+    device_name: str = ""
 
     # Identity, from the key; what was measured, from the measurement (empty without one).
     family = _delegate("key", "family")
@@ -184,6 +189,7 @@ class Result:
             "median_s": s.median if s else None,
             "shape": self.shape.text(), "kind": self.kind,
             "baseline": self.baseline, "device": self.device,
+            "device_id": self.device_id or None, "device_name": self.device_name or None,
             "ci95_low_s": s.ci_low if s else None, "ci95_high_s": s.ci_high if s else None,
             "q1_s": s.q1 if s else None, "q3_s": s.q3 if s else None,
             "iqr_s": s.iqr if s else None, "mean_s": s.mean if s else None,
@@ -247,6 +253,7 @@ class Result:
             warnings=tuple(noise.Warning(**w) for w in data.get("warnings") or ()),
             ncu=data.get("ncu"), device_work=DeviceWork.from_dict(data.get("device_work")),
             ncu_check=data.get("ncu_check"), sanitizer=data.get("sanitizer"),
+            device_id=data.get("device_id") or "", device_name=data.get("device_name") or "",
         )
 
 

@@ -1,0 +1,110 @@
+"""Scale-out benchmark: one suite on one GPU, on every GPU (--devices all), through Dask.
+
+    python benchmarks/scale_out.py [--config configs/gpu-full.toml] [--out DIR]
+                                   [--cpu-workers N] [--skip-cluster]
+
+Runs the suite in these ways, each with a build cache of its own (GPUBENCH_CACHE_DIR
+and TRITON_CACHE_DIR), so that "cold" runs compile everything and "warm" ones find
+their own builds:
+  1gpu-cold, all-cold (--devices all), dask-cold (--cluster local), 1gpu-warm, all-warm.
+On a machine without a GPU the same with --workers N (CPU workers) instead.
+Then prints one table: wall time and speedup against one GPU (cold against cold, warm
+against warm), whether every point has the same status as on one GPU, how many
+medians fall inside the one-GPU run's 95% CI, `gpubench compare`'s verdicts against
+the one-GPU run, and the interference figure each parallel run measured. For
+reference, 1gpu-warm is compared with 1gpu-cold too: that is how much two sequential
+runs on one GPU differ, the bar the parallel runs are held to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import gpubench
+from gpubench.comparison import compare_runs
+
+
+def run_suite(name: str, config: str, out: Path, extra: list[str], cache: str) -> Path:
+    folder = out / name
+    env = {**os.environ, "GPUBENCH_CACHE_DIR": str(out / f"cache-{cache}"),
+           "TRITON_CACHE_DIR": str(out / f"triton-{cache}")}
+    command = [sys.executable, "-m", "gpubench", "run", "--config", config, "--out",
+               str(folder), "--force", *extra]
+    print(f"== {name}: {' '.join(command[2:])}", flush=True)
+    with open(out / f"{name}.log", "w") as log:
+        code = subprocess.call(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    print(f"   exit {code}; log {out / f'{name}.log'}", flush=True)
+    return folder
+
+
+def within_ci(reference, other) -> tuple[int, int]:
+    """How many of `other`'s passing medians lie inside `reference`'s 95% CI."""
+    ref, inside, total = reference.by_key(), 0, 0
+    for key, row in other.by_key().items():
+        base = ref.get(key)
+        if base is None or not (base.passed and row.passed) or base.summary is None:
+            continue
+        total += 1
+        inside += base.summary.ci_low <= row.median_s <= base.summary.ci_high
+    return inside, total
+
+
+def row_for(name: str, run, reference, reference_wall: float | None) -> list[str]:
+    statuses = {k: r.status for k, r in run.by_key().items()}
+    same = statuses == {k: r.status for k, r in reference.by_key().items()}
+    inside, total = within_ci(reference, run)
+    counts = compare_runs(reference, run).counts()
+    verdicts = " ".join(f"{v}:{n}" for v, n in sorted(counts.items()))
+    wall = run.meta.get("wall_s") or 0.0
+    speedup = f"{reference_wall / wall:.2f}x" if reference_wall and wall else "-"
+    interference = (run.env.get("interference") or {}).get("summary", "-")
+    lanes = len(run.meta.get("lanes") or []) or 1
+    return [name, str(lanes), f"{wall:.1f}", speedup, "yes" if same else "NO",
+            f"{inside}/{total}", verdicts, interference.removeprefix("interference, ")]
+
+
+def print_table(rows: list[list[str]]) -> None:
+    header = ["run", "workers", "wall s", "vs 1 GPU", "same statuses", "in 1-GPU CI",
+              "compare vs 1 GPU", "interference"]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for row in [header, ["-" * w for w in widths], *rows]:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="configs/gpu-full.toml")
+    parser.add_argument("--out", default="scale-out")
+    parser.add_argument("--cpu-workers", type=int, default=2)
+    parser.add_argument("--skip-cluster", action="store_true")
+    args = parser.parse_args()
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    import torch
+
+    gpu = torch.cuda.is_available()
+    many = ["--devices", "all"] if gpu else ["--workers", str(args.cpu_workers)]
+    dask = ["--cluster", "local"] + ([] if gpu else ["--workers", str(args.cpu_workers)])
+    plan = [("1gpu-cold", [], "one"), ("all-cold", many, "all")]
+    if not args.skip_cluster:
+        plan.append(("dask-cold", dask, "dask"))
+    plan += [("1gpu-warm", [], "one"), ("all-warm", many, "all")]
+    folders = {name: run_suite(name, args.config, out, extra, cache)
+               for name, extra, cache in plan}
+    runs = {name: gpubench.load_run(str(folder)) for name, folder in folders.items()}
+    rows = []
+    for name, run in runs.items():
+        warm = name.endswith("warm")
+        reference = runs["1gpu-cold"]
+        wall_ref = runs["1gpu-warm" if warm else "1gpu-cold"].meta.get("wall_s")
+        rows.append(row_for(name, run, reference, wall_ref))
+    print_table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
