@@ -20,18 +20,20 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import gpubench
 from gpubench.comparison import compare_runs
 
 
-def run_suite(name: str, config: str, out: Path, extra: list[str], cache: str) -> Path:
+def run_suite(name: str, config: str, out: Path, extra: list[str], cache: Path) -> Path:
     folder = out / name
-    env = {**os.environ, "GPUBENCH_CACHE_DIR": str(out / f"cache-{cache}"),
-           "TRITON_CACHE_DIR": str(out / f"triton-{cache}")}
+    env = {**os.environ, "GPUBENCH_CACHE_DIR": str(cache / "gpubench"),
+           "TRITON_CACHE_DIR": str(cache / "triton")}
     command = [sys.executable, "-m", "gpubench", "run", "--config", config, "--out",
                str(folder), "--force", *extra]
     print(f"== {name}: {' '.join(command[2:])}", flush=True)
@@ -84,6 +86,7 @@ def main() -> int:
     args = parser.parse_args()
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    caches = Path(tempfile.mkdtemp(prefix="gpubench-scale-out-"))  # builds: not results
     import torch
 
     gpu = torch.cuda.is_available()
@@ -93,8 +96,9 @@ def main() -> int:
     if not args.skip_cluster:
         plan.append(("dask-cold", dask, "dask"))
     plan += [("1gpu-warm", [], "one"), ("all-warm", many, "all")]
-    folders = {name: run_suite(name, args.config, out, extra, cache)
+    folders = {name: run_suite(name, args.config, out, extra, caches / cache)
                for name, extra, cache in plan}
+    shutil.rmtree(caches, ignore_errors=True)
     runs = {name: gpubench.load_run(str(folder)) for name, folder in folders.items()}
     rows = []
     for name, run in runs.items():
