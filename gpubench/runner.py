@@ -14,6 +14,7 @@ NOT_RUN). With several lanes, an interference reference is timed first
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections import deque
@@ -34,9 +35,10 @@ from gpubench.schedule import GroupTracker, order_for_workers
 # Seconds the main thread waits for a lane's event before looking again: short enough
 # that Ctrl-C is handled at once, long enough to cost nothing.
 EVENT_POLL_S = 0.2
-# The interference reference is timed with short settings: a few hundred ms per point,
-# ~2.5 s in all for two devices (alone on each in turn, then together).
-REFERENCE_TIMING = {"warmup_s": 0.05, "min_time_s": 0.05, "max_time_s": 0.2}
+# The interference reference is timed with short settings: ~0.2 s per point with its
+# check, ~1.5 s in all for two devices (alone on each in turn, then together); 30 ms of
+# samples is still ~20 calls of the 1.6 ms matmul and thousands of the launch-bound one.
+REFERENCE_TIMING = {"warmup_s": 0.03, "min_time_s": 0.03, "max_time_s": 0.1}
 # Facts of each device that the run document keeps (env["devices"]).
 DEVICE_FACTS = ("device_id", "gpu", "gpu_uuid", "host", "sm_count", "memory_bytes", "driver",
                 "sm_clock_mhz", "sm_clock_max_mhz", "mem_clock_mhz", "temperature_c",
@@ -230,6 +232,7 @@ class Runner:
         timing = replace(self.timing, modes=self._modes()[:1], **REFERENCE_TIMING)
         alone: dict[tuple[str, str], list[float]] = {}
         together: dict[tuple[str, str], list[float]] = {}
+        self._on_every_lane(_start_quietly)  # worker starts (~5 s each) side by side
         for lane in self.lanes:
             alone.update(self._time_probes(lane, probes, timing))
         self._on_every_lane(lambda lane: together.update(self._time_probes(lane, probes,
@@ -320,6 +323,13 @@ class Runner:
         """Put newer versions of results in place (matched by point key, unique in a run)."""
         by_key = {r.key: r for r in rows}
         self.results[:] = [by_key.get(r.key, r) for r in self.results]
+
+
+def _start_quietly(lane) -> None:
+    """Start a lane's worker ahead of its first task; one that cannot start fails its
+    first task instead (with the reason), not the run."""
+    with contextlib.suppress(Exception):
+        lane.start()
 
 
 def _device_fields(device: dict | None) -> dict:

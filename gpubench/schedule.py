@@ -7,10 +7,12 @@ leave one worker with a long tail while the others idle), and the queue is
 ordered so that the tail is short:
 
 1. builds first: the first point of every distinct C++/CUDA build, so that the
-   20-40 s compiles run side by side at the start (on different workers) and
-   every later point of that variant finds its build cached;
-2. then the largest points first (longest-processing-time-first: the small
-   ones fill the gaps at the end).
+   20-40 s compiles run side by side at the start (on different workers);
+2. then the points that build nothing (torch, Triton), while those builds finish:
+   a worker taking another point of a build in progress would wait on its lock;
+3. then the other points of built variants, which find their builds cached.
+Within 2 and 3, the largest points first (longest-processing-time-first: the
+small ones fill the gaps at the end).
 
 A point's size is its napkin cost, max(FLOPs / RIDGE, bytes): which side of the
 roofline it sits on, in bytes-equivalent, without knowing the machine.
@@ -42,9 +44,11 @@ def build_identity(point: Point) -> tuple | None:
     variant = point.variant
     if variant.kind != "cuda":
         return None
-    sources = tuple(getattr(variant, name, ()) for name in
-                    ("cuda", "cpp", "cpu", "cpp_sources", "cuda_sources"))
-    return (str(point.family.directory), sources)
+    # On a GPU the CPU sources are not built (and a CPU run skips CUDA-only variants), so
+    # naive (with a CPU version) and tiled (without) of one .cu file share a GPU build.
+    gpu = ("cuda", "cpp", "cpp_sources", "cuda_sources")
+    names = gpu if (variant.cuda or variant.cuda_sources) else ("cpu", "cpp_sources")
+    return (str(point.family.directory), tuple(getattr(variant, n) for n in names))
 
 
 def order_for_workers(points: list[Point], workers: int) -> list[Point]:
@@ -61,8 +65,10 @@ def order_for_workers(points: list[Point], workers: int) -> list[Point]:
     chosen = {id(p) for p in builds}
     rest = sorted((p for p in runnable if id(p) not in chosen), key=estimated_cost,
                   reverse=True)
+    unbuilt = [p for p in rest if build_identity(p) is None]
+    built = [p for p in rest if build_identity(p) is not None]
     # Skipped points cost nothing: they go first, so their groups can complete early.
-    return [p for p in points if p.skip] + builds + rest
+    return [p for p in points if p.skip] + builds + unbuilt + built
 
 
 class GroupTracker:

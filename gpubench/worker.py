@@ -100,7 +100,8 @@ def _serve(machine, fd: int) -> int:
         envelope = Envelope.from_json(line)
         current["envelope"] = envelope
         task = envelope.task
-        print(f"[gpubench worker] task {task.id}: {task.label}", file=sys.stderr, flush=True)
+        print(f"[gpubench worker] {_now()} task {task.id}: {task.label}", file=sys.stderr,
+              flush=True)
         try:
             result = executor.run(task)
         except CudaFault as exc:
@@ -108,7 +109,15 @@ def _serve(machine, fd: int) -> int:
                                "result": {"status": "crashed", "error": str(exc)}})
             return EXIT_CUDA_FAULT
         envelope.send(fd, {"type": "result", "result": result})
+        print(f"[gpubench worker] {_now()} task {task.id} done", file=sys.stderr, flush=True)
     return 0
+
+
+def _now() -> str:
+    """Wall-clock time in worker logs: where a run's time went, point by point."""
+    import time
+
+    return time.strftime("%H:%M:%S") + f".{int(time.time() * 1000) % 1000:03d}"
 
 
 def _profile_once(device: str, task_file: str, result_file: str | None, region: str) -> int:

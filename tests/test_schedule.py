@@ -1,0 +1,105 @@
+"""The pure parts of scale-out: the order workers take points in, group completion,
+the interference verdict, speedups and compare only within one device model."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+from test_results_and_timing import result
+
+from gpubench.comparison import compare_runs
+from gpubench.discovery import family_dirs, load_family
+from gpubench.interference import assess
+from gpubench.lane import choose_gpus
+from gpubench.plan import plan_points
+from gpubench.records.derive import speedups
+from gpubench.records.run import RunDocument
+from gpubench.records.shape import ShapeChoice
+from gpubench.schedule import GroupTracker, build_identity, estimated_cost, order_for_workers
+from gpubench.spec import Machine
+
+GPU = Machine(has_cuda=True, has_triton=True, device_name="cuda")
+
+
+def planned():
+    dirs = family_dirs()
+    families = [load_family(name, dirs[name]) for name in ("matmul", "square")]
+    choices = {"matmul": ShapeChoice(sizes=(1024, 4096)), "square": ShapeChoice(sizes=(2**20,))}
+    return plan_points(families, GPU, choices, ("float32",))
+
+
+def test_one_worker_keeps_the_plan_order():
+    points = planned()
+    assert order_for_workers(points, 1) == points
+
+
+def test_several_workers_take_builds_first_then_unbuilt_then_built_points_largest_first():
+    points = planned()
+    order = order_for_workers(points, 2)
+    assert sorted(map(id, order)) == sorted(map(id, points))  # every point, once
+    builds = {build_identity(p) for p in points} - {None}
+    assert len(builds) == 2  # matmul's naive+tiled share one build; square's cuda is one
+    head = order[:len(builds)]
+    assert {build_identity(p) for p in head} == builds
+    assert head[0].family.name == "matmul"  # the larger build point first
+    rest = order[len(builds):]
+    kinds = [build_identity(p) is None for p in rest]
+    assert kinds == sorted(kinds, reverse=True)  # nothing-to-build points before built ones
+    unbuilt = [p for p in rest if build_identity(p) is None]
+    costs = [estimated_cost(p) for p in unbuilt]
+    assert costs == sorted(costs, reverse=True)
+
+
+def test_a_group_completes_with_its_last_point_in_any_order():
+    points = planned()
+    tracker = GroupTracker(points)
+    shuffled = random.Random(3).sample(points, len(points))
+    completed = [p.group for p in shuffled if tracker.done(p)]
+    assert len(completed) == len(set(completed)) and set(completed) == {p.group for p in points}
+    tracker = GroupTracker(points)
+    for index, point in enumerate(shuffled):  # complete exactly at its group's last point
+        last = max(i for i, p in enumerate(shuffled) if p.group == point.group)
+        assert tracker.done(point) == (index == last)
+    assert tracker.open_groups() == []
+
+
+def test_interference_is_a_warning_only_beyond_the_noise():
+    rng = random.Random(1)
+    alone = [1e-3 * (1 + rng.gauss(0, 0.002)) for _ in range(50)]
+    same = [1e-3 * (1 + rng.gauss(0, 0.002)) for _ in range(50)]
+    slower = [1.1e-3 * (1 + rng.gauss(0, 0.002)) for _ in range(50)]
+    quiet = assess({("cuda:0", "ref"): alone}, {("cuda:0", "ref"): same}, 2)
+    assert quiet.warning() is None and "SAME" in quiet.summary()
+    loud = assess({("cuda:0", "ref"): alone, ("cuda:1", "ref"): alone},
+                  {("cuda:0", "ref"): same, ("cuda:1", "ref"): slower}, 2)
+    assert [s.device_id for s in loud.slowed] == ["cuda:1"]
+    assert "cuda:1 ref +10.0%" in loud.warning() and "fewer devices" in loud.warning()
+    assert loud.to_dict()["warning"] == loud.warning()
+    missing = assess({("cuda:0", "ref"): alone}, {}, 2)
+    assert missing.problem and "not measured" in missing.summary()
+
+
+def test_speedups_and_compare_only_between_results_of_one_device_model():
+    base = replace(result("base", samples=(2e-3,) * 10, baseline=True), device_name="H200")
+    same = replace(result("fast", samples=(1e-3,) * 10), device_name="H200")
+    other = replace(result("other", samples=(1e-3,) * 10), device_name="H100")
+    old = replace(result("old", samples=(1e-3,) * 10))  # a record without a device name
+    assert speedups([base, same, other, old]) == [1.0, 2.0, None, 2.0]
+    compared = compare_runs(RunDocument({}, {}, (same,)),
+                            RunDocument({}, {}, (replace(same, device_name="H100"),)))
+    point = compared.points[0]
+    assert point.comparison is None and "H200 in BASE, H100 in NEW" in point.note
+
+
+def test_devices_are_chosen_among_the_visible_ones():
+    assert choose_gpus("all", ["0", "1", "2"]) == ["0", "1", "2"]
+    assert choose_gpus("2, 0,2", ["0", "1", "2"]) == ["2", "0"]
+    for spec, visible, message in (("3", ["0", "1"], "no GPU 3 here; visible: 0, 1"),
+                                   ("all", [], "none is visible"), (",", ["0"], "none named")):
+        try:
+            choose_gpus(spec, visible)
+        except Exception as exc:
+            assert message in str(exc)
+        else:
+            raise AssertionError(f"{spec} was accepted")
