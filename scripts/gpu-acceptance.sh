@@ -202,6 +202,8 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       python3 -c "import torch; print('GPUs:', torch.cuda.device_count())"
       timed scale-out python3 benchmarks/scale_out.py --out "$LOGS/scale-out"
       timed multi-gpu-tests python3 -m pytest -q -m gpu tests/test_scale_out.py ;;
+    scale-out-bench)  # the benchmark alone
+      timed scale-out python3 benchmarks/scale_out.py --out "$LOGS/scale-out" ;;
     gpu-tests)
       timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests -k "not sanitize" ;;
     *) echo "unknown step $step" ;;

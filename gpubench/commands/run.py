@@ -216,13 +216,22 @@ class RunCommand:
         runner.callbacks = display.callbacks()
         show_point = runner.callbacks.point_done
 
+        unsaved = []
+
         def point_done(rows: list[R.Result]) -> None:
-            # Saved after every point, not only every group: a `kill -9` of gpubench,
-            # which nothing can catch, then costs at most the point in progress.
             show_point(rows)
-            save()
+            unsaved.append(rows)
+
+        def idle() -> None:
+            # Saved after every point (or every batch of points that finished together
+            # on several workers), not only every group: a `kill -9` of gpubench, which
+            # nothing can catch, then costs at most the points in progress.
+            if unsaved:
+                unsaved.clear()
+                save()
 
         runner.callbacks.point_done = point_done
+        runner.callbacks.idle = idle
         show_worker = runner.callbacks.worker_started
 
         def worker_started(env: dict) -> None:  # the run's first worker only
