@@ -279,7 +279,8 @@ class Executor:
         problem = fn.problem(produced, group.out, torch)
         if problem:
             raise SpecError(f"variant '{task.variant}' {problem}")
-        return first_call_s, compare(produced, group.check_ref, *family.tolerance(task.dtype))
+        tolerance = family.tolerance(task.dtype, family.variant(task.variant))
+        return first_call_s, compare(produced, group.check_ref, *tolerance)
 
     def _time_mode(self, mode: str, fn: Invocation, group: Group, family: Family,
                    task: Task) -> Measurement:
@@ -294,7 +295,8 @@ class Executor:
             if _is_cuda_fault(exc):
                 raise
             return Measurement(mode, error=f"{mode} timing failed: {_one_line(exc)}")
-        recheck = compare(fn.output(group.out), group.time_ref, *family.tolerance(task.dtype))
+        recheck = compare(fn.output(group.out), group.time_ref,
+                          *family.tolerance(task.dtype, family.variant(task.variant)))
         failed = not recheck.passed
         return timing.completed(
             target_rel_ci=task.timing.target_rel_ci, clocks=clocks, recheck=recheck.to_dict(),

@@ -57,6 +57,10 @@ class Variant:
     # than writing into the harness's buffer (fn(*inputs, out)). None: read from the
     # callable's signature (calling.py); say True/False where that cannot tell.
     returns: bool | None = None
+    # {dtype: (atol, rtol)} for this variant alone, where it computes at another precision
+    # than the family's tolerances assume on purpose (fp32 inputs on TF32 tensor cores).
+    # Said in the variant's description; the check's tolerances are recorded per result.
+    tolerances: dict | None = field(default=None, hash=False, compare=False)
 
     kind = "variant"
 
@@ -368,7 +372,12 @@ class Family:
                 return v
         raise KeyError(name)
 
-    def tolerance(self, dtype: str) -> tuple[float, float]:
+    def tolerance(self, dtype: str, variant: Variant | None = None) -> tuple[float, float]:
+        """(atol, rtol) at `dtype`: the variant's own where it declares one, else the
+        family's, else the default for the dtype."""
+        own = (variant.tolerances or {}) if variant is not None else {}
+        if dtype in own:
+            return tuple(own[dtype])
         return tuple(self.tolerances.get(dtype, DEFAULT_TOLERANCES[dtype]))
 
 
