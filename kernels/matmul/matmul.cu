@@ -128,6 +128,34 @@ constexpr int kPad = 8;                                     // elements: 16 byte
 constexpr int kLdA = kBK + kPad, kLdB = kBN + kPad;         // 40 and 136
 }  // namespace wmma_tile
 
+// A fragment from shared memory. For fp16, wmma::load_matrix_sync becomes ldmatrix (LDSM);
+// for bf16, CUDA 13.0's mma.hpp passes the pointer on as a generic one and the load becomes
+// 4x as many generic LDs (48 instead of 12 per K step here), so bf16 says `.shared` itself.
+template <typename Frag, typename T>
+__device__ __forceinline__ void load_fragment(Frag& f, const T* p, unsigned ldm) {
+  nvcuda::wmma::load_matrix_sync(f, p, ldm);
+}
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+using BfA = nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, __nv_bfloat16,
+                                   nvcuda::wmma::row_major>;
+using BfB = nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, __nv_bfloat16,
+                                   nvcuda::wmma::row_major>;
+__device__ __forceinline__ void load_fragment(BfA& f, const __nv_bfloat16* p, unsigned ldm) {
+  static_assert(sizeof(f.x) == 16, "a bf16 m16n16k16 A fragment is four 32-bit registers");
+  unsigned* r = reinterpret_cast<unsigned*>(f.x);
+  asm volatile("wmma.load.a.sync.aligned.row.m16n16k16.shared.bf16 {%0, %1, %2, %3}, [%4], %5;"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(p))), "r"(ldm));
+}
+__device__ __forceinline__ void load_fragment(BfB& f, const __nv_bfloat16* p, unsigned ldm) {
+  static_assert(sizeof(f.x) == 16, "a bf16 m16n16k16 B fragment is four 32-bit registers");
+  unsigned* r = reinterpret_cast<unsigned*>(f.x);
+  asm volatile("wmma.load.b.sync.aligned.row.m16n16k16.shared.bf16 {%0, %1, %2, %3}, [%4], %5;"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(p))), "r"(ldm));
+}
+#endif
+
 template <typename T, bool kEdge>
 __global__ void __launch_bounds__(wmma_tile::kThreads)
     matmul_wmma_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
@@ -182,10 +210,10 @@ __global__ void __launch_bounds__(wmma_tile::kThreads)
       wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fb[kFragsN];
 #pragma unroll
       for (int i = 0; i < kFragsM; ++i)
-        wmma::load_matrix_sync(fa[i], &as[warp_m * kWM + i * 16][kk], kLdA);
+        load_fragment(fa[i], &as[warp_m * kWM + i * 16][kk], kLdA);
 #pragma unroll
       for (int j = 0; j < kFragsN; ++j)
-        wmma::load_matrix_sync(fb[j], &bs[kk][warp_n * kWN + j * 16], kLdB);
+        load_fragment(fb[j], &bs[kk][warp_n * kWN + j * 16], kLdB);
 #pragma unroll
       for (int i = 0; i < kFragsM; ++i)
 #pragma unroll

@@ -26,7 +26,6 @@ and no autotuning: each config would be run for real, thousands of times slower.
 
 import os
 
-import torch
 import triton
 import triton.language as tl
 
@@ -74,7 +73,7 @@ def _prune(configs, named_args, **kwargs):
 @triton.jit
 def matmul_tc_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                      stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                     TF32: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                      BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, EVEN_K: tl.constexpr):
     # Grouped ("swizzled") order: programs walk GROUP_M tile-rows down a column of tiles
     # before moving right, so a wave of programs shares panels of A and B in L2.
@@ -104,10 +103,8 @@ def matmul_tc_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
             # The ragged last K step loads zeros, which add nothing.
             a = tl.load(a_ptrs, mask=ks[None, :] < K - k0 * BLOCK_K, other=0.0)
             b = tl.load(b_ptrs, mask=ks[:, None] < K - k0 * BLOCK_K, other=0.0)
-        if TF32:
-            acc = tl.dot(a, b, acc, input_precision="tf32")
-        else:
-            acc = tl.dot(a, b, acc)
+        # input_precision applies to fp32 inputs only (TF32 MMAs); fp16/bf16 ignore it.
+        acc = tl.dot(a, b, acc, input_precision="tf32")
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
 
@@ -128,5 +125,4 @@ def matmul_tc(a, b, out):
     grid = lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)  # noqa: E731
     matmul_tc_kernel[grid](a, b, out, m, n, k,
                            a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                           out.stride(0), out.stride(1),
-                           TF32=a.dtype == torch.float32)
+                           out.stride(0), out.stride(1))
