@@ -117,7 +117,7 @@ family = Family(
     tolerances={"bfloat16": (1e-2, 2e-2), "float16": (2e-3, 1e-2)},
     variants=(
         TorchVariant("sdpa", fn=sdpa, returns=True, baseline=True,
-                     description="F.scaled_dot_product_attention (flash/cuDNN kernels on GPU)"),
+                     description="torch SDPA (flash, cuDNN or mem-efficient kernels on a GPU)"),
         TorchVariant("naive", fn=naive, returns=False,
                      description="Q K^T, softmax, P V as torch ops: S x S scores in memory"),
         TritonVariant("flash", module="attention_triton.py", function="flash_attention",
