@@ -123,21 +123,25 @@ def flash_attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, H, S, qk_scale,
     tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty), mask=offs_m[:, None] < S)
 
 
+# (BLOCK_M, BLOCK_N, num_warps, num_stages). Chosen by compiling for sm_90 (Triton 3.9,
+# D = 128, 16-byte aligned operands, as a launch specializes them) and keeping the tiles
+# ptxas fits without spilling: 16-bit ones use wgmma with cp.async-pipelined K/V (128-224
+# KB of shared memory, ~210-250 registers); 128 x 64 at 4 warps spills ~1 KB and is left
+# out. fp32 (IEEE, no tensor cores) holds its operands in registers: only narrow tiles fit.
+TILES_16BIT = ((128, 64, 8, 3), (128, 64, 8, 4), (128, 128, 8, 3), (64, 64, 4, 3))
+TILES_FP32 = ((64, 16, 8, 2), (32, 16, 4, 2))
+
+
 def _configs():
-    # Hopper-friendly tiles for 16-bit (wgmma wants BLOCK_M a multiple of 64); 64 x 32 for
-    # fp32 IEEE, which runs on CUDA cores and needs twice the shared memory per element.
-    # Configs that do not fit (D = 256) fail to compile and autotune skips them.
-    shapes = [(128, 64, 4, 3), (128, 64, 8, 3), (128, 128, 8, 3), (64, 64, 4, 4), (64, 32, 4, 2)]
     return [triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w, num_stages=s)
-            for m, n, w, s in shapes]
+            for m, n, w, s in (*TILES_16BIT, *TILES_FP32)]
 
 
 def _prune(configs, named_args, **kwargs):
-    # The causal split needs BLOCK_N to divide BLOCK_M; fp32 takes only the small tile.
-    ieee = kwargs.get("IEEE", named_args.get("IEEE"))
-    kept = [c for c in configs if c.kwargs["BLOCK_M"] % c.kwargs["BLOCK_N"] == 0
-            and ((c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]) == (64, 32)) == bool(ieee)]
-    return kept or configs[-1:]
+    ieee = bool(kwargs.get("IEEE", named_args.get("IEEE")))
+    tiles = TILES_FP32 if ieee else TILES_16BIT
+    return [c for c in configs
+            if (c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages) in tiles]
 
 
 _tuned_kernel = triton.autotune(
