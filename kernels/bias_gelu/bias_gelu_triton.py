@@ -8,9 +8,10 @@ u = sqrt(2/pi) (z + 0.044715 z^3), the same formula as the CUDA kernels, in fp32
 import triton
 import triton.language as tl
 
-# exp(-2u) = exp2(-z * (A + B z^2)): A = 2 sqrt(2/pi) log2(e), B = 0.044715 A.
-GELU_A = 2.302208198144325
-GELU_B = 0.1029432395800235
+# exp(-2u) = exp2(-z * (A + B z^2)): A = 2 sqrt(2/pi) log2(e), B = 0.044715 A. constexpr:
+# compiled Triton reads no other globals (the interpreter does, so only a GPU would fail).
+GELU_A = tl.constexpr(2.302208198144325)
+GELU_B = tl.constexpr(0.1029432395800235)
 
 
 @triton.jit
