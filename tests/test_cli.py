@@ -177,7 +177,9 @@ def test_matmul_runs_named_shapes_with_one_column_per_axis(gpubench):
                     *FAST, "--device", "cpu")
     assert done.code == 0, done.output
     rows = done.results()["results"]
-    assert {r["status"] for r in rows if r["variant"] != "tiled"} == {"ok"}
+    gpu_or_16_bit_only = ("tiled", "wmma", "triton_tc")
+    assert {r["status"] for r in rows if r["variant"] not in gpu_or_16_bit_only} == {"ok"}
+    assert {r["status"] for r in rows if r["variant"] in gpu_or_16_bit_only} == {"skipped"}
     assert [r["shape"] for r in rows if r["variant"] == "torch"] == [
         {"M": 256, "N": 128, "K": 64}, {"M": 64, "N": 64, "K": 512}]
     assert "matmul  M=256 N=128 K=64  float32" in done.stdout

@@ -46,7 +46,9 @@ def test_shapes_on_the_gpu_every_variant_passes(gpubench):
     softmax = gpubench("run", "softmax", "--axis", "cols=1000,32768", "--dtype", "fp32,bf16")
     assert softmax.code == 0, softmax.output
     rows = softmax.results()["results"]
-    assert {r["status"] for r in rows} == {"ok"} and len(rows) == 2 * 2 * 3
+    # naive, online, block_reduce, triton and torch: 32768 columns take block_reduce's
+    # longest register path (1024 threads x 32 floats)
+    assert {r["status"] for r in rows} == {"ok"} and len(rows) == 2 * 2 * 5
     assert {r["shape"]["rows"] for r in rows} == {4096}  # the GPU default of the other axis
 
 

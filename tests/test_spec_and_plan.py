@@ -40,7 +40,8 @@ def test_every_shipped_family_loads_with_a_baseline_and_default_shapes():
 def test_matmul_ships_the_required_variants_and_m_n_k_napkin_math():
     family = load_family("matmul", family_dirs()["matmul"])
     kinds = {v.name: v.kind for v in family.variants}
-    assert kinds == {"torch": "torch", "naive": "cuda", "tiled": "cuda", "triton": "triton"}
+    assert kinds == {"torch": "torch", "naive": "cuda", "tiled": "cuda", "triton": "triton",
+                     "triton_tc": "triton", "wmma": "cuda"}
     assert family.axis_names == ("M", "N", "K")
     # one number fills every axis: --sizes 1024 is 1024^3
     cube = family.shape_from_size(1024)

@@ -1,4 +1,5 @@
-// matmul_binding.cpp — torch-facing wrappers of matmul.cu: matmul_naive and matmul_tiled.
+// matmul_binding.cpp — torch-facing wrappers of matmul.cu: matmul_naive, matmul_tiled and
+// matmul_wmma (fp16/bf16 only: its launcher refuses fp32 with "invalid argument").
 #include <gpubench/binding.h>
 
 #include <limits>
@@ -7,6 +8,8 @@ cudaError_t matmul_naive_launch(const void* a, const void* b, void* c, int m, in
                                 int dtype, cudaStream_t stream);
 cudaError_t matmul_tiled_launch(const void* a, const void* b, void* c, int m, int n, int k,
                                 int dtype, cudaStream_t stream);
+cudaError_t matmul_wmma_launch(const void* a, const void* b, void* c, int m, int n, int k,
+                               int dtype, cudaStream_t stream);
 
 using Launcher = cudaError_t (*)(const void*, const void*, void*, int, int, int, int,
                                  cudaStream_t);
@@ -39,4 +42,10 @@ void matmul_naive(at::Tensor a, at::Tensor b, at::Tensor out) {
 
 void matmul_tiled(at::Tensor a, at::Tensor b, at::Tensor out) {
   run_matmul(matmul_tiled_launch, "matmul_tiled_kernel", a, b, out);
+}
+
+void matmul_wmma(at::Tensor a, at::Tensor b, at::Tensor out) {
+  TORCH_CHECK(a.scalar_type() == at::kHalf || a.scalar_type() == at::kBFloat16,
+              "matmul_wmma takes float16 or bfloat16, got ", a.scalar_type());
+  run_matmul(matmul_wmma_launch, "matmul_wmma_kernel", a, b, out);
 }

@@ -6,8 +6,16 @@ bytes moved are one read and one write, 2 * rows * cols * itemsize. At
 4096 x 4096 in fp32 that is 84 MFLOP against 134 MB: 0.625 FLOP/byte (1.25 in
 16-bit), far below any GPU's ridge point, so every variant is memory-bound and
 GB/s against the copy bandwidth is the number that matters (~45 us at 3 TB/s).
-A fused kernel reads each row once; the naive one reads it three times and
-leaves it to the caches.
+
+The ladder, and what each rung should reach on an H200 (copy bandwidth 4.28 TB/s
+measured, docs/perf-notes.md; 4096 x 8192 fp32 moves 268 MB, 63 us at that rate):
+  naive         3 reads + 1 write per element, one thread per row, uncoalesced:
+                a few % of copy bandwidth;
+  online        2 reads + 1 write, block per row, coalesced scalar loads; the second
+                read mostly hits L2 (a block's row was just read): ~60-80%;
+  block_reduce  1 read + 1 write, row in registers, 16-byte loads: >= 90% for
+                cols <= 8192 (the issue's target) at rows >= 4096;
+  triton        the same one read + one write, from Triton: ~90%.
 """
 
 import torch
@@ -34,10 +42,12 @@ family = Family(
     # No `fill`: one number for a softmax is ambiguous (rows? cols? both?), so --sizes is
     # refused with a pointer to --shape / --axis.
     # cols = 1000 (not a power of two: masked lanes, 24 of 1024, as in ImageNet
-    # logits) and 4096 (no masking): 16 MB and 67 MB of fp32 input, below and
-    # above an H100's 50 MB L2.
-    shapes=({"rows": 4096, "cols": 1000}, {"rows": 4096, "cols": 4096}),
-    cpu_shapes=({"rows": 64, "cols": 128}, {"rows": 64, "cols": 1000}),
+    # logits), 4096 and 8192 (no masking): 16, 67 and 134 MB of fp32 input, below and
+    # above an H100's 50 MB L2; 8192 is the top of the issue's "cols <= 8192" target.
+    shapes=({"rows": 4096, "cols": 1000}, {"rows": 4096, "cols": 4096},
+            {"rows": 4096, "cols": 8192}),
+    # 1001 columns: odd, so block_reduce takes its scalar (unvectorized) path on CPU too.
+    cpu_shapes=({"rows": 64, "cols": 128}, {"rows": 64, "cols": 1001}),
     make_inputs=make_inputs,
     flops=lambda s: 5 * s["rows"] * s["cols"],
     bytes_moved=lambda s, itemsize: 2 * s["rows"] * s["cols"] * itemsize,
@@ -55,6 +65,14 @@ family = Family(
         CudaVariant("naive", function="softmax_naive", cuda=("softmax.cu",),
                     cpp=("softmax_binding.cpp",), cpu=("softmax_cpu.cpp",),
                     description="3 passes, one thread per row: uncoalesced, few threads"),
+        CudaVariant("online", function="softmax_online", cuda=("softmax.cu",),
+                    cpp=("softmax_binding.cpp",), cpu=("softmax_cpu.cpp",),
+                    description="block per row, one pass for max+sum (online), then a write "
+                                "pass: 2 reads + 1 write"),
+        CudaVariant("block_reduce", function="softmax_block_reduce", cuda=("softmax.cu",),
+                    cpp=("softmax_binding.cpp",), cpu=("softmax_cpu.cpp",),
+                    description="block per row in registers, 16-byte loads, shuffle+smem "
+                                "reductions: 1 read + 1 write"),
         TritonVariant("triton", module="softmax_triton.py", function="softmax",
                       description="fused, one row per program, row held in registers"),
     ),

@@ -1,7 +1,8 @@
-// vector_add_cpu.cpp — the same `vector_add` for CPU tensors (machines without a GPU).
+// vector_add_cpu.cpp — the same `vector_add` and `vector_add_vectorized` for CPU tensors
+// (machines without a GPU): one loop under both names.
 #include <torch/extension.h>
 
-void vector_add(at::Tensor a, at::Tensor b, at::Tensor out) {
+static void add_cpu(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out) {
   TORCH_CHECK(a.is_cpu() && b.is_cpu() && out.is_cpu(), "vector_add (CPU build) takes CPU tensors");
   TORCH_CHECK(a.is_contiguous() && b.is_contiguous() && out.is_contiguous(),
               "tensors must be contiguous");
@@ -15,3 +16,7 @@ void vector_add(at::Tensor a, at::Tensor b, at::Tensor out) {
     }
   });
 }
+
+void vector_add(at::Tensor a, at::Tensor b, at::Tensor out) { add_cpu(a, b, out); }
+
+void vector_add_vectorized(at::Tensor a, at::Tensor b, at::Tensor out) { add_cpu(a, b, out); }
