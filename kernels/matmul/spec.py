@@ -66,9 +66,12 @@ family = Family(
         # stays off this variant until a variant can declare its own (then add "float32"
         # here with e.g. (5e-3, 5e-3)), rather than loosening fp32 for every variant.
         TritonVariant("triton_tc", module="matmul_tc_triton.py", function="matmul_tc",
-                      dtypes=("float16", "bfloat16"),
+                      # TF32 keeps 10 mantissa bits: each product is off by up to 2^-11
+                      # relative, ~5e-4 on these N(0, 1) outputs, ~3e-3 at worst over 16M
+                      # of them; 1e-2 passes that and still fails a wrong kernel.
+                      tolerances={"float32": (1e-2, 1e-2)},
                       description="tensor cores: autotuned tl.dot (tiles, warps, stages, "
-                                  "GROUP_M); fp32 inputs would run as TF32, so not offered"),
+                                  "GROUP_M); fp32 runs as TF32 (checked at 1e-2)"),
         CudaVariant("wmma", function="matmul_wmma", cuda=("matmul.cu",),
                     cpp=("matmul_binding.cpp",), dtypes=("float16", "bfloat16"),
                     description="tensor cores via nvcuda::wmma 16x16x16, fp32 accumulate, "
