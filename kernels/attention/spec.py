@@ -118,7 +118,13 @@ family = Family(
     variants=(
         TorchVariant("sdpa", fn=sdpa, returns=True, baseline=True,
                      description="torch SDPA (flash, cuDNN or mem-efficient kernels on a GPU)"),
+        # naive rounds its S x S scores to bf16 before the softmax: a logit near 6 is then
+        # off by up to 6 * 2^-9 = 0.012, which exp turns into ~1.2% on its weight, and a
+        # causal row's first outputs average only a few weights. On the H200 one causal
+        # re-check of 2^27 outputs went past (1e-2, 2e-2) (2026-11-23): its own bar is
+        # twice the family's, for bf16 only.
         TorchVariant("naive", fn=naive, returns=False,
+                     tolerances={"bfloat16": (2e-2, 4e-2)},
                      description="Q K^T, softmax, P V as torch ops: S x S scores in memory"),
         TritonVariant("flash", module="attention_triton.py", function="flash_attention",
                       description="Triton flash attention: online softmax over K/V blocks, "
