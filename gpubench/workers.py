@@ -45,6 +45,7 @@ class WorkerProcess:
         self.device = device
         self.log_path = log_path
         self.extra_env = extra_env or {}  # CUDA_VISIBLE_DEVICES of a lane pinned to one GPU
+        self._kill_lock = threading.Lock()
         self.process: subprocess.Popen | None = None
         self.reader: LineReader | None = None
         self.log: CappedLog | None = None
@@ -108,21 +109,24 @@ class WorkerProcess:
 
     def kill(self) -> None:
         """Kill the worker's whole session (ninja, compilers and a variant's children
-        included, though they left the worker's process group) and reap the worker."""
-        if self.process is None:
+        included, though they left the worker's process group) and reap the worker.
+        Safe to call from two threads at once (Ctrl-C on the main thread while the lane's
+        thread is killing a worker that died): one of them does it."""
+        with self._kill_lock:
+            process, self.process = self.process, None
+            reader, self.reader = self.reader, None
+        if process is None:
             return
-        if self.process.poll() is None:
+        if process.poll() is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, signal.SIGKILL)
+                os.killpg(process.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
-                self.process.wait(timeout=10)
-        kill_session(self.process.pid)  # the session id is the worker's pid
-        if self.reader is not None:
-            os.close(self.reader.fd)
-            self.reader = None
+                process.wait(timeout=10)
+        kill_session(process.pid)  # the session id is the worker's pid
+        if reader is not None:
+            os.close(reader.fd)
         if self.log is not None:
             self.log.flush_after_exit()
-        self.process = None
 
     def log_tail(self, lines: int = 40) -> str:
         if self.log is not None:
