@@ -74,6 +74,7 @@ class Runner:
         self._events: queue.Queue = queue.Queue()
         self._stopping = threading.Event()
         self._ceilings: dict[str, dict] = {}  # device model -> its measured ceilings
+        self._unsaved: list[threading.Event] = []  # lanes waiting for their point's save
 
     def run(self, points: list[Point]) -> list[R.Result]:
         """Run every point; on KeyboardInterrupt, mark the rest NOT_RUN and re-raise."""
@@ -122,6 +123,9 @@ class Runner:
             running -= self._handle(event, tracker, open_groups)
             if self._events.empty():
                 self.callbacks.idle()
+                for saved in self._unsaved:  # their lanes may take their next points now
+                    saved.set()
+                self._unsaved.clear()
 
     def _drain(self, tracker: GroupTracker, open_groups: dict) -> None:
         while True:
@@ -142,7 +146,8 @@ class Runner:
         elif kind == "device":
             self._note_device(event[1])
         elif kind == "done":
-            _, index, point, rows = event
+            _, index, point, rows, saved = event
+            self._unsaved.append(saved)
             self.results.extend(rows)
             self.callbacks.point_done(rows)
             open_groups.setdefault(point.group, {})[index] = rows
@@ -204,7 +209,14 @@ class Runner:
                 rows = self._run_point(lane, index, point)
                 if self._stopping.is_set():  # killed by Ctrl-C: the main thread decides
                     return
-                self._events.put(("done", index, point, rows))
+                # The next point waits until this one is saved (a `kill -9` of gpubench
+                # then costs at most the points in progress); points that finish together
+                # on several lanes share one save.
+                saved = threading.Event()
+                self._events.put(("done", index, point, rows, saved))
+                while not saved.wait(EVENT_POLL_S):
+                    if self._stopping.is_set():
+                        return
         finally:
             self._events.put(("lane_end", lane))
 
