@@ -1,6 +1,6 @@
 """`gpubench compare`: the verdict logic on synthetic samples (edge cases pinned), on run
 documents recorded on an H200, and end to end on the CPU: two runs of the same code, then
-a variant that does its work twice."""
+a variant that does its work four times."""
 
 import json
 import math
@@ -252,7 +252,7 @@ def test_cli_compare_bad_references_exit_2_without_a_traceback(gpubench):
 # ---------------------------------------------------------------- CPU, end to end
 
 SPEC = textwrap.dedent('''\
-    """A torch-only family whose `twice` variant repeats its work REPEAT times. sin is
+    """A torch-only family whose `repeated` variant repeats its work REPEAT times. sin is
     compute-bound on a CPU, so a second pass costs a whole first one (a memory-bound op
     would find its data in cache the second time)."""
     import torch
@@ -262,7 +262,7 @@ SPEC = textwrap.dedent('''\
     REPEAT = 1
 
 
-    def twice(x, out):
+    def repeated(x, out):
         for _ in range(REPEAT):
             torch.sin(x, out=out)
 
@@ -276,29 +276,31 @@ SPEC = textwrap.dedent('''\
         variants=(
             TorchVariant("torch", fn=lambda x, out: torch.sin(x, out=out), baseline=True),
             TorchVariant("sin", fn=lambda x, out: torch.sin(x, out=out)),
-            TorchVariant("twice", fn=twice),
+            TorchVariant("repeated", fn=repeated),
         ),
     )
 ''')
 
 
-def test_cpu_two_runs_then_a_variant_doing_its_work_twice(gpubench, tmp_path):
+def test_cpu_two_runs_then_a_variant_doing_its_work_four_times(gpubench, tmp_path):
     kernels = tmp_path / "my_kernels"
     (kernels / "sq").mkdir(parents=True)
     spec = kernels / "sq" / "spec.py"
     spec.write_text(SPEC)
-    # A 1 s warmup: in CI, with 20 ms and again with the default 100 ms, the first point of
-    # a CPU worker ran at twice its time (379-383 us vs 200 us for the same op later in the
-    # run; docs/perf-notes.md). compare is what is tested here, not that warm-up.
+    # In CI the first point of a CPU worker ran at up to 1.95x its time in some runs, with
+    # warmups of 20 ms, 100 ms and 1 s alike (docs/perf-notes.md): compare's host-clock
+    # allowance covers that, so the default warmup is kept.
     options = ("sq", "--kernels-dir", str(kernels), "--device", "cpu", "--sizes", "2^18,2^20",
-               "--warmup", "1000", "--min-time", "100", "--max-time", "300")
+               "--min-time", "100", "--max-time", "300")
     for name in ("one", "two"):
         assert gpubench("run", *options, "--out", name).code == 0
     same = json.loads(gpubench("compare", "one", "two", "--json").stdout)
     assert len(same["points"]) == 6
     assert {p["verdict"] for p in same["points"]} <= {C.SAME, C.UNSURE}, same["points"]
 
-    spec.write_text(SPEC.replace("REPEAT = 1", "REPEAT = 2"))
+    # Four times the work: a CPU change must exceed the host clock's 150% allowance
+    # (comparison.HOST_CLOCK_ALLOWANCE: one point of unchanged code moved 1.95x in CI).
+    spec.write_text(SPEC.replace("REPEAT = 1", "REPEAT = 4"))
     # The CPU machine may drift between runs (a whole run 2.5x slower was seen in CI). When
     # compare says so itself (the group moved, the host was busy), the user's answer is to
     # measure again: so does this test, at most twice; it never accepts a wrong verdict.
@@ -310,20 +312,20 @@ def test_cpu_two_runs_then_a_variant_doing_its_work_twice(gpubench, tmp_path):
         gate = gpubench("compare", "two", out, "--json", "--fail-on-regression")
         points = {(p["key"].split("/")[1], p["key"].split("/")[3]): p
                   for p in json.loads(gate.stdout)["points"]}
-        others = {p["verdict"] for (variant, _), p in points.items() if variant != "twice"}
+        others = {p["verdict"] for (variant, _), p in points.items() if variant != "repeated"}
         assert others <= {C.SAME, C.UNSURE}, points
-        twice = [p for (variant, _), p in points.items() if variant == "twice"]
-        if all(p["verdict"] == C.SLOWER for p in twice):
+        repeated = [p for (variant, _), p in points.items() if variant == "repeated"]
+        if all(p["verdict"] == C.SLOWER for p in repeated):
             break
-        for p in twice:
+        for p in repeated:
             assert p["verdict"] == C.SLOWER or any(
                 word in p["reason"] for word in ("moved", "busy", "drift")), p
-    if not all(p["verdict"] == C.SLOWER for p in twice):
+    if not all(p["verdict"] == C.SLOWER for p in repeated):
         # Three runs in a row on a host too busy to judge (each an UNSURE with its reason,
         # checked above): compare refused a verdict it could not stand behind, which is
         # right; whether it says SLOWER once the host is quiet cannot be seen here.
         pytest.skip("the host stayed busy or drifting through 3 runs: " +
-                    "; ".join(p["reason"] for p in twice))
+                    "; ".join(p["reason"] for p in repeated))
     assert gate.code == 13, points
     assert "SLOWER" in doubled.stdout
     saved = json.loads((Path(doubled.cwd) / out / "results.json").read_text())
@@ -345,6 +347,12 @@ def test_a_cpu_timing_of_a_busy_host_never_gives_a_verdict_of_change():
     assert hostload.busy_reason(quiet) is None
     assert "preempted 1.80 times per call" in hostload.busy_reason(busy)
     assert "kept 0.9 CPUs busy" in hostload.busy_reason({**quiet, "others_cpus": 0.9})
+    # A 4.4 ms op on the quiet 2-core machine: 0.25 preemptions per call, at the machine's
+    # own ~55 a second, is not a busy host; beside a compiler it was 276 a second.
+    assert hostload.busy_reason({**quiet, "preempted_per_call": 0.25,
+                                 "preempted_per_s": 55.0}) is None
+    assert hostload.busy_reason({**quiet, "preempted_per_call": 2.21,
+                                 "preempted_per_s": 276.0}) is not None
 
     def cpu_result(samples, load):
         key = PointKey("demo", "v", "float32", Shape({"n": 1}), "cpu")
@@ -354,4 +362,8 @@ def test_a_cpu_timing_of_a_busy_host_never_gives_a_verdict_of_change():
     base = cpu_result(noisy(1e-4, spread=0.01), quiet)
     c = C.compare_results(base, cpu_result(noisy(8e-3, spread=0.01, seed=2), busy))
     assert c.verdict == C.UNSURE and c.reason.startswith("host busy in NEW: preempted")
-    assert C.compare_results(base, cpu_result(noisy(2e-4, seed=3), quiet)).verdict == C.SLOWER
+    # A quiet host: 1.95x, what one point of unchanged code moved in CI, is within the host
+    # clock's drift; four times the work is a change.
+    drift = C.compare_results(base, cpu_result(noisy(1.95e-4, seed=3), quiet))
+    assert drift.verdict == C.UNSURE and "host clock" in drift.reason
+    assert C.compare_results(base, cpu_result(noisy(4e-4, seed=3), quiet)).verdict == C.SLOWER
