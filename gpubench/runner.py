@@ -128,13 +128,17 @@ class Runner:
                 self._unsaved.clear()
 
     def _drain(self, tracker: GroupTracker, open_groups: dict) -> None:
-        while True:
-            try:
-                event = self._events.get_nowait()
-            except queue.Empty:
-                return
+        for event in self._pending_events():
             if event[0] == "done":
                 self._handle(event, tracker, open_groups)
+
+    def _pending_events(self):
+        """The events queued so far, without waiting for more."""
+        while True:
+            try:
+                yield self._events.get_nowait()
+            except queue.Empty:
+                return
 
     def _handle(self, event: tuple, tracker: GroupTracker, open_groups: dict) -> int:
         """Act on one event; 1 when it says a lane has finished, else 0."""
@@ -290,11 +294,7 @@ class Runner:
         self._flush_device_events()
 
     def _flush_device_events(self) -> None:
-        while True:
-            try:
-                event = self._events.get_nowait()
-            except queue.Empty:
-                return
+        for event in self._pending_events():
             if event[0] == "device":
                 self._note_device(event[1])
 

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,17 @@ def gpubench(tmp_path, build_cache):
         return CliResult(completed, tmp_path)
 
     return run
+
+
+def wait_for_worker_log(root: Path, text: str, timeout_s: float = 180) -> str:
+    """The text of the first worker log under `root` (at any depth: a Dask cluster's
+    workers log in a subfolder) that shows `text`, once one does."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for log in root.rglob("worker-*.log"):
+            body = log.read_text(errors="replace")
+            if text in body:
+                return body
+        time.sleep(0.2)
+    raise AssertionError(f"no worker log under {root} shows '{text}'")
+

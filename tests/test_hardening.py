@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, TEST_KERNELS
+from conftest import REPO, TEST_KERNELS, wait_for_worker_log
 from gpubench.processes import session_members
 
 FAST = ("--warmup", "5", "--min-time", "10", "--max-time", "30")
@@ -42,16 +42,6 @@ def assert_no_process_left(run_dir: Path, grace_s: float = 3.0) -> None:
 def start(args, cwd: Path, env: dict) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "gpubench", *args], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-
-def wait_for_log(run_dir: Path, text: str, timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        logs = "".join(p.read_text(errors="replace") for p in run_dir.glob("worker-*.log"))
-        if text in logs:
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"'{text}' never appeared in the worker logs of {run_dir}")
 
 
 @pytest.fixture
@@ -106,7 +96,7 @@ def test_sigterm_writes_what_was_measured_and_leaves_no_process(tmp_path, env):
     run_dir = tmp_path / "run"
     process = start(["run", "faulty", "--kernels-dir", str(TEST_KERNELS), "--variants", "hang",
                      "--timeout", "300", *FAST, "--out", str(run_dir)], tmp_path, env)
-    wait_for_log(run_dir, "faulty/hang")
+    wait_for_worker_log(run_dir, "faulty/hang")
     time.sleep(1.0)  # inside hang() now
     process.send_signal(signal.SIGTERM)
     output, _ = process.communicate(timeout=60)
@@ -122,7 +112,7 @@ def test_kill_9_of_gpubench_takes_its_worker_with_it(tmp_path, env):
     run_dir = tmp_path / "run"
     process = start(["run", "faulty", "--kernels-dir", str(TEST_KERNELS), "--variants", "hang",
                      "--timeout", "300", *FAST, "--out", str(run_dir)], tmp_path, env)
-    wait_for_log(run_dir, "faulty/hang")
+    wait_for_worker_log(run_dir, "faulty/hang")
     process.kill()
     process.communicate(timeout=30)
     # the worker's watchdog notices within half a second; allow for a loaded machine
@@ -160,7 +150,7 @@ def test_a_run_folder_is_not_shared_or_silently_reused(gpubench, tmp_path, env):
     busy = start(["run", "faulty", "--kernels-dir", str(TEST_KERNELS), "--variants", "hang",
                   "--timeout", "300", *FAST, "--out", str(tmp_path / "busy")], tmp_path, env)
     try:
-        wait_for_log(tmp_path / "busy", "faulty/hang")
+        wait_for_worker_log(tmp_path / "busy", "faulty/hang")
         second = gpubench("run", "vector_add", "--variants", "torch", "--sizes", "256", *FAST,
                           "--out", str(tmp_path / "busy"), "--force")
         assert second.code == 2 and "another gpubench run (pid" in second.stderr

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TEST_KERNELS, has_cuda
+from conftest import TEST_KERNELS, has_cuda, wait_for_worker_log
 
 FAST = ("--warmup", "5", "--min-time", "10", "--max-time", "30")
 # faulty's variants (wrong, segfaulting, raising, NaN) give every status but TIMEOUT
@@ -97,15 +97,10 @@ def test_two_cpu_workers_and_a_local_dask_cluster_match_one_worker(tmp_path, bui
     assert_nothing_left(mark)
 
 
-def wait_for_worker_log(root: Path, text: str, timeout_s: float = 180) -> int:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        for log in root.rglob("worker-*.log"):
-            body = log.read_text(errors="replace")
-            if text in body:
-                return int(body.split("[gpubench worker] pid ")[1].split(",")[0])
-        time.sleep(0.2)
-    raise AssertionError(f"no worker log under {root} shows '{text}'")
+def worker_pid(root: Path, text: str) -> int:
+    """The pid of the worker whose log shows `text`, once one does."""
+    body = wait_for_worker_log(root, text)
+    return int(body.split("[gpubench worker] pid ")[1].split(",")[0])
 
 
 def parent_of(pid: int) -> int:
@@ -122,7 +117,7 @@ def test_a_cpu_worker_killed_mid_run_costs_only_its_point(tmp_path, build_cache)
     process = subprocess.Popen([sys.executable, "-m", "gpubench", *HANGING, "--workers", "2",
                                 "--out", str(out)], cwd=tmp_path, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    pid = wait_for_worker_log(out, "faulty/hang")
+    pid = worker_pid(out, "faulty/hang")
     time.sleep(0.5)  # inside hang() now
     os.kill(pid, signal.SIGKILL)
     output, _ = process.communicate(timeout=300)
@@ -146,7 +141,7 @@ def test_a_dask_worker_lost_mid_run_has_its_point_requeued_once(tmp_path, build_
     process = subprocess.Popen([sys.executable, "-m", "gpubench", *args], cwd=tmp_path,
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)
-    pid = wait_for_worker_log(out, "faulty/hang")
+    pid = worker_pid(out, "faulty/hang")
     time.sleep(0.5)
     os.kill(parent_of(pid), signal.SIGKILL)  # the Dask worker process, gpubench's inside
     output, _ = process.communicate(timeout=300)

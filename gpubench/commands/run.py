@@ -103,17 +103,21 @@ class RunCommand:
         --workers CPU workers (2 by default); their logs go to the run folder."""
         from gpubench.cluster import Cluster
 
-        if machine.has_cuda:
-            if self.workers:
-                raise errors.UsageError("--cluster local on a GPU has one worker per GPU "
-                                        "(pick them with --devices); --workers sizes a "
-                                        "CPU cluster")
-            gpus = choose_gpus(self.devices or "all", visible_gpus())
-            return Cluster("local", "cuda", gpus, log_dir=run_dir)
-        if self.devices:
-            raise errors.UsageError("--devices needs CUDA GPUs and this run has none (for "
-                                    "a CPU cluster use --workers N)")
+        if machine.has_cuda and self.workers:
+            raise errors.UsageError("--cluster local on a GPU has one worker per GPU "
+                                    "(pick them with --devices); --workers sizes a "
+                                    "CPU cluster")
+        if machine.has_cuda or self.devices:
+            return Cluster("local", "cuda", self._chosen_gpus(machine), log_dir=run_dir)
         return Cluster("local", "cpu", cpu_workers=self.workers or 2, log_dir=run_dir)
+
+    def _chosen_gpus(self, machine) -> list[str]:
+        """--devices (all when not given) as GPU ids; a CPU run (no GPU, or --device cpu)
+        cannot have any."""
+        if not machine.has_cuda:
+            raise errors.UsageError("--devices needs CUDA GPUs and this run has none (for "
+                                    "parallel CPU workers use --workers N)")
+        return choose_gpus(self.devices or "all", visible_gpus())
 
     def _lanes(self, machine, run_dir: Path, cluster) -> list | None:
         """The places points run: None for the one default worker."""
@@ -122,12 +126,8 @@ class RunCommand:
         if cluster is not None:
             return cluster.lanes()
         if self.devices:
-            if not machine.has_cuda:
-                raise errors.UsageError("--devices needs CUDA GPUs and this run has none "
-                                        "(for parallel CPU workers use --workers N)")
-            return [Lane(Slot("cuda", f"cuda:{gpu}", visible=gpu), run_dir,
-                         f"worker-cuda{gpu}") for gpu in choose_gpus(self.devices,
-                                                                      visible_gpus())]
+            return [Lane(Slot("cuda", f"cuda:{gpu}", visible=gpu), run_dir, f"worker-cuda{gpu}")
+                    for gpu in self._chosen_gpus(machine)]
         if self.workers:
             if machine.has_cuda:
                 raise errors.UsageError("--workers runs CPU workers; on a GPU machine use "

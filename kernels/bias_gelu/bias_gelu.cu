@@ -23,27 +23,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include <gpubench/dispatch.cuh>
-
-template <typename T, int VEC>
-struct alignas(sizeof(T) * VEC) Pack {
-  T v[VEC];
-};
-
-template <typename T, int VEC>
-__device__ __forceinline__ void load_floats(const T* p, float (&out)[VEC]) {
-  const Pack<T, VEC> pack = *reinterpret_cast<const Pack<T, VEC>*>(p);
-#pragma unroll
-  for (int k = 0; k < VEC; ++k) out[k] = gb_to_float(pack.v[k]);
-}
-
-template <typename T, int VEC>
-__device__ __forceinline__ void store_floats(T* p, const float (&in)[VEC]) {
-  Pack<T, VEC> pack;
-#pragma unroll
-  for (int k = 0; k < VEC; ++k) pack.v[k] = gb_from_float<T>(in[k]);
-  *reinterpret_cast<Pack<T, VEC>*>(p) = pack;
-}
+#include <gpubench/rows.cuh>
 
 // exp(-2u) = exp2(-z * (A + B z^2)), A = 2 sqrt(2/pi) log2(e), B = 0.044715 A.
 __device__ __forceinline__ float gelu(float z) {
@@ -66,26 +46,26 @@ __global__ void __launch_bounds__(kThreads)
   if (p >= cols / VEC) return;
   const int64_t at = p * VEC;
   float b[VEC];
-  load_floats<T, VEC>(bias + at, b);
+  gb_load_floats<T, VEC>(bias + at, b);
   const int64_t stride = static_cast<int64_t>(gridDim.y) * blockDim.y;
   int64_t r = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
   for (; r + (kUnroll - 1) * stride < rows; r += kUnroll * stride) {
     float v[kUnroll][VEC];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) load_floats<T, VEC>(x + (r + u * stride) * cols + at, v[u]);
+    for (int u = 0; u < kUnroll; ++u) gb_load_floats<T, VEC>(x + (r + u * stride) * cols + at, v[u]);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
       for (int k = 0; k < VEC; ++k) v[u][k] = kGelu ? gelu(v[u][k] + b[k]) : v[u][k] + b[k];
-      store_floats<T, VEC>(y + (r + u * stride) * cols + at, v[u]);
+      gb_store_floats<T, VEC>(y + (r + u * stride) * cols + at, v[u]);
     }
   }
   for (; r < rows; r += stride) {
     float v[VEC];
-    load_floats<T, VEC>(x + r * cols + at, v);
+    gb_load_floats<T, VEC>(x + r * cols + at, v);
 #pragma unroll
     for (int k = 0; k < VEC; ++k) v[k] = kGelu ? gelu(v[k] + b[k]) : v[k] + b[k];
-    store_floats<T, VEC>(y + r * cols + at, v);
+    gb_store_floats<T, VEC>(y + r * cols + at, v);
   }
 }
 
@@ -98,10 +78,10 @@ __global__ void __launch_bounds__(kThreads) gelu_inplace_kernel(T* __restrict__ 
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < packs;
        i += step) {
     float v[VEC];
-    load_floats<T, VEC>(y + i * VEC, v);
+    gb_load_floats<T, VEC>(y + i * VEC, v);
 #pragma unroll
     for (int k = 0; k < VEC; ++k) v[k] = gelu(v[k]);
-    store_floats<T, VEC>(y + i * VEC, v);
+    gb_store_floats<T, VEC>(y + i * VEC, v);
   }
 }
 

@@ -20,54 +20,18 @@
 #include <cmath>
 #include <cstdint>
 
-#include <gpubench/dispatch.cuh>
-
-template <typename T, int VEC>
-struct alignas(sizeof(T) * VEC) Pack {
-  T v[VEC];
-};
-
-template <typename T, int VEC>
-__device__ __forceinline__ void load_floats(const T* p, float (&out)[VEC]) {
-  const Pack<T, VEC> pack = *reinterpret_cast<const Pack<T, VEC>*>(p);
-#pragma unroll
-  for (int k = 0; k < VEC; ++k) out[k] = gb_to_float(pack.v[k]);
-}
-
-template <typename T, int VEC>
-__device__ __forceinline__ void store_floats(T* p, const float (&in)[VEC]) {
-  Pack<T, VEC> pack;
-#pragma unroll
-  for (int k = 0; k < VEC; ++k) pack.v[k] = gb_from_float<T>(in[k]);
-  *reinterpret_cast<Pack<T, VEC>*>(p) = pack;
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(~0u, v, offset);
-  return v;
-}
-
-// A block-wide sum in every thread; `partials` (32 floats) must not be reused by a later
-// reduction without a barrier in between. blockDim.x must be a multiple of 32.
-__device__ __forceinline__ float block_sum(float v, float* partials) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  v = warp_sum(v);
-  if (lane == 0) partials[warp] = v;
-  __syncthreads();
-  return warp_sum(lane < static_cast<int>(blockDim.x >> 5) ? partials[lane] : 0.0f);
-}
+#include <gpubench/rows.cuh>
 
 // y = (v - mean) * rstd * w + b for one pack, written to yr at element `at`.
 template <typename T, int VEC>
 __device__ __forceinline__ void normalize_pack(float (&v)[VEC], const T* w, const T* b, T* yr,
                                                int64_t at, float mean, float rstd) {
   float wf[VEC], bf[VEC];
-  load_floats<T, VEC>(w + at, wf);
-  load_floats<T, VEC>(b + at, bf);
+  gb_load_floats<T, VEC>(w + at, wf);
+  gb_load_floats<T, VEC>(b + at, bf);
 #pragma unroll
   for (int k = 0; k < VEC; ++k) v[k] = fmaf((v[k] - mean) * rstd, wf[k], bf[k]);
-  store_floats<T, VEC>(yr + at, v);
+  gb_store_floats<T, VEC>(yr + at, v);
 }
 
 // ------------------------------------------------------------------ warp per row
@@ -88,19 +52,13 @@ __global__ void __launch_bounds__(kWarpBlock)
   const int packs = cols / VEC;
   float v[ITEMS][VEC];
   float s = 0.0f;
+  gb_load_row<T, VEC, ITEMS>(xr, packs, lane, 32, 0.0f, v);  // 32 consecutive packs a warp
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
-    const int j = lane + i * 32;  // a warp's loads: 32 consecutive packs
-    if (j < packs) {
-      load_floats<T, VEC>(xr + j * VEC, v[i]);
-    } else {
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) v[i][k] = 0.0f;
-    }
 #pragma unroll
     for (int k = 0; k < VEC; ++k) s += v[i][k];
   }
-  const float mean = warp_sum(s) / cols;
+  const float mean = gb_warp_sum(s) / cols;
   float q = 0.0f;
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
@@ -109,7 +67,7 @@ __global__ void __launch_bounds__(kWarpBlock)
       for (int k = 0; k < VEC; ++k) q = fmaf(v[i][k] - mean, v[i][k] - mean, q);
     }
   }
-  const float rstd = rsqrtf(warp_sum(q) / cols + eps);
+  const float rstd = rsqrtf(gb_warp_sum(q) / cols + eps);
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const int j = lane + i * 32;
@@ -151,19 +109,13 @@ __global__ void __launch_bounds__(1024)
   const int packs = cols / VEC;
   float v[ITEMS][VEC];
   float s = 0.0f;
+  gb_load_row<T, VEC, ITEMS>(xr, packs, threadIdx.x, blockDim.x, 0.0f, v);
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
-    const int j = threadIdx.x + i * blockDim.x;
-    if (j < packs) {
-      load_floats<T, VEC>(xr + j * VEC, v[i]);
-    } else {
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) v[i][k] = 0.0f;
-    }
 #pragma unroll
     for (int k = 0; k < VEC; ++k) s += v[i][k];
   }
-  const float mean = block_sum(s, part_mean) / cols;
+  const float mean = gb_block_reduce<false>(s, part_mean) / cols;
   float q = 0.0f;
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
@@ -172,7 +124,7 @@ __global__ void __launch_bounds__(1024)
       for (int k = 0; k < VEC; ++k) q = fmaf(v[i][k] - mean, v[i][k] - mean, q);
     }
   }
-  const float rstd = rsqrtf(block_sum(q, part_var) / cols + eps);
+  const float rstd = rsqrtf(gb_block_reduce<false>(q, part_var) / cols + eps);
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const int j = threadIdx.x + i * blockDim.x;
@@ -219,22 +171,22 @@ __global__ void __launch_bounds__(kLoopThreads)
   float s = 0.0f;
   for (int64_t j = threadIdx.x; j < packs; j += kLoopThreads) {
     float v[VEC];
-    load_floats<T, VEC>(xr + j * VEC, v);
+    gb_load_floats<T, VEC>(xr + j * VEC, v);
 #pragma unroll
     for (int k = 0; k < VEC; ++k) s += v[k];
   }
-  const float mean = block_sum(s, part_mean) / cols;
+  const float mean = gb_block_reduce<false>(s, part_mean) / cols;
   float q = 0.0f;
   for (int64_t j = threadIdx.x; j < packs; j += kLoopThreads) {
     float v[VEC];
-    load_floats<T, VEC>(xr + j * VEC, v);
+    gb_load_floats<T, VEC>(xr + j * VEC, v);
 #pragma unroll
     for (int k = 0; k < VEC; ++k) q = fmaf(v[k] - mean, v[k] - mean, q);
   }
-  const float rstd = rsqrtf(block_sum(q, part_var) / cols + eps);
+  const float rstd = rsqrtf(gb_block_reduce<false>(q, part_var) / cols + eps);
   for (int64_t j = threadIdx.x; j < packs; j += kLoopThreads) {
     float v[VEC];
-    load_floats<T, VEC>(xr + j * VEC, v);
+    gb_load_floats<T, VEC>(xr + j * VEC, v);
     normalize_pack<T, VEC>(v, w, b, yr, j * VEC, mean, rstd);
   }
 }

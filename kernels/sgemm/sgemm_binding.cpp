@@ -9,18 +9,15 @@
 using Launcher = cudaError_t (*)(const float*, const float*, float*, int, int, int,
                                  cudaStream_t);
 
-cudaError_t sgemm_naive_launch(const float*, const float*, float*, int, int, int, cudaStream_t);
-cudaError_t sgemm_coalesced_launch(const float*, const float*, float*, int, int, int,
-                                   cudaStream_t);
-cudaError_t sgemm_smem_launch(const float*, const float*, float*, int, int, int, cudaStream_t);
-cudaError_t sgemm_blocktile_1d_launch(const float*, const float*, float*, int, int, int,
-                                      cudaStream_t);
-cudaError_t sgemm_blocktile_2d_launch(const float*, const float*, float*, int, int, int,
-                                      cudaStream_t);
-cudaError_t sgemm_vectorized_launch(const float*, const float*, float*, int, int, int,
+// The ladder's steps, in order; each is sgemm_<step>_launch in sgemm.cu, wrapped below as
+// sgemm_<step>, the function the spec names.
+#define SGEMM_STEPS(X) \
+  X(naive) X(coalesced) X(smem) X(blocktile_1d) X(blocktile_2d) X(vectorized) X(warptiling)
+
+#define SGEMM_DECLARE_LAUNCH(step) \
+  cudaError_t sgemm_##step##_launch(const float*, const float*, float*, int, int, int, \
                                     cudaStream_t);
-cudaError_t sgemm_warptiling_launch(const float*, const float*, float*, int, int, int,
-                                    cudaStream_t);
+SGEMM_STEPS(SGEMM_DECLARE_LAUNCH)
 
 static void run_sgemm(Launcher launch, const char* kernel, const at::Tensor& a,
                       const at::Tensor& b, const at::Tensor& out) {
@@ -44,30 +41,8 @@ static void run_sgemm(Launcher launch, const char* kernel, const at::Tensor& a,
                   kernel);
 }
 
-void sgemm_naive(at::Tensor a, at::Tensor b, at::Tensor out) {
-  run_sgemm(sgemm_naive_launch, "sgemm_naive_kernel", a, b, out);
-}
-
-void sgemm_coalesced(at::Tensor a, at::Tensor b, at::Tensor out) {
-  run_sgemm(sgemm_coalesced_launch, "sgemm_coalesced_kernel", a, b, out);
-}
-
-void sgemm_smem(at::Tensor a, at::Tensor b, at::Tensor out) {
-  run_sgemm(sgemm_smem_launch, "sgemm_smem_kernel", a, b, out);
-}
-
-void sgemm_blocktile_1d(at::Tensor a, at::Tensor b, at::Tensor out) {
-  run_sgemm(sgemm_blocktile_1d_launch, "sgemm_blocktile_1d_kernel", a, b, out);
-}
-
-void sgemm_blocktile_2d(at::Tensor a, at::Tensor b, at::Tensor out) {
-  run_sgemm(sgemm_blocktile_2d_launch, "sgemm_blocktile_2d_kernel", a, b, out);
-}
-
-void sgemm_vectorized(at::Tensor a, at::Tensor b, at::Tensor out) {
-  run_sgemm(sgemm_vectorized_launch, "sgemm_vectorized_kernel", a, b, out);
-}
-
-void sgemm_warptiling(at::Tensor a, at::Tensor b, at::Tensor out) {
-  run_sgemm(sgemm_warptiling_launch, "sgemm_warptiling_kernel", a, b, out);
-}
+#define SGEMM_WRAP(step)                                                   \
+  void sgemm_##step(at::Tensor a, at::Tensor b, at::Tensor out) {          \
+    run_sgemm(sgemm_##step##_launch, "sgemm_" #step "_kernel", a, b, out); \
+  }
+SGEMM_STEPS(SGEMM_WRAP)

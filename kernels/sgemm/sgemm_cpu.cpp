@@ -36,24 +36,12 @@ static void sgemm_cpu(const at::Tensor& a, const at::Tensor& b, const at::Tensor
   }
 }
 
-void sgemm_naive(at::Tensor a, at::Tensor b, at::Tensor out) {
-  sgemm_cpu(a, b, out, "sgemm_naive");
-}
-void sgemm_coalesced(at::Tensor a, at::Tensor b, at::Tensor out) {
-  sgemm_cpu(a, b, out, "sgemm_coalesced");
-}
-void sgemm_smem(at::Tensor a, at::Tensor b, at::Tensor out) {
-  sgemm_cpu(a, b, out, "sgemm_smem");
-}
-void sgemm_blocktile_1d(at::Tensor a, at::Tensor b, at::Tensor out) {
-  sgemm_cpu(a, b, out, "sgemm_blocktile_1d");
-}
-void sgemm_blocktile_2d(at::Tensor a, at::Tensor b, at::Tensor out) {
-  sgemm_cpu(a, b, out, "sgemm_blocktile_2d");
-}
-void sgemm_vectorized(at::Tensor a, at::Tensor b, at::Tensor out) {
-  sgemm_cpu(a, b, out, "sgemm_vectorized");
-}
-void sgemm_warptiling(at::Tensor a, at::Tensor b, at::Tensor out) {
-  sgemm_cpu(a, b, out, "sgemm_warptiling");
-}
+// Every step's name, as sgemm_binding.cpp lists them.
+#define SGEMM_STEPS(X) \
+  X(naive) X(coalesced) X(smem) X(blocktile_1d) X(blocktile_2d) X(vectorized) X(warptiling)
+
+#define SGEMM_CPU(step)                                           \
+  void sgemm_##step(at::Tensor a, at::Tensor b, at::Tensor out) { \
+    sgemm_cpu(a, b, out, "sgemm_" #step);                         \
+  }
+SGEMM_STEPS(SGEMM_CPU)

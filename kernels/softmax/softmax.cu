@@ -31,7 +31,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include <gpubench/dispatch.cuh>
+#include <gpubench/rows.cuh>
 
 template <typename T>
 __global__ void softmax_naive_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows,
@@ -69,54 +69,6 @@ cudaError_t softmax_naive_launch(const void* x, void* y, int64_t rows, int64_t c
 
 // exp(v - m) as exp2(v * log2(e) - m * log2(e)): one FFMA and one MUFU.EX2.
 constexpr float kLog2e = 1.4426950408889634f;
-
-// VEC elements of T in one 16-byte (or smaller) memory transaction.
-template <typename T, int VEC>
-struct alignas(sizeof(T) * VEC) Pack {
-  T v[VEC];
-};
-
-template <typename T, int VEC>
-__device__ __forceinline__ void load_floats(const T* p, float (&out)[VEC]) {
-  const Pack<T, VEC> pack = *reinterpret_cast<const Pack<T, VEC>*>(p);
-#pragma unroll
-  for (int k = 0; k < VEC; ++k) out[k] = gb_to_float(pack.v[k]);
-}
-
-template <typename T, int VEC>
-__device__ __forceinline__ void store_floats(T* p, const float (&in)[VEC]) {
-  Pack<T, VEC> pack;
-#pragma unroll
-  for (int k = 0; k < VEC; ++k) pack.v[k] = gb_from_float<T>(in[k]);
-  *reinterpret_cast<Pack<T, VEC>*>(p) = pack;
-}
-
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(~0u, v, offset));
-  return v;
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(~0u, v, offset);
-  return v;
-}
-
-// Block-wide max/sum, the result in every thread: each warp reduces its 32 values with
-// shuffles, lane 0 parks the warp's value in shared memory, one barrier, then every warp
-// reduces the (at most 32) partials itself, so no second barrier is needed to broadcast.
-// `partials` must not be reused by a later reduction without a barrier: callers give each
-// reduction its own array. blockDim.x must be a multiple of 32.
-template <bool kMax>
-__device__ __forceinline__ float block_reduce(float v, float* partials) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  v = kMax ? warp_max(v) : warp_sum(v);
-  if (lane == 0) partials[warp] = v;
-  __syncthreads();
-  v = lane < warps ? partials[lane] : (kMax ? -INFINITY : 0.0f);
-  return kMax ? warp_max(v) : warp_sum(v);
-}
 
 // ------------------------------------------------------------------ online
 
@@ -156,7 +108,7 @@ __global__ void __launch_bounds__(kOnlineThreads)
 #pragma unroll 4
   for (int64_t j = threadIdx.x; j < packs; j += kOnlineThreads) {
     float v[VEC];
-    load_floats<T, VEC>(xr + j * VEC, v);
+    gb_load_floats<T, VEC>(xr + j * VEC, v);
 #pragma unroll
     for (int k = 0; k < VEC; ++k) online_update(m, d, v[k]);
   }
@@ -180,10 +132,10 @@ __global__ void __launch_bounds__(kOnlineThreads)
 #pragma unroll 4
   for (int64_t j = threadIdx.x; j < packs; j += kOnlineThreads) {
     float v[VEC];
-    load_floats<T, VEC>(xr + j * VEC, v);
+    gb_load_floats<T, VEC>(xr + j * VEC, v);
 #pragma unroll
     for (int k = 0; k < VEC; ++k) v[k] = exp2f(fmaf(v[k], kLog2e, -m_log2)) * inv;
-    store_floats<T, VEC>(yr + j * VEC, v);
+    gb_store_floats<T, VEC>(yr + j * VEC, v);
   }
 }
 
@@ -223,19 +175,14 @@ __global__ void __launch_bounds__(1024)
   const int packs = cols / VEC;
   float v[ITEMS][VEC];
   float m = -INFINITY;
+  // -inf pads: exp(-inf - m) = 0, so they add nothing to the sum either.
+  gb_load_row<T, VEC, ITEMS>(xr, packs, threadIdx.x, blockDim.x, -INFINITY, v);
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
-    const int j = threadIdx.x + i * blockDim.x;
-    if (j < packs) {
-      load_floats<T, VEC>(xr + j * VEC, v[i]);
-    } else {
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) v[i][k] = -INFINITY;  // exp(-inf - m) = 0: adds nothing
-    }
 #pragma unroll
     for (int k = 0; k < VEC; ++k) m = fmaxf(m, v[i][k]);
   }
-  m = block_reduce<true>(m, part_max);
+  m = gb_block_reduce<true>(m, part_max);
   const float m_log2 = m * kLog2e;
   float s = 0.0f;
 #pragma unroll
@@ -246,14 +193,14 @@ __global__ void __launch_bounds__(1024)
       s += v[i][k];
     }
   }
-  const float inv = 1.0f / block_reduce<false>(s, part_sum);
+  const float inv = 1.0f / gb_block_reduce<false>(s, part_sum);
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const int j = threadIdx.x + i * blockDim.x;
     if (j < packs) {
 #pragma unroll
       for (int k = 0; k < VEC; ++k) v[i][k] *= inv;
-      store_floats<T, VEC>(yr + j * VEC, v[i]);
+      gb_store_floats<T, VEC>(yr + j * VEC, v[i]);
     }
   }
 }
