@@ -4,15 +4,12 @@
 // torch's current stream; a launch error becomes a Python exception naming the kernel.
 #include <gpubench/binding.h>
 
+#include "sgemm_steps.h"
+
 #include <limits>
 
 using Launcher = cudaError_t (*)(const float*, const float*, float*, int, int, int,
                                  cudaStream_t);
-
-// The ladder's steps, in order; each is sgemm_<step>_launch in sgemm.cu, wrapped below as
-// sgemm_<step>, the function the spec names.
-#define SGEMM_STEPS(X) \
-  X(naive) X(coalesced) X(smem) X(blocktile_1d) X(blocktile_2d) X(vectorized) X(warptiling)
 
 #define SGEMM_DECLARE_LAUNCH(step) \
   cudaError_t sgemm_##step##_launch(const float*, const float*, float*, int, int, int, \

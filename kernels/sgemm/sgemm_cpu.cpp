@@ -5,6 +5,8 @@
 // speed; it keeps the family's plumbing (names, shapes, checks) exercised in CPU tests.
 #include <torch/extension.h>
 
+#include "sgemm_steps.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -35,10 +37,6 @@ static void sgemm_cpu(const at::Tensor& a, const at::Tensor& b, const at::Tensor
     std::copy(row.begin(), row.end(), pc + i * n);
   }
 }
-
-// Every step's name, as sgemm_binding.cpp lists them.
-#define SGEMM_STEPS(X) \
-  X(naive) X(coalesced) X(smem) X(blocktile_1d) X(blocktile_2d) X(vectorized) X(warptiling)
 
 #define SGEMM_CPU(step)                                           \
   void sgemm_##step(at::Tensor a, at::Tensor b, at::Tensor out) { \
