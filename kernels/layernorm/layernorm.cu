@@ -134,9 +134,9 @@ __global__ void __launch_bounds__(1024)
   }
 }
 
-// As softmax's block_reduce: the smallest ITEMS needing <= 512 threads, else 1024 threads
-// at the register limit; false when the row does not fit.
-template <typename T, int VEC, int ITEMS = 1>
+// As softmax's block_reduce: the smallest ITEMS from gb_first_row_items up needing <= 512
+// threads, else 1024 threads at the register limit; false when the row does not fit.
+template <typename T, int VEC, int ITEMS = gb_first_row_items<T, VEC>()>
 bool launch_block(const void* x, const void* w, const void* b, void* y, int64_t rows,
                   int64_t cols, float eps, cudaStream_t stream, cudaError_t* err) {
   if constexpr (ITEMS * VEC > kMaxRegisterFloats) {

@@ -205,11 +205,12 @@ __global__ void __launch_bounds__(1024)
   }
 }
 
-// Picks ITEMS (packs per thread) for a row of `packs` packs: the smallest that needs at
-// most 512 threads (several blocks then share an SM, so one block's loads overlap another's
-// reductions), else 1024 threads with the most registers allowed. Returns false when the
-// row does not fit in 1024 threads x 32 floats.
-template <typename T, int VEC, int ITEMS = 1>
+// Picks ITEMS (packs per thread) for a row of `packs` packs: the smallest, from
+// gb_first_row_items (64 bytes of the row a thread) up, that needs at most 512 threads
+// (several blocks then share an SM, so one block's loads overlap another's reductions),
+// else 1024 threads with the most registers allowed. Returns false when the row does not
+// fit in 1024 threads x 32 floats.
+template <typename T, int VEC, int ITEMS = gb_first_row_items<T, VEC>()>
 bool launch_block_registers(const void* x, void* y, int64_t rows, int64_t cols,
                             cudaStream_t stream, cudaError_t* err) {
   if constexpr (ITEMS * VEC > kMaxRegisterFloats) {

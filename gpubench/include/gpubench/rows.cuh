@@ -31,6 +31,25 @@ __device__ __forceinline__ void gb_store_floats(T* p, const float (&in)[VEC]) {
   *reinterpret_cast<GbPack<T, VEC>*>(p) = pack;
 }
 
+// The fewest packs each thread of a row-in-registers block kernel loads before its first
+// reduction (ITEMS for gb_load_row): enough for kGbRowBytesPerThread bytes of the row.
+// Why not one 16-byte pack: such a block loads once, then only reduces and stores, so an
+// SM streams from DRAM only while some of its blocks are in their load phase. Fewer,
+// fuller threads per row make smaller blocks, so more rows (blocks) share an SM and their
+// phases overlap: a 16-bit row of 4096 is 512 threads x 16 B (4 blocks an SM) at 16 B a
+// thread, 128 threads x 64 B (16 blocks an SM) at 64 B. 64 B = 32 fp16 or 16 fp32 values,
+// within the 32-float register budget of the kernels. Measured on the H200 with gpubench
+// compare (docs/ladder.md, 2026-11-23): layernorm fp16 8192 x 4096 41.9 us at 16 B, 35.3 us
+// at 32 B, 33.4 us at 64 B (Triton: 32.5 us); softmax fp16 4096 x 4096 21.0 -> 17.0 us;
+// fp32 rows of 4096 and 8192, which already had 32-64 B a thread, did not move.
+constexpr int kGbRowBytesPerThread = 64;
+
+template <typename T, int VEC>
+constexpr int gb_first_row_items() {
+  constexpr int kItems = kGbRowBytesPerThread / static_cast<int>(VEC * sizeof(T));
+  return kItems > 1 ? kItems : 1;
+}
+
 // A row's packs into registers, ITEMS per thread: the thread's i-th pack is number
 // first + i * step (step = the threads sharing the row, so that consecutive threads load
 // consecutive packs: coalesced); packs past the row's end read as `pad`, the reduction's
