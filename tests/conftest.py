@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -71,6 +72,33 @@ def gpubench(tmp_path, build_cache):
         return CliResult(completed, tmp_path)
 
     return run
+
+
+# Short sampling for runs whose figures a test does not judge: 5 ms warmup, 10-30 ms a point.
+FAST = ("--warmup", "5", "--min-time", "10", "--max-time", "30")
+
+
+def start_gpubench(args, cwd: Path, env: dict) -> subprocess.Popen:
+    """`python -m gpubench ARGS` in the background, its output in one pipe.
+
+    SIGINT is set back to its default in the child: a shell starts a background job with
+    SIGINT ignored, and Python keeps an ignored SIGINT instead of raising KeyboardInterrupt,
+    so a test suite launched with `&` would otherwise see Ctrl-C tests hang (as a user's
+    `gpubench run ... &` rightly ignores Ctrl-C typed in its terminal)."""
+    return subprocess.Popen([sys.executable, "-m", "gpubench", *args], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=_default_sigint)
+
+
+def start_hanging_run(out: Path, cwd: Path, env: dict) -> subprocess.Popen:
+    """A run whose second point (faulty/hang) sleeps GPUBENCH_TEST_HANG_S: the state in
+    which Ctrl-C, SIGTERM, kill -9 and a second run into `out` are tested."""
+    return start_gpubench(["run", "faulty", "--kernels-dir", str(TEST_KERNELS), "--variants",
+                           "hang", "--timeout", "300", *FAST, "--out", str(out)], cwd, env)
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for_worker_log(root: Path, text: str, timeout_s: float = 180) -> str:

@@ -20,7 +20,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import FIXTURES, TEST_KERNELS
+from conftest import FAST, FIXTURES, TEST_KERNELS
 from gpubench import pch
 from gpubench.build import (
     DIRTY,
@@ -381,7 +381,6 @@ def test_a_compile_error_in_a_text_names_its_label(tmp_path, monkeypatch, build_
 
 # ---------------------------------------------------------------- odd paths, corrupt caches
 
-FAST = ("--warmup", "5", "--min-time", "10", "--max-time", "30")
 # A space, '$' (a ninja variable), both quotes: what broke ninja and the #line directive.
 ODD_PARENT, ODD_FAMILY = 'my "odd" kernels', "it's$odd"
 

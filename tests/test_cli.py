@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TEST_KERNELS
+from conftest import FAST, TEST_KERNELS, start_hanging_run, wait_for_worker_log
 
-FAST = ("--warmup", "5", "--min-time", "10", "--max-time", "30")
 pytestmark = pytest.mark.slow
 
 
@@ -149,16 +148,8 @@ def test_list_reports_a_broken_spec_and_exits_non_zero(gpubench):
 
 def test_ctrl_c_writes_what_was_measured(tmp_path, build_cache):
     env = {**os.environ, "GPUBENCH_CACHE_DIR": str(build_cache), "GPUBENCH_TEST_HANG_S": "600"}
-    command = [sys.executable, "-m", "gpubench", "run", "faulty", "--kernels-dir",
-               str(TEST_KERNELS), "--variants", "hang", "--timeout", "300", *FAST,
-               "--out", str(tmp_path / "run")]
-    process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
-    log = tmp_path / "run" / "worker-1.log"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and "faulty/hang" not in (
-            log.read_text() if log.exists() else ""):
-        time.sleep(0.2)
+    process = start_hanging_run(tmp_path / "run", tmp_path, env)
+    wait_for_worker_log(tmp_path / "run", "faulty/hang")
     time.sleep(1.0)  # the worker is now inside hang()
     process.send_signal(signal.SIGINT)
     output, _ = process.communicate(timeout=60)

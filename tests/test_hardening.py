@@ -5,16 +5,14 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, TEST_KERNELS, wait_for_worker_log
+from conftest import FAST, REPO, TEST_KERNELS, start_hanging_run, wait_for_worker_log
 from gpubench.processes import session_members
 
-FAST = ("--warmup", "5", "--min-time", "10", "--max-time", "30")
 BAD_SPECS = REPO / "tests" / "badspecs"
 pytestmark = pytest.mark.slow
 
@@ -37,11 +35,6 @@ def assert_no_process_left(run_dir: Path, grace_s: float = 3.0) -> None:
         time.sleep(0.1)
     left = {s: session_members(s) for s in sessions if session_members(s)}
     assert not left, f"processes left in worker sessions: {left}"
-
-
-def start(args, cwd: Path, env: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "gpubench", *args], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 @pytest.fixture
@@ -94,8 +87,7 @@ def test_make_inputs_breaking_its_contract_says_what_to_return(gpubench):
 
 def test_sigterm_writes_what_was_measured_and_leaves_no_process(tmp_path, env):
     run_dir = tmp_path / "run"
-    process = start(["run", "faulty", "--kernels-dir", str(TEST_KERNELS), "--variants", "hang",
-                     "--timeout", "300", *FAST, "--out", str(run_dir)], tmp_path, env)
+    process = start_hanging_run(run_dir, tmp_path, env)
     wait_for_worker_log(run_dir, "faulty/hang")
     time.sleep(1.0)  # inside hang() now
     process.send_signal(signal.SIGTERM)
@@ -110,8 +102,7 @@ def test_sigterm_writes_what_was_measured_and_leaves_no_process(tmp_path, env):
 
 def test_kill_9_of_gpubench_takes_its_worker_with_it(tmp_path, env):
     run_dir = tmp_path / "run"
-    process = start(["run", "faulty", "--kernels-dir", str(TEST_KERNELS), "--variants", "hang",
-                     "--timeout", "300", *FAST, "--out", str(run_dir)], tmp_path, env)
+    process = start_hanging_run(run_dir, tmp_path, env)
     wait_for_worker_log(run_dir, "faulty/hang")
     process.kill()
     process.communicate(timeout=30)
@@ -147,8 +138,7 @@ def test_a_run_folder_is_not_shared_or_silently_reused(gpubench, tmp_path, env):
     assert forced.code == 0, forced.output
     assert forced.results(forced.cwd / "same")["results"][0]["shape"] == {"n": 512}
     # two runs at once into one folder: the second is refused while the first runs
-    busy = start(["run", "faulty", "--kernels-dir", str(TEST_KERNELS), "--variants", "hang",
-                  "--timeout", "300", *FAST, "--out", str(tmp_path / "busy")], tmp_path, env)
+    busy = start_hanging_run(tmp_path / "busy", tmp_path, env)
     try:
         wait_for_worker_log(tmp_path / "busy", "faulty/hang")
         second = gpubench("run", "vector_add", "--variants", "torch", "--sizes", "256", *FAST,

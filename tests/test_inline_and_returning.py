@@ -7,13 +7,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from conftest import REPO, TEST_KERNELS
+from conftest import FAST, REPO, TEST_KERNELS
 from gpubench.calling import returns_output
 from gpubench.errors import SpecError
 from gpubench.execute import _files_and_texts
 from gpubench.spec import CudaVariant, Machine
 
-FAST = ("--warmup", "5", "--min-time", "10", "--max-time", "30")
 GPU = Machine(has_cuda=True, has_triton=True, device_name="gpu")
 CPU = Machine(has_cuda=False, has_triton=True)
 LECTURE = REPO / "examples" / "gpu_mode_lecture1"

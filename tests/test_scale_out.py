@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TEST_KERNELS, has_cuda, wait_for_worker_log
+from conftest import FAST, TEST_KERNELS, has_cuda, start_gpubench, wait_for_worker_log
 
-FAST = ("--warmup", "5", "--min-time", "10", "--max-time", "30")
 # faulty's variants (wrong, segfaulting, raising, NaN) give every status but TIMEOUT
 # ("caches" is left out: what it answers depends on what its process ran before)
 # (hang is left out: it would hang), at two sizes: 10 points.
@@ -114,9 +113,7 @@ HANGING = ("run", "faulty", "--kernels-dir", str(TEST_KERNELS), "--sizes", "4096
 def test_a_cpu_worker_killed_mid_run_costs_only_its_point(tmp_path, build_cache):
     env, mark = marked_env(build_cache)
     out = tmp_path / "run"
-    process = subprocess.Popen([sys.executable, "-m", "gpubench", *HANGING, "--workers", "2",
-                                "--out", str(out)], cwd=tmp_path, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = start_gpubench([*HANGING, "--workers", "2", "--out", str(out)], tmp_path, env)
     pid = worker_pid(out, "faulty/hang")
     time.sleep(0.5)  # inside hang() now
     os.kill(pid, signal.SIGKILL)
@@ -138,9 +135,7 @@ def test_a_dask_worker_lost_mid_run_has_its_point_requeued_once(tmp_path, build_
     out = tmp_path / "run"
     args = [*HANGING, "--sizes", "4096", "--cluster", "local", "--workers", "2", "--out",
             str(out)]
-    process = subprocess.Popen([sys.executable, "-m", "gpubench", *args], cwd=tmp_path,
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True)
+    process = start_gpubench(args, tmp_path, env)
     pid = worker_pid(out, "faulty/hang")
     time.sleep(0.5)
     os.kill(parent_of(pid), signal.SIGKILL)  # the Dask worker process, gpubench's inside
