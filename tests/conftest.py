@@ -34,7 +34,14 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def build_cache(tmp_path_factory) -> Path:
-    """One extension cache for the whole session: each C++ build (~20-40 s) happens once."""
+    """One extension cache for the whole session: each C++ build (~20-40 s) happens once.
+    Under pytest-xdist every worker is a session of its own, so the workers share one
+    folder beside their temp folders; gpubench's build lock makes a second worker wait for
+    a build the first one started and then import it (tests/test_build.py tests that lock)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = tmp_path_factory.getbasetemp().parent / "gpubench-cache"
+        shared.mkdir(exist_ok=True)
+        return shared
     return tmp_path_factory.mktemp("gpubench-cache")
 
 

@@ -282,6 +282,7 @@ SPEC = textwrap.dedent('''\
 ''')
 
 
+@pytest.mark.serial
 def test_cpu_two_runs_then_a_variant_doing_its_work_four_times(gpubench, tmp_path):
     kernels = tmp_path / "my_kernels"
     (kernels / "sq").mkdir(parents=True)
