@@ -108,3 +108,20 @@ def test_list_shows_the_ladder_families(gpubench):
     for text in ("layernorm", "bias_gelu", "attention", "block_reduce", "online", "unfused",
                  "fused", "flash", "sdpa"):
         assert text in done.stdout, text
+
+
+def test_triton_softmax_gives_each_thread_64_bytes_of_its_row():
+    """The rule the H200 A/B chose (docs/ladder.md, softmax): a 16-bit row of 4096 gets 4
+    warps (64 B a thread; the tutorial's table gave 16 warps, 16 B a thread, 76% of copy
+    bandwidth), fp32 8192 gets 16; short rows keep 4 warps, the longest stay at 16."""
+    import importlib.util
+
+    path = REPO / "kernels" / "softmax" / "softmax_triton.py"
+    spec = importlib.util.spec_from_file_location("softmax_triton_rule", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    warps = module.warps_for_row
+    assert (warps(4096, 2), warps(4096, 4), warps(8192, 2), warps(8192, 4)) == (4, 8, 8, 16)
+    assert warps(1024, 4) == warps(1024, 2) == 4 and warps(2**20, 4) == 16
+    for block, size in ((4096, 2), (4096, 4), (8192, 2), (8192, 4)):
+        assert block * size // (warps(block, size) * 32) == module.ROW_BYTES_PER_THREAD

@@ -13,6 +13,16 @@ import triton.language as tl
 # slow down (a looping, online-softmax kernel would be the fix), but still run.
 MAX_COLS = 2**20
 
+# Bytes of the row each thread holds: the rule of the CUDA row kernels
+# (kGbRowBytesPerThread in gpubench/include/gpubench/rows.cuh, where the napkin
+# math and the H200 A/B are): fewer, fuller threads per row make smaller
+# programs, so more rows share an SM and one row's loads overlap another's
+# reductions. The Triton tutorial's fixed table (16 warps from BLOCK = 4096 on)
+# gave a 16-bit row of 4096 16 bytes a thread: 76% of copy bandwidth on the H200.
+ROW_BYTES_PER_THREAD = 64
+# 4 warps at least, as the tutorial (short rows); 16 at most (512 threads).
+MIN_WARPS, MAX_WARPS = 4, 16
+
 
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, cols, x_row_stride, y_row_stride, BLOCK: tl.constexpr):
@@ -33,10 +43,13 @@ def softmax(x, out):
     if cols > MAX_COLS:
         raise ValueError(f"softmax_triton holds a row in one block: cols={cols} > {MAX_COLS}")
     block = triton.next_power_of_2(cols)
-    # As in the Triton tutorial: more warps for longer rows, so each thread
-    # holds at most BLOCK / (32 * num_warps) elements (8 at BLOCK = 4096 with
-    # 16 warps) and more loads are in flight per row; short rows keep 4 warps
-    # so that several programs share an SM.
-    num_warps = 4 if block < 2048 else 8 if block < 4096 else 16
+    num_warps = warps_for_row(block, x.element_size())
     softmax_kernel[(rows,)](x, out, cols, x.stride(0), out.stride(0), BLOCK=block,
                             num_warps=num_warps)
+
+
+def warps_for_row(block: int, element_size: int) -> int:
+    """Warps for one program holding a row of `block` elements: ROW_BYTES_PER_THREAD a
+    thread, within [MIN_WARPS, MAX_WARPS] (a power of two, since block is)."""
+    threads = block * element_size // ROW_BYTES_PER_THREAD
+    return min(max(threads // 32, MIN_WARPS), MAX_WARPS)
