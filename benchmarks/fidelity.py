@@ -159,9 +159,9 @@ def shipped_ops():
     """gpubench's own kernels, loaded the way `gpubench run` loads them."""
     import torch
 
-    from gpubench.discovery import family_dirs, load_family
-    from gpubench.execute import Executor
-    from gpubench.spec import Machine
+    from gpubench.families.discovery import family_dirs, load_family
+    from gpubench.families.spec import Machine
+    from gpubench.run.execute import Executor
 
     executor = Executor(Machine(has_cuda=True, has_triton=True), lambda phase: None)
     dirs = family_dirs()
@@ -273,7 +273,7 @@ def measure_op(op: Op) -> dict:
 
     import gpubench
     from gpubench.api import _SHARED
-    from gpubench.timers.device_work import find_device_work
+    from gpubench.timing.device_work_probe import find_device_work
 
     fn = op.build()
     fn()  # a Triton kernel compiles on its first call: `gpubench run` does that in its check

@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 import gpubench
-from gpubench.comparison import compare_runs
+from gpubench.analysis.comparison import compare_runs
 
 
 def run_suite(name: str, config: str, out: Path, extra: list[str], cache: Path) -> Path:

@@ -1,27 +1,18 @@
 """gpubench: benchmark and profile GPU kernels — checked, timed, compared.
 
-The package is layered so that the architecture shows in the file list:
-  cli.py              the command line (the only place that prints errors and exits)
-  config.py           suite files -> RunConfig          parsing.py  sizes, dtypes
-  records/            the data: shapes, point keys, tasks, measurements, results,
-                      run documents (save/load), derived numbers, timing settings
-  spec.py             what a kernel family declares     discovery.py  finding families
-  plan.py             which points run, which are skipped and why
-  runner.py           the parent: feeds a worker, survives crashes and hangs
-  workers.py          the worker process handle         protocol.py  their messages
-  processes.py        sessions killed whole, watchdog   rundir.py  run folders: claim, save, rescue
-  sideeffects.py      inputs, out and torch state a variant may not change
-  worker.py           the worker process itself         execute.py  build, check, time
-  build.py            load_inline with a content-hashed cache
-  check.py            output vs reference
-  timers/             one timer per mode: cold, warm, graph, cupti, wall, cpu
-  stopping.py         when to stop sampling             clocks.py  NVML clock watch
-  stats.py            medians, IQR, CIs                 roofline.py  TFLOP/s, GB/s, roof
-  ceilings.py         measured bandwidth and matmul peaks noise.py  warnings with remedies
-  comparison.py       NEW vs BASE: ratio of medians, its CI, verdicts (FASTER/SLOWER/...)
-  api.py              gpubench.measure(), load_run(), compare() for notebooks and pytest
-  envinfo.py          GPU, clocks, versions
-  report/             tables, CSV/JSON files, the live progress display
+The packages are the layers, top to bottom; a layer imports only those below it
+(.importlinter, checked in CI). docs/design.md draws the data flow.
+  cli.py, api.py   the command line; gpubench.measure()/load_run()/compare() for notebooks
+  commands/        one module per command: options in, a few calls to the layers below
+  tools/           ncu, nsys, compute-sanitizer, any program's trace: argv, parsers, drivers, views
+  run/             plan, schedule, runner, workers and their protocol, run folders, suites
+  report/          views only: tables, the live display, HTML and charts
+  analysis/        records in, verdicts out: compare, agreement with ncu
+  families/        the spec a family declares, discovery, check, calling a variant
+  records/         the data: shapes, point keys, results, run documents (pure)
+  timing/          timers, statistics, stopping, noise, clocks, ceilings, roofline
+  build/           C++/CUDA extensions with a content-hashed cache
+  errors.py, parsing.py, format.py   exit codes, sizes and dtypes, units for people
 """
 
 __version__ = "0.1.0"
@@ -46,7 +37,7 @@ def load_run(reference="latest", base="profiles"):
 def compare(base, new, threshold=0.01):
     """NEW against BASE. Two Results of one point -> a Comparison (ratio of medians NEW/BASE,
     its 95% CI, verdict and reason); two runs (RunDocuments, run folders, 'latest~1') -> a
-    RunComparison, point by point. See gpubench.comparison for the method."""
+    RunComparison, point by point. See gpubench.analysis.comparison for the method."""
     from gpubench.api import compare as _compare
 
     return _compare(base, new, threshold)
@@ -54,7 +45,7 @@ def compare(base, new, threshold=0.01):
 
 def region(name="steady"):
     """Mark the part of a program `gpubench profile` looks at (a context manager): the
-    kernels launched inside, warm-up outside. See gpubench.profiling.region."""
-    from gpubench.profiling.region import region as _region
+    kernels launched inside, warm-up outside. See gpubench.tools.profile.region."""
+    from gpubench.tools.profile.region import region as _region
 
     return _region(name)

@@ -16,8 +16,8 @@ from gpubench.records.derive import finish_group
 from gpubench.records.point import PointKey
 from gpubench.records.result import OK, Result
 from gpubench.records.run import RunDocument, load_run
-from gpubench.records.settings import TimingSettings
 from gpubench.records.shape import Shape
+from gpubench.timing.settings import TimingSettings
 
 __all__ = ["compare", "load_run", "measure"]
 
@@ -45,8 +45,8 @@ def measure(fn: Callable, *args, mode: str = "cold", flops: float | None = None,
     """
     import torch
 
-    from gpubench.clocks import ClockMonitor
-    from gpubench.timers import make_timer, modes_for_device
+    from gpubench.timing.clocks import ClockMonitor
+    from gpubench.timing.timers import make_timer, modes_for_device
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     settings = replace(settings or TimingSettings(), **setting_overrides)
@@ -58,7 +58,7 @@ def measure(fn: Callable, *args, mode: str = "cold", flops: float | None = None,
     clocks = monitor.report.to_dict() if monitor and monitor.report else None
     work = None
     if count_kernels and device == "cuda":
-        from gpubench.timers.device_work import find_device_work
+        from gpubench.timing.device_work_probe import find_device_work
 
         work = find_device_work(lambda: fn(*args), _SHARED["cuda"])
     key = PointKey("api", name or getattr(fn, "__name__", "fn"), _dtype_of(args),
@@ -81,8 +81,8 @@ def _dtype_of(args) -> str:
 
 def _cached_ceilings(device: str) -> dict | None:
     """The machine's ceilings if `gpubench peak` (or a run) measured them already."""
-    from gpubench.ceilings import device_key, load_cached
-    from gpubench.envinfo import device_env
+    from gpubench.timing.ceilings import device_key, load_cached
+    from gpubench.timing.envinfo import device_env
 
     cached = load_cached(device_key(device_env(device)))
     return cached.to_dict() if cached else None
@@ -96,7 +96,7 @@ def compare(base, new, threshold: float = 0.01):
     >>> c = gpubench.compare(gpubench.measure(old, x), gpubench.measure(new, x))
     >>> c.ratio, c.ci_low, c.ci_high, c.verdict, c.reason
     """
-    from gpubench.comparison import compare_results, compare_runs
+    from gpubench.analysis.comparison import compare_results, compare_runs
 
     if isinstance(base, Result) and isinstance(new, Result):
         return compare_results(base, new, threshold)

@@ -18,10 +18,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from gpubench import errors
-from gpubench.config import RunConfig, load_config
 from gpubench.parsing import parse_dtype, parse_dtypes, parse_size, parse_sizes, split_names
-from gpubench.records.settings import with_user_values
 from gpubench.records.shape import ShapeChoice, parse_axis, parse_shape
+from gpubench.run.config import RunConfig, load_config
+from gpubench.timing.settings import with_user_values
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 

@@ -140,7 +140,7 @@ def event_side(name, fn, gpu):
 def cupti_side(row, fn, gpu):
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    from gpubench.profilers.chrome_trace import device_events
+    from gpubench.timing.chrome_trace import device_events
 
     count = 40
     pairs = [(gpu.event(), gpu.event()) for _ in range(count)]

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from torch.utils.cpp_extension import COMMON_NVCC_FLAGS
 
-from gpubench.build import INCLUDE_DIR, line_directive
+from gpubench.build.compile import INCLUDE_DIR, line_directive
 
 REPO = Path(__file__).resolve().parent.parent
 # The architecture of the project's H100 and H200 machines (build.py: sm_90a there).

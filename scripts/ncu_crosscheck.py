@@ -10,9 +10,9 @@ lists side by side, matched by message text, and exits 1 if ncu lists a hint gpu
 import subprocess
 import sys
 
-from gpubench.profilers.ncu_console import parse_details_hints
-from gpubench.profilers.ncu_report import load_profiles
-from gpubench.profilers.ncu_rules import clean_message
+from gpubench.tools.ncu.console import parse_details_hints
+from gpubench.tools.ncu.report import load_profiles
+from gpubench.tools.ncu.rules import clean_message
 
 
 def key(text: str) -> str:

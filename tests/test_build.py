@@ -21,8 +21,7 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import FAST, FIXTURES, TEST_KERNELS
-from gpubench import pch
-from gpubench.build import (
+from gpubench.build.compile import (
     DIRTY,
     MARKER,
     BuildRequest,
@@ -35,6 +34,7 @@ from gpubench.build import (
     objects_to_rebuild,
     parse_ninja_deps,
     parse_ninja_variables,
+    pch,
     stable_key,
     summarize_compiler_output,
     toolchain_facts,
@@ -202,7 +202,7 @@ def test_stale_lock_is_cleared_and_a_new_process_reuses_the_build(tmp_path, monk
     script = textwrap.dedent(f"""
         import time, torch
         from pathlib import Path
-        from gpubench.build import BuildRequest, build_extension
+        from gpubench.build.compile import BuildRequest, build_extension
         start = time.perf_counter()
         o = build_extension(BuildRequest("tiny", Path({str(tmp_path)!r}), (), ("triple.cpp",),
                                          ("triple",)))
@@ -328,7 +328,7 @@ BUILD_TEXT = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
     import torch
-    from gpubench.build import BuildRequest, build_extension
+    from gpubench.build.compile import BuildRequest, build_extension
     folder, label, text, start_at = Path(sys.argv[1]), sys.argv[2], sys.argv[3], float(sys.argv[4])
     request = BuildRequest("inline", folder, (), (), ("answer",), cpp_texts=((label, text),))
     time.sleep(max(0.0, start_at - time.time()))  # all builders start together
@@ -432,7 +432,7 @@ LOAD_SCRIPT = textwrap.dedent("""
     import json, os, shutil, sys
     from pathlib import Path
     import torch
-    import gpubench.build as build
+    import gpubench.build.compile as build
 
     os.environ["GPUBENCH_PCH"] = "0"
     folder, intact, family = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]

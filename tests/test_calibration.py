@@ -1,11 +1,11 @@
-"""The cold-mode window cost fit (gpubench/calibration.py), on recorded and synthetic windows."""
+"""The cold-mode window cost fit (timing/calibration.py), on recorded and synthetic windows."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from gpubench.calibration import fit_line, window_cost
+from gpubench.timing.calibration import fit_line, window_cost
 
 # Recorded on an H200 on 2026-11-23 by scripts/cold_offset_probe.py (two processes): per op,
 # median windows around N back-to-back calls, ncu's duration, the empty pair. Microseconds.

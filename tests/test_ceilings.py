@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-from gpubench import ceilings
-from gpubench.ceilings import Ceilings, bandwidth_check, is_stale
+from gpubench.timing import ceilings
+from gpubench.timing.ceilings import Ceilings, bandwidth_check, is_stale
 
 WHEN = "2026-11-23T06:20:24+00:00"
 
@@ -115,7 +115,7 @@ FAST = ("--warmup", "5", "--min-time", "5", "--max-time", "20")
 def planted_cache(tmp_path) -> dict:
     """An isolated cache holding this CPU's ceilings with a bandwidth far too low, under
     the key the worker will look up; the environment variables that point at it."""
-    from gpubench.envinfo import device_env
+    from gpubench.timing.envinfo import device_env
 
     cache = tmp_path / "isolated-cache"
     key = ceilings.device_key(device_env("cpu"))

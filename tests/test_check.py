@@ -1,6 +1,6 @@
 import torch
 
-from gpubench.check import compare, poison
+from gpubench.families.check import compare, poison
 
 
 def test_poison_makes_float_outputs_nan_and_ints_max():

@@ -3,7 +3,7 @@
 import pytest
 
 from conftest import FIXTURES
-from gpubench.profilers.chrome_trace import calls_named, device_events, load_trace
+from gpubench.timing.chrome_trace import calls_named, device_events, load_trace
 
 TRACE = FIXTURES / "traces" / "cupti_calls_trace.json.gz"  # scripts/record_trace_fixture.py
 
@@ -37,7 +37,7 @@ GPUBENCH_TRACE = FIXTURES / "traces" / "gpubench_trace_matmul_1024.json.gz"
 
 
 def test_gpubench_trace_holds_a_labelled_region_per_variant_with_its_kernels():
-    from gpubench.profilers.chrome_trace import event_counts, variant_traces
+    from gpubench.timing.chrome_trace import event_counts, variant_traces
 
     trace = load_trace(GPUBENCH_TRACE)
     regions = variant_traces(trace, "gpubench/", "gpubench::call")

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from gpubench import comparison as C
-from gpubench import hostload
+from gpubench.analysis import comparison as C
 from gpubench.api import compare as api_compare
-from gpubench.records.measurement import Measurement
 from gpubench.records.point import PointKey
 from gpubench.records.result import OK, Result
 from gpubench.records.run import RunDocument
 from gpubench.records.shape import Shape
+from gpubench.timing import hostload
+from gpubench.timing.measurement import Measurement
 
 H200 = FIXTURES / "compare" / "h200"
 
@@ -257,7 +257,7 @@ SPEC = textwrap.dedent('''\
     would find its data in cache the second time)."""
     import torch
 
-    from gpubench.spec import Family, TorchVariant
+    from gpubench.families.spec import Family, TorchVariant
 
     REPEAT = 1
 

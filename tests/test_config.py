@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from gpubench.config import load_config
 from gpubench.errors import ConfigError
+from gpubench.run.config import load_config
 
 REPO = Path(__file__).resolve().parent.parent
 

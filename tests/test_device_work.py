@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from gpubench.profilers.chrome_trace import calls_named, load_trace
 from gpubench.records import result as R
-from gpubench.records.device_work import DeviceOp, DeviceWork, from_graph_nodes, from_timelines
-from gpubench.records.measurement import Measurement
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
+from gpubench.timing.chrome_trace import calls_named, load_trace
+from gpubench.timing.device_work import DeviceOp, DeviceWork, from_graph_nodes, from_timelines
+from gpubench.timing.measurement import Measurement
 
 TRACES = Path(__file__).parent / "fixtures" / "traces"
 

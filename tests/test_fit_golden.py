@@ -16,8 +16,8 @@ from rich.console import Console, Group
 from conftest import FIXTURES, REPO
 from gpubench.commands.listing import families_table
 from gpubench.commands.ncu import Profiled, ncu_summary
-from gpubench.report import ncu_view
-from gpubench.spec import Machine
+from gpubench.families.spec import Machine
+from gpubench.tools.ncu import view as ncu_view
 
 GOLDEN = REPO / "tests" / "golden"
 WIDTHS = [80, 160]
@@ -88,7 +88,7 @@ def test_list_fits_the_terminal(families, width):
 @pytest.fixture(scope="module")
 def launches():
     module = pytest.importorskip("ncu_report")
-    from gpubench.profilers.ncu_report import load_profiles
+    from gpubench.tools.ncu.report import load_profiles
 
     return load_profiles(REPORT, module)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FAST, REPO, TEST_KERNELS, start_hanging_run, wait_for_worker_log
-from gpubench.processes import session_members
+from gpubench.run.processes import session_members
 
 BAD_SPECS = REPO / "tests" / "badspecs"
 pytestmark = pytest.mark.slow

@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, REPO
-from gpubench.comparison import compare_runs
+from gpubench.analysis.comparison import compare_runs
 from gpubench.records import result as R
-from gpubench.records.measurement import Measurement
 from gpubench.records.point import PointKey
 from gpubench.records.run import RunDocument
 from gpubench.records.shape import Shape
 from gpubench.report import charts
 from gpubench.report.html import RunComparisonView, render_report
+from gpubench.timing.measurement import Measurement
 
 H200 = FIXTURES / "compare" / "h200"
 GOLDEN = REPO / "tests" / "golden"

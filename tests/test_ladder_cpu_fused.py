@@ -14,8 +14,8 @@ import sys
 import pytest
 
 from conftest import REPO
-from gpubench.discovery import family_dirs, load_family
-from gpubench.spec import Machine
+from gpubench.families.discovery import family_dirs, load_family
+from gpubench.families.spec import Machine
 
 pytestmark = pytest.mark.slow
 

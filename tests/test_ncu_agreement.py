@@ -1,16 +1,16 @@
-"""--ncu-check's arithmetic and verdicts (gpubench/ncu_agreement.py), and its CPU path."""
+"""--ncu-check's arithmetic and verdicts (gpubench/analysis/ncu_agreement.py), and its CPU path."""
 
 from pathlib import Path
 
 import pytest
 
+from gpubench.analysis.ncu_agreement import attach, check_result, ncu_times, target_for
 from gpubench.commands.ncu_check import check_label
-from gpubench.ncu_agreement import attach, check_result, ncu_times, target_for
 from gpubench.records import result as R
-from gpubench.records.device_work import DeviceWork, from_graph_nodes
-from gpubench.records.measurement import Measurement
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
+from gpubench.timing.device_work import DeviceWork, from_graph_nodes
+from gpubench.timing.measurement import Measurement
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu_check"
 
@@ -120,7 +120,7 @@ def test_recorded_ncu_check_report_reads_back(tmp_path):
     import gzip
     import shutil
 
-    from gpubench.profilers.ncu_report import load_profiles
+    from gpubench.tools.ncu.report import load_profiles
 
     report = tmp_path / "check.ncu-rep"
     with gzip.open(FIXTURES / "ncu-check-square.ncu-rep.gz", "rb") as src, \

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gpubench.profilers import ncu_console
-from gpubench.profilers.ncu_console import Problem
+from gpubench.tools.ncu import console as ncu_console
+from gpubench.tools.ncu.console import Problem
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 RECORDED_CONSOLES = ("h200/no_kernels_profiled_console.txt", "h200/square_small_grid_console.txt",
@@ -84,7 +84,7 @@ def test_missing_sections():
 
 def test_missing_sections_of_a_real_report():
     ncu_report = pytest.importorskip("ncu_report")
-    from gpubench.profilers.ncu_report import load_profiles
+    from gpubench.tools.ncu.report import load_profiles
 
     (profile,) = load_profiles(FIXTURES / "h100" / "matmul.ncu-rep", ncu_report)
     assert ncu_console.missing_sections(["SpeedOfLight", "WarpStateStats"],
@@ -142,7 +142,7 @@ def test_console_run_hints_of_the_small_grid_launch():
 def test_console_message_equals_the_report_message_once_cleaned():
     """The same hint read from a report (markup cleaned) and from ncu's console text agree."""
     ncu_report = pytest.importorskip("ncu_report")
-    from gpubench.profilers.ncu_report import load_profiles
+    from gpubench.tools.ncu.report import load_profiles
 
     small = load_profiles(FIXTURES / "h200" / "square_two_launches_full.ncu-rep", ncu_report)[1]
     from_report = next(r for r in small.rules if r.rule_id == "LaunchConfiguration")

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import pytest
 
 from gpubench.errors import EnvironmentProblem, GpubenchError
-from gpubench.profilers import ncu_report as nr
+from gpubench.tools.ncu import report as nr
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 SQUARE_REP = FIXTURES / "h200" / "square_two_launches_full.ncu-rep"
@@ -444,8 +444,8 @@ def test_gpubench_own_report_carries_its_nvtx_range_and_hint_sections():
     """Recorded by `gpubench ncu square` on an H100: --nvtx --nvtx-include gpubench@gb_profile/."""
     pytest.importorskip("ncu_report")
     from conftest import FIXTURES
-    from gpubench.profilers.ncu_command import HINT_SECTIONS, PROFILE_RANGE
-    from gpubench.profilers.ncu_report import load_profiles
+    from gpubench.tools.ncu.command import HINT_SECTIONS, PROFILE_RANGE
+    from gpubench.tools.ncu.report import load_profiles
 
     profiles = load_profiles(FIXTURES / "ncu" / "h100" / "gpubench_square_cuda_nvtx.ncu-rep")
     assert len(profiles) == 1  # only the call inside the range: no warmup, no check launches

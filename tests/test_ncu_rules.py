@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpubench.profilers import ncu_console, ncu_rules
-from gpubench.profilers.ncu_report import RuleResult
+from gpubench.tools.ncu import console as ncu_console
+from gpubench.tools.ncu import rules as ncu_rules
+from gpubench.tools.ncu.report import RuleResult
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 

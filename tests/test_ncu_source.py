@@ -21,10 +21,11 @@ from rich.console import Group
 from test_fit_golden import assert_fits, check_golden, render
 from test_ncu_report import bundled_shaped
 
-from gpubench.profilers import ncu_command, ncu_source
-from gpubench.profilers import ncu_report as nr
-from gpubench.profilers.ncu_report import FocusMetric, KernelProfile, RuleResult
-from gpubench.report import ncu_view
+from gpubench.tools.ncu import command as ncu_command
+from gpubench.tools.ncu import report as nr
+from gpubench.tools.ncu import source as ncu_source
+from gpubench.tools.ncu import view as ncu_view
+from gpubench.tools.ncu.report import FocusMetric, KernelProfile, RuleResult
 
 H200 = Path(__file__).parent / "fixtures" / "ncu" / "h200"
 SOURCE_REP = H200 / "transpose_softmax_source.ncu-rep"

@@ -17,9 +17,10 @@ from rich.console import Console
 from rich.text import Text
 from test_ncu_report import REPORTS, bundled_shaped
 
-from gpubench.profilers import ncu_console, ncu_rules
-from gpubench.profilers.ncu_report import KernelProfile, load_profiles
-from gpubench.report import ncu_view
+from gpubench.tools.ncu import console as ncu_console
+from gpubench.tools.ncu import rules as ncu_rules
+from gpubench.tools.ncu import view as ncu_view
+from gpubench.tools.ncu.report import KernelProfile, load_profiles
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 

@@ -16,10 +16,10 @@ from rich.console import Console
 from conftest import FIXTURES, REPO
 from gpubench import errors
 from gpubench.commands.nsys import NsysCommand, NsysOptions, kernels_table, profile_task
-from gpubench.profilers import nsys_command
-from gpubench.profilers.nsys_stats import kernel_rows, parse_stats, range_rows, to_number
-from gpubench.protocol import Task
 from gpubench.records.shape import Shape
+from gpubench.run.protocol import Task
+from gpubench.tools.nsys import command as nsys_command
+from gpubench.tools.nsys.stats import kernel_rows, parse_stats, range_rows, to_number
 
 NSYS_FIXTURES = FIXTURES / "nsys"
 SQUARE_KERNEL = "square_kernel(const float *, float *, int)"

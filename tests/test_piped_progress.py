@@ -7,10 +7,10 @@ from pathlib import Path
 from rich.console import Console
 
 from gpubench.records import result as R
-from gpubench.records.measurement import Measurement
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
 from gpubench.report.live import PlainProgress, RunDisplay
+from gpubench.timing.measurement import Measurement
 
 GOLDEN = Path(__file__).parent / "golden" / "piped_progress.txt"
 SHAPE = Shape({"n": 1 << 20})

@@ -10,8 +10,8 @@ import time
 import pytest
 
 from conftest import FIXTURES, REPO
-from gpubench.profiling import kernels as K
 from gpubench.records.run import RunDocument
+from gpubench.tools.profile import kernels as K
 
 GPT = FIXTURES / "profile" / "gpt_train_h200_trace.json.gz"
 PROGRAMS = REPO / "tests" / "programs"
@@ -120,7 +120,7 @@ def test_a_script_that_raises_keeps_its_table_and_exit_code(gpubench):
     assert done.code == 1, done.output
     assert "RuntimeError: the program failed on purpose" in done.output
     assert "exited with 1" in done.output and "aten::matmul" in done.output
-    assert "gpubench/profiling/child.py" not in done.output  # the user's traceback only
+    assert "gpubench/tools/profile/child.py" not in done.output  # the user's traceback only
     assert RunDocument.load(done.cwd / "r").meta["exit_code"] == 1
 
 
@@ -167,8 +167,8 @@ def test_ncu_on_the_top_kernels_without_ncu_says_so_with_its_exit_code(gpt, tmp_
 
     from rich.console import Console
 
-    from gpubench.profilers import tools
-    from gpubench.profiling.ncu_top import profile_top_kernels
+    from gpubench.tools import find as tools
+    from gpubench.tools.profile.ncu_top import profile_top_kernels
 
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.setattr(tools, "SEARCH_GLOBS", {})

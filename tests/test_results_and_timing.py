@@ -5,15 +5,15 @@ import random
 
 import pytest
 
-from gpubench import noise, roofline
 from gpubench.records import result as R
 from gpubench.records.derive import finish_group, speedups
-from gpubench.records.measurement import Measurement
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
-from gpubench.stopping import TimingSettings, next_batch_size, relative_ci, stop_reason
-from gpubench.timers.base import sample_until_stopped
-from gpubench.timers.host import HostTimer
+from gpubench.timing import noise, roofline
+from gpubench.timing.measurement import Measurement
+from gpubench.timing.stopping import TimingSettings, next_batch_size, relative_ci, stop_reason
+from gpubench.timing.timers.base import sample_until_stopped
+from gpubench.timing.timers.host import HostTimer
 
 
 def result(variant, status=R.OK, samples=(1e-3,), baseline=False, mode="cold"):

@@ -13,15 +13,15 @@ from rich.console import Console
 
 from conftest import FIXTURES, REPO
 from gpubench import errors
-from gpubench.commands import tool_driver
 from gpubench.commands.sanitize import Sanitized, chosen_tools, mark_result, run_mark
-from gpubench.profilers.sanitizer import VariantReport, read_xml
-from gpubench.profilers.sanitizer_command import MEMCHECK_PADDING, sanitizer_argv
 from gpubench.records import result as R
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
-from gpubench.report.sanitize_view import sanitize_view
 from gpubench.report.table import group_table
+from gpubench.tools import driver as tool_driver
+from gpubench.tools.sanitizer.command import MEMCHECK_PADDING, sanitizer_argv
+from gpubench.tools.sanitizer.log import VariantReport, read_xml
+from gpubench.tools.sanitizer.view import sanitize_view
 
 DEMO = FIXTURES / "sanitizer" / "h200-demo"
 GOLDEN = REPO / "tests" / "golden"

@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 from conftest import FIXTURES, REPO
-from gpubench.profilers.sanitizer import (
+from gpubench.tools.sanitizer.log import (
     SanitizerLog,
     VariantReport,
     error_summary,
@@ -24,7 +24,7 @@ from gpubench.profilers.sanitizer import (
     source_line,
     summarize,
 )
-from gpubench.report.sanitize_view import findings_to_json, sanitize_view
+from gpubench.tools.sanitizer.view import findings_to_json, sanitize_view
 
 SANITIZER = FIXTURES / "sanitizer"
 GOLDEN = REPO / "tests" / "golden"

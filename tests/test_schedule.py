@@ -8,16 +8,16 @@ from dataclasses import replace
 
 from test_results_and_timing import result
 
-from gpubench.comparison import compare_runs
-from gpubench.discovery import family_dirs, load_family
-from gpubench.interference import assess
-from gpubench.lane import choose_gpus
-from gpubench.plan import plan_points
+from gpubench.analysis.comparison import compare_runs
+from gpubench.families.discovery import family_dirs, load_family
+from gpubench.families.spec import Machine
 from gpubench.records.derive import speedups
 from gpubench.records.run import RunDocument
 from gpubench.records.shape import ShapeChoice
-from gpubench.schedule import GroupTracker, build_identity, estimated_cost, order_for_workers
-from gpubench.spec import Machine
+from gpubench.run.interference import assess
+from gpubench.run.lane import choose_gpus
+from gpubench.run.plan import plan_points
+from gpubench.run.schedule import GroupTracker, build_identity, estimated_cost, order_for_workers
 
 GPU = Machine(has_cuda=True, has_triton=True, device_name="cuda")
 

@@ -7,19 +7,19 @@ import math
 import pytest
 
 from gpubench.cli import merge_options
-from gpubench.config import RunConfig, load_config
 from gpubench.errors import ConfigError, UsageError
+from gpubench.families.spec import Family, Machine, SpecError, TorchVariant
 from gpubench.parsing import format_size, parse_size
-from gpubench.plan import Point, choose_shapes, plan_points
 from gpubench.records import result as R
 from gpubench.records.derive import finish_group
-from gpubench.records.measurement import Measurement
 from gpubench.records.point import PointKey, Task
 from gpubench.records.run import RunDocument, load_run, point_latest, resolve_run
-from gpubench.records.settings import TimingSettings
 from gpubench.records.shape import Axis, Shape, ShapeChoice, parse_axis, parse_shape, sweep
 from gpubench.records.strict_json import strict_dumps
-from gpubench.spec import Family, Machine, SpecError, TorchVariant
+from gpubench.run.config import RunConfig, load_config
+from gpubench.run.plan import Point, choose_shapes, plan_points
+from gpubench.timing.measurement import Measurement
+from gpubench.timing.settings import TimingSettings
 
 CPU = Machine(has_cuda=False, has_triton=True)
 GPU = Machine(has_cuda=True, has_triton=True)

@@ -6,11 +6,11 @@ import pytest
 import torch
 
 from conftest import TEST_KERNELS
-from gpubench.discovery import family_dirs, load_family, resolve_families
 from gpubench.errors import SpecError, UsageError
-from gpubench.plan import group_seed, plan_points
+from gpubench.families.discovery import family_dirs, load_family, resolve_families
+from gpubench.families.spec import CudaVariant, Family, Machine, TorchVariant, TritonVariant
 from gpubench.records.shape import Shape, ShapeChoice
-from gpubench.spec import CudaVariant, Family, Machine, TorchVariant, TritonVariant
+from gpubench.run.plan import group_seed, plan_points
 
 CPU = Machine(has_cuda=False, has_triton=True)
 GPU = Machine(has_cuda=True, has_triton=True)

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from gpubench.stats import (
+from gpubench.timing.stats import (
     bootstrap_median_ci,
     median_ci_order,
     quantile,

@@ -10,10 +10,10 @@ from rich.console import Console
 from conftest import REPO
 from gpubench.records import result as R
 from gpubench.records.derive import finish_group
-from gpubench.records.measurement import Measurement
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
 from gpubench.report.table import group_notes, group_table
+from gpubench.timing.measurement import Measurement
 
 GOLDEN = REPO / "tests" / "golden"
 CEILINGS = {"bandwidth_gbps": 3007.0, "tflops": {"float32": 51.6}}

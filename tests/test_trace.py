@@ -5,8 +5,8 @@ import json
 import pytest
 
 from conftest import TEST_KERNELS
-from gpubench.profilers.chrome_trace import event_counts, load_trace, variant_traces
-from gpubench.report.trace_view import short_kernel_name
+from gpubench.timing.chrome_trace import event_counts, load_trace, variant_traces
+from gpubench.tools.trace_view import short_kernel_name
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,7 @@ import sys
 from rich.console import Console
 
 from gpubench import errors
-from gpubench.comparison import compare_runs
+from gpubench.analysis.comparison import compare_runs
 from gpubench.records.run import RunDocument, resolve_run
 from gpubench.records.strict_json import strict_dumps
 from gpubench.report.compare_view import compare_markdown, compare_table, summary_line

@@ -13,10 +13,10 @@ from rich.console import Console
 from rich.text import Text
 
 from gpubench import errors
-from gpubench.discovery import family_dirs, load_family
-from gpubench.machine import describe, detect_machine
+from gpubench.families.discovery import family_dirs, load_family
+from gpubench.families.spec import Family, Machine, Variant
 from gpubench.report.table import FittedTable
-from gpubench.spec import Family, Machine, Variant
+from gpubench.run.machine import describe, detect_machine
 
 NAME = "family/variant"
 HEADERS = [NAME, "kind", "dtypes", "runs here", "about"]

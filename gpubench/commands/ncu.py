@@ -1,6 +1,6 @@
 """`gpubench ncu`: Nsight Compute on one variant (or several) of a family, its advice ranked.
 
-For each variant: a task file, then `ncu ... python -m gpubench.worker --once TASK` (see
+For each variant: a task file, then `ncu ... python -m gpubench.run.worker --once TASK` (see
 profilers/ncu_command.py), then the console text checked for ncu's failures (they show in
 its text, not its exit code), then the .ncu-rep read with NVIDIA's ncu_report module and
 shown: header, speed of light, hints ranked by estimated speedup. Several variants add a
@@ -17,16 +17,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.rule import Rule
 
-from gpubench import errors, nvtx_ranges
+from gpubench import errors
 from gpubench.commands.targets import resolve_target
-from gpubench.commands.tool_driver import Tool, each_point, run_task
-from gpubench.plan import Point
-from gpubench.profilers import ncu_command
-from gpubench.profilers.ncu_console import Problem, find_problems, missing_sections
-from gpubench.profilers.tools import find_tool
-from gpubench.protocol import Task
 from gpubench.records.shape import ShapeChoice
 from gpubench.records.strict_json import strict_dumps
+from gpubench.run.plan import Point
+from gpubench.run.protocol import Task
+from gpubench.timing import nvtx_ranges
+from gpubench.tools.driver import Tool, each_point, run_task
+from gpubench.tools.find import find_tool
+from gpubench.tools.ncu import command as ncu_command
+from gpubench.tools.ncu.console import Problem, find_problems, missing_sections
 
 
 @dataclass
@@ -81,7 +82,7 @@ class NcuTool(Tool):
 
 def profile_points(points: list[Point], run_dir: Path, options: NcuOptions) -> list[Profiled]:
     """Profile each point in its own ncu run; an error stays with its variant."""
-    from gpubench.profilers.ncu_report import import_ncu_report
+    from gpubench.tools.ncu.report import import_ncu_report
 
     ncu = find_tool("ncu", options.ncu_path)
     module = import_ncu_report(ncu)
@@ -92,7 +93,7 @@ def profile_points(points: list[Point], run_dir: Path, options: NcuOptions) -> l
 
 def _profile_task(tool: NcuTool, ncu: str, module, task: Task, run_dir: Path) -> Profiled:
     """One task under ncu; its report (<family>-<variant>-<shape>.ncu-rep) read back."""
-    from gpubench.profilers.ncu_report import load_profiles
+    from gpubench.tools.ncu.report import load_profiles
 
     run = run_task(tool, ncu, task, run_dir, tool.options.timeout_s, tool.use_nvtx)
     run.raise_if_worker_failed()
@@ -158,14 +159,14 @@ class NcuCommand:
         return self._show(outcomes)
 
     def _show_imported(self) -> int:
-        from gpubench.profilers.ncu_report import import_ncu_report, load_profiles
+        from gpubench.tools.ncu.report import import_ncu_report, load_profiles
 
         module = import_ncu_report(self.options.ncu_path)
         profiles = load_profiles(self.import_path, module)
         return self._show([Profiled(self.import_path.stem, self.import_path, profiles)])
 
     def _show(self, outcomes: list[Profiled]) -> int:
-        from gpubench.report import ncu_view
+        from gpubench.tools.ncu import view as ncu_view
 
         profiled = {o.variant: o.profiles for o in outcomes if o.profiles}
         if self.as_json:

@@ -4,7 +4,7 @@ The group's passing points go to one worker under ncu (`--ncu-check TASKS`), eac
 called ncu_agreement.CALLS times in its own NVTX range; ncu collects one metric,
 gpu__time_duration.sum, for the launches in those ranges (one replay pass per
 kernel). The report is read with ncu_report, the durations summed per call and
-the verdicts made by gpubench/ncu_agreement.py (pure).
+the verdicts made by gpubench/analysis/ncu_agreement.py (pure).
 """
 
 from __future__ import annotations
@@ -13,21 +13,22 @@ import json
 import sys
 from pathlib import Path
 
-from gpubench import errors, nvtx_ranges
+from gpubench import errors
+from gpubench.analysis.ncu_agreement import CHECK_RANGE, attach, ncu_times
 from gpubench.commands.ncu import raise_console_problems
-from gpubench.commands.tool_driver import Tool, run_target
-from gpubench.ncu_agreement import CHECK_RANGE, attach, ncu_times
-from gpubench.plan import Point
-from gpubench.profilers import ncu_command
-from gpubench.profilers.tools import find_tool
 from gpubench.records import result as R
+from gpubench.run.plan import Point
+from gpubench.timing import nvtx_ranges
+from gpubench.tools.driver import Tool, run_target
+from gpubench.tools.find import find_tool
+from gpubench.tools.ncu import command as ncu_command
 
 
 def check_group(group: list[R.Result], points: list[Point], run_dir: Path,
                 ncu_path: str | None = None, timeout_s: float = 600.0) -> list[R.Result]:
     """The group's results, each passing one with its ncu_check (and a warning when it
     misses its target). Raises a GpubenchError when ncu is missing or fails."""
-    from gpubench.profilers.ncu_report import import_ncu_report, load_profiles
+    from gpubench.tools.ncu.report import import_ncu_report, load_profiles
 
     chosen = passing_points(group, points)
     if not chosen:
@@ -39,7 +40,7 @@ def check_group(group: list[R.Result], points: list[Point], run_dir: Path,
     stem = run_dir / f"ncu-check-{first.family}-{first.shape.slug()}-{first.dtype}"
     tasks_file, result_file = Path(f"{stem}.tasks.json"), Path(f"{stem}.result.json")
     tasks_file.write_text(json.dumps([p.task(0).to_dict() for p in chosen]))
-    target = [sys.executable, "-m", "gpubench.worker", "--ncu-check", str(tasks_file),
+    target = [sys.executable, "-m", "gpubench.run.worker", "--ncu-check", str(tasks_file),
               "--result", str(result_file)]
     run = run_target(DurationTool(list(labels)), ncu, stem, target, result_file, timeout_s)
     done = run.completed

@@ -1,6 +1,6 @@
 """`gpubench nsys`: Nsight Systems on one variant (or several) of a family, its kernels summed up.
 
-For each variant: a task file, then `nsys profile ... python -m gpubench.worker --once TASK`
+For each variant: a task file, then `nsys profile ... python -m gpubench.run.worker --once TASK`
 (see profilers/nsys_command.py) recording only gpubench's NVTX range, then `nsys stats`
 for the kernel and NVTX summaries (profilers/nsys_stats.py), shown as tables or JSON.
 
@@ -24,18 +24,19 @@ from rich.markup import escape
 from rich.rule import Rule
 from rich.table import Table
 
-from gpubench import errors, nvtx_ranges
+from gpubench import errors
+from gpubench import format as fmt
 from gpubench.commands.targets import resolve_target
-from gpubench.commands.tool_driver import Tool, ToolRun, each_point, run_task
-from gpubench.plan import Point
-from gpubench.profilers import nsys_command
-from gpubench.profilers.nsys_stats import TimingRow, kernel_rows, parse_stats, range_rows
-from gpubench.profilers.tools import Completed, find_tool, run_tool
-from gpubench.protocol import Task
 from gpubench.records.shape import ShapeChoice
 from gpubench.records.strict_json import strict_dumps
-from gpubench.report import format as fmt
-from gpubench.workers import worker_env
+from gpubench.run.plan import Point
+from gpubench.run.protocol import Task
+from gpubench.run.worker_process import worker_env
+from gpubench.timing import nvtx_ranges
+from gpubench.tools.driver import Tool, ToolRun, each_point, run_task
+from gpubench.tools.find import Completed, find_tool, run_tool
+from gpubench.tools.nsys import command as nsys_command
+from gpubench.tools.nsys.stats import TimingRow, kernel_rows, parse_stats, range_rows
 
 DEFAULT_TIMEOUT_S = 120.0
 INSTEAD = "use `gpubench trace` for a timeline instead (it needs no nsys)"

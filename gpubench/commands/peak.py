@@ -1,5 +1,5 @@
 """`gpubench peak`: measure (or show the cached) ceilings of this machine. Cached ones are
-checked by a short copy probe first, and a disagreement is said (gpubench/ceilings.py)."""
+checked by a short copy probe first, and a disagreement is said (gpubench/timing/ceilings.py)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from gpubench import errors
-from gpubench.ceilings import cache_dir, load_checked
-from gpubench.envinfo import device_env
-from gpubench.machine import detect_machine
+from gpubench.format import rate as rate_text
 from gpubench.records.strict_json import strict_dumps
-from gpubench.report.format import rate as rate_text
+from gpubench.run.machine import detect_machine
+from gpubench.timing.ceilings import cache_dir, load_checked
+from gpubench.timing.envinfo import device_env
 
 
 def show_peaks(device: str, force: bool, as_json: bool, console: Console) -> int:

@@ -2,7 +2,7 @@
 
 The course's two steps: first find the kernels that matter (which cost the most, how busy
 the GPU is), then ask ncu about those. Step one runs the program unchanged as a child,
-`python -m gpubench.profiling.child OUT -- train.py ARGS` (torch.profiler around the whole
+`python -m gpubench.tools.profile.child OUT -- train.py ARGS` (torch.profiler around the whole
 program, the trace exported however it ends), in a session of its own so that --timeout
 and Ctrl-C reach everything it started; its stdout passes through, its stderr too while
 its last lines are kept for the summary. profiling/kernels.py reads the trace. Step two
@@ -26,11 +26,11 @@ from pathlib import Path
 from rich.console import Console
 
 from gpubench import errors
-from gpubench.processes import kill_session
-from gpubench.profilers.tools import wait_or_stop
-from gpubench.profiling.child import STATUS, TRACE
-from gpubench.profiling.kernels import Profile, analyse
 from gpubench.report.files import new_run_dir
+from gpubench.run.processes import kill_session
+from gpubench.tools.find import wait_or_stop
+from gpubench.tools.profile.child import STATUS, TRACE
+from gpubench.tools.profile.kernels import Profile, analyse
 
 # After SIGTERM on --timeout, how long the program gets to stop its profiler and write
 # the trace (a few seconds for a training step's trace of ~100k events).
@@ -79,7 +79,7 @@ def run_child(python: str, program: list[str], out: Path, timeout_s: float,
     """Run the program under the profiler; SIGTERM its session on timeout (the child then
     writes its trace), SIGKILL whatever is left after the grace period. With
     `stdout_to_stderr` (--json) the program's prints go to stderr: stdout is the JSON's."""
-    argv = [python, "-m", "gpubench.profiling.child", str(out), "--", *program]
+    argv = [python, "-m", "gpubench.tools.profile.child", str(out), "--", *program]
     tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
     start = time.monotonic()
     process = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, errors="replace",
@@ -143,15 +143,15 @@ class ProfileCommand:
 
     def _save(self, run_dir: Path, profile: Profile, outcome: ChildOutcome,
               status: dict | None) -> None:
-        from gpubench.profiling.records import kernels_csv, profile_document
         from gpubench.records.run import atomic_write
+        from gpubench.tools.profile.records import kernels_csv, profile_document
 
         profile_document(profile, self.program, outcome, status, str(run_dir)).save(run_dir)
         atomic_write(run_dir / KERNELS_CSV, kernels_csv(profile))
 
     def _show(self, profile: Profile, outcome: ChildOutcome, status: dict | None,
               run_dir: Path) -> None:
-        from gpubench.report.profile_view import profile_json, profile_view
+        from gpubench.tools.profile.view import profile_json, profile_view
 
         if self.as_json:
             sys.stdout.write(json.dumps(profile_json(profile, outcome), indent=1) + "\n")
@@ -162,7 +162,7 @@ class ProfileCommand:
 
     def _ncu(self, python: str, program: list[str], profile: Profile, trace: dict,
              run_dir: Path) -> int:
-        from gpubench.profiling.ncu_top import profile_top_kernels
+        from gpubench.tools.profile.ncu_top import profile_top_kernels
 
         return profile_top_kernels(python, program, profile, trace, run_dir, self.top, self.console,
                             child_env())

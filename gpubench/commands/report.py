@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from gpubench import errors
-from gpubench.comparison import DEFAULT_THRESHOLD, compare_runs
+from gpubench.analysis.comparison import DEFAULT_THRESHOLD, compare_runs
 from gpubench.records.run import RunDocument, atomic_write, resolve_run
 from gpubench.report.html import RunComparisonView, render_report
 

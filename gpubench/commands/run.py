@@ -14,20 +14,20 @@ from rich.console import Console
 from rich.markup import escape
 
 from gpubench import errors
-from gpubench.comparison import compare_runs
-from gpubench.config import RunConfig
-from gpubench.discovery import family_dirs, load_family, resolve_families
-from gpubench.envinfo import host_env
-from gpubench.lane import choose_gpus, visible_gpus
-from gpubench.machine import describe, detect_machine
-from gpubench.plan import plan_points
+from gpubench.analysis.comparison import compare_runs
+from gpubench.families.discovery import family_dirs, load_family, resolve_families
 from gpubench.records import result as R
 from gpubench.records.run import RunDocument, load_run
 from gpubench.report.compare_view import summary_line
 from gpubench.report.files import new_run_dir
 from gpubench.report.live import RunDisplay, failure_summary, skipped_summary
-from gpubench.rundir import RunFolder
-from gpubench.runner import Runner
+from gpubench.run.config import RunConfig
+from gpubench.run.folder import RunFolder
+from gpubench.run.lane import choose_gpus, visible_gpus
+from gpubench.run.machine import describe, detect_machine
+from gpubench.run.plan import plan_points
+from gpubench.run.runner import Runner
+from gpubench.timing.envinfo import host_env
 
 PROFILES = Path("profiles")
 
@@ -64,7 +64,7 @@ class RunCommand:
         if not self.cluster or self.cluster == "local":
             # A local cluster is started once the run folder exists (its logs go there).
             return self._plan_and_run(write_json, detect_machine(self.device), None)
-        from gpubench.cluster import Cluster
+        from gpubench.run.cluster import Cluster
 
         device = "cpu" if self.device == "cpu" else "cuda"
         with Cluster(self.cluster, device) as cluster:
@@ -88,7 +88,7 @@ class RunCommand:
 
     def _cluster_machine(self, cluster):
         """The cluster's workers decide what runs (this machine may have no GPU)."""
-        from gpubench.spec import Machine
+        from gpubench.families.spec import Machine
 
         facts = cluster.machine_facts()
         if self.device == "cuda" and not facts["has_cuda"]:
@@ -101,7 +101,7 @@ class RunCommand:
     def _local_cluster(self, machine, run_dir: Path):
         """`--cluster local`: one Dask worker per GPU (those of --devices, else all), or
         --workers CPU workers (2 by default); their logs go to the run folder."""
-        from gpubench.cluster import Cluster
+        from gpubench.run.cluster import Cluster
 
         if machine.has_cuda and self.workers:
             raise errors.UsageError("--cluster local on a GPU has one worker per GPU "
@@ -121,7 +121,7 @@ class RunCommand:
 
     def _lanes(self, machine, run_dir: Path, cluster) -> list | None:
         """The places points run: None for the one default worker."""
-        from gpubench.lane import Lane, Slot, cpu_slots
+        from gpubench.run.lane import Lane, Slot, cpu_slots
 
         if cluster is not None:
             return cluster.lanes()
@@ -293,7 +293,7 @@ class RunCommand:
 
     def _say_ceilings_check(self, env: dict) -> None:
         """Once, before the first table: the cached ceilings disagree with this run's copy
-        probe (gpubench/ceilings.py), so its "of roof" figures are off by that much."""
+        probe (gpubench/timing/ceilings.py), so its "of roof" figures are off by that much."""
         check = env.get("ceilings_check") or {}
         if check.get("stale"):
             self.console.print(f"[yellow]warning:[/] {escape(check.get('message', ''))}",
@@ -335,7 +335,7 @@ class RunCommand:
         returns the group's results with their ncu summary."""
         from gpubench.commands.ncu import NcuOptions, ncu_summary, profile_points
         from gpubench.commands.ncu_check import passing_points
-        from gpubench.report.ncu_view import summary_table
+        from gpubench.tools.ncu.view import summary_table
 
         if not machine.has_cuda:
             self.console.print("  --ncu: skipped, Nsight Compute needs a CUDA GPU")
@@ -375,7 +375,7 @@ class RunCommand:
         anything is timed; {(family, variant): what run_mark records}. Without a GPU or the
         tool it says so once and the run goes on."""
         from gpubench.commands.sanitize import Sanitized, run_mark, sanitize_task, sources_of
-        from gpubench.profilers.tools import find_tool
+        from gpubench.tools.find import find_tool
 
         if not machine.has_cuda:
             self.console.print("--sanitize: skipped — compute-sanitizer checks CUDA kernels, "

@@ -26,14 +26,14 @@ from rich.rule import Rule
 
 from gpubench import errors
 from gpubench.commands.targets import resolve_target
-from gpubench.commands.tool_driver import Tool, ToolRun, each_point, run_task
-from gpubench.profilers.sanitizer import TOOLS, SanitizerLog, VariantReport, read_xml
-from gpubench.profilers.sanitizer_command import ALLOCATOR_OFF, sanitizer_argv
-from gpubench.profilers.tools import Completed, find_tool
-from gpubench.protocol import Task
 from gpubench.records.shape import ShapeChoice
 from gpubench.records.strict_json import strict_dumps
-from gpubench.workers import worker_env
+from gpubench.run.protocol import Task
+from gpubench.run.worker_process import worker_env
+from gpubench.tools.driver import Tool, ToolRun, each_point, run_task
+from gpubench.tools.find import Completed, find_tool
+from gpubench.tools.sanitizer.command import ALLOCATOR_OFF, sanitizer_argv
+from gpubench.tools.sanitizer.log import TOOLS, SanitizerLog, VariantReport, read_xml
 
 DEFAULT_TIMEOUT_S = 600.0  # a build (~20-40 s) plus a call slowed ~100x by the checker
 
@@ -103,7 +103,7 @@ def _log_of(run: ToolRun, check: str) -> SanitizerLog:
 def run_mark(outcome: Sanitized) -> dict:
     """What `run --sanitize` records on each of a variant's rows: memcheck's folded
     findings (kind, kernel, where, count), or the error that stopped the tool."""
-    from gpubench.profilers.sanitizer import short_file, summarize
+    from gpubench.tools.sanitizer.log import short_file, summarize
 
     if outcome.error is not None:
         return {"tool": "memcheck", "findings": None, "error": str(outcome.error), "rows": []}
@@ -117,7 +117,7 @@ def run_mark(outcome: Sanitized) -> dict:
 def mark_result(result, mark: dict | None):
     """The result with its variant's memcheck outcome, and a warning when it found
     something or could not run."""
-    from gpubench.noise import Warning
+    from gpubench.timing.noise import Warning
 
     if mark is None:
         return result
@@ -180,7 +180,7 @@ class SanitizeCommand:
         return self._show()
 
     def _show(self) -> int:
-        from gpubench.report.sanitize_view import findings_to_json, sanitize_view
+        from gpubench.tools.sanitizer.view import findings_to_json, sanitize_view
 
         reports = [o.report for o in self.outcomes if o.report is not None]
         if self.as_json:
@@ -218,8 +218,8 @@ class SanitizeCommand:
 def sources_of(family, variant) -> dict[str, str]:
     """The variant's sources by the names its line info uses: its build's #line names
     (CUDA), or its Python file (Triton: its line info names the .py file); {} for PyTorch."""
-    from gpubench.execute import source_texts
-    from gpubench.spec import CudaVariant, Machine, TritonVariant
+    from gpubench.families.spec import CudaVariant, Machine, TritonVariant
+    from gpubench.run.execute import source_texts
 
     if isinstance(variant, CudaVariant):
         return source_texts(family, variant, Machine(has_cuda=True, has_triton=True))

@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpubench.discovery import family_dirs, load_family, resolve_families
 from gpubench.errors import UsageError
-from gpubench.machine import detect_machine
-from gpubench.plan import Point, choose_dtypes, choose_shapes, group_seed, runnable_variants
+from gpubench.families.discovery import family_dirs, load_family, resolve_families
+from gpubench.families.spec import Family
 from gpubench.records.shape import ShapeChoice
 from gpubench.report.files import new_run_dir
-from gpubench.spec import Family
+from gpubench.run.machine import detect_machine
+from gpubench.run.plan import Point, choose_dtypes, choose_shapes, group_seed, runnable_variants
 
 
 @dataclass(frozen=True)

@@ -17,17 +17,17 @@ from rich.console import Console
 from rich.markup import escape
 
 from gpubench import errors
-from gpubench.discovery import family_dirs, load_family, resolve_families
-from gpubench.machine import describe, detect_machine
-from gpubench.plan import Point, plan_points
-from gpubench.profilers.chrome_trace import event_counts, load_trace, variant_traces
-from gpubench.profilers.tools import run_tool
-from gpubench.protocol import read_result
+from gpubench.families.discovery import family_dirs, load_family, resolve_families
 from gpubench.records.shape import ShapeChoice
 from gpubench.report.files import new_run_dir
-from gpubench.report.trace_view import OPEN_HINT, counts_line, trace_table
-from gpubench.tracing import CALL_RANGE, PROGRESS, REGION_PREFIX
-from gpubench.workers import worker_env
+from gpubench.run.machine import describe, detect_machine
+from gpubench.run.plan import Point, plan_points
+from gpubench.run.protocol import read_result
+from gpubench.run.tracing import CALL_RANGE, PROGRESS, REGION_PREFIX
+from gpubench.run.worker_process import worker_env
+from gpubench.timing.chrome_trace import event_counts, load_trace, variant_traces
+from gpubench.tools.find import run_tool
+from gpubench.tools.trace_view import OPEN_HINT, counts_line, trace_table
 
 
 @dataclass
@@ -82,7 +82,7 @@ def _trace_once(points: list[Point], device: str, run_dir: Path, iterations: int
                           + "]")
     path = run_dir / "trace.json"
     path.unlink(missing_ok=True)
-    argv = [sys.executable, "-m", "gpubench.worker", "--trace", str(tasks_file), "--trace-out",
+    argv = [sys.executable, "-m", "gpubench.run.worker", "--trace", str(tasks_file), "--trace-out",
             str(path), "--result", str(result_file), "--iterations", str(iterations)]
     done = run_tool(argv, timeout_s, log, env=worker_env(device))
     return done, path, result_file

@@ -6,8 +6,8 @@ once per (family, dtype, shape) group as soon as it completes.
 
 from __future__ import annotations
 
-from gpubench import noise, roofline
 from gpubench.records.result import Result
+from gpubench.timing import noise, roofline
 
 
 def speedups(group: list[Result]) -> list[float | None]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from gpubench.records.settings import TimingSettings
 from gpubench.records.shape import Shape
+from gpubench.timing.settings import TimingSettings
 
 
 @dataclass(frozen=True)

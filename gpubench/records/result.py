@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from gpubench import noise, roofline
-from gpubench.records.device_work import DeviceWork
-from gpubench.records.measurement import Measurement
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
-from gpubench.stats import Summary, summarize
+from gpubench.timing import noise, roofline
+from gpubench.timing.device_work import DeviceWork
+from gpubench.timing.measurement import Measurement
+from gpubench.timing.stats import Summary, summarize
 
 OK = "ok"
 FAIL = "fail"
@@ -160,7 +160,7 @@ class Result:
     def __repr__(self) -> str:
         """'<Result matmul/naive M=256 N=128 K=64 float32 cold: 1.23 ms ±0.4% (n=57),
         5.12 TFLOP/s>' — the raw samples stay in .samples_s."""
-        from gpubench.report import format as fmt
+        from gpubench import format as fmt
 
         head = f"{self.family}/{self.variant} {self.shape.label()} {self.dtype} {self.mode}"
         summary = self.summary

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from gpubench.errors import UsageError
 from gpubench.records.result import Result
-from gpubench.records.settings import TimingSettings
 from gpubench.records.strict_json import restore_nonfinite, strict_dumps
+from gpubench.timing.settings import TimingSettings
 
 SCHEMA_VERSION = 2
 RESULTS_JSON = "results.json"

@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
+from gpubench import format as fmt
 from gpubench.parsing import format_size
 from gpubench.records.result import Result
-from gpubench.report import format as fmt
 
 WIDTH, HEIGHT = 560, 320
 # The roof lines reach this factor past the points on both sides, so a point near the
@@ -330,7 +330,7 @@ def _verdict_color() -> dict:
 
 def kernels_spec(groups: Sequence[dict], title: str, top: int = 15) -> dict | None:
     """A program's top kernels (or CPU ops) by total time, coloured by who wrote them."""
-    from gpubench.profiling.kernels import compact_name
+    from gpubench.tools.profile.kernels import compact_name
 
     rows = [{"kernel": compact_name(g["name"]), "origin": g["origin"], "calls": g["calls"],
              "total_ms": g["total_us"] / 1e3, "share": f"{g['share'] * 100:.1f}%",

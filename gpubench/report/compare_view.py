@@ -8,8 +8,8 @@ import math
 from rich.table import Table
 from rich.text import Text
 
-from gpubench.comparison import FASTER, SAME, SLOWER, UNSURE, Comparison, RunComparison
-from gpubench.report import format as fmt
+from gpubench import format as fmt
+from gpubench.analysis.comparison import FASTER, SAME, SLOWER, UNSURE, Comparison, RunComparison
 
 STYLE = {FASTER: "green", SLOWER: "bold red", SAME: "", UNSURE: "yellow"}
 HEADERS = ("point", "base", "new", "change", "95% CI", "verdict", "why")

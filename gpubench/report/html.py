@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-from gpubench.comparison import RunComparison
+from gpubench import format as fmt
+from gpubench.analysis.comparison import RunComparison
 from gpubench.records import result as R
 from gpubench.records.run import RunDocument
 from gpubench.records.strict_json import strict_dumps
 from gpubench.report import charts
-from gpubench.report import format as fmt
 from gpubench.report.compare_view import HEADERS as COMPARE_HEADERS
 from gpubench.report.compare_view import caption as compare_caption
 from gpubench.report.compare_view import compare_cells
@@ -254,7 +254,7 @@ def _status_label(status: str) -> str:
 def _profile_section(name: str, run: RunDocument, chart_set: Charts) -> str:
     """A `gpubench profile` document: the program, its exit, the GPU's busy fraction and
     gaps, a chart of the top kernels and the table of all of them."""
-    from gpubench.profiling.kernels import compact_name
+    from gpubench.tools.profile.kernels import compact_name
 
     profile = run.meta["profile"]
     what = "kernels" if profile["device"] else "CPU ops"

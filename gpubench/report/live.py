@@ -24,10 +24,10 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from gpubench.plan import Point
 from gpubench.records import result as R
 from gpubench.report.table import group_notes, group_table
-from gpubench.runner import RunCallbacks
+from gpubench.run.plan import Point
+from gpubench.run.runner import RunCallbacks
 
 
 class RunDisplay:
@@ -162,7 +162,7 @@ class PlainProgress:
 
 def point_line(rows: list[R.Result]) -> str:
     """'square/cuda n=2^20 float32: cold 4.71 us ±0.3%, warm 4.40 us ±0.2%' or the status."""
-    from gpubench.report import format as fmt
+    from gpubench import format as fmt
 
     first = rows[0]
     head = f"{first.family}/{first.variant} {first.shape.label()} {first.dtype}:"

@@ -9,9 +9,9 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from gpubench.check import CheckResult
+from gpubench import format as fmt
+from gpubench.families.check import CheckResult
 from gpubench.records import result as R
-from gpubench.report import format as fmt
 from gpubench.report.compare_view import verdict_cell
 
 STATUS_STYLE = {

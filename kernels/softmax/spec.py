@@ -20,7 +20,7 @@ measured, docs/perf-notes.md; 4096 x 8192 fp32 moves 268 MB, 63 us at that rate)
 
 import torch
 
-from gpubench.spec import Axis, CudaVariant, Family, TorchVariant, TritonVariant
+from gpubench.families.spec import Axis, CudaVariant, Family, TorchVariant, TritonVariant
 
 
 def make_inputs(shape, dtype, device):

@@ -9,7 +9,7 @@ import time
 
 import torch
 
-from gpubench.spec import Family, TorchVariant
+from gpubench.families.spec import Family, TorchVariant
 
 
 def wrong(x, out):

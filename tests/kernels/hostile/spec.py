@@ -9,7 +9,7 @@ import sys
 
 import torch
 
-from gpubench.spec import Axis, Family, TorchVariant
+from gpubench.families.spec import Axis, Family, TorchVariant
 
 
 def correct(x, out):

@@ -6,7 +6,7 @@ import shutil
 
 import torch
 
-from gpubench.spec import Family, TorchVariant
+from gpubench.families.spec import Family, TorchVariant
 
 
 def sabotage(x, out):

@@ -1,0 +1,458 @@
+"""Is NEW faster than BASE, really? Two runs' raw samples -> a ratio, its CI and a verdict.
+
+The question has two sources of doubt, and a verdict must survive both:
+
+1. **Within a run**: the median of a few hundred noisy samples is itself uncertain.
+   The ratio of medians NEW/BASE gets a 95% percentile-bootstrap interval, each
+   run's samples resampled on their own (the runs have different sample counts and
+   skewed, often multi-modal distributions: no normal model fits, the bootstrap
+   needs none). Medians because gpubench reports medians, and outliers move them
+   least.
+2. **Between runs**: a second process on the same machine lands somewhere else —
+   other physical pages, another clock ramp, other work on the host. The bootstrap
+   cannot see this (it only knows one process per side), and it is large: on an
+   H200, 5 us kernels of unchanged code moved by up to 4.8% between runs whose
+   within-run CIs were +-0.5% (docs/perf-notes.md, "compare (issue 10)"); on a
+   2-core CPU one point moved 2x. Kalibera & Jones (2013) show that this
+   between-execution variance can only be measured by repeating executions, so a
+   pair of runs must bound it from what it holds:
+
+   - **the point's own noise**: the interquartile range of its samples as a fraction
+     of the median (the IQR column of gpubench's tables; the larger of the two runs).
+     NVBench's compare likewise calls a difference within the samples' noise (their
+     relative standard deviation) "same"; the IQR is its robust form, which the
+     seconds-long stalls of a host clock do not blow up. On the H200, every
+     between-run shift of unchanged code stayed within the larger of the 1% threshold
+     and 0.41x this figure (18 points, 3-4 runs each: docs/perf-notes.md).
+   - **the group's shift**: the other variants of the same family, dtype, shape and
+     mode were measured in the same two processes. A shift all variants share is
+     drift; a shift one variant has alone is its code. With three or more variants,
+     a change must show both in the point's ratio and in its ratio over the group's
+     median ratio (robust while fewer than half changed: on the CPU machine a whole
+     run was 2.5x slower, one variant's doubled work still stood out). With two, the
+     other's move in the same direction raises the bar (which of two changed cannot
+     be told).
+   - **the clocks**: a throttled or power-capped point ran up to
+     max_possible / min MHz slower for that reason alone.
+   - **the host clock**: 150% on the CPU path, 75% in wall mode (HOST_CLOCK_ALLOWANCE).
+
+   A change counts (FASTER/SLOWER) only when its whole CI lies beyond the group's
+   shift and, on top of it, the largest of the user's threshold and the other bounds.
+   And none counts from a CPU timing that timed the host's other work too
+   (preempted, or other processes busy: see hostload.py): on a loaded 2-core machine
+   unchanged code moved 800x that way.
+
+Verdicts (threshold t, default 1%; bounds taken as ratios, so +-1% means 1.01 and
+1/1.01, which keeps 2x slower and 2x faster symmetric):
+
+    FASTER  the whole CI lies below 1 / (1 + bar)       1 + bar = (1 + 2-variant witness)
+                                                          x (1 + max(t, noise, clocks, host))
+            and, divided by the group's median ratio (3+ variants), still does
+    SLOWER  the whole CI lies above 1 + bar
+    SAME    the whole CI lies within [1 / (1 + t), 1 + t]
+    UNSURE  otherwise, with the reason (too few samples, noisy, within the point's
+            run-to-run noise, the whole group moved, throttled)
+
+asv uses a rank test plus a factor threshold (default 10%) for the same reason;
+tritonbench's A/B runs both sides in one process, which removes the between-run
+term but not the question of two commits. Pure: numpy and the samples, no GPU.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from gpubench.records.derive import same_model
+from gpubench.timing.hostload import busy_reason
+from gpubench.timing.stats import quantile
+
+FASTER, SLOWER, SAME, UNSURE = "FASTER", "SLOWER", "SAME", "UNSURE"
+VERDICTS = (FASTER, SLOWER, SAME, UNSURE)
+# 1%: the run-to-run agreement of a quiet GPU on kernels of 20 us and more (5 cold
+# medians within 1%, docs/perf-notes.md), above the +-0.5% CI gpubench aims at.
+DEFAULT_THRESHOLD = 0.01
+# 2000 resamples: the CI's ends move by under 0.1% between seeds (tests pin this).
+RESAMPLES = 2000
+# With fewer samples the bootstrap of a median has only a handful of distinct values.
+MIN_SAMPLES = 5
+# A fixed seed: the same two runs always get the same verdict.
+SEED = 20261122
+# Host-clock timings drift between runs by more than their samples show (frequency
+# scaling, a busy SMT sibling, other tenants' memory traffic, where the allocator's pages
+# landed, the launch path's caches), so a change must exceed the largest drift of unchanged
+# code measured on quiet machines (docs/perf-notes.md), per timing mode:
+# - "cpu" (CPU tensors): on the 2-core CI machine one point of unchanged code moved by up to
+#   1.95x between two runs (torch.sin of 2^18 floats, 198 us in one run and 379-387 us with
+#   tight samples, no preemption, its group unmoved; seen in CI three times, with warmups of
+#   20 ms, 100 ms and 1 s). 150% (2.5x) stands above it: a variant doing its work four
+#   times still counts, twice the work does not: a 2-core VM's host clock cannot tell it
+#   from the drift.
+# - "wall" (what the caller waits for a GPU op, Python and launch included): on the H200,
+#   torch.square's wall time moved 26% between two runs; 75% leaves room for a busier host,
+#   and twice the work (+100%) still counts.
+# Percent-level tuning belongs to the GPU-time modes.
+HOST_CLOCK_ALLOWANCE = {"cpu": 1.5, "wall": 0.75}
+# The group's move that host-clock verdicts are corrected for: a whole run drifting (25%
+# faster in CI) hides a change, and taking the move out shows it. A smaller move is within
+# what single points jitter on their own (CI, 2026-11-23: one variant of unchanged code 1.72x
+# slower in one run while its group moved +5%, and the correction turned that into FASTER),
+# so below this the measured change decides.
+HOST_GROUP_DRIFT = 0.10
+# Environment facts that must match for a verdict to be about the code alone.
+ENV_KEYS = ("device", "gpu", "driver", "cuda_runtime", "torch", "triton", "sm_clock_max_mhz",
+            "power_limit_w", "cpu")
+
+
+@dataclass(frozen=True)
+class Allowances:
+    """How far a point may move between two runs of unchanged code (fractions of 1)."""
+
+    noise: float = 0.0  # the samples' IQR / median, the larger run
+    group: float = 0.0  # two-variant group: the other's move in this one's direction
+    drift: float = 1.0  # the group's median ratio: a change must show over it too
+    clocks: float = 0.0  # slowdown the clocks alone explain
+    host: float = 0.0  # the host clock's own drift (CPU path and wall mode)
+    clock_note: str = ""  # 'power-capped in NEW (SM down to 1700 MHz)'
+    # A reason nothing can be read from these runs at all: a CPU timing that timed the
+    # host's other work too (hostload.py). Every verdict becomes UNSURE, whatever the size.
+    doubt: str = ""
+
+    def bar(self, threshold: float) -> float:
+        """The change a FASTER/SLOWER needs: a two-variant group's common shift, and
+        beyond it the largest of the threshold and the point's own bounds (ratios
+        multiply: a shift of 2x and a point bound of 50% need 3x)."""
+        own = max(threshold, self.noise, self.clocks, self.host)
+        return (1 + self.group) * (1 + own) - 1
+
+    def largest(self) -> tuple[float, str]:
+        return max((self.noise, "noise"), (self.group, "group"), (self.clocks, "clocks"),
+                   (self.host, "host"))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """NEW against BASE for one point."""
+
+    base_median_s: float
+    new_median_s: float
+    ratio: float  # NEW / BASE: below 1 is faster
+    ci_low: float  # nan when there were too few samples
+    ci_high: float
+    verdict: str
+    reason: str = ""
+    bar: float = DEFAULT_THRESHOLD  # the change a FASTER/SLOWER needed
+    allowances: Allowances = field(default_factory=Allowances)
+    marked: bool = False  # the runs' environments differ: about machines, not only code
+
+    @property
+    def change(self) -> float:
+        """NEW vs BASE as a signed fraction: +0.25 is 25% slower."""
+        return self.ratio - 1.0
+
+    def to_dict(self) -> dict:
+        return {"base_median_s": self.base_median_s, "new_median_s": self.new_median_s,
+                "ratio": self.ratio, "ci95_low": self.ci_low, "ci95_high": self.ci_high,
+                "verdict": self.verdict, "reason": self.reason, "bar": self.bar,
+                "allowance_noise": self.allowances.noise,
+                "allowance_group": self.allowances.group,
+                "allowance_clocks": self.allowances.clocks, "marked": self.marked}
+
+    def __repr__(self) -> str:
+        ci = "" if math.isnan(self.ci_low) else f" [{self.ci_low:.3f}, {self.ci_high:.3f}]"
+        why = f" ({self.reason})" if self.reason else ""
+        return f"<Comparison {self.ratio:.3f}{ci} {self.verdict}{'*' if self.marked else ''}{why}>"
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def ratio_ci(base: Sequence[float], new: Sequence[float], level: float = 0.95,
+             resamples: int = RESAMPLES, seed: int = SEED) -> tuple[float, float, float]:
+    """(ratio of medians NEW/BASE, CI low, CI high): the percentile bootstrap, each side
+    resampled independently."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    base_a, new_a = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
+    ratio = float(np.median(new_a) / np.median(base_a))
+    ratios = _resampled_medians(new_a, rng, resamples) / _resampled_medians(base_a, rng,
+                                                                            resamples)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(ratios, [tail, 100 - tail])
+    # The interval of a percentile bootstrap need not hold the point estimate when the
+    # samples are few and tied; the verdict must never contradict the ratio it shows.
+    return ratio, min(float(low), ratio), max(float(high), ratio)
+
+
+def _resampled_medians(samples, rng, resamples: int, chunk_values: int = 2_000_000):
+    """Medians of `resamples` bootstrap resamples, drawn in chunks so that memory stays
+    bounded: 2M draws x 8 bytes x 2 arrays = 32 MB at a time, whatever the sample count."""
+    import numpy as np
+
+    out = np.empty(resamples)
+    rows_per_chunk = max(1, chunk_values // len(samples))
+    for start in range(0, resamples, rows_per_chunk):
+        rows = min(rows_per_chunk, resamples - start)
+        draws = rng.integers(0, len(samples), size=(rows, len(samples)))
+        out[start:start + rows] = np.median(samples[draws], axis=1)
+    return out
+
+
+def relative_iqr(samples: Sequence[float]) -> float:
+    """(Q3 - Q1) / median, quantiles as stats.quantile computes them (numpy 'linear')."""
+    ordered = sorted(samples)
+    median = quantile(ordered, 0.5)
+    if not median:
+        return math.inf
+    return (quantile(ordered, 0.75) - quantile(ordered, 0.25)) / median
+
+
+def clock_allowance(clocks: dict | None) -> float:
+    """How much slower the point may have run for its clocks alone: a kernel's time scales
+    at most as 1 / clock, so max_possible / min - 1, when the run saw throttling or a
+    power cap (0 otherwise: a clock that stayed up explains nothing)."""
+    if not clocks or not (clocks.get("slowed_down") or clocks.get("power_capped")):
+        return 0.0
+    low, top = clocks.get("sm_mhz_min"), clocks.get("sm_mhz_max_possible")
+    if not low or not top or low >= top:
+        return 0.0
+    return top / low - 1.0
+
+
+def _clock_state(clocks: dict | None) -> str:
+    if not clocks:
+        return ""
+    if clocks.get("slowed_down"):
+        return "throttled"
+    return "power-capped" if clocks.get("power_capped") else ""
+
+
+# ---------------------------------------------------------------- the verdict
+
+
+def verdict(ci_low: float, ci_high: float, threshold: float, bar: float) -> str:
+    """What an interval supports: a change beyond `bar`, sameness within `threshold`."""
+    if ci_high < 1 / (1 + bar):
+        return FASTER
+    if ci_low > 1 + bar:
+        return SLOWER
+    if 1 / (1 + threshold) <= ci_low and ci_high <= 1 + threshold:
+        return SAME
+    return UNSURE
+
+
+def compare_samples(base: Sequence[float], new: Sequence[float],
+                    threshold: float = DEFAULT_THRESHOLD,
+                    allowances: Allowances | None = None) -> Comparison:
+    """NEW against BASE from two sample sets (seconds) and what the runs' context allows."""
+    allowances = allowances or Allowances(noise=max(relative_iqr(base), relative_iqr(new)))
+    base_median, new_median = quantile(sorted(base), 0.5), quantile(sorted(new), 0.5)
+    if len(base) < MIN_SAMPLES or len(new) < MIN_SAMPLES:
+        return Comparison(base_median, new_median, new_median / base_median, math.nan,
+                          math.nan, UNSURE, f"too few samples ({len(base)} and {len(new)}; "
+                          f"a verdict needs {MIN_SAMPLES} in each)", threshold, allowances)
+    ratio, low, high = ratio_ci(base, new)
+    bar = allowances.bar(threshold)
+    said = verdict(low, high, threshold, bar)
+    reason = "" if said != UNSURE else _why_unsure(low, high, threshold, allowances)
+    said, reason = _over_the_group(said, reason, ratio, low, high, threshold, bar, allowances)
+    if allowances.doubt:  # not even SAME: both runs may have timed the scheduler alike
+        said, reason = UNSURE, allowances.doubt
+    return Comparison(base_median, new_median, ratio, low, high, said, reason, bar, allowances)
+
+
+def _over_the_group(said: str, reason: str, ratio: float, low: float, high: float,
+                    threshold: float, bar: float, allowances: Allowances) -> tuple[str, str]:
+    """The verdict once the group's median move (3+ variants) is taken out.
+
+    GPU-time modes drift little between runs, and several variants changed at once would
+    move the median: a change must show both as measured and over the median. Host-clock
+    timings drift a lot and together (a whole CPU run 25% faster while one variant did
+    twice the work showed +54% as measured, +97% over its group), so there the change
+    over the median decides, when it points the same way as the measured one and the
+    group moved by HOST_GROUP_DRIFT or more."""
+    drift = allowances.drift
+    if drift == 1.0:
+        return said, reason
+    corrected = verdict(low / drift, high / drift, threshold, bar)
+    moved = f"the whole group moved {drift - 1:+.0%}: drift, or a change they share"
+    if (allowances.host and corrected in (FASTER, SLOWER) and (ratio > 1) == (corrected == SLOWER)
+            and abs(math.log(drift)) >= math.log(1 + HOST_GROUP_DRIFT)):
+        return corrected, f"over the group's {drift - 1:+.0%}"
+    if said in (FASTER, SLOWER) and corrected != said:
+        return UNSURE, moved
+    return said, reason
+
+
+def _why_unsure(low: float, high: float, threshold: float, allowances: Allowances) -> str:
+    """A few words for the table; the caption and README say the rest."""
+    beyond = high < 1 / (1 + threshold) or low > 1 + threshold
+    if not beyond:
+        if high - low > 2 * threshold:
+            return f"noisy: CI wider than ±{threshold:.0%}"
+        return f"near the ±{threshold:.0%} threshold"
+    size, which = allowances.largest()
+    if which == "clocks":
+        return f"{allowances.clock_note}: clocks explain ≤{size:.1%}"
+    if which == "host":
+        return f"within the host clock's drift (±{size:.0%})"
+    if which == "group":
+        return f"all other variants moved ≥{size:.1%} too: drift?"
+    return f"within run-to-run noise ±{size:.1%}"
+
+
+def compare_results(base, new, threshold: float = DEFAULT_THRESHOLD,
+                    group: GroupShift | None = None) -> Comparison:
+    """Two Results (records/result.py) of one point, measured in two runs."""
+    group = group or GroupShift()
+    clocks, clock_note = _clock_bound(base, new)
+    doubts = [f"host busy in {label}: {reason}" for label, r in (("BASE", base), ("NEW", new))
+              if (reason := _host_busy(r))]
+    noise = (max(relative_iqr(base.samples_s), relative_iqr(new.samples_s))
+             if base.samples_s and new.samples_s else 0.0)
+    host = HOST_CLOCK_ALLOWANCE.get(base.mode, 0.0)
+    allowances = Allowances(noise=noise, group=group.witness, drift=group.drift,
+                            clocks=clocks, clock_note=clock_note, host=host,
+                            doubt="; ".join(doubts))
+    return compare_samples(base.samples_s, new.samples_s, threshold, allowances)
+
+
+def _clock_bound(base, new) -> tuple[float, str]:
+    """The larger clock allowance of the two runs, and which run and clock it comes from."""
+    bounds = []
+    for label, result in (("BASE", base), ("NEW", new)):
+        clocks = result.measurement.clocks if result.measurement else None
+        note = (f"{_clock_state(clocks)} in {label} (SM down to {clocks.get('sm_mhz_min')} MHz)"
+                if clocks else "")
+        bounds.append((clock_allowance(clocks), note))
+    return max(bounds, key=lambda bound: bound[0])
+
+
+# ---------------------------------------------------------------- two runs
+
+
+@dataclass(frozen=True)
+class PointComparison:
+    key: object  # records.point.PointKey, shared by both runs
+    comparison: Comparison | None  # None when either side did not pass
+    note: str = ""  # why there is no comparison
+
+    @property
+    def verdict(self) -> str:
+        return self.comparison.verdict if self.comparison else "-"
+
+    def to_dict(self) -> dict:
+        data = {"key": self.key.text(), "note": self.note}
+        return {**data, **(self.comparison.to_dict() if self.comparison else {})}
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    points: tuple[PointComparison, ...]
+    only_base: tuple[str, ...]  # point keys measured in BASE only
+    only_new: tuple[str, ...]
+    env_differences: tuple[str, ...]  # 'gpu: NVIDIA H100 -> NVIDIA H200'
+    threshold: float = DEFAULT_THRESHOLD
+
+    def regressions(self) -> list[PointComparison]:
+        return [p for p in self.points if p.verdict == SLOWER]
+
+    def counts(self) -> dict[str, int]:
+        found = defaultdict(int)
+        for point in self.points:
+            found[point.verdict] += 1
+        return dict(found)
+
+    def by_key(self) -> dict[str, PointComparison]:
+        return {p.key.text(): p for p in self.points}
+
+    def to_dict(self) -> dict:
+        return {"threshold": self.threshold, "points": [p.to_dict() for p in self.points],
+                "only_in_base": list(self.only_base), "only_in_new": list(self.only_new),
+                "environment_differences": list(self.env_differences),
+                "counts": self.counts()}
+
+
+def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD) -> RunComparison:
+    """Two RunDocuments joined on the point key. Points that did not pass in either run
+    are listed without a verdict; when the runs' machines or software differ every
+    verdict is marked, and the differences named."""
+    base_rows, new_rows = base.by_key(), new.by_key()
+    shared = [key for key in base_rows if key in new_rows]
+    passed = {k for k in shared if base_rows[k].passed and new_rows[k].passed}
+    # Points timed on a busy host say nothing about the machine's drift: not witnesses.
+    witnesses = [k for k in shared if k in passed
+                 and not (_host_busy(base_rows[k]) or _host_busy(new_rows[k]))]
+    shifts = group_shifts({k: _log_ratio(base_rows[k], new_rows[k]) for k in witnesses},
+                          {k: base_rows[k].key for k in witnesses})
+    differences = environment_differences(base.env, new.env)
+    points = []
+    for key in shared:
+        old, fresh = base_rows[key], new_rows[key]
+        if key not in passed:
+            points.append(PointComparison(old.key, None, f"not compared: {old.status} in "
+                                                         f"BASE, {fresh.status} in NEW"))
+            continue
+        if not same_model(old, fresh):
+            points.append(PointComparison(old.key, None, f"not compared: measured on "
+                                                         f"{old.device_name} in BASE, "
+                                                         f"{fresh.device_name} in NEW"))
+            continue
+        comparison = compare_results(old, fresh, threshold, shifts.get(key, GroupShift()))
+        points.append(PointComparison(old.key, replace(comparison,
+                                                       marked=bool(differences))))
+    return RunComparison(tuple(points), tuple(k for k in base_rows if k not in new_rows),
+                         tuple(k for k in new_rows if k not in base_rows), differences,
+                         threshold)
+
+
+def _host_busy(result) -> str | None:
+    details = result.measurement.details if result.measurement else {}
+    return busy_reason(details.get("host_load"))
+
+
+def _log_ratio(base, new) -> float:
+    if not (base.median_s and new.median_s):
+        return 0.0
+    return math.log(new.median_s / base.median_s)
+
+
+@dataclass(frozen=True)
+class GroupShift:
+    """What the other variants of a point's group (family, dtype, shape, mode) say about
+    the machine between the two runs."""
+
+    drift: float = 1.0  # the group's median ratio NEW/BASE (3 or more variants), else 1
+    witness: float = 0.0  # 2 variants: the other's move in this point's direction, else 0
+
+
+def group_shifts(log_ratios: dict[str, float], keys: dict) -> dict[str, GroupShift]:
+    """Per point, the machine's move as its group saw it. With three or more variants the
+    median ratio: robust while fewer than half of them changed, so a change must show in
+    the point's ratio over the median. With two, which one changed cannot be told: the
+    other's move in the same direction only raises the bar. Alone: nothing."""
+    groups: dict[tuple, list[str]] = defaultdict(list)
+    for name, key in keys.items():
+        groups[(key.family, key.dtype, key.shape, key.mode)].append(name)
+    shifts = {}
+    for members in groups.values():
+        if len(members) >= 3:
+            drift = math.exp(quantile(sorted(log_ratios[m] for m in members), 0.5))
+            shifts.update({name: GroupShift(drift=drift) for name in members})
+            continue
+        for name in members:
+            direction = math.copysign(1.0, log_ratios[name])
+            others = [direction * log_ratios[o] for o in members if o != name]
+            common = max(0.0, min(others)) if others else 0.0
+            shifts[name] = GroupShift(witness=math.expm1(common))
+    return shifts
+
+
+def environment_differences(base_env: dict, new_env: dict) -> tuple[str, ...]:
+    """'gpu: A -> B' for every fact that decides speed and differs between the runs."""
+    return tuple(f"{key}: {base_env.get(key)} -> {new_env.get(key)}" for key in ENV_KEYS
+                 if key in base_env or key in new_env
+                 if base_env.get(key) != new_env.get(key))

@@ -1,0 +1,2 @@
+"""What a kernel family is and how its variants are called: the declarative spec, finding
+family folders, the correctness check, calling a variant, the side effects it may not have."""

@@ -1,0 +1,164 @@
+"""Finding kernel families: folders with a spec.py, shipped or the user's own.
+
+A family's name is its folder's name, so the list of families is known without
+importing anything; a spec.py is imported only when its family is used. A broken
+spec therefore breaks only the commands that need it, with its file named.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import os
+import signal
+import sys
+import threading
+import traceback
+from pathlib import Path
+
+from gpubench.errors import SpecError, UsageError, unknown_name
+from gpubench.families.spec import Family
+
+SPEC_FILE = "spec.py"
+
+
+def shipped_kernels_dir() -> Path:
+    """kernels/ of the checkout, or the installed copy (package gpubench_kernels)."""
+    checkout = Path(__file__).resolve().parent.parent / "kernels"
+    if (checkout / "square" / SPEC_FILE).is_file():
+        return checkout
+    spec = importlib.util.find_spec("gpubench_kernels")
+    if spec is None or not spec.submodule_search_locations:
+        raise SpecError("the shipped kernels are missing: reinstall gpubench")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def family_dirs(extra_dirs: tuple[Path | str, ...] = ()) -> dict[str, Path]:
+    """name -> folder, shipped families first; a user's folder of the same name wins.
+
+    A --kernels-dir may hold family folders, or be one family folder itself.
+    """
+    found: dict[str, Path] = {}
+    for root in (shipped_kernels_dir(), *map(Path, extra_dirs)):
+        root = root.expanduser()
+        if not root.is_dir():
+            raise UsageError(f"kernels folder '{root}' does not exist")
+        if (root / SPEC_FILE).is_file():
+            found[root.name] = root.resolve()
+            continue
+        members = sorted(p for p in root.iterdir() if (p / SPEC_FILE).is_file())
+        if not members and root != shipped_kernels_dir():
+            raise UsageError(f"kernels folder '{root}' has no <family>/{SPEC_FILE} inside")
+        for folder in members:
+            found[folder.name] = folder.resolve()
+    return found
+
+
+def resolve_families(names: tuple[str, ...], dirs: dict[str, Path]) -> dict[str, Path]:
+    """The requested families (all when none named), in the order given."""
+    if not names:
+        return dict(dirs)
+    chosen = {}
+    for name in names:
+        if name not in dirs:
+            raise unknown_name("kernel family", name, dirs)
+        chosen[name] = dirs[name]
+    return chosen
+
+
+def load_family(name: str, folder: Path) -> Family:
+    """Import folder/spec.py and return its `family`, named after the folder."""
+    path = Path(folder) / SPEC_FILE
+    module = _import_file(path, f"gpubench_family_{name}")
+    family = getattr(module, "family", None)
+    if not isinstance(family, Family):
+        raise SpecError(f"{path}: defines no `family = Family(...)`")
+    object.__setattr__(family, "name", name)
+    object.__setattr__(family, "directory", Path(folder).resolve())
+    if not family.description:
+        doc = (module.__doc__ or "").strip().splitlines()
+        object.__setattr__(family, "description", doc[0] if doc else "")
+    return family
+
+
+def import_kernel_file(path: Path, prefix: str):
+    """Import a kernel's Python file (a Triton launcher) by path, with errors that name it."""
+    return _import_file(path, prefix)
+
+
+def _import_file(path: Path, prefix: str):
+    if not path.is_file():
+        raise SpecError(f"{path}: file not found")
+    # A per-path suffix keeps two families' files of the same name apart.
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:8]
+    module_name = f"{prefix}_{path.stem}_{digest}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    # Registered before executing: @triton.jit and dataclasses look the module up.
+    sys.modules[module_name] = module
+    try:
+        with _guarded_import(path):
+            spec.loader.exec_module(module)
+    except SpecError as exc:
+        sys.modules.pop(module_name, None)
+        raise SpecError(f"{path}: {exc}") from None
+    except _ImportAborted as exc:
+        sys.modules.pop(module_name, None)
+        raise SpecError(f"{path}: {exc}") from None
+    except BaseException as exc:
+        sys.modules.pop(module_name, None)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise SpecError(f"{path}: failed to import: {_where(exc, path)}") from None
+    return module
+
+
+# A spec imports torch and maybe triton (seconds); a minute means it will never finish.
+SPEC_IMPORT_TIMEOUT_S = float(os.environ.get("GPUBENCH_SPEC_TIMEOUT_S", "60"))
+
+
+class _ImportAborted(BaseException):
+    """Raised inside a spec's import to stop it: the message says why."""
+
+
+@contextlib.contextmanager
+def _guarded_import(path: Path):
+    """Run a spec's top-level code so that it cannot end or hang gpubench: os._exit()
+    raises instead of exiting, a time limit interrupts endless loops (SIGALRM, main
+    thread only), and what it prints goes to stderr, never into tables or --json. Not a
+    sandbox: code that blocks inside C, or kills its own process, still can."""
+    def refuse_exit(code=0):
+        raise _ImportAborted(f"called os._exit({code}) while being imported")
+
+    def out_of_time(signum, frame):
+        raise _ImportAborted(f"did not finish importing within {SPEC_IMPORT_TIMEOUT_S:g} s "
+                             "(an endless loop or a wait at import time?)")
+
+    real_exit, os._exit = os._exit, refuse_exit
+    timed = threading.current_thread() is threading.main_thread() and hasattr(signal,
+                                                                                "setitimer")
+    if timed:
+        previous = signal.signal(signal.SIGALRM, out_of_time)
+        signal.setitimer(signal.ITIMER_REAL, SPEC_IMPORT_TIMEOUT_S)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        os._exit = real_exit
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+
+def _where(exc: BaseException, path: Path) -> str:
+    """'line 12: NameError: name 'x' is not defined' — the innermost frame in `path`."""
+    line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if Path(frame.filename).resolve() == path.resolve():
+            line = frame.lineno
+    message = str(exc).splitlines()[0] if str(exc) else ""
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return f"line {line}: {text}" if line else text

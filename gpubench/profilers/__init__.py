@@ -1,1 +1,0 @@
-"""Drivers and parsers for external profilers: ncu, nsys, torch.profiler."""

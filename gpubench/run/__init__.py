@@ -1,0 +1,3 @@
+"""Running a plan: which points, in which order, on which workers (one per GPU, CPU workers
+or Dask), the worker process and its protocol, run folders and suite files. The parent
+never prints: it emits events that views (report/) and commands listen to."""

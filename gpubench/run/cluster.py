@@ -1,0 +1,233 @@
+"""`run --cluster ADDRESS|local`: points run on Dask workers, each owning one GPU.
+
+Why Dask (distributed): Python-native, small enough to carry to a GPU machine
+(~5 MB of wheels), and it already runs on Slurm, PBS and Kubernetes
+(dask-jobqueue, dask-kubernetes); gpubench does not grow a scheduler of its own.
+
+How: each Dask worker is started with one GPU visible (CUDA_VISIBLE_DEVICES)
+and the resource `GPU=1`; a gpubench task asks for `GPU: 1`, so a worker runs
+one point at a time. On the worker, the point runs in gpubench's own worker
+process (lane.py), kept between tasks in that Dask worker, so crash isolation,
+timeouts and the build cache (per node) behave exactly as in a local run. The
+parent keeps one DaskLane per GPU slot of the cluster and feeds them from the
+same queue as local lanes (runner.py).
+
+A Dask worker that dies (its node lost, OOM-killed) takes only its task with it:
+the scheduler re-queues that task on another worker (once for `local`, where
+gpubench sets `allowed-failures` to 1; a remote scheduler uses its own setting),
+and a task that loses its worker again is recorded CRASHED. Kernel folders must
+be at the same path on every node (a shared file system, or the same checkout).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+import uuid
+from pathlib import Path
+
+from gpubench.errors import EnvironmentProblem, UsageError
+from gpubench.records import result as R
+from gpubench.records.point import Task
+from gpubench.run.lane import Lane, Outcome, Slot, visible_gpus
+
+# How long to wait for the first worker: a worker on a busy node imports Python
+# packages for a few seconds. Reaching the scheduler itself takes Dask's own connect
+# timeout (distributed.comm.timeouts.connect, 30 s unless configured).
+WORKER_TIMEOUT_S = 60.0
+INSTALL_HINT = "pip install 'gpubench[cluster]' (dask's distributed package)"
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise EnvironmentProblem(f"--cluster needs Dask: {INSTALL_HINT}") from None
+    return distributed
+
+
+class Cluster:
+    """A connection to a Dask cluster (started here for 'local'), closed on exit."""
+
+    def __init__(self, address: str, device: str, gpus: list[str] | None = None,
+                 cpu_workers: int = 2, log_dir: Path | None = None):
+        self.address, self.device = address, device
+        self.gpus, self.cpu_workers, self.log_dir = gpus, cpu_workers, log_dir
+        self.local = None
+        self.client = None
+
+    def __enter__(self) -> Cluster:
+        distributed = _distributed()
+        try:
+            if self.address == "local":
+                self.local = _local_cluster(distributed, self.device, self.gpus,
+                                            self.cpu_workers, self.log_dir)
+                target = self.local
+            else:
+                target = self.address
+            self.client = distributed.Client(target, set_as_default=False)
+            self.client.wait_for_workers(1, timeout=WORKER_TIMEOUT_S)
+        except (OSError, TimeoutError) as exc:
+            self.close()
+            raise EnvironmentProblem(f"--cluster {self.address}: cannot reach a Dask "
+                                     f"scheduler with workers ({exc})") from None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.client is not None:
+            # Each worker's gpubench worker process; one already gone has nothing to stop.
+            with contextlib.suppress(Exception):
+                self.client.run(stop_lanes)
+            self.client.close()
+            self.client = None
+        if self.local is not None:
+            self.local.close()
+            self.local = None
+
+    def lanes(self) -> list[DaskLane]:
+        """One lane per slot: a GPU of a worker (resource GPU), or a worker's thread."""
+        workers = self.client.scheduler_info(n_workers=-1)["workers"]
+        if self.device == "cuda":
+            slots = [address for address, w in sorted(workers.items())
+                     for _ in range(int(w.get("resources", {}).get("GPU", 0)))]
+            if not slots:
+                raise EnvironmentProblem(
+                    f"--cluster {self.address}: no worker offers the resource GPU; start "
+                    "each worker with one GPU and `--resources GPU=1 --nthreads 1`")
+        else:
+            slots = [address for address, w in sorted(workers.items())
+                     for _ in range(int(w.get("nthreads", 1)))]
+        log_dir = str(self.log_dir / "dask-workers") if self.log_dir and self.local else None
+        return [DaskLane(self.client, self.device, index, address, log_dir)
+                for index, address in enumerate(slots)]
+
+    def machine_facts(self) -> dict:
+        """What a worker of the cluster can run (the parent may have no GPU at all)."""
+        return self.client.submit(remote_machine_facts, pure=False).result()
+
+
+class DaskLane:
+    """A lane whose tasks prefer one Dask worker (so that the interference reference
+    is timed on each worker alone) but run on any other when that one is gone."""
+
+    def __init__(self, client, device: str, index: int, worker: str,
+                 log_dir: str | None = None):
+        self.client, self.device, self.worker = client, device, worker
+        self.log_dir = log_dir  # where workers keep gpubench's logs (on their node)
+        self.slot = Slot(device, f"dask-slot-{index}")
+        self.env: dict = {}
+        self.future = None
+
+    def start(self) -> dict:
+        return self.env
+
+    def execute(self, task: Task, timeout_s: float, build_timeout_s: float,
+                on_phase=lambda phase: None) -> Outcome:
+        resources = {"GPU": 1} if self.device == "cuda" else None
+        key = f"gpubench-task{task.id}-{uuid.uuid4().hex[:8]}"
+        self.future = self.client.submit(run_remote, task.to_dict(), self.device, timeout_s,
+                                         build_timeout_s, self.log_dir,
+                                         resources=resources, key=key,
+                                         pure=False, workers=[self.worker],
+                                         allow_other_workers=True)
+        try:
+            outcome = Outcome.from_dict(self.future.result())
+        except Exception as exc:  # KilledWorker, a lost connection, a cancel on Ctrl-C
+            return Outcome(failure=R.CRASHED, error=f"the Dask worker running it was lost, "
+                                                    f"twice ({type(exc).__name__}: {exc})")
+        finally:
+            self.future = None
+        self.env = self.env or outcome.device
+        return outcome
+
+    def kill(self) -> None:
+        """Ctrl-C: cancel the task in flight (a running point ends on its worker)."""
+        future = self.future
+        if future is not None:
+            future.cancel()
+
+    def stop(self) -> None:
+        """Nothing to end here: the workers' gpubench processes stop when the cluster
+        closes (Cluster.close)."""
+
+
+# ---------------------------------------------------------------- on a Dask worker
+
+# The gpubench lane of this Dask worker process, kept between tasks (torch imported
+# and the CUDA context made once per worker, not once per point).
+_LANES: dict[str, Lane] = {}
+
+
+def run_remote(task: dict, device: str, timeout_s: float, build_timeout_s: float,
+               log_dir: str | None = None) -> dict:
+    """Runs on a Dask worker: the task in this worker's gpubench worker process."""
+    lane = _worker_lane(device, log_dir)
+    return lane.execute(Task.from_dict(task), timeout_s, build_timeout_s).to_dict()
+
+
+def _worker_lane(device: str, log_dir: str | None) -> Lane:
+    """This Dask worker's lane. Its logs go to the run folder for a local cluster, else
+    to the node's temporary folder: not to the worker's own scratch folder, which Dask
+    deletes when the worker stops (a lost worker's log is the one worth reading)."""
+    if device not in _LANES:
+        from distributed import get_worker
+
+        worker = get_worker()
+        gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0") if device == "cuda" else "0"
+        label = f"{worker.address} {device}:{gpu}"
+        folder = Path(log_dir) if log_dir else Path(tempfile.gettempdir()) / "gpubench-dask"
+        folder.mkdir(parents=True, exist_ok=True)
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{worker.name}-{os.getpid()}")
+        _LANES[device] = Lane(Slot(device, label), folder, f"worker-{name}")
+    return _LANES[device]
+
+
+def stop_lanes() -> None:
+    """Runs on every Dask worker when a run ends: its gpubench worker process exits."""
+    for lane in _LANES.values():
+        lane.stop()
+    _LANES.clear()
+
+
+def remote_machine_facts() -> dict:
+    import importlib.util
+
+    import torch
+
+    return {"has_cuda": torch.cuda.is_available(),
+            "has_triton": importlib.util.find_spec("triton") is not None}
+
+
+# ---------------------------------------------------------------- --cluster local
+
+
+def _local_cluster(distributed, device: str, gpus: list[str] | None, cpu_workers: int,
+                   log_dir: Path | None):
+    """One worker process per GPU (CUDA_VISIBLE_DEVICES=that GPU, resource GPU=1), or
+    `cpu_workers` single-threaded CPU workers; a task that loses its worker is re-queued
+    once (allowed-failures 1), then recorded CRASHED."""
+    import dask
+
+    # Workers log every start and stop at INFO on the terminal, amid the tables.
+    dask.config.set({"distributed.scheduler.allowed-failures": 1,
+                     "logging.distributed": "error"})
+    local_dir = str(log_dir / "dask") if log_dir else None
+    common = {"nthreads": 1, "local_directory": local_dir}
+    if device == "cuda":
+        chosen = gpus or visible_gpus()
+        if not chosen:
+            raise UsageError("--cluster local: no GPU is visible")
+        specs = {f"gpu{gpu}": {"cls": distributed.Nanny,
+                               "options": {**common, "resources": {"GPU": 1},
+                                           "env": {"CUDA_VISIBLE_DEVICES": gpu}}}
+                 for gpu in chosen}
+    else:
+        specs = {f"cpu{index}": {"cls": distributed.Nanny, "options": dict(common)}
+                 for index in range(cpu_workers)}
+    scheduler = {"cls": distributed.Scheduler, "options": {"dashboard_address": None}}
+    return distributed.SpecCluster(workers=specs, scheduler=scheduler, silence_logs=40)

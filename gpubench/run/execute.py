@@ -1,0 +1,464 @@
+"""Inside the worker: load a variant, check it against the reference, time it.
+
+One Executor lives as long as its worker process and keeps what is expensive
+to redo: imported specs, built extensions, and the inputs and float64
+references of the current (family, size, dtype) group, which every variant of
+the group shares. Each step reports its phase first, so the parent can apply
+the right timeout (compiling may take minutes; a hung kernel should not).
+
+Inputs: the check runs on one fresh random draw; the timing on a second one;
+after timing, the output of the last timed call is checked again against the
+second draw's reference, so a kernel that caches or skips work is caught.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpubench.build.compile import BuildRequest, CompileError, build_extension, read_sources
+from gpubench.errors import SpecError
+from gpubench.families import sideeffects
+from gpubench.families.calling import returns_output
+from gpubench.families.check import compare, poison
+from gpubench.families.discovery import import_kernel_file, load_family
+from gpubench.families.spec import (
+    CudaVariant,
+    Family,
+    Machine,
+    TorchVariant,
+    TritonVariant,
+    Variant,
+)
+from gpubench.records.point import Task
+from gpubench.timing import nvtx_ranges
+from gpubench.timing.clocks import ClockMonitor
+from gpubench.timing.measurement import Measurement
+from gpubench.timing.timers import make_timer, modes_for_device
+
+# Calls before the profiled one: caches, clocks and lazy loading settle, as in timing.
+PROFILE_WARMUP_CALLS = 3
+
+
+@dataclass
+class Group:
+    """Inputs, references and output buffer shared by the variants of one point, with
+    what a variant must not change: pristine copies of the inputs and out's layout."""
+
+    key: tuple
+    check_inputs: tuple
+    check_ref: object
+    time_inputs: tuple
+    time_ref: object
+    out: object
+    pristine_check: tuple = ()
+    pristine_time: tuple = ()
+    out_layout: object = None
+    names: tuple = ()
+
+    def side_effects(self, inputs: tuple, pristine: tuple, state_before: dict) -> str | None:
+        """What the last variant changed that it must not have (None: nothing)."""
+        mutated = sideeffects.mutated_inputs(inputs, pristine, list(self.names))
+        out_changed = sideeffects.OutputLayout.of(self.out) != self.out_layout
+        state = sideeffects.state_changes(state_before, sideeffects.torch_state())
+        return sideeffects.describe(mutated, out_changed, state)
+
+
+class Invocation:
+    """A variant's callable under the harness's one convention, call(inputs, out) ->
+    output: destination-passing variants write into `out`; returning ones allocate and
+    return their output (calling.py decides which on the first call), and the last
+    output is kept for the re-check after timing."""
+
+    def __init__(self, fn: Callable, declared: bool | None):
+        self.fn, self.declared = fn, declared
+        self.returns: bool | None = None
+        self.last = None
+
+    def __call__(self, inputs: tuple, out):
+        if self.returns is None:
+            self.returns = returns_output(self.fn, len(inputs), self.declared)
+        if not self.returns:
+            self.fn(*inputs, out)
+            return out
+        self.last = self.fn(*inputs)
+        return self.last
+
+    def output(self, out):
+        """What the last call produced."""
+        return self.last if self.returns else out
+
+    def problem(self, produced, like, torch) -> str | None:
+        """Why a returning variant's result cannot be checked, or None. `like` is the
+        output buffer the harness made: the result must match its dtype and device."""
+        if not self.returns:
+            return None
+        if not isinstance(produced, torch.Tensor):
+            return (f"returned {type(produced).__name__}, not a tensor: a variant either "
+                    "returns its output or writes into `out` (declare returns=False if it "
+                    "writes into out)")
+        if produced.dtype != like.dtype or produced.device.type != like.device.type:
+            return (f"returned a {str(produced.dtype).removeprefix('torch.')} tensor on "
+                    f"{produced.device.type}; expected {str(like.dtype).removeprefix('torch.')} "
+                    f"on {like.device.type}")
+        return None
+
+
+class CudaFault(Exception):
+    """A CUDA error that poisons the context (illegal address, ...): the worker must restart."""
+
+
+class Executor:
+    def __init__(self, machine: Machine, report_phase: Callable[[str], None]):
+        self.machine = machine
+        self.report_phase = report_phase
+        self.families: dict[str, Family] = {}
+        self.loaded: dict[tuple, tuple[Callable, dict]] = {}
+        self.group: Group | None = None
+        self.timers: dict = {}
+        self.shared: dict = {}  # state timers share (the flush buffer)
+        self.gpu_uuid = _gpu_uuid() if machine.has_cuda else ""
+
+    # ------------------------------------------------------------ one task
+
+    def run(self, task: Task) -> dict:
+        """Build, check and time one point; returns the result payload (never raises,
+        except CudaFault, which the worker reports before exiting)."""
+        try:
+            return self._run(task)
+        except CompileError as exc:
+            log = str(exc.log_path) if exc.log_path else None
+            return {"status": "compile_error", "error": exc.summary, "build_log": log,
+                    "build": {"compile_s": exc.seconds, "cached": False}}
+        except SpecError as exc:
+            return {"status": "error", "error": str(exc)}
+        except Exception as exc:
+            if _is_cuda_fault(exc):
+                raise CudaFault(_one_line(exc)) from exc
+            return {"status": "error", "error": _one_line(exc)}
+
+    def _run(self, task: Task) -> dict:
+        with nvtx_ranges.labelled(task.label):
+            return self._run_labelled(task)
+
+    def _run_labelled(self, task: Task) -> dict:
+        family = self._family(task)
+        variant = family.variant(task.variant)
+        self.report_phase("build")
+        fn, build = self.load_variant(family, variant)
+        self.report_phase("prepare")
+        group = self._group(family, task)
+        state = sideeffects.torch_state()
+        self.report_phase("check")
+        first_call_s, check = self._check(fn, group, family, task)
+        if variant.kind == "triton":  # Triton compiles on the first call: that is its build
+            build = {**build, "compile_s": first_call_s, "cached": None}
+        if fn.returns:  # the table says so: its time includes allocating the output
+            build = {**build, "allocates_output": True}
+        result = {"build": build, "check": check.to_dict(), "device": self.machine.device}
+        culprit = self._blame(group, group.check_inputs, group.pristine_check, state)
+        if culprit:
+            return {**result, "status": "fail", "error": culprit}
+        if not check.passed:
+            return {**result, "status": "fail", "error": "output differs from the reference"}
+        self.report_phase("time")
+        timings = {mode: self._time_mode(mode, fn, group, family, task).to_dict()
+                   for mode in modes_for_device(task.timing.modes, self.machine.device)}
+        culprit = self._blame(group, group.time_inputs, group.pristine_time, state)
+        if culprit:
+            return {**result, "status": "fail", "error": f"while timed: {culprit}"}
+        work = self._device_work(fn, group)
+        if work is not None:
+            result["device_work"] = work.to_dict()
+        return {**result, "status": "ok", "timings": timings}
+
+    def _device_work(self, fn: Invocation, group: Group):
+        """What one call runs on the GPU (kernel count, sum and span), after the timing it
+        must not disturb; None on a CPU, or when neither a graph capture nor CUPTI saw it.
+        A failure here costs the point its kernel count, never its timings."""
+        support = self.shared.get("cuda")
+        if support is None:
+            return None
+        from gpubench.timing.device_work_probe import find_device_work
+
+        self.report_phase("kernels")
+        inputs, out = group.time_inputs, group.out
+        try:
+            return find_device_work(lambda: fn(inputs, out), support)
+        except Exception as exc:
+            if _is_cuda_fault(exc):
+                raise
+            return None
+
+    def _blame(self, group: Group, inputs: tuple, pristine: tuple, state: dict) -> str | None:
+        """The variant's side effects, if any; then torch's state is restored and the
+        group dropped, so the next variant gets fresh inputs and a fresh buffer."""
+        culprit = group.side_effects(inputs, pristine, state)
+        if culprit:
+            sideeffects.restore_state(state)
+            self.group = None
+        return culprit
+
+    def prepare_for_trace(self, task: Task) -> tuple[Invocation, Group]:
+        """The variant's callable and its own inputs (kept apart: a trace holds them all),
+        checked once, which also compiles whatever compiles on the first call."""
+        import torch
+
+        family = self._family(task)
+        fn, _ = self.load_variant(family, family.variant(task.variant))
+        key = (task.family_dir, task.shape, task.dtype, task.seed)
+        group = _make_group(family, task, self.machine.device, key)
+        _, check = self._check(fn, group, family, task)
+        _synchronize(torch, self.machine)
+        if not check.passed:
+            raise ValueError(f"fails its check ({check.summary()})")
+        return fn, group
+
+    def profile_once(self, task: Task, region, calls: int = 1) -> dict:
+        """For an external profiler: build, check (also the JIT's first call), warm up,
+        then `calls` measured calls, each inside its own `region` (an NVTX range or the
+        CUDA profiler API), the only work the profiler is told to capture."""
+        import torch
+
+        family = self._family(task)
+        fn, _ = self.load_variant(family, family.variant(task.variant))
+        group = self._group(family, task)
+        _, check = self._check(fn, group, family, task)
+        for _ in range(PROFILE_WARMUP_CALLS):
+            fn(group.time_inputs, group.out)
+        _synchronize(torch, self.machine)
+        for _ in range(calls):
+            with region():
+                fn(group.time_inputs, group.out)
+                _synchronize(torch, self.machine)
+        return {"status": "ok" if check.passed else "fail", "check": check.to_dict()}
+
+    # ------------------------------------------------------------ steps
+
+    def _family(self, task: Task) -> Family:
+        if task.family_dir not in self.families:
+            self.families[task.family_dir] = load_family(task.family, Path(task.family_dir))
+        return self.families[task.family_dir]
+
+    def load_variant(self, family: Family, variant: Variant) -> tuple[Invocation, dict]:
+        """The variant's Invocation (building or importing it) and how its build went."""
+        key = (str(family.directory), variant.name)
+        if key in self.loaded:
+            fn, _ = self.loaded[key]
+            return fn, {"compile_s": 0.0, "cached": True, "reused_in_process": True}
+        if isinstance(variant, TorchVariant):
+            fn, build = variant.fn, {"compile_s": 0.0, "cached": None}
+        elif isinstance(variant, TritonVariant):
+            module = import_kernel_file(family.directory / variant.module, "gpubench_triton")
+            fn, build = _attribute(module, variant.function, variant.module), {}
+        elif isinstance(variant, CudaVariant):
+            outcome = build_extension(self._build_request(family, variant))
+            fn = _attribute(outcome.module, variant.function, outcome.name)
+            build = {"compile_s": outcome.seconds, "cached": outcome.cached,
+                     "extension": outcome.name, "build_dir": str(outcome.directory),
+                     "note": outcome.note}
+        else:
+            raise SpecError(f"variant '{variant.name}' has unknown kind {type(variant).__name__}")
+        self.loaded[key] = (Invocation(fn, variant.returns), build)
+        return self.loaded[key]
+
+    def _build_request(self, family: Family, variant: CudaVariant) -> BuildRequest:
+        return build_request(family, variant, self.machine)
+
+    def _group(self, family: Family, task: Task) -> Group:
+        key = (task.family_dir, task.shape, task.dtype, task.seed)
+        if self.group is None or self.group.key != key:
+            self.group = None  # free the previous group's memory before allocating
+            self.group = _make_group(family, task, self.machine.device, key)
+        return self.group
+
+    def _check(self, fn: Invocation, group: Group, family: Family, task: Task):
+        import torch
+
+        poison(group.out)
+        with nvtx_ranges.phase("check"):
+            start = time.perf_counter()
+            produced = fn(group.check_inputs, group.out)
+            _synchronize(torch, self.machine)
+            first_call_s = time.perf_counter() - start
+        problem = fn.problem(produced, group.out, torch)
+        if problem:
+            raise SpecError(f"variant '{task.variant}' {problem}")
+        tolerance = family.tolerance(task.dtype, family.variant(task.variant))
+        return first_call_s, compare(produced, group.check_ref, *tolerance)
+
+    def _time_mode(self, mode: str, fn: Invocation, group: Group, family: Family,
+                   task: Task) -> Measurement:
+        """Time one mode; then check the timed calls' output again (fresh inputs, so a
+        kernel that caches its first answer fails here). Errors stay with the mode."""
+        try:
+            timing, clocks = self._measure(mode, fn, group, task)
+            if task.timing.remeasure_throttled and clocks and clocks.get("slowed_down"):
+                timing, clocks = self._measure(mode, fn, group, task)
+                clocks["remeasured"] = True
+        except Exception as exc:
+            if _is_cuda_fault(exc):
+                raise
+            return Measurement(mode, error=f"{mode} timing failed: {_one_line(exc)}")
+        recheck = compare(fn.output(group.out), group.time_ref,
+                          *family.tolerance(task.dtype, family.variant(task.variant)))
+        failed = not recheck.passed
+        return timing.completed(
+            target_rel_ci=task.timing.target_rel_ci, clocks=clocks, recheck=recheck.to_dict(),
+            error="output of the timed calls differs from the reference" if failed else None,
+            recheck_failed=failed)
+
+    def _measure(self, mode: str, fn: Invocation, group: Group, task: Task):
+        timer = self._timer(mode, task)
+        poison(group.out)
+        inputs, out = group.time_inputs, group.out
+        watch = ClockMonitor(self.gpu_uuid) if self.machine.has_cuda else None
+        with nvtx_ranges.phase(f"measure:{mode}"), watch or contextlib.nullcontext():
+            timing = timer.measure(lambda: fn(inputs, out))
+        report = getattr(watch, "report", None)
+        return timing, report.to_dict() if report else None
+
+    def _timer(self, mode: str, task: Task):
+        """Timers are cached per (mode, settings): they hold the 2xL2 flush buffer."""
+        key = (mode, task.timing)
+        if key not in self.timers:
+            self.timers[key] = make_timer(mode, task.timing, self.shared)
+        return self.timers[key]
+
+
+def _make_group(family: Family, task: Task, device: str, key: tuple) -> Group:
+    import torch
+
+    dtype = getattr(torch, task.dtype)
+    check_inputs = _inputs(family, task, dtype, device, task.seed)
+    time_inputs = _inputs(family, task, dtype, device, task.seed + 1)
+    check_ref = _reference(family, check_inputs)
+    time_ref = _reference(family, time_inputs)
+    if family.make_output is not None:
+        out = family.output(task.shape, dtype, device)
+    else:
+        out = torch.empty(check_ref.shape, dtype=dtype, device=device)
+    return Group(key, check_inputs, check_ref, time_inputs, time_ref, out,
+                 pristine_check=_copies(check_inputs), pristine_time=_copies(time_inputs),
+                 out_layout=sideeffects.OutputLayout.of(out),
+                 names=tuple(sideeffects.input_names(family.reference, len(check_inputs))))
+
+
+def _copies(inputs: tuple) -> tuple:
+    """Clones of the tensors (the rest as they are), to tell later whether a variant
+    wrote into its inputs. Costs one more copy of the inputs while the group lives."""
+    return tuple(x.clone() if hasattr(x, "clone") else x for x in inputs)
+
+
+def _inputs(family: Family, task: Task, dtype, device: str, seed: int) -> tuple:
+    """Fresh random inputs, checked: tensors (or plain numbers, e.g. an epsilon) on the
+    point's device, floating ones in the point's dtype, not all zeros (zeros hide
+    unwritten outputs and run faster)."""
+    import torch
+
+    torch.manual_seed(seed)
+    inputs = family.inputs(task.shape, dtype, device)
+    inputs = tuple(inputs) if isinstance(inputs, tuple | list) else (inputs,)
+    for index, item in enumerate(inputs):
+        problem = _input_problem(item, dtype, device, torch)
+        if problem:
+            raise SpecError(f"{family.name}: make_inputs returned input {index} {problem}; "
+                            "it must return tensors on the given device, floating ones in "
+                            "the given dtype (.to(dtype)), with random values")
+    return inputs
+
+
+def _input_problem(item, dtype, device: str, torch) -> str | None:
+    if isinstance(item, bool | int | float):
+        return None
+    if not isinstance(item, torch.Tensor):
+        return f"as a {type(item).__name__}"
+    if item.is_floating_point() and item.dtype != dtype:
+        return f"as {str(item.dtype).removeprefix('torch.')} for a " \
+               f"{str(dtype).removeprefix('torch.')} point"
+    if item.device.type != torch.device(device).type:
+        return f"on {item.device.type}, not {device}"
+    if item.numel() and not item.any():
+        return "as all zeros"
+    return None
+
+
+def build_request(family: Family, variant: CudaVariant, machine: Machine) -> BuildRequest:
+    """One build per source set: every variant naming the same sources shares it."""
+    sources = variant.sources_for(machine)
+    siblings = [v for v in family.variants if isinstance(v, CudaVariant)
+                and v.sources_for(machine) == sources and v.inline == variant.inline
+                and (v.cuda_flags, v.cflags) == (variant.cuda_flags, variant.cflags)]
+    functions = tuple(sorted({f for v in siblings for f in (v.functions or (v.function,))}))
+    if not variant.inline:
+        cuda, cpp = sources
+        return BuildRequest(family.name, family.directory, cuda, cpp, functions,
+                            variant.cuda_flags, variant.cflags)
+    cuda_files, cuda_texts = _files_and_texts(family.directory, sources[0], "cuda_sources")
+    cpp_files, cpp_texts = _files_and_texts(family.directory, sources[1], "cpp_sources")
+    return BuildRequest(family.name, family.directory, cuda_files, cpp_files, functions,
+                        variant.cuda_flags, variant.cflags, cpp_texts=cpp_texts,
+                        cuda_texts=cuda_texts, implicit_headers=True)
+
+
+def source_texts(family: Family, variant: CudaVariant, machine: Machine) -> dict[str, str]:
+    """{name in the build's #line directives: text} of a CUDA variant's sources: the names
+    a compiler, ncu or compute-sanitizer reports lines under (a file's path, or the label
+    of a source given as text), with the text those line numbers count in."""
+    sources = read_sources(build_request(family, variant, machine))
+    return {name: text for _, name, text in (*sources.cuda, *sources.cpp)}
+
+
+def _files_and_texts(folder: Path, entries: tuple[str, ...], kind: str):
+    """load_inline-style entries split into file names of the family folder and code: an
+    entry is a file when it is one line naming a file that exists there. Code is labelled
+    for compiler messages: 'spec.py: cuda_sources[0]'."""
+    files, texts = [], []
+    for index, entry in enumerate(entries):
+        if "\n" not in entry and (folder / entry).is_file():
+            files.append(entry)
+        else:
+            texts.append((f"{folder.name}/spec.py: {kind}[{index}]", entry))
+    return tuple(files), tuple(texts)
+
+
+def _reference(family: Family, inputs: tuple):
+    """The reference on float64 copies of floating inputs: the check's ground truth."""
+    import torch
+
+    upcast = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+              for x in inputs]
+    return family.reference(*upcast)
+
+
+def _gpu_uuid() -> str:
+    import torch
+
+    return str(getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "uuid", ""))
+
+
+def _synchronize(torch, machine: Machine) -> None:
+    if machine.has_cuda:
+        torch.cuda.synchronize()
+
+
+def _attribute(module, name: str, where: str):
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise SpecError(f"{where} has no function '{name}'")
+    return fn
+
+
+def _is_cuda_fault(exc: BaseException) -> bool:
+    """Errors after which the CUDA context is unusable (they are 'sticky')."""
+    text = f"{type(exc).__name__}: {exc}"
+    return "AcceleratorError" in text or "CUDA error" in text or "cudaError" in text
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__

@@ -1,0 +1,93 @@
+"""Do devices measured side by side slow each other down? The verdict, from samples.
+
+Pure. GPUs of one node share power delivery, cooling, PCIe switches and the
+host's CPUs; CPU workers share cores and memory bandwidth. So `run --devices`
+does not assume independence: it times a short reference (a compute-heavy and a
+launch-bound matmul: power and host contention) on each device alone, one after
+another, then on all of them at once, and compares the two sample sets the way
+`gpubench compare` compares two runs (bootstrap CI of the ratio of medians,
+bar = the larger of the 1% threshold and the samples' own spread). A SLOWER
+verdict on any device becomes a warning with the remedy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpubench.analysis.comparison import FASTER, SLOWER, Comparison, compare_samples
+
+
+@dataclass(frozen=True)
+class ReferenceShift:
+    """One reference point on one device: alone against together."""
+
+    device_id: str  # "cuda:1"
+    reference: str  # "matmul 8192x8192x8192 bfloat16"
+    comparison: Comparison
+
+    @property
+    def change(self) -> float:
+        return self.comparison.ratio - 1
+
+    def to_dict(self) -> dict:
+        return {"device_id": self.device_id, "reference": self.reference,
+                **self.comparison.to_dict()}
+
+
+@dataclass(frozen=True)
+class Interference:
+    devices: int
+    shifts: tuple[ReferenceShift, ...]
+    problem: str = ""  # why nothing could be measured (a reference failed), or ""
+
+    @property
+    def slowed(self) -> list[ReferenceShift]:
+        return [s for s in self.shifts if s.comparison.verdict == SLOWER]
+
+    @property
+    def worst(self) -> ReferenceShift | None:
+        return max(self.shifts, key=lambda s: s.change, default=None)
+
+    def summary(self) -> str:
+        """One line for the terminal and the report."""
+        if self.problem:
+            return f"interference: not measured ({self.problem})"
+        worst = self.worst
+        if worst is None:
+            return "interference: not measured"
+        low, high = worst.comparison.ci_low - 1, worst.comparison.ci_high - 1
+        return (f"interference, {self.devices} devices at once against each alone: largest "
+                f"shift {worst.change:+.1%} [{low:+.1%}, {high:+.1%}] ({worst.device_id}, "
+                f"{worst.reference}): {worst.comparison.verdict}")
+
+    def warning(self) -> str | None:
+        """The warning when a device measured slower beside the others, with the remedy."""
+        slowed = self.slowed
+        if not slowed:
+            return None
+        named = ", ".join(f"{s.device_id} {s.reference} {s.change:+.1%}" for s in slowed)
+        return (f"the {self.devices} devices slowed each other when measured at once "
+                f"({named}); times in this run may carry that much: run with fewer devices "
+                f"(--devices with fewer GPUs, --workers with fewer CPU workers) or one")
+
+    def to_dict(self) -> dict:
+        return {"devices": self.devices, "summary": self.summary(),
+                "warning": self.warning(), "problem": self.problem,
+                "shifts": [s.to_dict() for s in self.shifts]}
+
+
+def assess(alone: dict[tuple[str, str], list[float]],
+           together: dict[tuple[str, str], list[float]], devices: int) -> Interference:
+    """{(device_id, reference): samples in seconds} measured alone and together."""
+    shifts = []
+    for key in alone:
+        if key in together and alone[key] and together[key]:
+            comparison = compare_samples(alone[key], together[key])
+            shifts.append(ReferenceShift(key[0], key[1], comparison))
+    if not shifts:
+        return Interference(devices, (), "no reference point was timed both alone and "
+                                         "together")
+    return Interference(devices, tuple(shifts))
+
+
+__all__ = ["FASTER", "SLOWER", "Interference", "ReferenceShift", "assess"]

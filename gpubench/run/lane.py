@@ -1,0 +1,202 @@
+"""One place where tasks run: a worker process on one device, restarted after a crash.
+
+A Lane turns a Task into an Outcome: the worker's result message, or how the
+worker failed it (TIMEOUT, CRASHED, ERROR). It knows nothing of points, groups
+or tables, so the same code serves `gpubench run` in the parent (one lane per
+GPU or CPU slot) and a Dask worker on another node (gpubench/run/cluster.py), and
+timeouts, crash isolation and the build cache behave the same in both.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpubench.records import result as R
+from gpubench.records.point import Task
+from gpubench.run.protocol import GARBAGE, Envelope
+from gpubench.run.worker_process import WorkerDied, WorkerProcess, WorkerTimeout
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where a lane's worker runs. `visible` pins it to one GPU (CUDA_VISIBLE_DEVICES),
+    None leaves the environment's choice; `label` is what results say measured them."""
+
+    device: str  # "cuda" or "cpu"
+    label: str  # "cuda:1", "cpu:0"; a Dask lane prefixes the worker's address
+    visible: str | None = None
+    threads: int | None = None  # CPU threads of a CPU worker (None: torch's default)
+
+    def env(self) -> dict[str, str]:
+        env = {"CUDA_VISIBLE_DEVICES": self.visible} if self.visible is not None else {}
+        if self.threads:
+            env.update(thread_env(self.threads))
+        return env
+
+
+@dataclass
+class Outcome:
+    """What became of one task: the worker's result payload, or a status and the reason."""
+
+    payload: dict = field(default_factory=dict)
+    failure: str | None = None  # R.TIMEOUT, R.CRASHED or R.ERROR when the worker failed it
+    error: str | None = None
+    device: dict = field(default_factory=dict)  # the facts of the device that ran it
+
+    def to_dict(self) -> dict:
+        return {"payload": self.payload, "failure": self.failure, "error": self.error,
+                "device": self.device}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Outcome:
+        return cls(data.get("payload") or {}, data.get("failure"), data.get("error"),
+                   data.get("device") or {})
+
+
+class Lane:
+    """A worker on one slot, started on first use and after every crash."""
+
+    def __init__(self, slot: Slot, log_dir: Path, log_prefix: str = "worker"):
+        self.slot, self.log_dir, self.log_prefix = slot, log_dir, log_prefix
+        self.worker: WorkerProcess | None = None
+        self.workers_started = 0
+        self.env: dict = {}  # the first worker's hello: the device's facts
+
+    def start(self) -> dict:
+        """Start the worker now (not at the first task) and return its environment."""
+        self._live_worker()
+        return self.env
+
+    def execute(self, task: Task, timeout_s: float, build_timeout_s: float,
+                on_phase: Callable[[str], None] = lambda phase: None) -> Outcome:
+        """Run one task; a worker that hangs, dies or forges a message is killed and
+        the outcome says so (the next task gets a fresh worker)."""
+        envelope = Envelope(task)
+        try:
+            worker = self._live_worker()
+            worker.send(envelope)
+            payload = _await_result(worker, envelope, timeout_s, build_timeout_s, on_phase)
+        except WorkerTimeout as timeout:
+            self.kill()
+            return Outcome(failure=R.TIMEOUT, error=str(timeout), device=self.env)
+        except WorkerDied as death:
+            self.kill()
+            return Outcome(failure=R.CRASHED, error=str(death), device=self.env)
+        except ForeignMessage as foreign:
+            self.kill()
+            return Outcome(failure=R.ERROR, error=str(foreign), device=self.env)
+        if payload.get("status") == R.CRASHED:  # a CUDA fault; the worker exits by itself
+            self.kill()
+        return Outcome(payload, device=self.env)
+
+    def _live_worker(self) -> WorkerProcess:
+        if self.worker is None:
+            self.workers_started += 1
+            log = self.log_dir / f"{self.log_prefix}-{self.workers_started}.log"
+            worker = WorkerProcess(self.slot.device, log, self.slot.env())
+            try:
+                env = worker.start()
+            except WorkerTimeout:
+                worker.kill()
+                raise WorkerDied(f"worker did not start (log: {log})") from None
+            self.worker = worker
+            if not self.env:
+                self.env = {**env, "device_id": self.slot.label}
+        return self.worker
+
+    def kill(self) -> None:
+        """Kill the worker now (a crash, a timeout, Ctrl-C)."""
+        if self.worker is not None:
+            self.worker.kill()
+            self.worker = None
+
+    def stop(self) -> None:
+        """End the worker politely (the run is over)."""
+        if self.worker is not None:
+            self.worker.stop()
+            self.worker = None
+
+
+def _await_result(worker: WorkerProcess, envelope: Envelope, timeout_s: float,
+                  build_timeout_s: float, on_phase: Callable[[str], None]) -> dict:
+    """The task's result message, phase by phase: the build timeout while starting and
+    compiling, the run timeout otherwise."""
+    phase = "start"
+
+    def limit(name: str) -> float:
+        return build_timeout_s if name in ("start", "build") else timeout_s
+
+    deadline = time.monotonic() + build_timeout_s
+    while True:
+        try:
+            message = worker.next_message(deadline)
+        except WorkerTimeout:
+            raise WorkerTimeout(f"no answer within {limit(phase):.0f} s while in phase "
+                                f"'{phase}' (raise --timeout if it is just slow)") from None
+        if not envelope.vouches_for(message):
+            raise ForeignMessage(_foreign(message, phase))
+        if message.get("type") == "phase":
+            phase = message["phase"]
+            deadline = time.monotonic() + limit(phase)
+            on_phase(phase)
+        elif message.get("type") == "result":
+            return message["result"]
+
+
+class ForeignMessage(Exception):
+    """A line on the worker's private channel that gpubench's worker code did not write."""
+
+
+def _foreign(message: dict, phase: str) -> str:
+    what = "a line that is not JSON" if message.get("type") == GARBAGE else \
+        "a message without this task's secret"
+    sample = message.get("text") if message.get("type") == GARBAGE else message
+    return (f"{what} appeared on gpubench's private result channel during '{phase}': the "
+            f"variant (or something it ran) wrote to it, so nothing it reports can be "
+            f"trusted ({str(sample)[:120]})")
+
+
+def thread_env(threads: int) -> dict[str, str]:
+    """Environment that caps a worker's CPU threads (torch reads it at import)."""
+    return {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+
+
+def cpu_slots(workers: int) -> list[Slot]:
+    """`--workers N` on a CPU: N workers sharing the cores evenly, so that N workers
+    of torch's default (one thread per core each) do not oversubscribe the machine."""
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    return [Slot("cpu", f"cpu:{index}", threads=threads) for index in range(workers)]
+
+
+def choose_gpus(spec: str, visible: list[str]) -> list[str]:
+    """`--devices all|0,2,3` against the GPUs this process sees (CUDA_VISIBLE_DEVICES
+    entries, else 0..n-1): the chosen ones, in the order given, duplicates dropped."""
+    from gpubench.errors import UsageError
+
+    if not visible:
+        raise UsageError("--devices needs CUDA GPUs and none is visible here; for "
+                         "parallel CPU workers use --workers N")
+    if spec.strip().lower() == "all":
+        return list(visible)
+    chosen = list(dict.fromkeys(item.strip() for item in spec.split(",") if item.strip()))
+    unknown = [item for item in chosen if item not in visible]
+    if unknown or not chosen:
+        raise UsageError(f"--devices {spec}: no GPU {', '.join(unknown) or '(none named)'} "
+                         f"here; visible: {', '.join(visible)} (or 'all')")
+    return chosen
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs this process may use, as CUDA_VISIBLE_DEVICES entries: that variable's
+    own list when set (so `CUDA_VISIBLE_DEVICES=2,3 gpubench run --devices all` uses
+    those two), else 0..count-1 as torch counts them."""
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is not None:
+        return [item.strip() for item in listed.split(",") if item.strip()]
+    import torch
+
+    return [str(index) for index in range(torch.cuda.device_count())]

@@ -1,0 +1,385 @@
+"""The parent side of a run: feed planned points to one or more lanes, survive crashes.
+
+Each lane (lane.py) is one worker on one device: the machine's only one by
+default, one per GPU with `--devices`, N CPU workers with `--workers N`, or a
+Dask worker's GPU with `--cluster` (cluster.py). Every lane has a thread that
+takes the next point from one shared queue (schedule.py orders it) and blocks
+on its worker; everything else happens on the main thread, which receives the
+lanes' events: callbacks (tables, progress, files) run there only, groups are
+finished when their last point is in, whatever order the lanes finish in, and
+Ctrl-C lands there (lanes are then killed, what they had not finished is
+NOT_RUN). With several lanes, an interference reference is timed first
+(interference.py). Never prints: the CLI decides what to show.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from gpubench.records import result as R
+from gpubench.records.derive import finish_group
+from gpubench.run.interference import Interference, assess
+from gpubench.run.lane import Lane, Outcome, Slot
+from gpubench.run.plan import Point
+from gpubench.run.schedule import GroupTracker, order_for_workers
+from gpubench.timing.device_work import DeviceWork
+from gpubench.timing.measurement import Measurement
+from gpubench.timing.settings import TimingSettings
+
+# Seconds the main thread waits for a lane's event before looking again: short enough
+# that Ctrl-C is handled at once, long enough to cost nothing.
+EVENT_POLL_S = 0.2
+# The interference reference is timed with short settings: ~0.2 s per point with its
+# check, ~1.5 s in all for two devices (alone on each in turn, then together); 30 ms of
+# samples is still ~20 calls of the 1.6 ms matmul and thousands of the launch-bound one.
+REFERENCE_TIMING = {"warmup_s": 0.03, "min_time_s": 0.03, "max_time_s": 0.1}
+# Facts of each device that the run document keeps (env["devices"]).
+DEVICE_FACTS = ("device_id", "gpu", "gpu_uuid", "host", "sm_count", "memory_bytes", "driver",
+                "sm_clock_mhz", "sm_clock_max_mhz", "mem_clock_mhz", "temperature_c",
+                "power_limit_w", "cpu", "cpu_threads")
+
+
+@dataclass
+class RunCallbacks:
+    """Hooks for the caller; each is optional. All run on the caller's thread."""
+
+    point_started: Callable[[Point], None] = lambda point: None
+    phase: Callable[[Point, str], None] = lambda point, phase: None
+    point_done: Callable[[list[R.Result]], None] = lambda rows: None
+    group_done: Callable[[list[R.Result]], None] = lambda group: None
+    worker_started: Callable[[dict], None] = lambda env: None
+    interference: Callable[[Interference], None] = lambda found: None
+    idle: Callable[[], None] = lambda: None
+
+
+class Runner:
+    """Runs points on `device` ("cuda" or "cpu") with one TimingSettings for all of them;
+    worker logs go to log_dir. `lanes` defaults to one worker on the default device."""
+
+    def __init__(self, device: str, log_dir: Path, timing: TimingSettings,
+                 callbacks: RunCallbacks | None = None, lanes: list | None = None):
+        self.device, self.log_dir, self.timing = device, log_dir, timing
+        self.callbacks = callbacks or RunCallbacks()
+        self.lanes = lanes or [Lane(Slot(device, f"{device}:0"), log_dir)]
+        self.env: dict = {}
+        self.devices: dict[str, dict] = {}  # device_id -> the facts of that device
+        self.interference: Interference | None = None
+        self.results: list[R.Result] = []
+        self._events: queue.Queue = queue.Queue()
+        self._stopping = threading.Event()
+        self._ceilings: dict[str, dict] = {}  # device model -> its measured ceilings
+        self._unsaved: list[threading.Event] = []  # lanes waiting for their point's save
+
+    def run(self, points: list[Point]) -> list[R.Result]:
+        """Run every point; on KeyboardInterrupt, mark the rest NOT_RUN and re-raise."""
+        plan_index = {id(p): i for i, p in enumerate(points)}
+        tracker = GroupTracker(points)
+        open_groups: dict[tuple, dict[int, list[R.Result]]] = {}
+        threads: list[threading.Thread] = []
+        try:
+            if len(self.lanes) > 1:
+                self._measure_interference(points)
+            pending = deque((plan_index[id(p)], p)
+                            for p in order_for_workers(points, len(self.lanes)))
+            lock = threading.Lock()
+            threads = [threading.Thread(target=self._lane_loop, args=(lane, pending, lock),
+                                        name=f"gpubench-lane-{lane.slot.label}", daemon=True)
+                       for lane in self.lanes]
+            for thread in threads:
+                thread.start()
+            self._dispatch(len(threads), tracker, open_groups)
+        except KeyboardInterrupt as stop:
+            self._stopping.set()
+            self._kill_lanes()
+            self._join(threads)
+            self._drain(tracker, open_groups)  # points that finished meanwhile still count
+            self._not_run(points, plan_index, str(stop) or "interrupted (Ctrl-C)",
+                          open_groups)
+            self._sort(plan_index, points)
+            raise
+        finally:
+            self._stop_lanes()
+        self._sort(plan_index, points)
+        return self.results
+
+    # ------------------------------------------------------------ the main thread
+
+    def _dispatch(self, lanes: int, tracker: GroupTracker, open_groups: dict) -> None:
+        """Handle the lanes' events until every lane has run out of points; `idle` is
+        called each time the queue runs dry (the caller saves then: with several lanes,
+        points finishing together cost one save, not one each)."""
+        running = lanes
+        while running:
+            try:
+                event = self._events.get(timeout=EVENT_POLL_S)
+            except queue.Empty:
+                continue
+            running -= self._handle(event, tracker, open_groups)
+            if self._events.empty():
+                self.callbacks.idle()
+                for saved in self._unsaved:  # their lanes may take their next points now
+                    saved.set()
+                self._unsaved.clear()
+
+    def _drain(self, tracker: GroupTracker, open_groups: dict) -> None:
+        for event in self._pending_events():
+            if event[0] == "done":
+                self._handle(event, tracker, open_groups)
+
+    def _pending_events(self):
+        """The events queued so far, without waiting for more."""
+        while True:
+            try:
+                yield self._events.get_nowait()
+            except queue.Empty:
+                return
+
+    def _handle(self, event: tuple, tracker: GroupTracker, open_groups: dict) -> int:
+        """Act on one event; 1 when it says a lane has finished, else 0."""
+        kind = event[0]
+        if kind == "started":
+            self.callbacks.point_started(event[1])
+        elif kind == "phase":
+            self.callbacks.phase(event[1], event[2])
+        elif kind == "device":
+            self._note_device(event[1])
+        elif kind == "done":
+            _, index, point, rows, saved = event
+            self._unsaved.append(saved)
+            self.results.extend(rows)
+            self.callbacks.point_done(rows)
+            open_groups.setdefault(point.group, {})[index] = rows
+            if tracker.done(point):
+                group = open_groups.pop(point.group)
+                self._finish_group([r for i in sorted(group) for r in group[i]])
+        elif kind == "lane_end":
+            return 1
+        return 0
+
+    def _note_device(self, env: dict) -> None:
+        """A device's facts, from the first hello of its worker; the run's env is the
+        first device's (with every device listed when there are several)."""
+        device_id = env.get("device_id", "")
+        if device_id in self.devices:
+            return
+        self.devices[device_id] = {k: env.get(k) for k in DEVICE_FACTS if k in env}
+        name = _device_fields(env)["device_name"]
+        if env.get("ceilings") and name not in self._ceilings:
+            self._ceilings[name] = env["ceilings"]
+        first = not self.env
+        if first:
+            self.env = dict(env)
+        if len(self.lanes) > 1:
+            self.env["devices"] = list(self.devices.values())
+        if first:
+            self.callbacks.worker_started(self.env)
+
+    def _not_run(self, points: list[Point], plan_index: dict, reason: str,
+                 open_groups: dict) -> None:
+        """Every point without a result becomes NOT_RUN; groups with any result finish."""
+        done = {r.key for r in self.results}
+        for point in points:
+            if point.key(self._modes()[0]) in done:
+                continue
+            rows = self._expand(point, R.NOT_RUN, reason)
+            self.results.extend(rows)
+            if point.group in open_groups:
+                open_groups[point.group][plan_index[id(point)]] = rows
+        for group in open_groups.values():
+            self._finish_group([r for i in sorted(group) for r in group[i]])
+
+    def _sort(self, plan_index: dict, points: list[Point]) -> None:
+        """Results in plan order, whatever order the lanes finished in."""
+        order = {p.key(mode): plan_index[id(p)] for p in points for mode in self._modes()}
+        self.results.sort(key=lambda r: order.get(r.key, len(order)))
+
+    # ------------------------------------------------------------ lane threads
+
+    def _lane_loop(self, lane, pending: deque, lock: threading.Lock) -> None:
+        """Take points until none is left; every outcome goes to the main thread."""
+        try:
+            while not self._stopping.is_set():
+                with lock:
+                    if not pending:
+                        return
+                    index, point = pending.popleft()
+                self._events.put(("started", point))
+                rows = self._run_point(lane, index, point)
+                if self._stopping.is_set():  # killed by Ctrl-C: the main thread decides
+                    return
+                # The next point waits until this one is saved (a `kill -9` of gpubench
+                # then costs at most the points in progress); points that finish together
+                # on several lanes share one save.
+                saved = threading.Event()
+                self._events.put(("done", index, point, rows, saved))
+                while not saved.wait(EVENT_POLL_S):
+                    if self._stopping.is_set():
+                        return
+        finally:
+            self._events.put(("lane_end", lane))
+
+    def _run_point(self, lane, index: int, point: Point) -> list[R.Result]:
+        """The point's results, one per timing mode."""
+        if point.skip:
+            return self._expand(point, R.SKIPPED, point.skip)
+        try:
+            outcome = lane.execute(point.task(index, self.timing), self.timing.timeout_s,
+                                   self.timing.build_timeout_s,
+                                   lambda phase: self._events.put(("phase", point, phase)))
+        except Exception as exc:  # a lane killed under it (Ctrl-C), or a bug: one point
+            if self._stopping.is_set():
+                return []
+            outcome = Outcome(failure=R.ERROR, error=f"{type(exc).__name__}: {exc}")
+        device = outcome.device or lane.env
+        if device:
+            self._events.put(("device", device))
+        if outcome.failure:
+            return self._expand(point, outcome.failure, outcome.error, device)
+        return results_from_payload(point, outcome.payload, self._modes(), device)
+
+    # ------------------------------------------------------------ interference
+
+    def _measure_interference(self, points: list[Point]) -> None:
+        """The reference timed on each lane alone, in turn, then on all lanes at once."""
+        from gpubench.run.reference import reference_points
+
+        probes = reference_points(self.device, points[0].seed if points else 0)
+        timing = replace(self.timing, modes=self._modes()[:1], **REFERENCE_TIMING)
+        alone: dict[tuple[str, str], list[float]] = {}
+        together: dict[tuple[str, str], list[float]] = {}
+        self._on_every_lane(_start_quietly)  # worker starts (~5 s each) side by side
+        # Together first: each worker's first call of the reference also makes its inputs
+        # and float64 references (~4 s for 8192^3 on an H200), paid side by side there;
+        # the alone calls then find them made (~0.2 s a device).
+        self._on_every_lane(lambda lane: together.update(self._time_probes(lane, probes,
+                                                                           timing)))
+        for lane in self.lanes:
+            alone.update(self._time_probes(lane, probes, timing))
+        self.interference = assess(alone, together, len(self.lanes))
+        self.env["interference"] = self.interference.to_dict()
+        self.callbacks.interference(self.interference)
+
+    def _time_probes(self, lane, probes: list[Point], timing: TimingSettings) -> dict:
+        samples = {}
+        for index, probe in enumerate(probes):
+            if self._stopping.is_set():
+                break
+            outcome = lane.execute(probe.task(-1 - index, timing), timing.timeout_s,
+                                   timing.build_timeout_s)
+            device = outcome.device or lane.env
+            if device:
+                self._events.put(("device", device))
+            timed = (outcome.payload.get("timings") or {}).get(timing.modes[0])
+            if timed and outcome.payload.get("status") == R.OK:
+                label = f"matmul {probe.shape.label()} {probe.dtype}"
+                samples[(device.get("device_id", lane.slot.label), label)] = \
+                    list(Measurement.from_dict(timed).samples_s)
+        return samples
+
+    def _on_every_lane(self, action: Callable) -> None:
+        """`action(lane)` on every lane at once; returns when all are done."""
+        threads = [threading.Thread(target=action, args=(lane,), daemon=True)
+                   for lane in self.lanes]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            while thread.is_alive():  # a join with a timeout lets Ctrl-C through
+                thread.join(EVENT_POLL_S)
+        self._flush_device_events()
+
+    def _flush_device_events(self) -> None:
+        for event in self._pending_events():
+            if event[0] == "device":
+                self._note_device(event[1])
+
+    # ------------------------------------------------------------ helpers
+
+    def _modes(self) -> tuple[str, ...]:
+        from gpubench.timing.timers import modes_for_device
+
+        return modes_for_device(self.timing.modes, self.device)
+
+    def _expand(self, point: Point, status: str, error: str | None,
+                device: dict | None = None) -> list[R.Result]:
+        where = _device_fields(device)
+        return [replace(point.result(mode, status, error=error), **where)
+                for mode in self._modes()]
+
+    def _kill_lanes(self) -> None:
+        for lane in self.lanes:
+            lane.kill()
+
+    def _stop_lanes(self) -> None:
+        for lane in self.lanes:
+            lane.stop()
+
+    @staticmethod
+    def _join(threads: list[threading.Thread]) -> None:
+        for thread in threads:
+            thread.join(timeout=15)
+
+    def _finish_group(self, group: list[R.Result]) -> None:
+        """Derive the group's speedups, roofline and warnings; the finished rows replace
+        the raw ones in self.results, in place (point keys are unique within a run)."""
+        if not group:
+            return
+        finished = finish_group(group, self._ceilings_for(group))
+        self.replace(finished)
+        self.callbacks.group_done(finished)
+
+    def _ceilings_for(self, group: list[R.Result]) -> dict | None:
+        """The ceilings of the device model that measured the group's rows (the first
+        row's with a known device), else the run's first device's."""
+        named = next((r.device_name for r in group if r.device_name in self._ceilings), None)
+        return self._ceilings[named] if named else self.env.get("ceilings")
+
+    def replace(self, rows: list[R.Result]) -> None:
+        """Put newer versions of results in place (matched by point key, unique in a run)."""
+        by_key = {r.key: r for r in rows}
+        self.results[:] = [by_key.get(r.key, r) for r in self.results]
+
+
+def _start_quietly(lane) -> None:
+    """Start a lane's worker ahead of its first task; one that cannot start fails its
+    first task instead (with the reason), not the run."""
+    with contextlib.suppress(Exception):
+        lane.start()
+
+
+def _device_fields(device: dict | None) -> dict:
+    """Which device measured a result: its id and its model."""
+    if not device:
+        return {}
+    return {"device_id": device.get("device_id", ""),
+            "device_name": device.get("gpu") or device.get("cpu") or ""}
+
+
+def results_from_payload(point: Point, payload: dict, modes: tuple[str, ...],
+                         device: dict | None = None) -> list[R.Result]:
+    """One Result per timing mode from a worker's result message (same check, same build).
+    A mode whose timing failed, or whose timed output failed the re-check, fails alone."""
+    build = dict(payload.get("build") or {})
+    if payload.get("build_log"):
+        build["log"] = payload["build_log"]
+    timings = payload.get("timings") or {}
+    rows = []
+    for mode in modes:
+        status, error = payload.get("status", R.ERROR), payload.get("error")
+        measurement = Measurement.from_dict(timings[mode]) if mode in timings else None
+        if status == R.OK and measurement is None:
+            status, error = R.ERROR, f"the worker sent no '{mode}' timing"
+        elif status == R.OK and measurement.error:
+            status = R.FAIL if measurement.recheck_failed else R.ERROR
+            error = measurement.error
+        row = point.result(mode, status, error=error, measurement=measurement,
+                           check=payload.get("check"), build=build,
+                           device=payload.get("device", ""),
+                           device_work=DeviceWork.from_dict(payload.get("device_work")))
+        rows.append(replace(row, **_device_fields(device)))
+    return rows

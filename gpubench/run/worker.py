@@ -1,0 +1,241 @@
+"""The worker process: runs tasks for the parent, one at a time, and dies alone.
+
+Started as `python -m gpubench.run.worker --fd N`. Tasks arrive as JSON lines on
+stdin, each with a secret; messages leave on a private copy of descriptor N
+(see protocol.py), each carrying the task's secret, so a line a variant writes
+there is told apart from gpubench's own. A segfault or a hang takes down only
+this process: the parent notices (EOF on N, or its timeout), records CRASHED or
+TIMEOUT and starts a fresh worker. A CUDA fault that poisons the context is
+reported, then the worker exits on purpose. A watchdog forked first thing kills
+this worker's whole session when gpubench goes away, even by `kill -9`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+
+from gpubench.records.point import Task
+from gpubench.run.protocol import Envelope, private_channel, send
+
+# Exit status after reporting a CUDA fault: the parent starts a fresh worker.
+EXIT_CUDA_FAULT = 3
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="gpubench.run.worker")
+    parser.add_argument("--fd", type=int, help="descriptor to write messages to")
+    parser.add_argument("--once", help="run this one task file for a profiler, then exit")
+    parser.add_argument("--result", help="with --once: where to write the result JSON")
+    parser.add_argument("--region", default="nvtx:gb_profile",
+                        help="with --once: nvtx:RANGE (gpubench domain) or cuda-profiler-api")
+    parser.add_argument("--trace", help="trace the tasks of this JSON list file, then exit")
+    parser.add_argument("--trace-out", help="with --trace: the Chrome trace to write")
+    parser.add_argument("--iterations", type=int, default=5, help="with --trace: calls traced")
+    parser.add_argument("--ncu-check", help="run the tasks of this JSON list file under ncu, "
+                        "a few calls each in a range of its own (run --ncu-check), then exit")
+    args = parser.parse_args(argv)
+    device = os.environ.get("GPUBENCH_DEVICE", "cpu")
+    if device == "cpu":
+        # Triton reads this when a @triton.jit function is defined: before any kernel import.
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    if args.once:
+        return _profile_once(device, args.once, args.result, args.region)
+    if args.ncu_check:
+        return _ncu_check(device, args.ncu_check, args.result)
+    if args.trace:
+        return _trace(device, args.trace, args.trace_out, args.result, args.iterations)
+    if args.fd is None:
+        parser.error("--fd or --once is required")
+    from gpubench.run.processes import start_watchdog
+
+    start_watchdog(os.getppid())
+    fd = private_channel(args.fd)
+    try:
+        machine = _start(device, fd)
+    except Exception as exc:
+        send(fd, {"type": "fatal", "error": f"worker failed to start: {exc}",
+                  "traceback": traceback.format_exc()})
+        return 2
+    return _serve(machine, fd)
+
+
+def _start(device: str, fd: int):
+    """Import torch, say hello with the device's facts, return this machine's description."""
+    from gpubench.families.spec import Machine
+    from gpubench.timing.envinfo import device_env
+
+    machine = Machine(has_cuda=device == "cuda", has_triton=_has_module("triton"))
+    env = device_env(device)
+    if os.environ.get("GPUBENCH_CEILINGS", "1") != "0":
+        from gpubench.timing.ceilings import load_checked
+
+        # Cached ceilings are checked by a short copy probe (~0.2 s): a cache measured at a
+        # bad moment would skew every "of roof" silently. The verdict travels in env, so
+        # results.json keeps it and the run can warn.
+        ceilings, check = load_checked(env)
+        env["ceilings"] = ceilings.to_dict()
+        if check is not None:
+            env["ceilings_check"] = check
+    send(fd, {"type": "hello", "pid": os.getpid(), "env": env})
+    return machine
+
+
+def _serve(machine, fd: int) -> int:
+    from gpubench.run.execute import CudaFault, Executor
+
+    current: dict = {"envelope": None}
+
+    def report_phase(phase: str) -> None:
+        current["envelope"].send(fd, {"type": "phase", "phase": phase})
+
+    executor = Executor(machine, report_phase)
+    print(f"[gpubench worker] pid {os.getpid()}, session {os.getsid(0)}", file=sys.stderr,
+          flush=True)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        envelope = Envelope.from_json(line)
+        current["envelope"] = envelope
+        task = envelope.task
+        print(f"[gpubench worker] {_now()} task {task.id}: {task.label}", file=sys.stderr,
+              flush=True)
+        try:
+            result = executor.run(task)
+        except CudaFault as exc:
+            envelope.send(fd, {"type": "result",
+                               "result": {"status": "crashed", "error": str(exc)}})
+            return EXIT_CUDA_FAULT
+        envelope.send(fd, {"type": "result", "result": result})
+        print(f"[gpubench worker] {_now()} task {task.id} done", file=sys.stderr, flush=True)
+    return 0
+
+
+def _now() -> str:
+    """Wall-clock time in worker logs: where a run's time went, point by point."""
+    import time
+
+    return time.strftime("%H:%M:%S") + f".{int(time.time() * 1000) % 1000:03d}"
+
+
+def _profile_once(device: str, task_file: str, result_file: str | None, region: str) -> int:
+    """One task, one measured call, for ncu or nsys; the result goes to a file, since the
+    profiler owns this process's stdout."""
+    import json
+    from pathlib import Path
+
+    from gpubench.families.spec import Machine
+    from gpubench.run.execute import Executor
+
+    task = Task.from_json(Path(task_file).read_text())
+    executor = Executor(Machine(has_cuda=device == "cuda", has_triton=_has_module("triton")),
+                        lambda phase: None)
+    try:
+        result = executor.profile_once(task, _region(region))
+    except Exception as exc:
+        result = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
+    if result_file:
+        Path(result_file).write_text(json.dumps(result))
+    return 0 if result["status"] == "ok" else 1
+
+
+def _ncu_check(device: str, tasks_file: str, result_file: str | None) -> int:
+    """Each task's calls in ranges 'gb_check:<index>' for ncu to profile and attribute: in
+    gpubench's NVTX domain (ncu filters on it), or, without the nvtx package, in the
+    default domain between cudaProfilerStart/Stop (ncu --profile-from-start off)."""
+    import json
+    from pathlib import Path
+
+    from gpubench.analysis.ncu_agreement import CALLS, CHECK_RANGE
+    from gpubench.families.spec import Machine
+    from gpubench.run.execute import Executor
+
+    tasks = [Task.from_dict(item) for item in json.loads(Path(tasks_file).read_text())]
+    executor = Executor(Machine(has_cuda=device == "cuda", has_triton=_has_module("triton")),
+                        lambda phase: None)
+    outcomes = []
+    for index, task in enumerate(tasks):
+        try:
+            region = _labelled_region(f"{CHECK_RANGE}{index}")
+            outcomes.append(executor.profile_once(task, region, calls=CALLS))
+        except Exception as exc:
+            outcomes.append({"status": "error", "error": f"{type(exc).__name__}: {exc}"})
+    if result_file:
+        Path(result_file).write_text(json.dumps(outcomes))
+    return 0
+
+
+def _labelled_region(name: str):
+    from gpubench.timing import nvtx_ranges
+
+    if nvtx_ranges.available():
+        return lambda: nvtx_ranges.region(name)
+    import contextlib
+
+    @contextlib.contextmanager
+    def api_and_default_domain():
+        import torch
+
+        torch.cuda.cudart().cudaProfilerStart()
+        torch.cuda.nvtx.range_push(name)
+        try:
+            yield
+        finally:
+            torch.cuda.nvtx.range_pop()
+            torch.cuda.cudart().cudaProfilerStop()
+
+    return api_and_default_domain
+
+
+def _trace(device: str, tasks_file: str, out: str, result_file: str | None,
+           iterations: int) -> int:
+    """Several tasks under torch.profiler, one Chrome trace (see gpubench/run/tracing.py)."""
+    import json
+    from pathlib import Path
+
+    from gpubench.families.spec import Machine
+    from gpubench.run.execute import Executor
+    from gpubench.run.tracing import trace_tasks
+
+    tasks = [Task.from_dict(item) for item in json.loads(Path(tasks_file).read_text())]
+    executor = Executor(Machine(has_cuda=device == "cuda", has_triton=_has_module("triton")),
+                        lambda phase: None)
+    result = trace_tasks(executor, tasks, Path(out), iterations)
+    if result_file:
+        Path(result_file).write_text(json.dumps(result))
+    return 0
+
+
+def _region(spec: str):
+    """The context manager marking the profiled call: an NVTX range in gpubench's domain
+    (ncu --nvtx-include 'gpubench@RANGE/'), or cudaProfilerStart/Stop."""
+    import contextlib
+
+    if spec.startswith("nvtx:"):
+        from gpubench.timing import nvtx_ranges
+
+        return lambda: nvtx_ranges.region(spec.removeprefix("nvtx:"))
+
+    @contextlib.contextmanager
+    def profiler_api():
+        import torch
+
+        torch.cuda.cudart().cudaProfilerStart()
+        try:
+            yield
+        finally:
+            torch.cuda.cudart().cudaProfilerStop()
+
+    return profiler_api
+
+
+def _has_module(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,255 @@
+"""The parent's handle on a worker process: start, send a task, wait with a deadline, kill.
+
+The worker runs in its own session, so Ctrl-C in the terminal reaches only the
+parent, which then kills everything in that session (the worker, ninja, the
+compilers, whatever a variant spawned: see processes.py); a timeout does the
+same. Its stdout and stderr go through a pipe to a log file in the run folder,
+capped in size (the head and the tail are kept), with Python's faulthandler on,
+so a segfault leaves a traceback to point at.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from gpubench.run.processes import kill_session
+from gpubench.run.protocol import Envelope, LineReader
+
+# A fresh worker imports torch (1-5 s) and, on a GPU, creates a context (~1 s).
+START_TIMEOUT_S = 120.0
+# Worker logs keep their first 4 MiB (start-up, build logs, the first errors) and their
+# last 1 MiB (what happened just before a crash); a variant printing 100 MB costs 5 MiB.
+LOG_HEAD_BYTES = 4 << 20
+LOG_TAIL_BYTES = 1 << 20
+
+
+class WorkerDied(Exception):
+    """The worker exited without answering; the message says how and what it last printed."""
+
+
+class WorkerTimeout(Exception):
+    """No message from the worker before the deadline."""
+
+
+class WorkerProcess:
+    def __init__(self, device: str, log_path: Path, extra_env: dict | None = None):
+        self.device = device
+        self.log_path = log_path
+        self.extra_env = extra_env or {}  # CUDA_VISIBLE_DEVICES of a lane pinned to one GPU
+        self._kill_lock = threading.Lock()
+        self.process: subprocess.Popen | None = None
+        self.reader: LineReader | None = None
+        self.log: CappedLog | None = None
+        self.env: dict = {}
+
+    def start(self) -> dict:
+        """Start the worker and wait for its hello; returns the device environment it reports."""
+        read_fd, write_fd = os.pipe()
+        log_read, log_write = os.pipe()
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "gpubench.run.worker", "--fd", str(write_fd)],
+                stdin=subprocess.PIPE, stdout=log_write, stderr=subprocess.STDOUT,
+                pass_fds=(write_fd,), start_new_session=True,
+                env={**worker_env(self.device), **self.extra_env},
+            )
+        finally:
+            os.close(write_fd)
+            os.close(log_write)
+        self.log = CappedLog(log_read, self.log_path)
+        self.reader = LineReader(read_fd)
+        hello = self.next_message(time.monotonic() + START_TIMEOUT_S)
+        if hello.get("type") != "hello":
+            self.kill()
+            raise WorkerDied(hello.get("error", f"unexpected first message {hello}"))
+        self.env = hello["env"]
+        return self.env
+
+    def send(self, envelope: Envelope) -> None:
+        try:
+            self.process.stdin.write((envelope.to_json() + "\n").encode())
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise WorkerDied(self._death_note()) from None
+
+    def next_message(self, deadline: float) -> dict:
+        """The next message, waiting until `deadline` (time.monotonic())."""
+        while True:
+            message = self.reader.pop()
+            if message is not None:
+                return message
+            if self.reader.closed:
+                raise WorkerDied(self._death_note())
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WorkerTimeout()
+            ready, _, _ = select.select([self.reader.fd], [], [], min(remaining, 1.0))
+            if ready:
+                self.reader.feed()
+
+    def stop(self) -> None:
+        """Ask politely (EOF on stdin), then kill."""
+        if self.process is None:
+            return
+        try:
+            self.process.stdin.close()
+            self.process.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+
+    def kill(self) -> None:
+        """Kill the worker's whole session (ninja, compilers and a variant's children
+        included, though they left the worker's process group) and reap the worker.
+        Safe to call from two threads at once (Ctrl-C on the main thread while the lane's
+        thread is killing a worker that died): one of them does it."""
+        with self._kill_lock:
+            process, self.process = self.process, None
+            reader, self.reader = self.reader, None
+        if process is None:
+            return
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=10)
+        kill_session(process.pid)  # the session id is the worker's pid
+        if reader is not None:
+            os.close(reader.fd)
+        if self.log is not None:
+            self.log.flush_after_exit()
+
+    def log_tail(self, lines: int = 40) -> str:
+        if self.log is not None:
+            self.log.flush_after_exit()
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def _death_note(self) -> str:
+        code = self.process.wait(timeout=30) if self.process else None
+        if self.process is not None:  # orphans (ninja, a variant's children) hold the log open
+            kill_session(self.process.pid)
+        how = _describe_exit(code)
+        clue = _last_error_line(self.log_tail())
+        return f"worker {how}" + (f": {clue}" if clue else "") + f" (log: {self.log_path})"
+
+
+class CappedLog:
+    """Copies a worker's output from a pipe to its log file on a thread: the first
+    LOG_HEAD_BYTES as they come, then only the last LOG_TAIL_BYTES, written with a note
+    of what was left out when the pipe closes (the worker and its children are gone)."""
+
+    def __init__(self, fd: int, path: Path):
+        self.fd, self.path = fd, path
+        self.written = 0
+        self.dropped = 0
+        self.tail = bytearray()
+        self.thread = threading.Thread(target=self._copy, name="gpubench-log", daemon=True)
+        self.thread.start()
+
+    def _copy(self) -> None:
+        with self._open_sink() as sink:
+            while True:
+                try:
+                    chunk = os.read(self.fd, 1 << 16)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                self._take(chunk, sink)
+            if self.dropped:
+                sink.write(f"\n[gpubench: {self.dropped:,} bytes of worker output left out; "
+                           f"the last {len(self.tail):,} follow]\n".encode())
+            sink.write(bytes(self.tail))
+        os.close(self.fd)
+
+    def _open_sink(self):
+        """The log file, or /dev/null when the run folder no longer takes writes: the pipe
+        must be drained either way, or a worker printing 64 KiB would block on it."""
+        try:
+            return open(self.path, "ab")
+        except OSError:
+            return open(os.devnull, "wb")
+
+    def _take(self, chunk: bytes, sink) -> None:
+        room = max(LOG_HEAD_BYTES - self.written, 0)
+        if room:
+            sink.write(chunk[:room])
+            sink.flush()
+            self.written += min(room, len(chunk))
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            excess = len(self.tail) - LOG_TAIL_BYTES
+            if excess > 0:
+                del self.tail[:excess]
+                self.dropped += excess
+
+    def flush_after_exit(self, timeout_s: float = 5.0) -> None:
+        """Wait (briefly) until the pipe is drained, so the file holds the last words."""
+        self.thread.join(timeout_s)
+
+
+def worker_env(device: str) -> dict:
+    """The environment of a worker process (also when ncu or nsys starts it)."""
+    env = dict(os.environ)
+    env["GPUBENCH_DEVICE"] = device
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONFAULTHANDLER"] = "1"  # a segfault prints the Python stack to the log
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+    # The worker must import the same gpubench as the parent, installed or not.
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "stopped answering"
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+def _last_error_line(text: str) -> str:
+    """The most telling line of a worker log: a fatal error with the kernel's frame,
+    else the last line that mentions an error."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for index, line in enumerate(lines):
+        if line.startswith("Fatal Python error"):
+            site = _crash_site(lines[index + 1:])
+            return f"{line} in {site}" if site else line
+    for line in reversed(lines):
+        if "Error" in line or "error" in line:
+            return line[:300]
+    return ""
+
+
+def _crash_site(frames: list[str]) -> str:
+    """faulthandler lists frames innermost first; the frame just before the first one in
+    gpubench itself is the variant's code that crashed ('spec.py, line 30 in segfault')."""
+    package = str(Path(__file__).resolve().parent)
+    previous = ""
+    for line in frames:
+        match = re.match(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<fn>\S+)', line)
+        if not match:
+            continue
+        if match["file"].startswith(package):
+            return previous
+        previous = f"{match['file']}:{match['line']} ({match['fn']})"
+    return previous

@@ -1,0 +1,185 @@
+"""GPU-side helpers every CUDA timer needs: the L2 flush, the spin, events.
+
+One instance per worker process: the flush buffer (2x L2) is allocated once
+and the spin kernel's clock rate is calibrated once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from gpubench.timing.calibration import NULL_KERNEL_COUNTS, WindowCost, window_cost
+from gpubench.timing.settings import TimingSettings
+from gpubench.timing.timers.base import warm_up
+
+
+class CudaSupport:
+    # Reading 2x L2 evicts everything an LRU-ish cache held before (50 MB L2 on
+    # H100, 60 MB on H200 -> 100-120 MB read, ~35-40 us at 3 TB/s).
+    FLUSH_FACTOR = 2
+    # The spin must outlast the host's work of enqueueing start event, call and
+    # end event; 2x the measured enqueue time, never under 20 us, never over 2 ms.
+    SPIN_MARGIN = 2.0
+    MIN_SPIN_US = 20.0
+    MAX_SPIN_US = 2000.0
+
+    def __init__(self):
+        import torch
+
+        self.torch = torch
+        device = torch.cuda.current_device()
+        l2_bytes = torch.cuda.get_device_properties(device).L2_cache_size
+        self.flush_bytes = self.FLUSH_FACTOR * max(l2_bytes, 1 << 20)
+        self._flush_buffer = torch.ones(self.flush_bytes // 4, dtype=torch.float32, device="cuda")
+        self._flush_sink = torch.empty((), dtype=torch.float32, device="cuda")
+        self._cycles_per_us: float | None = None
+        self._window_cost: WindowCost | None = None
+
+    def flush(self) -> None:
+        """Read the whole flush buffer (a sum): L2 ends full of clean, unrelated lines.
+        A write flush (what do_bench does) leaves dirty lines the timed kernel must
+        write back: +9-19% on memory-bound kernels (docs/measurement.md)."""
+        self.torch.sum(self._flush_buffer, dim=0, out=self._flush_sink)
+
+    def warm_up(self, fn: Callable[[], object], settings: TimingSettings,
+                flush: bool = True) -> tuple[int, float]:
+        """Warm up as the samples will run (flush, call), then recalibrate the spin:
+        the clocks have ramped meanwhile. Returns (calls, seconds)."""
+        prepare = self.flush if flush else (lambda: None)
+
+        def call() -> None:
+            prepare()
+            fn()
+
+        result = warm_up(call, settings, self.synchronize)
+        self.recalibrate()
+        return result
+
+    def capture(self, body: Callable[[], object], keep_graph: bool = False):
+        """`body` captured into a CUDA graph, after a warmup on the capture's side stream
+        (cuBLAS and friends set up workspaces on first use, which capture forbids).
+        With keep_graph the raw graph stays readable (raw_cuda_graph) and nothing is
+        replayed; otherwise the graph is replayed once, so its first replay is not timed."""
+        torch = self.torch
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            body()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph(keep_graph=True) if keep_graph else torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            body()
+        if not keep_graph:
+            graph.replay()
+        self.synchronize()
+        return graph
+
+    def synchronize(self) -> None:
+        self.torch.cuda.synchronize()
+
+    def event(self):
+        return self.torch.cuda.Event(enable_timing=True)
+
+    def spin(self, cycles: int) -> None:
+        self.torch.cuda._sleep(cycles)
+
+    def spin_cycles(self, fn: Callable[[], object]) -> tuple[int, float]:
+        """(cycles, microseconds) of spin that cover the host enqueueing one sample of fn."""
+        enqueue = []
+        for _ in range(5):
+            self.synchronize()
+            begin, end = self.event(), self.event()
+            start = time.perf_counter()
+            begin.record()
+            fn()
+            end.record()
+            enqueue.append((time.perf_counter() - start) * 1e6)
+        self.synchronize()
+        typical = sorted(enqueue)[len(enqueue) // 2]
+        spin_us = min(max(self.SPIN_MARGIN * typical, self.MIN_SPIN_US), self.MAX_SPIN_US)
+        return int(spin_us * self._spin_cycles_per_us()), spin_us
+
+    def recalibrate(self) -> None:
+        """Forget the spin calibration: clocks may have ramped since (call after warmup)."""
+        self._cycles_per_us = None
+
+    def _spin_cycles_per_us(self) -> float:
+        """Calibrate torch.cuda._sleep, which counts clock cycles, against events."""
+        if self._cycles_per_us is None:
+            cycles = 1_000_000
+            begin, end = self.event(), self.event()
+            begin.record()
+            self.spin(cycles)
+            end.record()
+            self.synchronize()
+            self._cycles_per_us = cycles / max(begin.elapsed_time(end) * 1e3, 1e-3)
+        return self._cycles_per_us
+
+    # An empty pair costing more than this was not measured behind the spin (the
+    # host fell behind): subtracting it would understate kernels, so nothing is.
+    MAX_EVENT_OVERHEAD_S = 3e-6
+    # Windows per null-kernel count in the fit: 4 counts x 40 windows x ~110 us = ~18 ms.
+    WINDOWS_PER_COUNT = 40
+
+    def window_cost(self) -> WindowCost:
+        """The fixed cost of a cold sample's event window, fitted once per process on
+        null kernels (gpubench/timing/calibration.py says how and why). Each window sits behind
+        a 100 us spin, so the host is always ahead, even if the spin's clock calibration
+        ran at idle clocks; the counts are interleaved so a clock change in the middle
+        moves all of them alike. Kept once a plausible fit is seen, so repeated
+        measurements subtract the same amount."""
+        if self._window_cost is not None:
+            return self._window_cost
+        self._ramp_clocks()
+        cycles = int(100 * self._spin_cycles_per_us())
+        empty = self._median_windows(cycles, 0, self.WINDOWS_PER_COUNT * 2)
+        empty_s = empty if empty <= self.MAX_EVENT_OVERHEAD_S else None
+        windows: dict[int, list[float]] = {n: [] for n in NULL_KERNEL_COUNTS}
+        marks = []
+        for _ in range(self.WINDOWS_PER_COUNT):
+            for count in NULL_KERNEL_COUNTS:
+                marks.append((count, *self._window(cycles, count)))
+        self.synchronize()
+        for count, begin, end in marks:
+            windows[count].append(begin.elapsed_time(end) / 1e3)
+        cost = window_cost(windows, empty_s)
+        if cost.null_kernel_s is not None:
+            self._window_cost = cost  # a fixed cost of the hardware: kept once known
+        return cost
+
+    # Busy time before the fit. A GPU idles at a fraction of its clock (345 of 1980 MHz on an
+    # H200) and a warmup of tiny kernels may not lift it: on a fresh H200 the fit once ran
+    # with null kernels at 4 us instead of 1.4 and subtracted 6.8 us. Clocks ramp within a
+    # few ms of steady load; 50 ms of spin, timed on the host, leaves no doubt.
+    RAMP_S = 0.05
+
+    def _ramp_clocks(self) -> None:
+        """Keep the GPU spinning for RAMP_S of host time, then recalibrate the spin."""
+        start = time.perf_counter()
+        while time.perf_counter() - start < self.RAMP_S:
+            self.spin(int(2000 * self._spin_cycles_per_us()))  # ~2 ms per call at most
+            self.synchronize()
+        self.recalibrate()
+
+    def _window(self, cycles: int, null_kernels: int):
+        begin, end = self.event(), self.event()
+        self.spin(cycles)
+        begin.record()
+        for _ in range(null_kernels):
+            self.spin(0)
+        end.record()
+        return begin, end
+
+    def _median_windows(self, cycles: int, null_kernels: int, count: int) -> float:
+        pairs = [self._window(cycles, null_kernels) for _ in range(count)]
+        self.synchronize()
+        values = sorted(begin.elapsed_time(end) / 1e3 for begin, end in pairs)
+        return values[len(values) // 2]
+
+
+class CudaTimer:
+    """Base of the GPU timers: settings and the process's CudaSupport."""
+
+    def __init__(self, settings: TimingSettings, support: CudaSupport):
+        self.settings, self.support = settings, support

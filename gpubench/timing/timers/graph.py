@@ -1,0 +1,64 @@
+"""Mode `graph`: CUDA-graph replay, with the flush inside the graph and subtracted.
+
+Two graphs are captured: K x (flush, call) and K x flush. Per sample, both are
+replayed back to back between three events; (t_both - t_flush) / K is one call
+with a cold L2 and no launch overhead at all. K is chosen so that a replay
+lasts ~2 ms: long enough to dwarf the event resolution (~0.5 us), short
+enough for many samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gpubench.timing.timers.base import Measurement, sample_until_stopped
+from gpubench.timing.timers.cuda_support import CudaTimer
+
+REPLAY_TARGET_S = 2e-3
+MAX_CALLS_PER_GRAPH = 100
+
+
+class GraphTimer(CudaTimer):
+    mode = "graph"
+    method = "CUDA graph replay of K x (flush, call) minus K x flush"
+
+    def measure(self, fn: Callable[[], object]) -> Measurement:
+        gpu = self.support
+
+        def call() -> None:
+            gpu.flush()
+            fn()
+
+        warmup_calls, warmup_s = gpu.warm_up(fn, self.settings)
+        calls = self._calls_per_graph(call)
+        both = gpu.capture(lambda: [call() for _ in range(calls)])
+        flushes = gpu.capture(lambda: [gpu.flush() for _ in range(calls)])
+        cycles, spin_us = gpu.spin_cycles(both.replay)
+
+        def take(count: int) -> list[float]:
+            marks = [(gpu.event(), gpu.event(), gpu.event()) for _ in range(count)]
+            for first, middle, last in marks:
+                gpu.spin(cycles)
+                first.record()
+                both.replay()
+                middle.record()
+                flushes.replay()
+                last.record()
+            gpu.synchronize()
+            return [(a.elapsed_time(b) - b.elapsed_time(c)) / 1e3 / calls for a, b, c in marks]
+
+        samples, reason, spent = sample_until_stopped(take, self.settings)
+        return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
+                      {"calls_per_graph": calls, "spin_us": spin_us,
+                       "flush_bytes": gpu.flush_bytes})
+
+    def _calls_per_graph(self, call: Callable[[], None]) -> int:
+        gpu = self.support
+        begin, end = gpu.event(), gpu.event()
+        begin.record()
+        for _ in range(3):
+            call()
+        end.record()
+        gpu.synchronize()
+        per_call_s = max(begin.elapsed_time(end) / 1e3 / 3, 1e-7)
+        return max(1, min(MAX_CALLS_PER_GRAPH, round(REPLAY_TARGET_S / per_call_s)))

@@ -1,0 +1,36 @@
+"""The host clock around each call: for CPU tensors, where every call is synchronous."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from gpubench.timing.hostload import Snapshot, load_between
+from gpubench.timing.settings import TimingSettings
+from gpubench.timing.timers.base import Measurement, sample_until_stopped, warm_up
+
+
+class HostTimer:
+    mode = "cpu"
+    method = "host-clock (CPU; no cache flush)"
+
+    def __init__(self, settings: TimingSettings, clock: Callable[[], float] = time.perf_counter):
+        self.settings, self.clock = settings, clock
+
+    def measure(self, fn: Callable[[], object]) -> Measurement:
+        warmup_calls, warmup_s = warm_up(fn, self.settings, clock=self.clock)
+
+        def take(count: int) -> list[float]:
+            samples = []
+            for _ in range(count):
+                start = self.clock()
+                fn()
+                samples.append(self.clock() - start)
+            return samples
+
+        before = Snapshot.now()
+        samples, reason, spent = sample_until_stopped(take, self.settings, self.clock)
+        # Whether the host's other work was timed too: compare and the warnings read it.
+        load = load_between(before, Snapshot.now(), len(samples))
+        return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
+                           details={"host_load": load})

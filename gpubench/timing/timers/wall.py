@@ -1,0 +1,39 @@
+"""Mode `wall`: what a Python caller waits for, launch overhead and synchronisation included.
+
+Per sample: flush, synchronize, then host clock around (call + synchronize).
+Compared with `cold`, the difference is the host side of a call: when it is
+large, the kernel is launch-bound and a CUDA graph or fusion is the remedy.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from gpubench.timing.timers.base import Measurement, sample_until_stopped
+from gpubench.timing.timers.cuda_support import CudaTimer
+
+
+class WallTimer(CudaTimer):
+    mode = "wall"
+    method = "host clock around call + synchronize, L2 flushed before (launch included)"
+
+    def measure(self, fn: Callable[[], object]) -> Measurement:
+        gpu = self.support
+
+        warmup_calls, warmup_s = gpu.warm_up(fn, self.settings)
+
+        def take(count: int) -> list[float]:
+            samples = []
+            for _ in range(count):
+                gpu.flush()
+                gpu.synchronize()
+                start = time.perf_counter()
+                fn()
+                gpu.synchronize()
+                samples.append(time.perf_counter() - start)
+            return samples
+
+        samples, reason, spent = sample_until_stopped(take, self.settings)
+        return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
+                      {"flush_bytes": gpu.flush_bytes})

@@ -1,0 +1,1 @@
+"""Nsight Compute: command lines, the .ncu-rep reader, rules and hints, source lines, views."""

@@ -1,0 +1,1 @@
+"""Nsight Systems: command lines and its stats reports."""

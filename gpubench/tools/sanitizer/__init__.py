@@ -1,0 +1,1 @@
+"""compute-sanitizer: command lines, its XML/text log parser and the findings view."""
