@@ -151,15 +151,15 @@ def run(config_path, device, out, force, as_json, with_ncu, markdown, ncu_check,
 def _run(config_path, options: dict, device: str, out, force: bool, as_json: bool,
          with_ncu: bool, with_trace: bool, baseline: str | None, ncu_check: bool,
          markdown: bool, with_report: bool, with_sanitize: bool, parallel: dict) -> int:
-    from gpubench.commands.run import RunCommand
+    from gpubench.commands.run import RunCommand, RunRequest
 
     if markdown and as_json:
         raise errors.UsageError("--markdown and --json both print on stdout: choose one")
     config = merge_options(load_config(config_path) if config_path else RunConfig(), options)
     console = make_console(stderr=as_json)
-    return RunCommand(config, device, out, as_json, console, with_ncu, with_trace,
-                      force, baseline, ncu_check, markdown, with_report,
-                      with_sanitize, **parallel).execute()
+    request = RunRequest(config, device, out, as_json, with_ncu, with_trace, force, baseline,
+                         ncu_check, markdown, with_report, with_sanitize, **parallel)
+    return RunCommand(request, console).execute()
 
 
 def _folder(value: str | None) -> Path | None:

@@ -147,7 +147,7 @@ def test_import_with_the_bundled_reader_shape(monkeypatch, tmp_path):
 def test_console_failures_become_their_own_exit_codes(tmp_path):
     """On ncu's recorded console text: 'No kernels were profiled' exits 0 in ncu, 8 here."""
     from gpubench import errors
-    from gpubench.commands.ncu import raise_console_problems
+    from gpubench.tools.ncu.console import raise_console_problems
 
     text = (FIXTURES / "ncu" / "h200" / "no_kernels_profiled_console.txt").read_text()
     with pytest.raises(errors.NoKernelsProfiled) as info:

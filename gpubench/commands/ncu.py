@@ -27,7 +27,7 @@ from gpubench.timing import nvtx_ranges
 from gpubench.tools.driver import Tool, each_point, run_task
 from gpubench.tools.find import find_tool
 from gpubench.tools.ncu import command as ncu_command
-from gpubench.tools.ncu.console import Problem, find_problems, missing_sections
+from gpubench.tools.ncu.console import missing_sections, raise_console_problems
 
 
 @dataclass
@@ -104,15 +104,6 @@ def _profile_task(tool: NcuTool, ncu: str, module, task: Task, run_dir: Path) ->
     profiles = load_profiles(report, module)
     _check_sections(profiles, tool.options)
     return Profiled(task.variant, report, profiles, run.worker.get("check"))
-
-
-def raise_console_problems(text: str, log: Path) -> None:
-    for problem in find_problems(text):
-        if problem.kind == Problem.PERMISSION:
-            raise errors.ProfilerPermission(problem.message)
-        if problem.kind == Problem.NO_KERNELS:
-            raise errors.NoKernelsProfiled(f"{problem.message} (log: {log})")
-        raise errors.ProfilerError(f"{problem.message} (log: {log})")
 
 
 def _check_sections(profiles: list, options: NcuOptions) -> None:

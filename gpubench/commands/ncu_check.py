@@ -15,13 +15,13 @@ from pathlib import Path
 
 from gpubench import errors
 from gpubench.analysis.ncu_agreement import CHECK_RANGE, attach, ncu_times
-from gpubench.commands.ncu import raise_console_problems
 from gpubench.records import result as R
 from gpubench.run.plan import Point
 from gpubench.timing import nvtx_ranges
 from gpubench.tools.driver import Tool, run_target
 from gpubench.tools.find import find_tool
 from gpubench.tools.ncu import command as ncu_command
+from gpubench.tools.ncu.console import raise_console_problems
 
 
 def check_group(group: list[R.Result], points: list[Point], run_dir: Path,

@@ -32,15 +32,16 @@ from gpubench.timing.envinfo import host_env
 PROFILES = Path("profiles")
 
 
-@dataclass
-class RunCommand:
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything `gpubench run` was asked for, built once by the CLI and passed along."""
+
     config: RunConfig
-    device: str
-    out: Path | None
-    as_json: bool
-    console: Console
-    ncu: bool = False
-    trace: bool = False
+    device: str = "auto"  # --device: auto, cuda or cpu
+    out: Path | None = None  # --out; None: profiles/<run-id>
+    as_json: bool = False  # --json: the run document alone on stdout
+    ncu: bool = False  # --ncu: a short Nsight Compute summary per passing variant
+    trace: bool = False  # --trace: a Chrome trace of the passing variants
     force: bool = False  # reuse an --out that holds results
     baseline: str | None = None  # --baseline: a run to compare every group with
     ncu_check: bool = False  # --ncu-check: ncu's duration beside every passing point
@@ -51,38 +52,44 @@ class RunCommand:
     workers: int | None = None  # --workers N: N CPU workers (or local Dask CPU workers)
     cluster: str | None = None  # --cluster ADDRESS|local: Dask workers, one GPU each
 
+
+@dataclass
+class RunCommand:
+    request: RunRequest
+    console: Console
+
     def execute(self) -> int:
         """With --json, stdout carries the JSON document alone: anything else written to
         it (a spec that prints at import, a library's chatter) goes to stderr."""
-        if not self.as_json:
+        if not self.request.as_json:
             return self._execute(None)
         with reserved_stdout() as write_json:
             return self._execute(write_json)
 
     def _execute(self, write_json) -> int:
         self._check_parallel_options()
-        if not self.cluster or self.cluster == "local":
+        if not self.request.cluster or self.request.cluster == "local":
             # A local cluster is started once the run folder exists (its logs go there).
-            return self._plan_and_run(write_json, detect_machine(self.device), None)
+            return self._plan_and_run(write_json, detect_machine(self.request.device), None)
         from gpubench.run.cluster import Cluster
 
-        device = "cpu" if self.device == "cpu" else "cuda"
-        with Cluster(self.cluster, device) as cluster:
+        device = "cpu" if self.request.device == "cpu" else "cuda"
+        with Cluster(self.request.cluster, device) as cluster:
             machine = self._cluster_machine(cluster)
             cluster.device = machine.device
             return self._plan_and_run(write_json, machine, cluster)
 
     def _check_parallel_options(self) -> None:
         """--devices, --workers and --cluster: the combinations that mean something."""
-        if self.devices and self.workers:
+        if self.request.devices and self.request.workers:
             raise errors.UsageError("--devices (one worker per GPU) and --workers (CPU "
                                     "workers) exclude each other")
-        if self.devices and self.device == "cpu":
+        if self.request.devices and self.request.device == "cpu":
             raise errors.UsageError("--devices picks GPUs; with --device cpu use --workers N")
-        if self.devices and self.cluster and self.cluster != "local":
+        if self.request.devices and self.request.cluster and self.request.cluster != "local":
             raise errors.UsageError("--devices picks this machine's GPUs: with a remote "
                                     "--cluster each Dask worker owns its GPU")
-        if self.workers and self.cluster and self.cluster != "local":
+        if self.request.workers and self.request.cluster and self.request.cluster != "local":
             raise errors.UsageError("--workers sizes a local cluster; a remote --cluster "
                                     "has the workers it was started with")
 
@@ -91,10 +98,10 @@ class RunCommand:
         from gpubench.families.spec import Machine
 
         facts = cluster.machine_facts()
-        if self.device == "cuda" and not facts["has_cuda"]:
+        if self.request.device == "cuda" and not facts["has_cuda"]:
             raise errors.EnvironmentProblem(f"--device cuda: the workers of --cluster "
-                                            f"{self.cluster} see no CUDA GPU")
-        use_cuda = facts["has_cuda"] and self.device != "cpu"
+                                            f"{self.request.cluster} see no CUDA GPU")
+        use_cuda = facts["has_cuda"] and self.request.device != "cpu"
         return Machine(has_cuda=use_cuda, has_triton=facts["has_triton"],
                        device_name="cuda" if use_cuda else "cpu")
 
@@ -103,13 +110,13 @@ class RunCommand:
         --workers CPU workers (2 by default); their logs go to the run folder."""
         from gpubench.run.cluster import Cluster
 
-        if machine.has_cuda and self.workers:
+        if machine.has_cuda and self.request.workers:
             raise errors.UsageError("--cluster local on a GPU has one worker per GPU "
                                     "(pick them with --devices); --workers sizes a "
                                     "CPU cluster")
-        if machine.has_cuda or self.devices:
+        if machine.has_cuda or self.request.devices:
             return Cluster("local", "cuda", self._chosen_gpus(machine), log_dir=run_dir)
-        return Cluster("local", "cpu", cpu_workers=self.workers or 2, log_dir=run_dir)
+        return Cluster("local", "cpu", cpu_workers=self.request.workers or 2, log_dir=run_dir)
 
     def _chosen_gpus(self, machine) -> list[str]:
         """--devices (all when not given) as GPU ids; a CPU run (no GPU, or --device cpu)
@@ -117,7 +124,7 @@ class RunCommand:
         if not machine.has_cuda:
             raise errors.UsageError("--devices needs CUDA GPUs and this run has none (for "
                                     "parallel CPU workers use --workers N)")
-        return choose_gpus(self.devices or "all", visible_gpus())
+        return choose_gpus(self.request.devices or "all", visible_gpus())
 
     def _lanes(self, machine, run_dir: Path, cluster) -> list | None:
         """The places points run: None for the one default worker."""
@@ -125,33 +132,34 @@ class RunCommand:
 
         if cluster is not None:
             return cluster.lanes()
-        if self.devices:
+        if self.request.devices:
             return [Lane(Slot("cuda", f"cuda:{gpu}", visible=gpu), run_dir, f"worker-cuda{gpu}")
                     for gpu in self._chosen_gpus(machine)]
-        if self.workers:
+        if self.request.workers:
             if machine.has_cuda:
                 raise errors.UsageError("--workers runs CPU workers; on a GPU machine use "
                                         "--devices (one worker per GPU), or --device cpu")
             return [Lane(slot, run_dir, f"worker-cpu{slot.label[4:]}")
-                    for slot in cpu_slots(self.workers)]
+                    for slot in cpu_slots(self.request.workers)]
         return None
 
     def _plan_and_run(self, write_json, machine, cluster) -> int:
         # Loaded before anything is measured: a wrong --baseline costs no run.
-        baseline = load_run(self.baseline) if self.baseline else None
-        known = family_dirs(self.config.kernels_dirs)
-        self.config.check_family_names(known)
-        dirs = resolve_families(self.config.families, known)
+        baseline = load_run(self.request.baseline) if self.request.baseline else None
+        known = family_dirs(self.request.config.kernels_dirs)
+        self.request.config.check_family_names(known)
+        dirs = resolve_families(self.request.config.families, known)
         families = [load_family(name, folder) for name, folder in dirs.items()]
-        seed = self.config.seed if self.config.seed is not None else new_seed()
-        choices = {f.name: self.config.shapes_for(f.name) for f in families}
-        points = plan_points(families, machine, choices, self.config.dtypes,
-                             self.config.variants, seed)
-        run_dir = self.out or new_run_dir(PROFILES, list(dirs))
-        folder = RunFolder(run_dir, self.force, None if self.out else PROFILES).claim()
+        seed = self.request.config.seed if self.request.config.seed is not None else new_seed()
+        choices = {f.name: self.request.config.shapes_for(f.name) for f in families}
+        points = plan_points(families, machine, choices, self.request.config.dtypes,
+                             self.request.config.variants, seed)
+        run_dir = self.request.out or new_run_dir(PROFILES, list(dirs))
+        parent = None if self.request.out else PROFILES
+        folder = RunFolder(run_dir, self.request.force, parent).claim()
         try:
             with contextlib.ExitStack() as stack:
-                if self.cluster == "local":
+                if self.request.cluster == "local":
                     cluster = stack.enter_context(self._local_cluster(machine, folder.path))
                 lanes = self._lanes(machine, folder.path, cluster)
                 return self._run(folder, machine, dirs, points, seed, write_json, baseline,
@@ -164,18 +172,18 @@ class RunCommand:
         run_dir = folder.path
         meta = {**host_env(), "run_id": run_dir.name, "run_dir": str(run_dir), "seed": seed,
                 "device": machine.device, "families": list(dirs),
-                "timing": self.config.timing.to_dict(),
+                "timing": self.request.config.timing.to_dict(),
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         if baseline is not None:
             meta["baseline"] = baseline.meta.get("run_dir") or baseline.meta.get("run_id")
         self.console.print(f"gpubench: {len(points)} points of {', '.join(dirs)}. "
-                           f"{describe(machine)}{_parallel_note(lanes, self.cluster)}")
+                           f"{describe(machine)}{_parallel_note(lanes, self.request.cluster)}")
         if lanes:
             meta["lanes"] = [lane.slot.label for lane in lanes]
-            if self.cluster:
-                meta["cluster"] = self.cluster
+            if self.request.cluster:
+                meta["cluster"] = self.request.cluster
         started = time.perf_counter()
-        runner = Runner(machine.device, run_dir, self.config.timing, lanes=lanes)
+        runner = Runner(machine.device, run_dir, self.request.config.timing, lanes=lanes)
 
         def document() -> RunDocument:
             return RunDocument({**meta, "wall_s": time.perf_counter() - started,
@@ -186,7 +194,7 @@ class RunCommand:
             return folder.save(document())
 
         def on_group(group: list[R.Result]) -> None:
-            if self.ncu:
+            if self.request.ncu:
                 runner.replace(self._ncu_summaries(group, machine, run_dir, points))
             save()
 
@@ -194,7 +202,7 @@ class RunCommand:
             compared = compare_runs(baseline, RunDocument(meta, runner.env, tuple(group)))
             return {key: point.comparison for key, point in compared.by_key().items()}
 
-        marks = self._sanitize(points, machine, run_dir) if self.sanitize else {}
+        marks = self._sanitize(points, machine, run_dir) if self.request.sanitize else {}
 
         def before_show(group: list[R.Result]) -> list[R.Result]:
             if marks:
@@ -202,7 +210,7 @@ class RunCommand:
 
                 group = [mark_result(r, marks.get((r.family, r.variant))) for r in group]
                 runner.replace(group)
-            if not self.ncu_check:
+            if not self.request.ncu_check:
                 return group
             checked = self._ncu_check(group, machine, run_dir, points)
             runner.replace(checked)
@@ -210,7 +218,7 @@ class RunCommand:
 
         against_md = against_baseline if baseline is not None else None
         display = RunDisplay(self.console, len(points), on_group=on_group,
-                             show_progress=not self.as_json,
+                             show_progress=not self.request.as_json,
                              against=against_baseline if baseline is not None else None,
                              before_show=before_show)
         runner.callbacks = display.callbacks()
@@ -249,7 +257,7 @@ class RunCommand:
                                markup=False)
             self._say_folder_problem(folder)
             return errors.interruption_code(stop)
-        if self.trace:
+        if self.request.trace:
             self._trace(points, runner.results, machine, run_dir)
         paths = save()
         self._epilogue(runner.results, paths, time.perf_counter() - started)
@@ -259,9 +267,9 @@ class RunCommand:
                                markup=False, soft_wrap=True)
         if write_json is not None:
             write_json(document().to_json() + "\n")
-        if self.report:
+        if self.request.report:
             self._write_report(document(), run_dir, baseline)
-        if self.markdown:
+        if self.request.markdown:
             self._print_markdown(runner.results, runner.env.get("gpu") or "CPU", against_md)
         if self._say_folder_problem(folder):
             return errors.EXIT_OUTPUT

@@ -330,7 +330,7 @@ def _verdict_color() -> dict:
 
 def kernels_spec(groups: Sequence[dict], title: str, top: int = 15) -> dict | None:
     """A program's top kernels (or CPU ops) by total time, coloured by who wrote them."""
-    from gpubench.tools.profile.kernels import compact_name
+    from gpubench.format import compact_name
 
     rows = [{"kernel": compact_name(g["name"]), "origin": g["origin"], "calls": g["calls"],
              "total_ms": g["total_us"] / 1e3, "share": f"{g['share'] * 100:.1f}%",

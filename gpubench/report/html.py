@@ -254,7 +254,7 @@ def _status_label(status: str) -> str:
 def _profile_section(name: str, run: RunDocument, chart_set: Charts) -> str:
     """A `gpubench profile` document: the program, its exit, the GPU's busy fraction and
     gaps, a chart of the top kernels and the table of all of them."""
-    from gpubench.tools.profile.kernels import compact_name
+    from gpubench.format import compact_name
 
     profile = run.meta["profile"]
     what = "kernels" if profile["device"] else "CPU ops"

@@ -81,10 +81,8 @@ def _nvml_handle(pynvml, uuid: str):
 
 def host_env(argv: list[str] | None = None) -> dict:
     """Facts the parent process knows: the command, the git commit, gpubench's version."""
-    from gpubench import __version__
-
     return {
-        "gpubench": __version__,
+        "gpubench": gpubench_version(),
         "command": " ".join(argv if argv is not None else sys.argv),
         "cwd": os.getcwd(),
         "git_commit": git_commit(os.getcwd()),
@@ -117,3 +115,15 @@ def _version_of(package: str) -> str | None:
 
 def _text(value) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def gpubench_version() -> str:
+    """The installed gpubench's version (pyproject.toml's, through the package metadata:
+    reading gpubench.__version__ would import the package root, and with it the API layer
+    above this one)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gpubench")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"

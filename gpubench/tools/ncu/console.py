@@ -12,7 +12,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 
+from gpubench import errors
 from gpubench.tools.ncu import rules as ncu_rules
 from gpubench.tools.ncu.report import RuleResult
 
@@ -202,3 +204,13 @@ def _hint_rule(kind: str, section: str, lines: list[str]) -> RuleResult:
 def _triple(text: str) -> tuple[int, int, int]:
     x, y, z = (int(part) for part in text.split(","))
     return (x, y, z)
+
+
+def raise_console_problems(text: str, log: Path) -> None:
+    """The first problem ncu's console output shows, as the error gpubench exits with."""
+    for problem in find_problems(text):
+        if problem.kind == Problem.PERMISSION:
+            raise errors.ProfilerPermission(problem.message)
+        if problem.kind == Problem.NO_KERNELS:
+            raise errors.NoKernelsProfiled(f"{problem.message} (log: {log})")
+        raise errors.ProfilerError(f"{problem.message} (log: {log})")

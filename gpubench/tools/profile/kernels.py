@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from gpubench.format import compact_name, function_name
+
 DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
 RANGE_CATEGORIES = ("user_annotation",)
 # The context manager of gpubench's API names its ranges with this prefix (region.py).
@@ -251,41 +253,6 @@ def representative_launches(trace: dict, groups: Sequence[KernelGroup], region: 
         if first is not None:
             found.append(Launch(group.name, function, first))
     return found
-
-
-# Names longer than this are shown compact: PyTorch's elementwise kernels spell out a
-# 300-character lambda chain whose one telling word is the functor.
-COMPACT_OVER = 48
-# Identifiers inside template arguments that say what an elementwise/reduce kernel does.
-_TELLING = re.compile(r"\b(\w+(?:_kernel\w*|Functor|_functor|Op))\b")
-# ...but not these, which every PyTorch elementwise or reduce kernel carries.
-_GENERIC = {"gpu_kernel_impl_nocast", "gpu_kernel_impl", "gpu_kernel", "ReduceOp",
-            "func_wrapper_t", "unrolled_elementwise_kernel", "elementwise_kernel_helper"}
-
-
-def compact_name(short: str) -> str:
-    """'elementwise_kernel<masked_fill_kernel>' for PyTorch's long template names: the
-    function and the first telling identifier of its template arguments; short names and
-    plain identifiers (cuBLAS's) unchanged."""
-    if len(short) <= COMPACT_OVER or "<" not in short:
-        return short
-    function = function_name(short)
-    inner = short[short.index("<") + 1:]
-    telling = [m for m in _TELLING.findall(inner) if m != function and m not in _GENERIC]
-    return f"{function}<{telling[0]}>" if telling else function
-
-
-def function_name(short: str) -> str:
-    """'at::native::vectorized_elementwise_kernel<4, ...>' -> 'vectorized_elementwise_kernel'."""
-    depth, cut = 0, len(short)
-    for i, char in enumerate(short):
-        if char == "<":
-            if depth == 0:
-                cut = min(cut, i)
-            depth += 1
-        elif char == ">":
-            depth -= 1
-    return short[:cut].split("::")[-1].strip()
 
 
 def launches(events: Iterable[Event]) -> dict[int, Event]:

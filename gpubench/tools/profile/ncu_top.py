@@ -14,10 +14,10 @@ from rich.console import Console
 from rich.rule import Rule
 
 from gpubench import errors
-from gpubench.commands.ncu import raise_console_problems
 from gpubench.tools.driver import Tool, run_target
 from gpubench.tools.find import find_tool
 from gpubench.tools.ncu import command as ncu_command
+from gpubench.tools.ncu.console import raise_console_problems
 from gpubench.tools.profile.kernels import Launch, Profile, representative_launches
 
 # ncu replays the kernel once per section pass and runs the rest of the program at full
