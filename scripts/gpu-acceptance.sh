@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU acceptance runs behind docs/perf-notes.md, as sent through the device tool:
 #   bash scripts/gpu-acceptance.sh [steps...]
-#     steps: run shapes tests new-tests peak drift compare build-loop fixtures ncu ncu-check
+#     steps: core run shapes tests new-tests peak drift compare build-loop fixtures ncu ncu-check
 #            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py and ncu-report come as wheels in .whl/, with what they need:
@@ -204,6 +204,16 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       timed multi-gpu-tests python3 -m pytest -q -m gpu tests/test_scale_out.py ;;
     scale-out-bench)  # the benchmark alone
       timed scale-out python3 benchmarks/scale_out.py --out "$LOGS/scale-out" ;;
+    core)
+      # Issue 24 (the core by layers): the README's run, ncu, profile, sanitize and a
+      # --devices all run on this one GPU behave as before.
+      timed core-matmul gpubench run matmul --sizes 1024,4096 --out profiles/core-matmul
+      timed core-ncu gpubench ncu square --out "$LOGS/core-ncu"
+      timed core-profile gpubench profile --out "$LOGS/core-profile" -- \
+        python3 tests/programs/gpt_train.py
+      timed core-sanitize gpubench sanitize sanitize_demo --kernels-dir examples \
+        --out profiles/core-sanitize
+      timed core-devices gpubench run square --devices all --out profiles/core-devices ;;
     gpu-tests)
       timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests -k "not sanitize" ;;
     *) echo "unknown step $step" ;;
