@@ -81,7 +81,7 @@ from gpubench.build import pch
 # 2: the marker records the .so's size and sha256, checked before every import.
 # 3: incremental work folders; the marker names the module; headers found recursively.
 BUILD_SCHEMA = 3
-INCLUDE_DIR = Path(__file__).resolve().parent / "include"
+INCLUDE_DIR = Path(__file__).resolve().parent.parent / "include"  # gpubench/include
 MARKER = "gpubench-build.json"  # written last: a folder without it holds no finished build
 STATE = "gpubench-state.json"  # in a work folder: the header hashes of its last good build
 DIRTY = "gpubench-building"  # in a work folder while ninja runs: only a killed build leaves it

@@ -25,7 +25,7 @@ SPEC_FILE = "spec.py"
 
 def shipped_kernels_dir() -> Path:
     """kernels/ of the checkout, or the installed copy (package gpubench_kernels)."""
-    checkout = Path(__file__).resolve().parent.parent / "kernels"
+    checkout = Path(__file__).resolve().parents[2] / "kernels"
     if (checkout / "square" / SPEC_FILE).is_file():
         return checkout
     spec = importlib.util.find_spec("gpubench_kernels")

@@ -1,0 +1,26 @@
+"""Paths that gpubench derives from its own files' places: moving a module into another
+package changes `Path(__file__).parents[...]`, and only a GPU build or an uninstalled
+worker would notice otherwise (the C++ headers went missing that way once)."""
+
+from pathlib import Path
+
+import gpubench
+from gpubench.build.compile import INCLUDE_DIR
+from gpubench.families.discovery import shipped_kernels_dir
+from gpubench.run.worker_process import worker_env
+
+PACKAGE = Path(gpubench.__file__).resolve().parent
+
+
+def test_the_cuda_headers_are_on_the_include_path():
+    assert (INCLUDE_DIR / "gpubench" / "binding.h").is_file()
+    assert (INCLUDE_DIR / "gpubench" / "dispatch.cuh").is_file()
+
+
+def test_the_shipped_kernels_are_the_checkouts():
+    assert shipped_kernels_dir() == PACKAGE.parent / "kernels"
+
+
+def test_a_worker_imports_the_parents_gpubench():
+    root = worker_env("cpu")["PYTHONPATH"].split(":")[0]
+    assert Path(root) == PACKAGE.parent
