@@ -74,7 +74,17 @@ def test_readme_test_command_is_the_one_ci_runs():
 def test_relative_links_resolve(doc):
     """Moving a doc (perf-notes.md into docs/journal/) must not leave a link behind."""
     path = ROOT / doc
-    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", path.read_text()):
+    for target, anchor in re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)", path.read_text()):
         if "://" in target or target.startswith("mailto:"):
             continue
-        assert (path.parent / target).exists(), f"{doc}: broken link to {target}"
+        linked = path.parent / target if target else path
+        assert linked.exists(), f"{doc}: broken link to {target}"
+        if anchor and linked.suffix == ".md":
+            assert anchor in heading_anchors(linked), f"{doc}: no heading #{anchor} in {target}"
+
+
+def heading_anchors(path: Path) -> set[str]:
+    """GitHub's anchors: a heading lower-cased, punctuation dropped, spaces made hyphens."""
+    text = re.sub(r"```.*?```", "", path.read_text(), flags=re.S)
+    headings = re.findall(r"^#{1,6} (.+)$", text, flags=re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
