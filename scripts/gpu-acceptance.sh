@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU acceptance runs behind docs/perf-notes.md, as sent through the device tool:
+# The GPU acceptance runs behind docs/journal/perf-notes.md, as sent through the device tool:
 #   bash scripts/gpu-acceptance.sh [steps...]
 #     steps: core run shapes tests new-tests peak drift compare build-loop fixtures ncu ncu-check
 #            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests

@@ -289,7 +289,7 @@ def test_cpu_two_runs_then_a_variant_doing_its_work_four_times(gpubench, tmp_pat
     spec = kernels / "sq" / "spec.py"
     spec.write_text(SPEC)
     # In CI the first point of a CPU worker ran at up to 1.95x its time in some runs, with
-    # warmups of 20 ms, 100 ms and 1 s alike (docs/perf-notes.md): compare's host-clock
+    # warmups of 20 ms, 100 ms and 1 s alike (docs/journal/perf-notes.md): compare's host-clock
     # allowance covers that, so the default warmup is kept.
     options = ("sq", "--kernels-dir", str(kernels), "--device", "cpu", "--sizes", "2^18,2^20",
                "--min-time", "100", "--max-time", "300")

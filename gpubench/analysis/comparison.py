@@ -12,7 +12,7 @@ The question has two sources of doubt, and a verdict must survive both:
    other physical pages, another clock ramp, other work on the host. The bootstrap
    cannot see this (it only knows one process per side), and it is large: on an
    H200, 5 us kernels of unchanged code moved by up to 4.8% between runs whose
-   within-run CIs were +-0.5% (docs/perf-notes.md, "compare (issue 10)"); on a
+   within-run CIs were +-0.5% (docs/measurement.md, "compare"); on a
    2-core CPU one point moved 2x. Kalibera & Jones (2013) show that this
    between-execution variance can only be measured by repeating executions, so a
    pair of runs must bound it from what it holds:
@@ -23,7 +23,7 @@ The question has two sources of doubt, and a verdict must survive both:
      relative standard deviation) "same"; the IQR is its robust form, which the
      seconds-long stalls of a host clock do not blow up. On the H200, every
      between-run shift of unchanged code stayed within the larger of the 1% threshold
-     and 0.41x this figure (18 points, 3-4 runs each: docs/perf-notes.md).
+     and 0.41x this figure (18 points, 3-4 runs each: docs/measurement.md, "compare").
    - **the group's shift**: the other variants of the same family, dtype, shape and
      mode were measured in the same two processes. A shift all variants share is
      drift; a shift one variant has alone is its code. With three or more variants,
@@ -72,7 +72,7 @@ from gpubench.timing.stats import quantile
 FASTER, SLOWER, SAME, UNSURE = "FASTER", "SLOWER", "SAME", "UNSURE"
 VERDICTS = (FASTER, SLOWER, SAME, UNSURE)
 # 1%: the run-to-run agreement of a quiet GPU on kernels of 20 us and more (5 cold
-# medians within 1%, docs/perf-notes.md), above the +-0.5% CI gpubench aims at.
+# medians within 1%, docs/measurement.md "compare"), above the +-0.5% CI gpubench aims at.
 DEFAULT_THRESHOLD = 0.01
 # 2000 resamples: the CI's ends move by under 0.1% between seeds (tests pin this).
 RESAMPLES = 2000
@@ -83,7 +83,7 @@ SEED = 20261122
 # Host-clock timings drift between runs by more than their samples show (frequency
 # scaling, a busy SMT sibling, other tenants' memory traffic, where the allocator's pages
 # landed, the launch path's caches), so a change must exceed the largest drift of unchanged
-# code measured on quiet machines (docs/perf-notes.md), per timing mode:
+# code measured on quiet machines (docs/measurement.md, "compare"), per timing mode:
 # - "cpu" (CPU tensors): on the 2-core CI machine one point of unchanged code moved by up to
 #   1.95x between two runs (torch.sin of 2^18 floats, 198 us in one run and 379-387 us with
 #   tight samples, no preemption, its group unmoved; seen in CI three times, with warmups of

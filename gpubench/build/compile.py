@@ -31,7 +31,7 @@ the content's `<name>.flock` (a second builder of the same content waits, then f
 built), then the work folder's `<module>.flock` (two contents of one extension, e.g. two
 processes at two edits, take turns in the folder). A precompiled torch/extension.h
 (gpubench/build/pch.py) cuts each compile of main.cpp roughly in half (a CPU source edit or a
-new extension: ~44 s -> ~18 s on 2 cores; docs/perf-notes.md); its lock is only ever
+new extension: ~44 s -> ~18 s on 2 cores; docs/measurement.md "Builds"); its lock is only ever
 tried, never waited for.
 
 Never stale, never stuck, in the work folder:
@@ -649,7 +649,7 @@ def host_optimization(request: BuildRequest) -> str:
     """-O level of the C++ translation unit (main.cpp). In a CUDA extension it holds host
     glue only — tensor checks and a launch; the kernels are nvcc's, at -O3 — and at -O1
     it compiles in 11.5 s instead of 20.4 s with the precompiled header on 2 cores
-    (docs/perf-notes.md, "Build loop"): the difference is template code generation, not
+    (docs/measurement.md, "Builds"): the difference is template code generation, not
     speed that a timed call could see. A CPU-only extension's kernels are that C++, so it
     keeps -O3. A variant's own cflags come after this flag and win."""
     return "-O1" if request.with_cuda else "-O3"

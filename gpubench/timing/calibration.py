@@ -13,7 +13,7 @@ one null kernel's cost per kernel, so a straight line through the points has
 the null kernel's cost as its slope and the window's fixed cost as its
 intercept. The slope is a check: it matches ncu's duration of the null kernel
 (1.33-1.40 us against ncu's 1.34-1.38 us on an H200, 2026-11-23,
-docs/perf-notes.md "Cold mode's fixed cost").
+docs/measurement.md "The window's fixed cost").
 
 Why not the empty event pair (what cold subtracted before issue 11): two events
 with nothing between them skip the launch of a kernel. On an H100 it happened to

@@ -5,7 +5,7 @@ kernel's start to its last kernel's end, is what a caller waits for on the GPU, 
 what an event window (cold, warm, graph) measures; it includes the gaps between
 launches and any memsets or copies in between. The *kernel sum* is what the GPU
 spends inside kernels, and what ncu's per-kernel durations add up to. On an H200 a
-7-kernel sort's span was 12% above the sum of its kernels (docs/perf-notes.md).
+7-kernel sort's span was 12% above the sum of its kernels (docs/measurement.md "Multi-kernel").
 
 A worker finds the DeviceWork of a point once, after timing it (timers/device_work.py):
 from a CUDA graph capture of one call (counts only, a few ms), or from CUPTI through

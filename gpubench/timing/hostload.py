@@ -2,7 +2,7 @@
 
 A host-clock timing of CPU tensors times the scheduler as much as the code when other
 processes want the same cores. Seen on the 2-core CI machine while a compiler ran
-beside a run (docs/perf-notes.md, "compare (issue 10)"): torch.square of 2^20 floats
+beside a run (docs/measurement.md, "Host busy"): torch.square of 2^20 floats
 took 8.0 ms per call instead of ~0.1 ms — its two intra-op threads waited a full
 scheduler slice for the second core — with a tight spread, so no statistic of the
 samples shows it; two such runs differed by 800x. Two figures, over the sampling

@@ -27,7 +27,7 @@ OUTLIER_FRACTION = 0.05
 MIN_OUTLIERS = 3
 # Under 3 us a kernel is mostly launch: the event window's fixed cost subtracted from each
 # sample (~2 us on an H200, fitted per process) lands within +-0.3 us of ncu across kernels
-# (docs/perf-notes.md, "Cold mode's fixed cost"), 10% and more of such a kernel.
+# (docs/measurement.md, "The window's fixed cost"), 10% and more of such a kernel.
 SHORT_KERNEL_S = 3e-6
 FIXED_COST_SPREAD_US = 0.3
 # How far past the measured roofline a result may land before it is suspect. The

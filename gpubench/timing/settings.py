@@ -25,7 +25,7 @@ _LABEL = {
 
 @dataclass(frozen=True)
 class TimingSettings:
-    """The defaults are justified in docs/perf-notes.md (measured on an H100 and an H200)
+    """The defaults are justified in docs/measurement.md, "Warmup" to "Timeouts" (H100, H200),
     and keep one point of a us-scale kernel under ~1 s of wall time."""
 
     # Clocks ramp from 345 MHz idle to 1980 MHz within a few ms of load; the rest

@@ -13,7 +13,7 @@ of x, one write of y and the bias once, (2n + cols) * itemsize. What each varian
   fused     CUDA, one kernel, bias reused across 8 rows a thread, 16-byte loads: 2n;
   triton    fused, 16 x 256 tiles, bias loaded once a tile: 2n.
 So fused should run ~2x faster than unfused where neither fits in L2: the issue's target
-is >= 1.8x at large sizes. On an H200 (4.28 TB/s copy, docs/perf-notes.md), at
+is >= 1.8x at large sizes. On an H200 (4.28 TB/s copy, docs/measurement.md "Ceilings"), at
 8192 x 16384 fp32 (537 MB a tensor): fused ~0.26 ms at 98% of the copy roof, unfused ~0.5 ms.
 """
 

@@ -6,7 +6,7 @@ Napkin math per element: ~8 FLOPs (sum, subtract, square, sum, scale, multiply b
 weight, add the bias); the fewest bytes are one read of x, one write of y, and weight and
 bias once: (2 * rows * cols + 2 * cols) * itemsize. ~1 FLOP/byte in fp32 (2 in 16-bit):
 memory-bound, judge it by GB/s against the copy bandwidth. On an H200 (4.28 TB/s copy,
-docs/perf-notes.md) 8192 x 4096 in fp32 moves 268 MB: 63 us at the roof; the issue's
+docs/measurement.md "Ceilings") 8192 x 4096 in fp32 moves 268 MB: 63 us at the roof; the issue's
 target is >= 85% of it (74 us).
 
   torch     F.layer_norm: one fused kernel, allocates its output (marked "alloc");

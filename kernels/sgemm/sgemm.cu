@@ -6,7 +6,7 @@
 // Napkin math for the whole ladder, at 4096^3 on an H200 (132 SMs, ~1.98 GHz boost):
 //   work:   2 * M * N * K = 137 GFLOP;
 //   peak:   132 SMs * 128 FP32 lanes * 2 FLOP (FFMA) * 1.98 GHz ~= 67 TFLOP/s, so >= 2.05 ms;
-//           cuBLAS fp32 (no TF32) reaches ~51 TFLOP/s there (2.69 ms, docs/perf-notes.md);
+//           cuBLAS fp32 (no TF32): ~51 TFLOP/s there (2.69 ms, docs/measurement.md "Ceilings");
 //   bytes:  A, B and C once: 3 * 4096^2 * 4 B = 201 MB, 0.04 ms at 4.8 TB/s.
 // So every step is about feeding the FFMA units, not about DRAM: 683 FLOP/byte is far above
 // the H200's fp32 ridge (~14 FLOP/byte). What starves them is, step by step: uncoalesced

@@ -8,7 +8,7 @@ bytes moved are one read and one write, 2 * rows * cols * itemsize. At
 GB/s against the copy bandwidth is the number that matters (~45 us at 3 TB/s).
 
 The ladder, and what each rung should reach on an H200 (copy bandwidth 4.28 TB/s
-measured, docs/perf-notes.md; 4096 x 8192 fp32 moves 268 MB, 63 us at that rate):
+measured, docs/measurement.md "Ceilings"; 4096 x 8192 fp32 moves 268 MB, 63 us at that rate):
   naive         3 reads + 1 write per element, one thread per row, uncoalesced:
                 a few % of copy bandwidth;
   online        2 reads + 1 write, block per row, coalesced scalar loads; the second

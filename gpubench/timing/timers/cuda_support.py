@@ -39,7 +39,7 @@ class CudaSupport:
     def flush(self) -> None:
         """Read the whole flush buffer (a sum): L2 ends full of clean, unrelated lines.
         A write flush (what do_bench does) leaves dirty lines the timed kernel must
-        write back: +9-19% on memory-bound kernels (docs/measurement.md)."""
+        write back: +9-19% on memory-bound kernels (docs/measurement.md, "Cold mode")."""
         self.torch.sum(self._flush_buffer, dim=0, out=self._flush_sink)
 
     def warm_up(self, fn: Callable[[], object], settings: TimingSettings,
