@@ -438,7 +438,7 @@ LOAD_SCRIPT = textwrap.dedent("""
     import json, os, shutil, sys
     from pathlib import Path
     import torch
-    import gpubench.build.cache as cache
+    import gpubench.build.cache as cache_module
     import gpubench.build.compile as build
 
     os.environ["GPUBENCH_PCH"] = "0"
@@ -459,7 +459,7 @@ LOAD_SCRIPT = textwrap.dedent("""
 
         build._load_inline = fake_load_inline
         build._FAILED.clear()  # the failing scenario's failure is remembered per process
-        cache._LOADED.clear()  # each scenario loads its own cache's copy
+        cache_module._LOADED.clear()  # each scenario loads its own cache's copy
         try:
             built = build.build_extension(request)
         except build.CompileError as exc:
