@@ -54,7 +54,8 @@ import json, sys, time
 from pathlib import Path
 start = time.perf_counter()
 import torch
-from gpubench.build.compile import BuildRequest, build_extension
+from gpubench.build.compile import build_extension
+from gpubench.build.sources import BuildRequest
 args = json.loads(sys.argv[1])
 request = BuildRequest(args["family"], Path(args["folder"]), tuple(args["cuda"]),
                        tuple(args["cpp"]), (args["function"],))

@@ -110,13 +110,13 @@ PY
       tar czf "$OUT/compare-runs.tgz" profiles/square-c* profiles/lecture1 ;;
     binding-opt)
       # Does a CUDA extension's binding at -O1 (gpubench's choice) slow timed calls? The
-      # host side shows in wall mode: -O1, then -O3 (build.py edited here only), compared.
+      # host side shows in wall mode: -O1, then -O3 (build/flags.py edited here only), compared.
       timed bind-o1 gpubench run square vector_add --variants cuda --mode wall,cold \
         --out profiles/bind-o1
-      sed -i 's/return "-O1" if request.with_cuda else "-O3"/return "-O3"/' gpubench/build/compile.py
+      sed -i 's/return "-O1" if request.with_cuda else "-O3"/return "-O3"/' gpubench/build/flags.py
       timed bind-o3 gpubench run square vector_add --variants cuda --mode wall,cold \
         --out profiles/bind-o3
-      sed -i 's/^    return "-O3"$/    return "-O1" if request.with_cuda else "-O3"/' gpubench/build/compile.py
+      sed -i 's/^    return "-O3"$/    return "-O1" if request.with_cuda else "-O3"/' gpubench/build/flags.py
       timed bind-compare gpubench compare profiles/bind-o1 profiles/bind-o3 --markdown ;;
     build-loop)
       # Before: the package as of the last commit before issue 10 (.before/, carried);

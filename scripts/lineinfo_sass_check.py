@@ -2,7 +2,7 @@
 
     python scripts/lineinfo_sass_check.py [SOURCE.cu ...] [--arch sm_90]
 
-gpubench builds every CUDA source with -lineinfo (build.py), so that ncu can pin its hints
+gpubench builds every CUDA source with -lineinfo (build/flags.py), so that ncu can pin its hints
 to source lines. Line info is meant to be metadata only (a line table beside the code, unlike
 -G, which turns optimization off). This compiles each source (default: the shipped
 kernels/*/*.cu) as gpubench does, with its `#line` directive, -O3 and torch's nvcc flags, once
@@ -27,12 +27,13 @@ from pathlib import Path
 
 from torch.utils.cpp_extension import COMMON_NVCC_FLAGS
 
-from gpubench.build.compile import INCLUDE_DIR, line_directive
+from gpubench.build.diagnostics import line_directive
+from gpubench.build.sources import INCLUDE_DIR
 
 REPO = Path(__file__).resolve().parent.parent
-# The architecture of the project's H100 and H200 machines (build.py: sm_90a there).
+# The architecture of the project's H100 and H200 machines (gpubench/build: sm_90a there).
 DEFAULT_ARCH = "sm_90"
-# What gpubench adds to every CUDA build (build.py, extra_cuda_cflags, less -lineinfo);
+# What gpubench adds to every CUDA build (build/flags.py, cuda_cflags, less -lineinfo);
 # load_inline adds COMMON_NVCC_FLAGS (no implicit half conversions, relaxed constexpr).
 # -lineinfo is the one flag that varies here.
 GPUBENCH_FLAGS = ("-O3",)

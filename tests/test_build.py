@@ -21,24 +21,28 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import FAST, FIXTURES, TEST_KERNELS
-from gpubench.build.compile import (
-    DIRTY,
-    MARKER,
-    BuildRequest,
+from gpubench.build import pch
+from gpubench.build.cache import MARKER
+from gpubench.build.compile import build_extension
+from gpubench.build.diagnostics import (
     CompileError,
-    build_extension,
     c_string_body,
+    summarize_compiler_output,
+    with_line_directive,
+)
+from gpubench.build.key import (
     content_key,
     extension_name,
     module_name,
+    stable_key,
+    toolchain_facts,
+)
+from gpubench.build.sources import BuildRequest
+from gpubench.build.workfolder import (
+    DIRTY,
     objects_to_rebuild,
     parse_ninja_deps,
     parse_ninja_variables,
-    pch,
-    stable_key,
-    summarize_compiler_output,
-    toolchain_facts,
-    with_line_directive,
 )
 
 SOURCE = textwrap.dedent("""\
@@ -202,7 +206,8 @@ def test_stale_lock_is_cleared_and_a_new_process_reuses_the_build(tmp_path, monk
     script = textwrap.dedent(f"""
         import time, torch
         from pathlib import Path
-        from gpubench.build.compile import BuildRequest, build_extension
+        from gpubench.build.compile import build_extension
+        from gpubench.build.sources import BuildRequest
         start = time.perf_counter()
         o = build_extension(BuildRequest("tiny", Path({str(tmp_path)!r}), (), ("triple.cpp",),
                                          ("triple",)))
@@ -328,7 +333,8 @@ BUILD_TEXT = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
     import torch
-    from gpubench.build.compile import BuildRequest, build_extension
+    from gpubench.build.compile import build_extension
+    from gpubench.build.sources import BuildRequest
     folder, label, text, start_at = Path(sys.argv[1]), sys.argv[2], sys.argv[3], float(sys.argv[4])
     request = BuildRequest("inline", folder, (), (), ("answer",), cpp_texts=((label, text),))
     time.sleep(max(0.0, start_at - time.time()))  # all builders start together
@@ -432,6 +438,7 @@ LOAD_SCRIPT = textwrap.dedent("""
     import json, os, shutil, sys
     from pathlib import Path
     import torch
+    import gpubench.build.cache as cache_module
     import gpubench.build.compile as build
 
     os.environ["GPUBENCH_PCH"] = "0"
@@ -452,7 +459,7 @@ LOAD_SCRIPT = textwrap.dedent("""
 
         build._load_inline = fake_load_inline
         build._FAILED.clear()  # the failing scenario's failure is remembered per process
-        build._LOADED.clear()  # each scenario loads its own cache's copy
+        cache_module._LOADED.clear()  # each scenario loads its own cache's copy
         try:
             built = build.build_extension(request)
         except build.CompileError as exc:

@@ -5,7 +5,7 @@ worker would notice otherwise (the C++ headers went missing that way once)."""
 from pathlib import Path
 
 import gpubench
-from gpubench.build.compile import INCLUDE_DIR
+from gpubench.build.sources import INCLUDE_DIR
 from gpubench.families.discovery import shipped_kernels_dir
 from gpubench.run.worker_process import worker_env
 

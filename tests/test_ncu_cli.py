@@ -131,7 +131,7 @@ def test_import_with_the_bundled_reader_shape(monkeypatch, tmp_path):
     from test_ncu_report import bundled_shaped
 
     from gpubench.commands.ncu import NcuCommand, NcuOptions
-    from gpubench.tools.ncu import report as ncu_report
+    from gpubench.tools.ncu import report_module as ncu_report
 
     monkeypatch.setattr(ncu_report, "import_ncu_report", lambda path=None: bundled_shaped(module))
     console = Console(file=io.StringIO(), width=200, color_system=None)

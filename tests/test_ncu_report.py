@@ -19,7 +19,9 @@ from types import SimpleNamespace
 import pytest
 
 from gpubench.errors import EnvironmentProblem, GpubenchError
+from gpubench.tools.ncu import kernel_profile as kp
 from gpubench.tools.ncu import report as nr
+from gpubench.tools.ncu import report_module as rm
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 SQUARE_REP = FIXTURES / "h200" / "square_two_launches_full.ncu-rep"
@@ -253,7 +255,7 @@ def _rule_row_key(row: dict) -> tuple:
             row["Estimated Speedup Type"] or None, row["Estimated Speedup"] or None)
 
 
-def _rule_key(rule: nr.RuleResult) -> tuple:
+def _rule_key(rule: kp.RuleResult) -> tuple:
     speedup = rule.estimated_speedup_pct
     return (rule.rule_id, rule.section_id, rule.type, rule.speedup_type,
             None if speedup is None else f"{speedup:.4g}")
@@ -354,28 +356,28 @@ def test_truncated_report_is_an_error_not_a_kernel_named_none(tmp_path, reader, 
 
 
 def test_base_name():
-    assert nr.base_name("square_kernel(const float *, float *, int)") == "square_kernel"
-    assert nr.base_name("void gemm<float, 128>(float *, int)") == "gemm<float, 128>"
-    assert nr.base_name("(anonymous namespace)::k(int)") == "(anonymous namespace)::k"
-    assert nr.base_name("sq_k") == "sq_k"
+    assert kp.base_name("square_kernel(const float *, float *, int)") == "square_kernel"
+    assert kp.base_name("void gemm<float, 128>(float *, int)") == "gemm<float, 128>"
+    assert kp.base_name("(anonymous namespace)::k(int)") == "(anonymous namespace)::k"
+    assert kp.base_name("sq_k") == "sq_k"
 
 
 def test_gpubench_range_is_the_innermost_of_its_domain():
     nvtx = {"gpubench": ("suite", "square/cuda/1048576/float32:timed"), "other": ("x",)}
-    assert nr.gpubench_range(nvtx) == "square/cuda/1048576/float32:timed"
-    assert nr.gpubench_range({"other": ("x",)}) is None
-    assert nr.gpubench_range({}) is None
+    assert kp.gpubench_range(nvtx) == "square/cuda/1048576/float32:timed"
+    assert kp.gpubench_range({"other": ("x",)}) is None
+    assert kp.gpubench_range({}) is None
 
 
 def test_profile_from_a_bare_action_has_no_metrics():
-    profile = nr.profile_from_raw({"name": "k(int)", "metrics": {}, "rules": []}, 3)
+    profile = kp.profile_from_raw({"name": "k(int)", "metrics": {}, "rules": []}, 3)
     assert (profile.base_name, profile.launch_index, profile.grid) == ("k", 3, None)
     assert profile.duration_ns is None and profile.metrics == {}
     assert profile.roofline_bound is None
 
 
 def test_rule_without_message_is_dropped():
-    assert nr.rule_from_dict({"rule_identifier": "X", "rule_message": {}}) is None
+    assert kp.rule_from_dict({"rule_identifier": "X", "rule_message": {}}) is None
 
 
 # --- finding ncu's own copy of the module ----------------------------------------------------
@@ -399,10 +401,10 @@ def test_finds_extras_python_through_a_symlink(tmp_path, monkeypatch):
     link = tmp_path / "bin" / "ncu"
     link.parent.mkdir()
     link.symlink_to(binary)
-    monkeypatch.setattr(nr.shutil, "which", lambda name: None)
-    monkeypatch.setattr(nr, "DEFAULT_NCU", str(tmp_path / "missing" / "ncu"))
-    monkeypatch.setattr(nr, "NSIGHT_COMPUTE_ROOT", tmp_path / "missing")
-    assert nr.find_ncu_python_dir(str(link)) == python_dir
+    monkeypatch.setattr(rm.shutil, "which", lambda name: None)
+    monkeypatch.setattr(rm, "DEFAULT_NCU", str(tmp_path / "missing" / "ncu"))
+    monkeypatch.setattr(rm, "NSIGHT_COMPUTE_ROOT", tmp_path / "missing")
+    assert rm.find_ncu_python_dir(str(link)) == python_dir
 
 
 def test_finds_the_newest_install_under_the_default_root(tmp_path, monkeypatch):
@@ -410,10 +412,10 @@ def test_finds_the_newest_install_under_the_default_root(tmp_path, monkeypatch):
     older = tmp_path / "nsight-compute" / "2024.1.0" / "extras" / "python"
     older.mkdir(parents=True)
     (older / "ncu_report.py").write_text("")
-    monkeypatch.setattr(nr.shutil, "which", lambda name: None)
-    monkeypatch.setattr(nr, "DEFAULT_NCU", str(tmp_path / "missing" / "ncu"))
-    monkeypatch.setattr(nr, "NSIGHT_COMPUTE_ROOT", tmp_path / "nsight-compute")
-    assert nr.find_ncu_python_dir() == python_dir
+    monkeypatch.setattr(rm.shutil, "which", lambda name: None)
+    monkeypatch.setattr(rm, "DEFAULT_NCU", str(tmp_path / "missing" / "ncu"))
+    monkeypatch.setattr(rm, "NSIGHT_COMPUTE_ROOT", tmp_path / "nsight-compute")
+    assert rm.find_ncu_python_dir() == python_dir
 
 
 def test_import_from_dir_puts_the_native_part_on_the_path(tmp_path):
@@ -421,7 +423,7 @@ def test_import_from_dir_puts_the_native_part_on_the_path(tmp_path):
     saved = {name: sys.modules.pop(name) for name in ("ncu_report", "_ncu_report")
              if name in sys.modules}
     try:
-        module = nr.import_from_dir(python_dir)
+        module = rm.import_from_dir(python_dir)
         assert module.VALUE == 42
         assert str(python_dir) not in sys.path
     finally:
@@ -431,12 +433,12 @@ def test_import_from_dir_puts_the_native_part_on_the_path(tmp_path):
 
 
 def test_no_module_anywhere_says_how_to_get_it(tmp_path, monkeypatch):
-    monkeypatch.setattr(nr, "_import_installed", lambda: None)
-    monkeypatch.setattr(nr.shutil, "which", lambda name: None)
-    monkeypatch.setattr(nr, "DEFAULT_NCU", str(tmp_path / "missing" / "ncu"))
-    monkeypatch.setattr(nr, "NSIGHT_COMPUTE_ROOT", tmp_path / "missing")
+    monkeypatch.setattr(rm, "_import_installed", lambda: None)
+    monkeypatch.setattr(rm.shutil, "which", lambda name: None)
+    monkeypatch.setattr(rm, "DEFAULT_NCU", str(tmp_path / "missing" / "ncu"))
+    monkeypatch.setattr(rm, "NSIGHT_COMPUTE_ROOT", tmp_path / "missing")
     with pytest.raises(EnvironmentProblem, match="pip install ncu-report") as info:
-        nr.import_ncu_report()
+        rm.import_ncu_report()
     assert "gpubench[ncu]" in str(info.value) and "\n" not in str(info.value)
 
 

@@ -22,10 +22,12 @@ from test_fit_golden import assert_fits, check_golden, render
 from test_ncu_report import bundled_shaped
 
 from gpubench.tools.ncu import command as ncu_command
+from gpubench.tools.ncu import kernel_profile as kp
+from gpubench.tools.ncu import metrics
 from gpubench.tools.ncu import report as nr
 from gpubench.tools.ncu import source as ncu_source
 from gpubench.tools.ncu import view as ncu_view
-from gpubench.tools.ncu.report import FocusMetric, KernelProfile, RuleResult
+from gpubench.tools.ncu.kernel_profile import FocusMetric, KernelProfile, RuleResult
 
 H200 = Path(__file__).parent / "fixtures" / "ncu" / "h200"
 SOURCE_REP = H200 / "transpose_softmax_source.ncu-rep"
@@ -268,17 +270,17 @@ def test_display_names(path, shown):
 
 def test_counters_summed_per_line_and_split_by_access():
     excess = {0x10: 8.0, 0x20: 24.0, 0x30: 4.0}
-    split = nr.split_by_access(excess, {0x10: 2, 0x20: 4, 0x30: 8}, "x")
+    split = metrics.split_by_access(excess, {0x10: 2, 0x20: 4, 0x30: 8}, "x")
     assert split == {"x_load": {0x10: 8.0}, "x_store": {0x20: 24.0}}  # 8: neither
     where = {0x10: ("k.cu", 9), 0x20: ("k.cu", 9), 0x30: ("k.cu", 3)}  # 0x40: no line
-    lines = nr.sum_by_line({"x": {**excess, 0x40: 1.0}, **split}, where)
+    lines = metrics.sum_by_line({"x": {**excess, 0x40: 1.0}, **split}, where)
     assert lines == [{"file": "k.cu", "line": 3, "counters": {"x": 4.0}},
                      {"file": "k.cu", "line": 9,
                       "counters": {"x": 32.0, "x_load": 8.0, "x_store": 24.0}}]
 
 
 def test_shares_are_of_the_kernel_total_and_ties_go_in_line_order():
-    source = nr.source_from_raw({
+    source = kp.source_from_raw({
         "lines": [{"file": "k.cu", "line": n, "counters": {"samples": v}}
                   for n, v in ((7, 10.0), (3, 10.0), (5, 60.0), (9, 5.0))],
         "totals": {"samples": 100.0},  # 15 samples at addresses without a line
@@ -296,7 +298,7 @@ def test_a_reader_listing_file_names_only_gives_no_text():
             return ["/k/naive.cu"]
 
     assert nr._source_texts(Action()) == {"/k/naive.cu": ""}
-    assert nr.KernelSource(texts={"/k/naive.cu": ""}).text("/k/naive.cu", 9) == ""
+    assert kp.KernelSource(texts={"/k/naive.cu": ""}).text("/k/naive.cu", 9) == ""
 
 
 def test_naive_matmuls_top_hint_points_at_its_load_line(module, tmp_path):

@@ -20,7 +20,8 @@ from test_ncu_report import REPORTS, bundled_shaped
 from gpubench.tools.ncu import console as ncu_console
 from gpubench.tools.ncu import rules as ncu_rules
 from gpubench.tools.ncu import view as ncu_view
-from gpubench.tools.ncu.report import KernelProfile, load_profiles
+from gpubench.tools.ncu.kernel_profile import KernelProfile
+from gpubench.tools.ncu.report import load_profiles
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 

@@ -1,3 +1,12 @@
-"""Compiling user C++/CUDA into a loaded extension: the content-hashed key, the cache and
-its lock, the compiler command lines, the precompiled header, build errors at file:line.
-Imports nothing of gpubench but the base modules."""
+"""Compiling user C++/CUDA into a loaded extension. Imports nothing of gpubench but the base
+modules. One module per part, from the request to the loaded module:
+
+  sources      BuildRequest, and the sources and headers of one build, read once
+  key          the content key (published folder) and the stable key (work folder, module)
+  diagnostics  CompileError, `#line` directives, compiler output as file:line errors
+  cache        the cache folders, the builders' flock, publishing and loading a finished build
+  workfolder   ninja's work folder kept never stale, never stuck; paths ninja takes literally
+  flags        the flags gpubench adds to torch's command lines
+  pch          a precompiled header, made beside a build and checked; torch_pch ties it to torch
+  compile      build_extension: the whole build, from request to imported module
+"""

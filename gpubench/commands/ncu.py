@@ -82,7 +82,7 @@ class NcuTool(Tool):
 
 def profile_points(points: list[Point], run_dir: Path, options: NcuOptions) -> list[Profiled]:
     """Profile each point in its own ncu run; an error stays with its variant."""
-    from gpubench.tools.ncu.report import import_ncu_report
+    from gpubench.tools.ncu.report_module import import_ncu_report
 
     ncu = find_tool("ncu", options.ncu_path)
     module = import_ncu_report(ncu)
@@ -150,7 +150,8 @@ class NcuCommand:
         return self._show(outcomes)
 
     def _show_imported(self) -> int:
-        from gpubench.tools.ncu.report import import_ncu_report, load_profiles
+        from gpubench.tools.ncu.report import load_profiles
+        from gpubench.tools.ncu.report_module import import_ncu_report
 
         module = import_ncu_report(self.options.ncu_path)
         profiles = load_profiles(self.import_path, module)

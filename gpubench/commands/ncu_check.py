@@ -28,7 +28,8 @@ def check_group(group: list[R.Result], points: list[Point], run_dir: Path,
                 ncu_path: str | None = None, timeout_s: float = 600.0) -> list[R.Result]:
     """The group's results, each passing one with its ncu_check (and a warning when it
     misses its target). Raises a GpubenchError when ncu is missing or fails."""
-    from gpubench.tools.ncu.report import import_ncu_report, load_profiles
+    from gpubench.tools.ncu.report import load_profiles
+    from gpubench.tools.ncu.report_module import import_ncu_report
 
     chosen = passing_points(group, points)
     if not chosen:

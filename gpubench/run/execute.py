@@ -19,7 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpubench.build.compile import BuildRequest, CompileError, build_extension, read_sources
+from gpubench.build.compile import build_extension
+from gpubench.build.diagnostics import CompileError
+from gpubench.build.sources import BuildRequest, read_sources
 from gpubench.errors import SpecError
 from gpubench.families import sideeffects
 from gpubench.families.calling import returns_output

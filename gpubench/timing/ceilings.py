@@ -84,7 +84,7 @@ def device_key(env: dict) -> str:
 
 
 def cache_dir() -> Path:
-    from gpubench.build.compile import cache_base
+    from gpubench.build.cache import cache_base
 
     path = cache_base() / "ceilings"
     path.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gpubench.tools.ncu.report import RuleResult
+    from gpubench.tools.ncu.kernel_profile import RuleResult
 
 ERROR, OPT, WRN, INF = "ERROR", "OPT", "WRN", "INF"
 GLOBAL, LOCAL = "global", "local"

@@ -1,5 +1,5 @@
 """Which source lines an ncu hint is about: pure attribution over a KernelProfile's per-line
-counters (ncu_report.KernelSource), no NVIDIA module needed.
+counters (kernel_profile.KernelSource), no NVIDIA module needed.
 
 ncu's rules say *what* costs time (uncoalesced stores, long-scoreboard stalls, ...) and its
 source counters say *where* each counter accrues, instruction by instruction; gpubench sums
@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from gpubench.tools.ncu.report import KernelProfile, RuleResult, SourceLine
+from gpubench.tools.ncu.kernel_profile import KernelProfile, RuleResult, SourceLine
 
 # Lines listed under a hint: the first few hold most of a counter in practice (the naive
 # transpose: one line holds 100% of the excess sectors), and each costs a line of screen.
@@ -26,7 +26,7 @@ TOP_LINES = 3
 class SourceMetric(NamedTuple):
     """A per-line counter a hint is about."""
 
-    key: str  # a counter of KernelSource: ncu_report.SOURCE_COUNTERS' keys or 'stall_<reason>'
+    key: str  # a counter of KernelSource: metrics.SOURCE_COUNTERS' keys or 'stall_<reason>'
     label: str  # what a share is of, in words: 'excess global store sectors'
 
 

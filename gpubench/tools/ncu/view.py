@@ -27,7 +27,8 @@ from gpubench import format as fmt
 from gpubench.report.table import FittedTable
 from gpubench.tools.ncu import rules as ncu_rules
 from gpubench.tools.ncu import source as ncu_source
-from gpubench.tools.ncu.report import ALL_METRICS, KernelProfile, RuleResult
+from gpubench.tools.ncu.kernel_profile import KernelProfile, RuleResult
+from gpubench.tools.ncu.metrics import ALL_METRICS
 from gpubench.tools.ncu.source import SourceHit
 
 SCHEMA_VERSION = 1

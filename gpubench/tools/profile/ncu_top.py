@@ -48,7 +48,8 @@ def profile_top_kernels(python: str, program: list[str], profile: Profile, trace
                         run_dir: Path, top: int, console: Console, env: dict) -> int:
     """ncu on each of the `top` kernels; a problem with one is said and the next goes on.
     Returns the exit code of the first problem (7 without counter permission, ...), or 0."""
-    from gpubench.tools.ncu.report import import_ncu_report, load_profiles
+    from gpubench.tools.ncu.report import load_profiles
+    from gpubench.tools.ncu.report_module import import_ncu_report
     from gpubench.tools.ncu.view import profile_view
 
     try:
