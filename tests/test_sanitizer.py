@@ -189,7 +189,7 @@ def test_source_line_of_a_plain_load_inline_build():
 
 
 def test_source_line_of_gpubench_line_directive_names():
-    label = "spec.py: cuda_sources[0]"  # a source given as text (build.py's #line name)
+    label = "spec.py: cuda_sources[0]"  # a source given as text (build/diagnostics.py's #line name)
     sources = {label: "__global__ void k() {\n    x[i] = 1;  \n}\n",
                "/work/kernels/add/add.cu": "a\nb\n"}
     assert source_line(label, 2, sources) == (label, 2, "x[i] = 1;")

@@ -26,7 +26,7 @@ HINT_SECTIONS = (
 DEFAULT_SET = "hints"
 # Embed the kernel's source files in the report, so that hints can quote the lines their
 # counters point at (profilers/ncu_source.py) wherever the report is opened later; the
-# line info itself comes from the build (-lineinfo, see build.py).
+# line info itself comes from the build (-lineinfo, see build/flags.py).
 IMPORT_SOURCE = ("--import-source", "yes")
 
 
