@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpubench.build.compile import BuildRequest, CompileError, build_extension, read_sources
@@ -34,6 +34,8 @@ from gpubench.families.spec import (
     Variant,
 )
 from gpubench.records.point import Task
+from gpubench.records.result import COMPILE_ERROR, ERROR, FAIL, OK
+from gpubench.records.worker_result import WorkerResult
 from gpubench.timing import nvtx_ranges
 from gpubench.timing.clocks import ClockMonitor
 from gpubench.timing.measurement import Measurement
@@ -124,27 +126,28 @@ class Executor:
 
     # ------------------------------------------------------------ one task
 
-    def run(self, task: Task) -> dict:
-        """Build, check and time one point; returns the result payload (never raises,
-        except CudaFault, which the worker reports before exiting)."""
+    def run(self, task: Task) -> WorkerResult:
+        """Build, check and time one point (never raises, except CudaFault, which the
+        worker reports before exiting)."""
         try:
             return self._run(task)
         except CompileError as exc:
-            log = str(exc.log_path) if exc.log_path else None
-            return {"status": "compile_error", "error": exc.summary, "build_log": log,
-                    "build": {"compile_s": exc.seconds, "cached": False}}
+            build = {"compile_s": exc.seconds, "cached": False}
+            if exc.log_path:
+                build["log"] = str(exc.log_path)
+            return WorkerResult(COMPILE_ERROR, exc.summary, build=build)
         except SpecError as exc:
-            return {"status": "error", "error": str(exc)}
+            return WorkerResult(ERROR, str(exc))
         except Exception as exc:
             if _is_cuda_fault(exc):
                 raise CudaFault(_one_line(exc)) from exc
-            return {"status": "error", "error": _one_line(exc)}
+            return WorkerResult(ERROR, _one_line(exc))
 
-    def _run(self, task: Task) -> dict:
+    def _run(self, task: Task) -> WorkerResult:
         with nvtx_ranges.labelled(task.label):
             return self._run_labelled(task)
 
-    def _run_labelled(self, task: Task) -> dict:
+    def _run_labelled(self, task: Task) -> WorkerResult:
         family = self._family(task)
         variant = family.variant(task.variant)
         self.report_phase("build")
@@ -158,22 +161,21 @@ class Executor:
             build = {**build, "compile_s": first_call_s, "cached": None}
         if fn.returns:  # the table says so: its time includes allocating the output
             build = {**build, "allocates_output": True}
-        result = {"build": build, "check": check.to_dict(), "device": self.machine.device}
+        checked = WorkerResult(OK, build=build, check=check.to_dict(),
+                               device=self.machine.device)
         culprit = self._blame(group, group.check_inputs, group.pristine_check, state)
         if culprit:
-            return {**result, "status": "fail", "error": culprit}
+            return replace(checked, status=FAIL, error=culprit)
         if not check.passed:
-            return {**result, "status": "fail", "error": "output differs from the reference"}
+            return replace(checked, status=FAIL, error="output differs from the reference")
         self.report_phase("time")
-        timings = {mode: self._time_mode(mode, fn, group, family, task).to_dict()
-                   for mode in modes_for_device(task.timing.modes, self.machine.device)}
+        measurements = {mode: self._time_mode(mode, fn, group, family, task)
+                        for mode in modes_for_device(task.timing.modes, self.machine.device)}
         culprit = self._blame(group, group.time_inputs, group.pristine_time, state)
         if culprit:
-            return {**result, "status": "fail", "error": f"while timed: {culprit}"}
-        work = self._device_work(fn, group)
-        if work is not None:
-            result["device_work"] = work.to_dict()
-        return {**result, "status": "ok", "timings": timings}
+            return replace(checked, status=FAIL, error=f"while timed: {culprit}")
+        return replace(checked, measurements=measurements,
+                       device_work=self._device_work(fn, group))
 
     def _device_work(self, fn: Invocation, group: Group):
         """What one call runs on the GPU (kernel count, sum and span), after the timing it
@@ -217,7 +219,7 @@ class Executor:
             raise ValueError(f"fails its check ({check.summary()})")
         return fn, group
 
-    def profile_once(self, task: Task, region, calls: int = 1) -> dict:
+    def profile_once(self, task: Task, region, calls: int = 1) -> WorkerResult:
         """For an external profiler: build, check (also the JIT's first call), warm up,
         then `calls` measured calls, each inside its own `region` (an NVTX range or the
         CUDA profiler API), the only work the profiler is told to capture."""
@@ -234,7 +236,7 @@ class Executor:
             with region():
                 fn(group.time_inputs, group.out)
                 _synchronize(torch, self.machine)
-        return {"status": "ok" if check.passed else "fail", "check": check.to_dict()}
+        return WorkerResult(OK if check.passed else FAIL, check=check.to_dict())
 
     # ------------------------------------------------------------ steps
 
