@@ -19,12 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gpubench.build.compile import BuildRequest, CompileError, build_extension, read_sources
+from gpubench.build.compile import BuildRequest, CompileError, build_extension
 from gpubench.errors import SpecError
 from gpubench.families import sideeffects
 from gpubench.families.calling import returns_output
 from gpubench.families.check import compare, poison
 from gpubench.families.discovery import import_kernel_file, load_family
+from gpubench.families.sources import build_request
 from gpubench.families.spec import (
     CudaVariant,
     Family,
@@ -386,45 +387,6 @@ def _input_problem(item, dtype, device: str, torch) -> str | None:
     if item.numel() and not item.any():
         return "as all zeros"
     return None
-
-
-def build_request(family: Family, variant: CudaVariant, machine: Machine) -> BuildRequest:
-    """One build per source set: every variant naming the same sources shares it."""
-    sources = variant.sources_for(machine)
-    siblings = [v for v in family.variants if isinstance(v, CudaVariant)
-                and v.sources_for(machine) == sources and v.inline == variant.inline
-                and (v.cuda_flags, v.cflags) == (variant.cuda_flags, variant.cflags)]
-    functions = tuple(sorted({f for v in siblings for f in (v.functions or (v.function,))}))
-    if not variant.inline:
-        cuda, cpp = sources
-        return BuildRequest(family.name, family.directory, cuda, cpp, functions,
-                            variant.cuda_flags, variant.cflags)
-    cuda_files, cuda_texts = _files_and_texts(family.directory, sources[0], "cuda_sources")
-    cpp_files, cpp_texts = _files_and_texts(family.directory, sources[1], "cpp_sources")
-    return BuildRequest(family.name, family.directory, cuda_files, cpp_files, functions,
-                        variant.cuda_flags, variant.cflags, cpp_texts=cpp_texts,
-                        cuda_texts=cuda_texts, implicit_headers=True)
-
-
-def source_texts(family: Family, variant: CudaVariant, machine: Machine) -> dict[str, str]:
-    """{name in the build's #line directives: text} of a CUDA variant's sources: the names
-    a compiler, ncu or compute-sanitizer reports lines under (a file's path, or the label
-    of a source given as text), with the text those line numbers count in."""
-    sources = read_sources(build_request(family, variant, machine))
-    return {name: text for _, name, text in (*sources.cuda, *sources.cpp)}
-
-
-def _files_and_texts(folder: Path, entries: tuple[str, ...], kind: str):
-    """load_inline-style entries split into file names of the family folder and code: an
-    entry is a file when it is one line naming a file that exists there. Code is labelled
-    for compiler messages: 'spec.py: cuda_sources[0]'."""
-    files, texts = [], []
-    for index, entry in enumerate(entries):
-        if "\n" not in entry and (folder / entry).is_file():
-            files.append(entry)
-        else:
-            texts.append((f"{folder.name}/spec.py: {kind}[{index}]", entry))
-    return tuple(files), tuple(texts)
 
 
 def _reference(family: Family, inputs: tuple):
