@@ -15,8 +15,9 @@ from dataclasses import replace
 from gpubench.records.derive import finish_group
 from gpubench.records.point import PointKey
 from gpubench.records.result import OK, Result
-from gpubench.records.run import RunDocument, load_run
+from gpubench.records.run import RunDocument
 from gpubench.records.shape import Shape
+from gpubench.run.folder import load_run
 from gpubench.timing.settings import TimingSettings
 
 __all__ = ["compare", "load_run", "measure"]
