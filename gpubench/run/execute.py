@@ -13,7 +13,6 @@ second draw's reference, so a kernel that caches or skips work is caught.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -23,7 +22,7 @@ from gpubench.build.compile import BuildRequest, CompileError, build_extension
 from gpubench.errors import SpecError
 from gpubench.families import sideeffects
 from gpubench.families.calling import returns_output
-from gpubench.families.check import compare, poison
+from gpubench.families.check import CheckResult, compare, poison
 from gpubench.families.discovery import import_kernel_file, load_family
 from gpubench.families.sources import build_request
 from gpubench.families.spec import (
@@ -38,7 +37,7 @@ from gpubench.records.point import Task
 from gpubench.records.result import COMPILE_ERROR, ERROR, FAIL, OK
 from gpubench.records.worker_result import WorkerResult
 from gpubench.timing import nvtx_ranges
-from gpubench.timing.clocks import ClockMonitor
+from gpubench.timing.clocks import measure_watched
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.timers import make_timer, modes_for_device
 
@@ -110,6 +109,21 @@ class Invocation:
         return None
 
 
+@dataclass
+class Prepared:
+    """A task made ready (Executor.prepare): what was loaded, the inputs, torch's process
+    state before the first call (to tell the variant's side effects), and that call's check."""
+
+    family: Family
+    variant: Variant
+    fn: Invocation
+    build: dict  # how loading went: compile_s, cached, extension, ...
+    group: Group
+    state: dict
+    first_call_s: float  # the checked call, synchronised: Triton's compile is in it
+    check: CheckResult
+
+
 class CudaFault(Exception):
     """A CUDA error that poisons the context (illegal address, ...): the worker must restart."""
 
@@ -149,30 +163,23 @@ class Executor:
             return self._run_labelled(task)
 
     def _run_labelled(self, task: Task) -> WorkerResult:
-        family = self._family(task)
-        variant = family.variant(task.variant)
-        self.report_phase("build")
-        fn, build = self.load_variant(family, variant)
-        self.report_phase("prepare")
-        group = self._group(family, task)
-        state = sideeffects.torch_state()
-        self.report_phase("check")
-        first_call_s, check = self._check(fn, group, family, task)
-        if variant.kind == "triton":  # Triton compiles on the first call: that is its build
-            build = {**build, "compile_s": first_call_s, "cached": None}
+        ready = self.prepare(task)
+        fn, group, check, build = ready.fn, ready.group, ready.check, ready.build
+        if ready.variant.kind == "triton":  # Triton compiles on the first call: its build
+            build = {**build, "compile_s": ready.first_call_s, "cached": None}
         if fn.returns:  # the table says so: its time includes allocating the output
             build = {**build, "allocates_output": True}
         checked = WorkerResult(OK, build=build, check=check.to_dict(),
                                device=self.machine.device)
-        culprit = self._blame(group, group.check_inputs, group.pristine_check, state)
+        culprit = self._blame(group, group.check_inputs, group.pristine_check, ready.state)
         if culprit:
             return replace(checked, status=FAIL, error=culprit)
         if not check.passed:
             return replace(checked, status=FAIL, error="output differs from the reference")
         self.report_phase("time")
-        measurements = {mode: self._time_mode(mode, fn, group, family, task)
+        measurements = {mode: self._time_mode(mode, fn, group, ready.family, task)
                         for mode in modes_for_device(task.timing.modes, self.machine.device)}
-        culprit = self._blame(group, group.time_inputs, group.pristine_time, state)
+        culprit = self._blame(group, group.time_inputs, group.pristine_time, ready.state)
         if culprit:
             return replace(checked, status=FAIL, error=f"while timed: {culprit}")
         return replace(checked, measurements=measurements,
@@ -210,15 +217,11 @@ class Executor:
         checked once, which also compiles whatever compiles on the first call."""
         import torch
 
-        family = self._family(task)
-        fn, _ = self.load_variant(family, family.variant(task.variant))
-        key = (task.family_dir, task.shape, task.dtype, task.seed)
-        group = _make_group(family, task, self.machine.device, key)
-        _, check = self._check(fn, group, family, task)
+        ready = self.prepare(task, own_group=True)
         _synchronize(torch, self.machine)
-        if not check.passed:
-            raise ValueError(f"fails its check ({check.summary()})")
-        return fn, group
+        if not ready.check.passed:
+            raise ValueError(f"fails its check ({ready.check.summary()})")
+        return ready.fn, ready.group
 
     def profile_once(self, task: Task, region, calls: int = 1) -> WorkerResult:
         """For an external profiler: build, check (also the JIT's first call), warm up,
@@ -226,10 +229,8 @@ class Executor:
         CUDA profiler API), the only work the profiler is told to capture."""
         import torch
 
-        family = self._family(task)
-        fn, _ = self.load_variant(family, family.variant(task.variant))
-        group = self._group(family, task)
-        _, check = self._check(fn, group, family, task)
+        ready = self.prepare(task)
+        fn, group, check = ready.fn, ready.group, ready.check
         for _ in range(PROFILE_WARMUP_CALLS):
             fn(group.time_inputs, group.out)
         _synchronize(torch, self.machine)
@@ -240,6 +241,26 @@ class Executor:
         return WorkerResult(OK if check.passed else FAIL, check=check.to_dict())
 
     # ------------------------------------------------------------ steps
+
+    def prepare(self, task: Task, own_group: bool = False) -> Prepared:
+        """The one way a task is made ready, for a run, a profiler and a trace alike:
+        family -> variant -> load (build or import) -> inputs -> check of a first call.
+        The inputs are the group's, shared with the point's other variants, unless
+        `own_group` (a trace holds every variant's at once)."""
+        family = self._family(task)
+        variant = family.variant(task.variant)
+        self.report_phase("build")
+        fn, build = self.load_variant(family, variant)
+        self.report_phase("prepare")
+        if own_group:
+            key = (task.family_dir, task.shape, task.dtype, task.seed)
+            group = _make_group(family, task, self.machine.device, key)
+        else:
+            group = self._group(family, task)
+        state = sideeffects.torch_state()
+        self.report_phase("check")
+        first_call_s, check = self._check(fn, group, family, task)
+        return Prepared(family, variant, fn, build, group, state, first_call_s, check)
 
     def _family(self, task: Task) -> Family:
         if task.family_dir not in self.families:
@@ -318,11 +339,9 @@ class Executor:
         timer = self._timer(mode, task)
         poison(group.out)
         inputs, out = group.time_inputs, group.out
-        watch = ClockMonitor(self.gpu_uuid) if self.machine.has_cuda else None
-        with nvtx_ranges.phase(f"measure:{mode}"), watch or contextlib.nullcontext():
-            timing = timer.measure(lambda: fn(inputs, out))
-        report = getattr(watch, "report", None)
-        return timing, report.to_dict() if report else None
+        with nvtx_ranges.phase(f"measure:{mode}"):
+            return measure_watched(timer, lambda: fn(inputs, out), self.machine.has_cuda,
+                                   self.gpu_uuid)
 
     def _timer(self, mode: str, task: Task):
         """Timers are cached per (mode, settings): they hold the 2xL2 flush buffer."""
