@@ -29,7 +29,7 @@ def load_run(reference="latest", base="profiles"):
     """A run's RunDocument: a run folder, its results.json, 'latest' or 'latest~N'
     (profiles/ of the current folder). `.to_frame()` gives a pandas DataFrame, one row
     per result with a column per axis; `.results` the Result objects."""
-    from gpubench.records.run import load_run as _load_run
+    from gpubench.run.folder import load_run as _load_run
 
     return _load_run(reference, base)
 

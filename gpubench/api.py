@@ -8,15 +8,15 @@ and returns the same Result that results.json holds.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from gpubench.records.derive import finish_group
 from gpubench.records.point import PointKey
 from gpubench.records.result import OK, Result
-from gpubench.records.run import RunDocument, load_run
+from gpubench.records.run import RunDocument
 from gpubench.records.shape import Shape
+from gpubench.run.folder import load_run
 from gpubench.timing.settings import TimingSettings
 
 __all__ = ["compare", "load_run", "measure"]
@@ -45,17 +45,14 @@ def measure(fn: Callable, *args, mode: str = "cold", flops: float | None = None,
     """
     import torch
 
-    from gpubench.timing.clocks import ClockMonitor
+    from gpubench.timing.clocks import measure_watched
     from gpubench.timing.timers import make_timer, modes_for_device
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     settings = replace(settings or TimingSettings(), **setting_overrides)
     (mode,) = modes_for_device((mode,), device)
     timer = make_timer(mode, settings, _SHARED)
-    monitor = ClockMonitor() if device == "cuda" else None
-    with monitor or contextlib.nullcontext():
-        timing = timer.measure(lambda: fn(*args))
-    clocks = monitor.report.to_dict() if monitor and monitor.report else None
+    timing, clocks = measure_watched(timer, lambda: fn(*args), device == "cuda")
     work = None
     if count_kernels and device == "cuda":
         from gpubench.timing.device_work_probe import find_device_work

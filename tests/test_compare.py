@@ -17,6 +17,7 @@ from gpubench.records.point import PointKey
 from gpubench.records.result import OK, Result
 from gpubench.records.run import RunDocument
 from gpubench.records.shape import Shape
+from gpubench.run.folder import read_run, save_run
 from gpubench.timing import hostload
 from gpubench.timing.measurement import Measurement
 
@@ -176,8 +177,8 @@ def test_runs_from_other_machines_are_compared_with_every_verdict_marked():
 def test_the_python_api_takes_results_documents_and_run_folders(tmp_path):
     a, b = result("a", noisy(1e-3)), result("a", noisy(2e-3, seed=4))
     assert api_compare(a, b).verdict == C.SLOWER
-    run_of(a).save(tmp_path / "one")
-    run_of(b).save(tmp_path / "two")
+    save_run(run_of(a), tmp_path / "one")
+    save_run(run_of(b), tmp_path / "two")
     verdicts = api_compare(str(tmp_path / "one"), tmp_path / "two")
     assert [p.verdict for p in verdicts.points] == [C.SLOWER]
     assert json.loads(json.dumps(verdicts.to_dict()))["counts"] == {C.SLOWER: 1}
@@ -187,7 +188,7 @@ def test_the_python_api_takes_results_documents_and_run_folders(tmp_path):
 
 
 def h200(name: str) -> RunDocument:
-    return RunDocument.load(H200 / name)
+    return read_run(H200 / name)
 
 
 @pytest.mark.parametrize("family", ["square", "vadd", "softmax"])

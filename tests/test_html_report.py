@@ -21,6 +21,7 @@ from gpubench.records.run import RunDocument
 from gpubench.records.shape import Shape
 from gpubench.report import charts
 from gpubench.report.html import RunComparisonView, render_report
+from gpubench.run.folder import read_run
 from gpubench.timing.measurement import Measurement
 
 H200 = FIXTURES / "compare" / "h200"
@@ -32,7 +33,7 @@ RECORDED = FIXTURES / "report"
 
 
 def load(name: str) -> RunDocument:
-    return RunDocument.load(H200 / name)
+    return read_run(H200 / name)
 
 
 def recorded(name: str) -> RunDocument:
@@ -311,7 +312,7 @@ def test_chromium_sorts_a_table_by_the_numbers_behind_its_cells(tmp_path):
 def test_chromium_draws_the_page_of_a_gpu_profile(tmp_path):
     """`gpubench profile` on the H200 (a GPT training step): the program, the region, the
     GPU's busy fraction, a chart of the top kernels and the sortable table."""
-    run = RunDocument.load(FIXTURES / "profile" / "gpt_train_h200_results.json")
+    run = read_run(FIXTURES / "profile" / "gpt_train_h200_results.json")
     page = tmp_path / "profile.html"
     page.write_text(render_report([("profile-gpt", run)]))
     text = page.read_text()

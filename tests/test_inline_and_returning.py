@@ -10,8 +10,8 @@ import torch
 from conftest import FAST, REPO, TEST_KERNELS
 from gpubench.errors import SpecError
 from gpubench.families.calling import returns_output
+from gpubench.families.sources import _files_and_texts
 from gpubench.families.spec import CudaVariant, Machine
-from gpubench.run.execute import _files_and_texts
 
 GPU = Machine(has_cuda=True, has_triton=True, device_name="gpu")
 CPU = Machine(has_cuda=False, has_triton=True)

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import FIXTURES, REPO
-from gpubench.records.run import RunDocument
+from gpubench.run.folder import read_run
 from gpubench.tools.profile import kernels as K
 
 GPT = FIXTURES / "profile" / "gpt_train_h200_trace.json.gz"
@@ -99,7 +99,7 @@ def test_a_cpu_only_script_gets_a_cpu_op_table_and_says_why(gpubench):
     assert done.code == 0, done.output
     assert "done" in done.stdout and "['one', 'two']" in done.stdout  # its argv, unchanged
     assert "No CUDA kernels" in done.output and "aten::matmul" in done.output
-    run = RunDocument.load(done.cwd / "p")
+    run = read_run(done.cwd / "p")
     assert run.meta["kind"] == "profile" and run.meta["exit_code"] == 0
     assert run.meta["profile"]["groups"][0]["name"].startswith("aten::")
     assert (done.cwd / "p" / "kernels.csv").read_text().startswith("name,origin,calls")
@@ -121,7 +121,7 @@ def test_a_script_that_raises_keeps_its_table_and_exit_code(gpubench):
     assert "RuntimeError: the program failed on purpose" in done.output
     assert "exited with 1" in done.output and "aten::matmul" in done.output
     assert "gpubench/tools/profile/child.py" not in done.output  # the user's traceback only
-    assert RunDocument.load(done.cwd / "r").meta["exit_code"] == 1
+    assert read_run(done.cwd / "r").meta["exit_code"] == 1
 
 
 def test_a_hanging_script_is_stopped_and_what_it_recorded_kept(gpubench, tmp_path):

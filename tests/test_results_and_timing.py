@@ -218,3 +218,24 @@ def test_cpu_timings_get_their_own_noise_and_roof_warnings():
     assert not within.warnings
     on_gpu = finish_group([result("c", samples=[1e-4] * 20, mode="cold")], ceilings)[0]
     assert "above_dram_roof" not in {w.code for w in on_gpu.warnings}  # a GPU's 4x is suspect
+
+
+def test_a_worker_result_round_trips_through_its_dict_and_a_malformed_one_is_refused():
+    from gpubench.records.worker_result import MalformedWorkerResult, WorkerResult
+    from gpubench.timing.device_work import DeviceWork
+
+    sent = WorkerResult(R.OK, build={"compile_s": 1.5, "cached": False}, device="cuda",
+                        check={"passed": True, "max_abs_err": 0.0, "mismatches": 0},
+                        measurements={"cold": Measurement("cold", "events", (1e-3, 2e-3))},
+                        device_work=DeviceWork(kernels=2, other_ops=0, names=("a", "b")))
+    assert WorkerResult.from_dict(sent.to_dict()) == sent
+    failed = WorkerResult(R.COMPILE_ERROR, "nvcc: error", build={"log": "/tmp/build.log"})
+    assert WorkerResult.from_dict(failed.to_dict()) == failed
+    assert WorkerResult.from_dict({"status": "crashed", "error": "CUDA error"}).error
+    for malformed, why in [([], "must be a dict"), ({"status": "ok", "timings": {}}, "timings"),
+                           ({"error": "x"}, "status must be one of"),
+                           ({"status": "passed"}, "'passed'"),
+                           ({"status": "ok", "build": [1]}, "build must be a dict"),
+                           ({"status": "ok", "measurements": {"cold": {}}}, "cannot be read")]:
+        with pytest.raises(MalformedWorkerResult, match=why):
+            WorkerResult.from_dict(malformed)

@@ -13,10 +13,11 @@ from gpubench.parsing import format_size, parse_size
 from gpubench.records import result as R
 from gpubench.records.derive import finish_group
 from gpubench.records.point import PointKey, Task
-from gpubench.records.run import RunDocument, load_run, point_latest, resolve_run
+from gpubench.records.run import RunDocument
 from gpubench.records.shape import Axis, Shape, ShapeChoice, parse_axis, parse_shape, sweep
 from gpubench.records.strict_json import strict_dumps
 from gpubench.run.config import RunConfig, load_config
+from gpubench.run.folder import load_run, point_latest, read_run, resolve_run, save_run
 from gpubench.run.plan import Point, choose_shapes, plan_points
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.settings import TimingSettings
@@ -235,10 +236,10 @@ def test_point_key_names_family_variant_dtype_shape_and_mode():
 
 def test_save_then_load_loses_nothing_and_the_json_is_strict(tmp_path):
     document = _document()
-    csv_path, json_path = document.save(tmp_path / "run")
+    csv_path, json_path = save_run(document, tmp_path / "run")
     text = json_path.read_text()
     json.loads(text, parse_constant=lambda token: pytest.fail(f"non-JSON token {token}"))
-    loaded = RunDocument.load(tmp_path / "run")
+    loaded = read_run(tmp_path / "run")
     assert loaded.results == document.results  # measurements, checks, builds, derived values
     assert loaded.meta == document.meta and loaded.env == document.env
     wrong = loaded.by_key()["matmul/wrong/bfloat16/M=16,N=4096,K=4096/cold"]
@@ -270,7 +271,7 @@ def test_result_repr_is_short_and_to_dict_is_complete():
 def test_latest_and_steps_back(tmp_path):
     base = tmp_path / "profiles"
     for name in ("20261122-100000-a", "20261122-110000-b"):
-        _document().save(base / name)
+        save_run(_document(), base / name)
         point_latest(base, base / name)
     assert resolve_run("latest", base).name == "20261122-110000-b"
     assert resolve_run("latest~1", base).name == "20261122-100000-a"

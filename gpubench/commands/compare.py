@@ -8,15 +8,15 @@ from rich.console import Console
 
 from gpubench import errors
 from gpubench.analysis.comparison import compare_runs
-from gpubench.records.run import RunDocument, resolve_run
 from gpubench.records.strict_json import strict_dumps
 from gpubench.report.compare_view import compare_markdown, compare_table, summary_line
+from gpubench.run.folder import read_run, resolve_run
 
 
 def compare_command(base: str, new: str, threshold: float, fail_on_regression: bool,
                     markdown: bool, as_json: bool, console: Console) -> int:
     base_dir, new_dir = resolve_run(base), resolve_run(new)
-    result = compare_runs(RunDocument.load(base_dir), RunDocument.load(new_dir), threshold)
+    result = compare_runs(read_run(base_dir), read_run(new_dir), threshold)
     if as_json:
         document = {"base": str(base_dir), "new": str(new_dir), **result.to_dict()}
         sys.stdout.write(strict_dumps(document) + "\n")

@@ -143,10 +143,11 @@ class ProfileCommand:
 
     def _save(self, run_dir: Path, profile: Profile, outcome: ChildOutcome,
               status: dict | None) -> None:
-        from gpubench.records.run import atomic_write
+        from gpubench.run.folder import atomic_write, save_run
         from gpubench.tools.profile.records import kernels_csv, profile_document
 
-        profile_document(profile, self.program, outcome, status, str(run_dir)).save(run_dir)
+        save_run(profile_document(profile, self.program, outcome, status, str(run_dir)),
+                 run_dir)
         atomic_write(run_dir / KERNELS_CSV, kernels_csv(profile))
 
     def _show(self, profile: Profile, outcome: ChildOutcome, status: dict | None,

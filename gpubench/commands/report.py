@@ -10,8 +10,9 @@ from rich.console import Console
 
 from gpubench import errors
 from gpubench.analysis.comparison import DEFAULT_THRESHOLD, compare_runs
-from gpubench.records.run import RunDocument, atomic_write, resolve_run
+from gpubench.records.run import RunDocument
 from gpubench.report.html import RunComparisonView, render_report
+from gpubench.run.folder import atomic_write, read_run, resolve_run
 
 REPORT_NAME = "report.html"
 
@@ -21,7 +22,7 @@ def load_runs(references: tuple[str, ...]) -> list[tuple[str, RunDocument]]:
     loaded = []
     for reference in references:
         folder = resolve_run(reference)
-        loaded.append((str(folder), RunDocument.load(folder)))
+        loaded.append((str(folder), read_run(folder)))
     return loaded
 
 

@@ -17,12 +17,12 @@ from gpubench import errors
 from gpubench.analysis.comparison import compare_runs
 from gpubench.families.discovery import family_dirs, load_family, resolve_families
 from gpubench.records import result as R
-from gpubench.records.run import RunDocument, load_run
+from gpubench.records.run import RunDocument
 from gpubench.report.compare_view import summary_line
 from gpubench.report.files import new_run_dir
 from gpubench.report.live import RunDisplay, failure_summary, skipped_summary
 from gpubench.run.config import RunConfig
-from gpubench.run.folder import RunFolder
+from gpubench.run.folder import RunFolder, load_run
 from gpubench.run.lane import choose_gpus, visible_gpus
 from gpubench.run.machine import describe, detect_machine
 from gpubench.run.plan import plan_points

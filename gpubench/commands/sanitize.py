@@ -218,8 +218,8 @@ class SanitizeCommand:
 def sources_of(family, variant) -> dict[str, str]:
     """The variant's sources by the names its line info uses: its build's #line names
     (CUDA), or its Python file (Triton: its line info names the .py file); {} for PyTorch."""
+    from gpubench.families.sources import source_texts
     from gpubench.families.spec import CudaVariant, Machine, TritonVariant
-    from gpubench.run.execute import source_texts
 
     if isinstance(variant, CudaVariant):
         return source_texts(family, variant, Machine(has_cuda=True, has_triton=True))

@@ -31,6 +31,7 @@ from pathlib import Path
 from gpubench.errors import EnvironmentProblem, UsageError
 from gpubench.records import result as R
 from gpubench.records.point import Task
+from gpubench.records.worker_result import MalformedWorkerResult
 from gpubench.run.lane import Lane, Outcome, Slot, visible_gpus
 
 # How long to wait for the first worker: a worker on a busy node imports Python
@@ -136,12 +137,17 @@ class DaskLane:
                                          pure=False, workers=[self.worker],
                                          allow_other_workers=True)
         try:
-            outcome = Outcome.from_dict(self.future.result())
+            sent = self.future.result()
         except Exception as exc:  # KilledWorker, a lost connection, a cancel on Ctrl-C
             return Outcome(failure=R.CRASHED, error=f"the Dask worker running it was lost, "
                                                     f"twice ({type(exc).__name__}: {exc})")
         finally:
             self.future = None
+        try:
+            outcome = Outcome.from_dict(sent)
+        except MalformedWorkerResult as malformed:  # a node with another gpubench, or a bug
+            return Outcome(failure=R.ERROR, error=f"the Dask worker's result cannot be "
+                                                  f"read: {malformed}")
         self.env = self.env or outcome.device
         return outcome
 

@@ -13,20 +13,20 @@ second draw's reference, so a kernel that caches or skips work is caught.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpubench.build.compile import build_extension
 from gpubench.build.diagnostics import CompileError
-from gpubench.build.sources import BuildRequest, read_sources
+from gpubench.build.sources import BuildRequest
 from gpubench.errors import SpecError
 from gpubench.families import sideeffects
 from gpubench.families.calling import returns_output
-from gpubench.families.check import compare, poison
+from gpubench.families.check import CheckResult, compare, poison
 from gpubench.families.discovery import import_kernel_file, load_family
+from gpubench.families.sources import build_request
 from gpubench.families.spec import (
     CudaVariant,
     Family,
@@ -36,8 +36,10 @@ from gpubench.families.spec import (
     Variant,
 )
 from gpubench.records.point import Task
+from gpubench.records.result import COMPILE_ERROR, ERROR, FAIL, OK
+from gpubench.records.worker_result import WorkerResult
 from gpubench.timing import nvtx_ranges
-from gpubench.timing.clocks import ClockMonitor
+from gpubench.timing.clocks import measure_watched
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.timers import make_timer, modes_for_device
 
@@ -109,6 +111,21 @@ class Invocation:
         return None
 
 
+@dataclass
+class Prepared:
+    """A task made ready (Executor.prepare): what was loaded, the inputs, torch's process
+    state before the first call (to tell the variant's side effects), and that call's check."""
+
+    family: Family
+    variant: Variant
+    fn: Invocation
+    build: dict  # how loading went: compile_s, cached, extension, ...
+    group: Group
+    state: dict
+    first_call_s: float  # the checked call, synchronised: Triton's compile is in it
+    check: CheckResult
+
+
 class CudaFault(Exception):
     """A CUDA error that poisons the context (illegal address, ...): the worker must restart."""
 
@@ -126,56 +143,49 @@ class Executor:
 
     # ------------------------------------------------------------ one task
 
-    def run(self, task: Task) -> dict:
-        """Build, check and time one point; returns the result payload (never raises,
-        except CudaFault, which the worker reports before exiting)."""
+    def run(self, task: Task) -> WorkerResult:
+        """Build, check and time one point (never raises, except CudaFault, which the
+        worker reports before exiting)."""
         try:
             return self._run(task)
         except CompileError as exc:
-            log = str(exc.log_path) if exc.log_path else None
-            return {"status": "compile_error", "error": exc.summary, "build_log": log,
-                    "build": {"compile_s": exc.seconds, "cached": False}}
+            build = {"compile_s": exc.seconds, "cached": False}
+            if exc.log_path:
+                build["log"] = str(exc.log_path)
+            return WorkerResult(COMPILE_ERROR, exc.summary, build=build)
         except SpecError as exc:
-            return {"status": "error", "error": str(exc)}
+            return WorkerResult(ERROR, str(exc))
         except Exception as exc:
             if _is_cuda_fault(exc):
                 raise CudaFault(_one_line(exc)) from exc
-            return {"status": "error", "error": _one_line(exc)}
+            return WorkerResult(ERROR, _one_line(exc))
 
-    def _run(self, task: Task) -> dict:
+    def _run(self, task: Task) -> WorkerResult:
         with nvtx_ranges.labelled(task.label):
             return self._run_labelled(task)
 
-    def _run_labelled(self, task: Task) -> dict:
-        family = self._family(task)
-        variant = family.variant(task.variant)
-        self.report_phase("build")
-        fn, build = self.load_variant(family, variant)
-        self.report_phase("prepare")
-        group = self._group(family, task)
-        state = sideeffects.torch_state()
-        self.report_phase("check")
-        first_call_s, check = self._check(fn, group, family, task)
-        if variant.kind == "triton":  # Triton compiles on the first call: that is its build
-            build = {**build, "compile_s": first_call_s, "cached": None}
+    def _run_labelled(self, task: Task) -> WorkerResult:
+        ready = self.prepare(task)
+        fn, group, check, build = ready.fn, ready.group, ready.check, ready.build
+        if ready.variant.kind == "triton":  # Triton compiles on the first call: its build
+            build = {**build, "compile_s": ready.first_call_s, "cached": None}
         if fn.returns:  # the table says so: its time includes allocating the output
             build = {**build, "allocates_output": True}
-        result = {"build": build, "check": check.to_dict(), "device": self.machine.device}
-        culprit = self._blame(group, group.check_inputs, group.pristine_check, state)
+        checked = WorkerResult(OK, build=build, check=check.to_dict(),
+                               device=self.machine.device)
+        culprit = self._blame(group, group.check_inputs, group.pristine_check, ready.state)
         if culprit:
-            return {**result, "status": "fail", "error": culprit}
+            return replace(checked, status=FAIL, error=culprit)
         if not check.passed:
-            return {**result, "status": "fail", "error": "output differs from the reference"}
+            return replace(checked, status=FAIL, error="output differs from the reference")
         self.report_phase("time")
-        timings = {mode: self._time_mode(mode, fn, group, family, task).to_dict()
-                   for mode in modes_for_device(task.timing.modes, self.machine.device)}
-        culprit = self._blame(group, group.time_inputs, group.pristine_time, state)
+        measurements = {mode: self._time_mode(mode, fn, group, ready.family, task)
+                        for mode in modes_for_device(task.timing.modes, self.machine.device)}
+        culprit = self._blame(group, group.time_inputs, group.pristine_time, ready.state)
         if culprit:
-            return {**result, "status": "fail", "error": f"while timed: {culprit}"}
-        work = self._device_work(fn, group)
-        if work is not None:
-            result["device_work"] = work.to_dict()
-        return {**result, "status": "ok", "timings": timings}
+            return replace(checked, status=FAIL, error=f"while timed: {culprit}")
+        return replace(checked, measurements=measurements,
+                       device_work=self._device_work(fn, group))
 
     def _device_work(self, fn: Invocation, group: Group):
         """What one call runs on the GPU (kernel count, sum and span), after the timing it
@@ -209,26 +219,20 @@ class Executor:
         checked once, which also compiles whatever compiles on the first call."""
         import torch
 
-        family = self._family(task)
-        fn, _ = self.load_variant(family, family.variant(task.variant))
-        key = (task.family_dir, task.shape, task.dtype, task.seed)
-        group = _make_group(family, task, self.machine.device, key)
-        _, check = self._check(fn, group, family, task)
+        ready = self.prepare(task, own_group=True)
         _synchronize(torch, self.machine)
-        if not check.passed:
-            raise ValueError(f"fails its check ({check.summary()})")
-        return fn, group
+        if not ready.check.passed:
+            raise ValueError(f"fails its check ({ready.check.summary()})")
+        return ready.fn, ready.group
 
-    def profile_once(self, task: Task, region, calls: int = 1) -> dict:
+    def profile_once(self, task: Task, region, calls: int = 1) -> WorkerResult:
         """For an external profiler: build, check (also the JIT's first call), warm up,
         then `calls` measured calls, each inside its own `region` (an NVTX range or the
         CUDA profiler API), the only work the profiler is told to capture."""
         import torch
 
-        family = self._family(task)
-        fn, _ = self.load_variant(family, family.variant(task.variant))
-        group = self._group(family, task)
-        _, check = self._check(fn, group, family, task)
+        ready = self.prepare(task)
+        fn, group, check = ready.fn, ready.group, ready.check
         for _ in range(PROFILE_WARMUP_CALLS):
             fn(group.time_inputs, group.out)
         _synchronize(torch, self.machine)
@@ -236,9 +240,29 @@ class Executor:
             with region():
                 fn(group.time_inputs, group.out)
                 _synchronize(torch, self.machine)
-        return {"status": "ok" if check.passed else "fail", "check": check.to_dict()}
+        return WorkerResult(OK if check.passed else FAIL, check=check.to_dict())
 
     # ------------------------------------------------------------ steps
+
+    def prepare(self, task: Task, own_group: bool = False) -> Prepared:
+        """The one way a task is made ready, for a run, a profiler and a trace alike:
+        family -> variant -> load (build or import) -> inputs -> check of a first call.
+        The inputs are the group's, shared with the point's other variants, unless
+        `own_group` (a trace holds every variant's at once)."""
+        family = self._family(task)
+        variant = family.variant(task.variant)
+        self.report_phase("build")
+        fn, build = self.load_variant(family, variant)
+        self.report_phase("prepare")
+        if own_group:
+            key = (task.family_dir, task.shape, task.dtype, task.seed)
+            group = _make_group(family, task, self.machine.device, key)
+        else:
+            group = self._group(family, task)
+        state = sideeffects.torch_state()
+        self.report_phase("check")
+        first_call_s, check = self._check(fn, group, family, task)
+        return Prepared(family, variant, fn, build, group, state, first_call_s, check)
 
     def _family(self, task: Task) -> Family:
         if task.family_dir not in self.families:
@@ -317,11 +341,9 @@ class Executor:
         timer = self._timer(mode, task)
         poison(group.out)
         inputs, out = group.time_inputs, group.out
-        watch = ClockMonitor(self.gpu_uuid) if self.machine.has_cuda else None
-        with nvtx_ranges.phase(f"measure:{mode}"), watch or contextlib.nullcontext():
-            timing = timer.measure(lambda: fn(inputs, out))
-        report = getattr(watch, "report", None)
-        return timing, report.to_dict() if report else None
+        with nvtx_ranges.phase(f"measure:{mode}"):
+            return measure_watched(timer, lambda: fn(inputs, out), self.machine.has_cuda,
+                                   self.gpu_uuid)
 
     def _timer(self, mode: str, task: Task):
         """Timers are cached per (mode, settings): they hold the 2xL2 flush buffer."""
@@ -386,45 +408,6 @@ def _input_problem(item, dtype, device: str, torch) -> str | None:
     if item.numel() and not item.any():
         return "as all zeros"
     return None
-
-
-def build_request(family: Family, variant: CudaVariant, machine: Machine) -> BuildRequest:
-    """One build per source set: every variant naming the same sources shares it."""
-    sources = variant.sources_for(machine)
-    siblings = [v for v in family.variants if isinstance(v, CudaVariant)
-                and v.sources_for(machine) == sources and v.inline == variant.inline
-                and (v.cuda_flags, v.cflags) == (variant.cuda_flags, variant.cflags)]
-    functions = tuple(sorted({f for v in siblings for f in (v.functions or (v.function,))}))
-    if not variant.inline:
-        cuda, cpp = sources
-        return BuildRequest(family.name, family.directory, cuda, cpp, functions,
-                            variant.cuda_flags, variant.cflags)
-    cuda_files, cuda_texts = _files_and_texts(family.directory, sources[0], "cuda_sources")
-    cpp_files, cpp_texts = _files_and_texts(family.directory, sources[1], "cpp_sources")
-    return BuildRequest(family.name, family.directory, cuda_files, cpp_files, functions,
-                        variant.cuda_flags, variant.cflags, cpp_texts=cpp_texts,
-                        cuda_texts=cuda_texts, implicit_headers=True)
-
-
-def source_texts(family: Family, variant: CudaVariant, machine: Machine) -> dict[str, str]:
-    """{name in the build's #line directives: text} of a CUDA variant's sources: the names
-    a compiler, ncu or compute-sanitizer reports lines under (a file's path, or the label
-    of a source given as text), with the text those line numbers count in."""
-    sources = read_sources(build_request(family, variant, machine))
-    return {name: text for _, name, text in (*sources.cuda, *sources.cpp)}
-
-
-def _files_and_texts(folder: Path, entries: tuple[str, ...], kind: str):
-    """load_inline-style entries split into file names of the family folder and code: an
-    entry is a file when it is one line naming a file that exists there. Code is labelled
-    for compiler messages: 'spec.py: cuda_sources[0]'."""
-    files, texts = [], []
-    for index, entry in enumerate(entries):
-        if "\n" not in entry and (folder / entry).is_file():
-            files.append(entry)
-        else:
-            texts.append((f"{folder.name}/spec.py: {kind}[{index}]", entry))
-    return tuple(files), tuple(texts)
 
 
 def _reference(family: Family, inputs: tuple):

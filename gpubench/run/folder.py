@@ -4,24 +4,33 @@ stops taking writes — so no collision, no full disk and no chmod loses a measu
 - Claimed: an exclusive lock (flock on `.gpubench.lock`) for the run's lifetime, so two
   runs given the same --out cannot overwrite each other; a folder that already holds a
   run's results is reused only with --force.
-- Saved: RunDocument.save writes through private temporary files, then renames.
+- Saved: save_run writes results.json and results.csv through private temporary files,
+  then renames.
 - Rescued: if a save fails (read-only, removed, full), the document goes to a fresh
   folder under the system's temporary directory, every later save too, and the run ends
   with exit 12 saying where.
+
+And read back: read_run (a folder or a results.json), resolve_run and load_run (what a
+user types: a folder, 'latest', 'latest~N'). The documents themselves, and their JSON,
+are records/run.py's: this module holds everything that touches the files.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import tempfile
 from pathlib import Path
 
 from gpubench.errors import OutputError, UsageError
-from gpubench.records.run import RESULTS_JSON, RunDocument, point_latest
+from gpubench.records.run import NewerSchema, RunDocument
 
 LOCK_NAME = ".gpubench.lock"
+RESULTS_JSON = "results.json"
+RESULTS_CSV = "results.csv"
+LATEST = "latest"
 
 
 class RunFolder:
@@ -61,7 +70,7 @@ class RunFolder:
         """Save into the folder, or into the rescue folder once the folder fails us."""
         if self.rescue is None:
             try:
-                paths = document.save(self.path)
+                paths = save_run(document, self.path)
                 if self.latest_base is not None:  # once: saves come after every point
                     with contextlib.suppress(OSError):
                         point_latest(self.latest_base, self.path)
@@ -72,7 +81,7 @@ class RunFolder:
                 self.problem = (f"could not write results to {self.path} "
                                 f"({exc.strerror or exc}); everything measured is in "
                                 f"{self.rescue}")
-        return document.save(self.rescue)
+        return save_run(document, self.rescue)
 
     def release(self) -> None:
         if self._lock_fd is not None:
@@ -87,3 +96,100 @@ def _read_owner(fd: int) -> str:
     except OSError:
         return ""
     return f" (pid {pid})" if pid.isdigit() else ""
+
+
+# ---------------------------------------------------------------- results files
+
+
+def save_run(document: RunDocument, run_dir: Path) -> list[Path]:
+    """Write results.json and results.csv atomically; returns [csv, json]."""
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    json_path, csv_path = run_dir / RESULTS_JSON, run_dir / RESULTS_CSV
+    atomic_write(json_path, document.to_json())
+    atomic_write(csv_path, document.to_frame().to_csv(index=False))
+    return [csv_path, json_path]
+
+
+def read_run(path: Path | str) -> RunDocument:
+    """The run document in a run folder or a results.json file."""
+    file = Path(path)
+    if file.is_dir():
+        file = file / RESULTS_JSON
+    try:
+        text = file.read_text()
+    except OSError as exc:
+        raise UsageError(f"no run results at {file}: {exc.strerror or exc}") from None
+    try:
+        return RunDocument.from_dict(json.loads(text))
+    except NewerSchema as exc:
+        raise UsageError(str(exc)) from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"{file} is not a gpubench results file: {exc}") from None
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write through a private temporary file in the same folder, then rename: readers
+    never see half a file, and two writers never share a temporary name."""
+    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w") as sink:
+            sink.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def point_latest(base: Path, run_dir: Path) -> None:
+    """Make base/latest name run_dir: a relative symlink, or a one-line file where the
+    filesystem has no symlinks."""
+    link = base / LATEST
+    try:
+        tmp = base / f".{LATEST}.{os.getpid()}"
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(run_dir.name)
+        os.replace(tmp, link)
+    except OSError:
+        atomic_write(link, run_dir.name + "\n")
+
+
+def resolve_run(reference: str | Path, base: Path = Path("profiles")) -> Path:
+    """A run folder from what a user types: a folder, a results.json, 'latest', or
+    'latest~N' (the Nth run before the newest, by folder name, which starts with the
+    UTC time the run began)."""
+    text = str(reference)
+    if text == LATEST or text.startswith(LATEST + "~"):
+        back = _steps_back(text)
+        runs = sorted((p for p in base.iterdir() if (p / RESULTS_JSON).is_file()
+                       and not p.is_symlink()), key=lambda p: p.name) if base.is_dir() else []
+        if back == 0 and (base / LATEST).exists():
+            return _follow_latest(base)
+        if len(runs) <= back:
+            raise UsageError(f"'{text}': only {len(runs)} run(s) with results in {base}/")
+        return runs[-1 - back]
+    path = Path(reference)
+    if path.name == RESULTS_JSON:
+        path = path.parent
+    if not (path / RESULTS_JSON).is_file():
+        raise UsageError(f"no run results at {path} (expected {path / RESULTS_JSON})")
+    return path
+
+
+def _steps_back(text: str) -> int:
+    suffix = text.removeprefix(LATEST).removeprefix("~") or "0"
+    if not suffix.isdigit():
+        raise UsageError(f"'{text}': expected latest or latest~N (N = runs back)")
+    return int(suffix)
+
+
+def _follow_latest(base: Path) -> Path:
+    link = base / LATEST
+    if link.is_symlink() or link.is_dir():
+        return link.resolve()
+    return base / link.read_text().strip()
+
+
+def load_run(reference: str | Path = LATEST, base: Path | str = "profiles") -> RunDocument:
+    """The run document of a run folder, a results.json, 'latest' or 'latest~N'."""
+    return read_run(resolve_run(reference, Path(base)))

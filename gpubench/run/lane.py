@@ -1,6 +1,6 @@
 """One place where tasks run: a worker process on one device, restarted after a crash.
 
-A Lane turns a Task into an Outcome: the worker's result message, or how the
+A Lane turns a Task into an Outcome: the worker's WorkerResult, or how the
 worker failed it (TIMEOUT, CRASHED, ERROR). It knows nothing of points, groups
 or tables, so the same code serves `gpubench run` in the parent (one lane per
 GPU or CPU slot) and a Dask worker on another node (gpubench/run/cluster.py), and
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from gpubench.records import result as R
 from gpubench.records.point import Task
+from gpubench.records.worker_result import MalformedWorkerResult, WorkerResult
 from gpubench.run.protocol import GARBAGE, Envelope
 from gpubench.run.worker_process import WorkerDied, WorkerProcess, WorkerTimeout
 
@@ -40,21 +41,22 @@ class Slot:
 
 @dataclass
 class Outcome:
-    """What became of one task: the worker's result payload, or a status and the reason."""
+    """What became of one task: the worker's result, or a status and the reason."""
 
-    payload: dict = field(default_factory=dict)
+    result: WorkerResult | None = None  # None when the worker failed the task
     failure: str | None = None  # R.TIMEOUT, R.CRASHED or R.ERROR when the worker failed it
     error: str | None = None
     device: dict = field(default_factory=dict)  # the facts of the device that ran it
 
     def to_dict(self) -> dict:
-        return {"payload": self.payload, "failure": self.failure, "error": self.error,
-                "device": self.device}
+        return {"result": self.result.to_dict() if self.result else None,
+                "failure": self.failure, "error": self.error, "device": self.device}
 
     @classmethod
     def from_dict(cls, data: dict) -> Outcome:
-        return cls(data.get("payload") or {}, data.get("failure"), data.get("error"),
-                   data.get("device") or {})
+        result = data.get("result")
+        return cls(WorkerResult.from_dict(result) if result is not None else None,
+                   data.get("failure"), data.get("error"), data.get("device") or {})
 
 
 class Lane:
@@ -79,7 +81,7 @@ class Lane:
         try:
             worker = self._live_worker()
             worker.send(envelope)
-            payload = _await_result(worker, envelope, timeout_s, build_timeout_s, on_phase)
+            result = _await_result(worker, envelope, timeout_s, build_timeout_s, on_phase)
         except WorkerTimeout as timeout:
             self.kill()
             return Outcome(failure=R.TIMEOUT, error=str(timeout), device=self.env)
@@ -89,9 +91,12 @@ class Lane:
         except ForeignMessage as foreign:
             self.kill()
             return Outcome(failure=R.ERROR, error=str(foreign), device=self.env)
-        if payload.get("status") == R.CRASHED:  # a CUDA fault; the worker exits by itself
+        except MalformedWorkerResult as malformed:  # gpubench's own bug: say so, go on
+            return Outcome(failure=R.ERROR, error=f"the worker's result cannot be read: "
+                                                  f"{malformed}", device=self.env)
+        if result.status == R.CRASHED:  # a CUDA fault; the worker exits by itself
             self.kill()
-        return Outcome(payload, device=self.env)
+        return Outcome(result, device=self.env)
 
     def _live_worker(self) -> WorkerProcess:
         if self.worker is None:
@@ -122,9 +127,9 @@ class Lane:
 
 
 def _await_result(worker: WorkerProcess, envelope: Envelope, timeout_s: float,
-                  build_timeout_s: float, on_phase: Callable[[str], None]) -> dict:
-    """The task's result message, phase by phase: the build timeout while starting and
-    compiling, the run timeout otherwise."""
+                  build_timeout_s: float, on_phase: Callable[[str], None]) -> WorkerResult:
+    """The task's result, phase by phase: the build timeout while starting and compiling,
+    the run timeout otherwise."""
     phase = "start"
 
     def limit(name: str) -> float:
@@ -144,7 +149,7 @@ def _await_result(worker: WorkerProcess, envelope: Envelope, timeout_s: float,
             deadline = time.monotonic() + limit(phase)
             on_phase(phase)
         elif message.get("type") == "result":
-            return message["result"]
+            return WorkerResult.from_dict(message.get("result"))
 
 
 class ForeignMessage(Exception):

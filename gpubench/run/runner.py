@@ -24,12 +24,11 @@ from pathlib import Path
 
 from gpubench.records import result as R
 from gpubench.records.derive import finish_group
+from gpubench.records.worker_result import WorkerResult
 from gpubench.run.interference import Interference, assess
 from gpubench.run.lane import Lane, Outcome, Slot
 from gpubench.run.plan import Point
 from gpubench.run.schedule import GroupTracker, order_for_workers
-from gpubench.timing.device_work import DeviceWork
-from gpubench.timing.measurement import Measurement
 from gpubench.timing.settings import TimingSettings
 
 # Seconds the main thread waits for a lane's event before looking again: short enough
@@ -241,7 +240,7 @@ class Runner:
             self._events.put(("device", device))
         if outcome.failure:
             return self._expand(point, outcome.failure, outcome.error, device)
-        return results_from_payload(point, outcome.payload, self._modes(), device)
+        return results_from_worker(point, outcome.result, self._modes(), device)
 
     # ------------------------------------------------------------ interference
 
@@ -275,11 +274,12 @@ class Runner:
             device = outcome.device or lane.env
             if device:
                 self._events.put(("device", device))
-            timed = (outcome.payload.get("timings") or {}).get(timing.modes[0])
-            if timed and outcome.payload.get("status") == R.OK:
+            worker = outcome.result
+            timed = worker.measurements.get(timing.modes[0]) if worker else None
+            if timed and worker.status == R.OK:
                 label = f"matmul {probe.shape.label()} {probe.dtype}"
                 samples[(device.get("device_id", lane.slot.label), label)] = \
-                    list(Measurement.from_dict(timed).samples_s)
+                    list(timed.samples_s)
         return samples
 
     def _on_every_lane(self, action: Callable) -> None:
@@ -360,26 +360,21 @@ def _device_fields(device: dict | None) -> dict:
             "device_name": device.get("gpu") or device.get("cpu") or ""}
 
 
-def results_from_payload(point: Point, payload: dict, modes: tuple[str, ...],
-                         device: dict | None = None) -> list[R.Result]:
-    """One Result per timing mode from a worker's result message (same check, same build).
+def results_from_worker(point: Point, worker: WorkerResult, modes: tuple[str, ...],
+                        device: dict | None = None) -> list[R.Result]:
+    """One Result per timing mode from what the worker did (same check, same build).
     A mode whose timing failed, or whose timed output failed the re-check, fails alone."""
-    build = dict(payload.get("build") or {})
-    if payload.get("build_log"):
-        build["log"] = payload["build_log"]
-    timings = payload.get("timings") or {}
     rows = []
     for mode in modes:
-        status, error = payload.get("status", R.ERROR), payload.get("error")
-        measurement = Measurement.from_dict(timings[mode]) if mode in timings else None
+        status, error = worker.status, worker.error
+        measurement = worker.measurements.get(mode)
         if status == R.OK and measurement is None:
             status, error = R.ERROR, f"the worker sent no '{mode}' timing"
         elif status == R.OK and measurement.error:
             status = R.FAIL if measurement.recheck_failed else R.ERROR
             error = measurement.error
         row = point.result(mode, status, error=error, measurement=measurement,
-                           check=payload.get("check"), build=build,
-                           device=payload.get("device", ""),
-                           device_work=DeviceWork.from_dict(payload.get("device_work")))
+                           check=worker.check, build=dict(worker.build),
+                           device=worker.device, device_work=worker.device_work)
         rows.append(replace(row, **_device_fields(device)))
     return rows

@@ -18,6 +18,8 @@ import sys
 import traceback
 
 from gpubench.records.point import Task
+from gpubench.records.result import CRASHED, ERROR, OK
+from gpubench.records.worker_result import WorkerResult
 from gpubench.run.protocol import Envelope, private_channel, send
 
 # Exit status after reporting a CUDA fault: the parent starts a fresh worker.
@@ -105,10 +107,10 @@ def _serve(machine, fd: int) -> int:
         try:
             result = executor.run(task)
         except CudaFault as exc:
-            envelope.send(fd, {"type": "result",
-                               "result": {"status": "crashed", "error": str(exc)}})
+            crashed = WorkerResult(CRASHED, str(exc))
+            envelope.send(fd, {"type": "result", "result": crashed.to_dict()})
             return EXIT_CUDA_FAULT
-        envelope.send(fd, {"type": "result", "result": result})
+        envelope.send(fd, {"type": "result", "result": result.to_dict()})
         print(f"[gpubench worker] {_now()} task {task.id} done", file=sys.stderr, flush=True)
     return 0
 
@@ -135,10 +137,10 @@ def _profile_once(device: str, task_file: str, result_file: str | None, region: 
     try:
         result = executor.profile_once(task, _region(region))
     except Exception as exc:
-        result = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
+        result = WorkerResult(ERROR, f"{type(exc).__name__}: {exc}")
     if result_file:
-        Path(result_file).write_text(json.dumps(result))
-    return 0 if result["status"] == "ok" else 1
+        Path(result_file).write_text(json.dumps(result.to_dict()))
+    return 0 if result.status == OK else 1
 
 
 def _ncu_check(device: str, tasks_file: str, result_file: str | None) -> int:
@@ -161,9 +163,9 @@ def _ncu_check(device: str, tasks_file: str, result_file: str | None) -> int:
             region = _labelled_region(f"{CHECK_RANGE}{index}")
             outcomes.append(executor.profile_once(task, region, calls=CALLS))
         except Exception as exc:
-            outcomes.append({"status": "error", "error": f"{type(exc).__name__}: {exc}"})
+            outcomes.append(WorkerResult(ERROR, f"{type(exc).__name__}: {exc}"))
     if result_file:
-        Path(result_file).write_text(json.dumps(outcomes))
+        Path(result_file).write_text(json.dumps([outcome.to_dict() for outcome in outcomes]))
     return 0
 
 

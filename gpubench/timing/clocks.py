@@ -8,6 +8,7 @@ sample slow for reasons that have nothing to do with the kernel.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -128,3 +129,15 @@ class ClockMonitor:
             except Exception:
                 return
             time.sleep(POLL_S)
+
+
+def measure_watched(timer, call, watch_clocks: bool, uuid: str = ""):
+    """`timer.measure(call)` with the GPU's clocks watched meanwhile (on a GPU): the one
+    measuring step of `gpubench run` (in its worker) and `gpubench.measure()` (in the
+    caller's process). Returns the Measurement and the ClockReport's dict (None without
+    one: on a CPU, or without NVML)."""
+    watch = ClockMonitor(uuid) if watch_clocks else None
+    with watch or contextlib.nullcontext():
+        timing = timer.measure(call)
+    report = getattr(watch, "report", None)
+    return timing, report.to_dict() if report else None

@@ -166,7 +166,7 @@ def top_lines(profile: KernelProfile, rule: RuleResult, limit: int = TOP_LINES
 
 
 # A source gpubench builds from text, not a file, is named by a label in its `#line`
-# directive (execute._files_and_texts): 'matmul/spec.py: cuda_sources[0]'. Shown whole, since
+# directive (families/sources.py): 'matmul/spec.py: cuda_sources[0]'. Shown whole, since
 # its basename would drop the family; the compiler may have put a folder in front.
 _LABEL = re.compile(r"[^/\\]*[/\\]?spec\.py: \w+\[\d+\]$")
 # Library code (Triton's tl.max, tl.sum are inlined from triton/language/standard.py) is

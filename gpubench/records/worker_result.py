@@ -1,0 +1,89 @@
+"""WorkerResult: what a worker did with one task — the return trip, typed once.
+
+The trip out is a Task (point.py); the trip back is this: the status, the error,
+how the build went, the check, one Measurement per timing mode and what one call
+runs on the device. The worker builds it once (run/execute.py); it crosses the
+pipe (or Dask) as `to_dict()` and is rebuilt whole with `from_dict()`, which
+refuses a dict it does not recognise rather than guessing: the dict comes from
+gpubench's own worker code (the protocol's secret vouches for that), so an
+unknown or missing key is a version mismatch or a bug, and a PASS must never be
+read out of it. The runner turns it into Results, one per mode (runner.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gpubench.records.result import COMPILE_ERROR, CRASHED, ERROR, FAIL, OK
+from gpubench.timing.device_work import DeviceWork
+from gpubench.timing.measurement import Measurement
+
+# What a worker can say of a task; TIMEOUT and the like are the parent's verdicts.
+WORKER_STATUSES = frozenset({OK, FAIL, ERROR, COMPILE_ERROR, CRASHED})
+_KEYS = frozenset({"status", "error", "build", "check", "measurements", "device",
+                   "device_work"})
+
+
+class MalformedWorkerResult(ValueError):
+    """A worker's result dict that is not a WorkerResult's."""
+
+
+@dataclass(frozen=True)
+class WorkerResult:
+    status: str
+    error: str | None = None
+    # compile_s, cached, extension, build_dir, note, allocates_output, log (a failed
+    # build's log file): Result.build as results.json keeps it.
+    build: Mapping = field(default_factory=dict)
+    check: dict | None = None  # CheckResult.to_dict() of the first call's output
+    measurements: Mapping[str, Measurement] = field(default_factory=dict)  # mode -> it
+    device: str = ""  # "cuda" or "cpu": where the worker ran it
+    device_work: DeviceWork | None = None  # kernels per call, their sum and span
+
+    def to_dict(self) -> dict:
+        return {"status": self.status, "error": self.error, "build": dict(self.build),
+                "check": self.check,
+                "measurements": {mode: m.to_dict() for mode, m in self.measurements.items()},
+                "device": self.device,
+                "device_work": self.device_work.to_dict() if self.device_work else None}
+
+    @classmethod
+    def from_dict(cls, data) -> WorkerResult:
+        """The WorkerResult `to_dict` wrote; MalformedWorkerResult, naming what is wrong,
+        for anything else (not a dict, an unknown key, no status, a field of the wrong
+        kind). Keys other than status may be left out: a failure carries only its error."""
+        if not isinstance(data, Mapping):
+            raise MalformedWorkerResult(f"a worker result must be a dict, not "
+                                        f"{type(data).__name__}")
+        unknown = sorted(set(data) - _KEYS)
+        if unknown:
+            raise MalformedWorkerResult(f"a worker result has unknown key(s) "
+                                        f"{', '.join(unknown)}")
+        if data.get("status") not in WORKER_STATUSES:
+            raise MalformedWorkerResult(f"a worker result's status must be one of "
+                                        f"{', '.join(sorted(WORKER_STATUSES))}, not "
+                                        f"{data.get('status')!r}")
+        _expect(data, "build", Mapping)
+        _expect(data, "check", Mapping)
+        _expect(data, "measurements", Mapping)
+        _expect(data, "device_work", Mapping)
+        try:
+            measurements = {mode: Measurement.from_dict(m)
+                            for mode, m in (data.get("measurements") or {}).items()}
+            work = DeviceWork.from_dict(data.get("device_work"))
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise MalformedWorkerResult(f"a worker result's measurements or device work "
+                                        f"cannot be read: {exc}") from None
+        return cls(status=data["status"], error=data.get("error"),
+                   build=dict(data.get("build") or {}), check=data.get("check"),
+                   measurements=measurements, device=data.get("device") or "",
+                   device_work=work)
+
+
+def _expect(data: Mapping, key: str, kind: type) -> None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, kind):
+        raise MalformedWorkerResult(f"a worker result's {key} must be a "
+                                    f"{'dict' if kind is Mapping else kind.__name__}, not "
+                                    f"{type(value).__name__}")
