@@ -21,24 +21,9 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from gpubench import cli_options as opts
 from gpubench import errors
-from gpubench.cli_options import (
-    chosen_dtypes,
-    device_option,
-    json_option,
-    kernels_dir_option,
-    merge_options,
-    one_dtype,
-    one_shape,
-    out_option,
-    parallel_options,
-    run_extra_options,
-    selection_options,
-    shape_choice,
-    target_options,
-    timeout_option,
-    timing_options,
-)
+from gpubench.cli_options import merge_options
 from gpubench.parsing import split_names
 from gpubench.run.config import RunConfig, load_config
 
@@ -55,23 +40,23 @@ def cli() -> None:
 
 
 @cli.command()
-@selection_options
+@opts.selection_options
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help="A suite file (configs/*.toml); command-line options override it.")
-@kernels_dir_option
-@timing_options
-@timeout_option("Seconds a point may take outside its build before it counts as hung [120].")
+@opts.kernels_dir_option
+@opts.timing_options
+@opts.timeout_option("Seconds a point may take outside its build before it counts as hung [120].")
 @click.option("--build-timeout", "build_timeout_s", type=click.FloatRange(min=1),
               help="Seconds a build may take [600].")
-@device_option()
+@opts.device_option()
 @click.option("--seed", type=click.IntRange(min=0),
               help="Seed for the random inputs (default: new each run).")
-@out_option("this run's results", refuse_empty=True)
+@opts.out_option("this run's results", refuse_empty=True)
 @click.option("--force", is_flag=True,
               help="Reuse an --out folder that already holds results (they are replaced).")
-@json_option("Print the results as JSON on stdout.")
-@run_extra_options
-@parallel_options
+@opts.json_option("Print the results as JSON on stdout.")
+@opts.run_extra_options
+@opts.parallel_options
 def run(config_path, **options):
     """Check, time and compare every variant of kernel FAMILIES (default: all)."""
     _guarded(lambda: _run(config_path, options))
@@ -99,7 +84,7 @@ def _run(config_path: Path | None, options: dict) -> int:
 @click.option("--fail-on-regression", is_flag=True,
               help=f"Exit {errors.EXIT_REGRESSION} when any point is SLOWER (for CI gates).")
 @click.option("--markdown", is_flag=True, help="Print a markdown table (for a PR comment).")
-@json_option("Print the comparison as JSON.")
+@opts.json_option("Print the comparison as JSON.")
 def compare(threshold_pct, **options):
     """Is NEW faster than BASE, really? Two runs (run folders, 'latest', 'latest~1') joined
     point by point: both medians, the change with its 95% CI, and a verdict (FASTER,
@@ -127,8 +112,8 @@ def report(**options):
 
 
 @cli.command("list")
-@kernels_dir_option
-@device_option("Judge 'runs here' for this device.")
+@opts.kernels_dir_option
+@opts.device_option("Judge 'runs here' for this device.")
 def list_command(**options):
     """Show kernel families, their variants and dtypes, and whether each can run here."""
     from gpubench.commands.listing import ListRequest, list_families
@@ -137,9 +122,9 @@ def list_command(**options):
 
 
 @cli.command()
-@device_option("Which device's ceilings.")
+@opts.device_option("Which device's ceilings.")
 @click.option("--force", is_flag=True, help="Measure again even if cached.")
-@json_option("Print the ceilings as JSON.")
+@opts.json_option("Print the ceilings as JSON.")
 def peak(**options):
     """Measure this machine's ceilings (copy bandwidth, matmul TFLOP/s per dtype), once.
 
@@ -151,22 +136,22 @@ def peak(**options):
 
 
 @cli.command()
-@target_options("profile", "largest", family_required=False)
+@opts.target_options("profile", "largest", family_required=False)
 @click.option("--set", "set_name", default="hints", show_default=True,
               help="ncu section set: 'hints' (the sections behind ncu's advice), or an ncu "
                    "set such as full, detailed, basic.")
 @click.option("--section", "sections", multiple=True, help="Extra ncu section id (repeatable).")
 @click.option("--metrics", help="Extra metrics, comma-separated.")
 @click.option("--ncu-path", help="The ncu executable (default: PATH, then /usr/local/cuda).")
-@timeout_option("Seconds one ncu run may take before it is killed.", default=600)
+@opts.timeout_option("Seconds one ncu run may take before it is killed.", default=600)
 @click.option("--clock-control", type=click.Choice(["none", "base"]), default="none",
               show_default=True, help="ncu's clock control; 'none' leaves clocks as found.")
 @click.option("--info", "include_info", is_flag=True, help="Also show INF rule results.")
 @click.option("--import", "import_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Show an existing .ncu-rep instead of profiling (no GPU needed).")
-@kernels_dir_option
-@out_option("the reports")
-@json_option("Metrics and hints as JSON on stdout.")
+@opts.kernels_dir_option
+@opts.out_option("the reports")
+@opts.json_option("Metrics and hints as JSON on stdout.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write metrics and hints as CSV rows to this file.")
 def ncu(set_name, sections, metrics, ncu_path, timeout_s, clock_control, include_info,
@@ -185,12 +170,12 @@ def ncu(set_name, sections, metrics, ncu_path, timeout_s, clock_control, include
 
 
 @cli.command()
-@target_options("profile", "largest")
+@opts.target_options("profile", "largest")
 @click.option("--nsys-path", help="The nsys executable (default: PATH, then NVIDIA's folders).")
-@timeout_option("Seconds one nsys run may take before it is killed.", default=120)
-@kernels_dir_option
-@out_option("the reports")
-@json_option("Kernels and NVTX ranges as JSON.")
+@opts.timeout_option("Seconds one nsys run may take before it is killed.", default=120)
+@opts.kernels_dir_option
+@opts.out_option("the reports")
+@opts.json_option("Kernels and NVTX ranges as JSON.")
 def nsys(nsys_path, timeout_s, **options):
     """Nsight Systems on FAMILY's variants: the measured call's kernels and NVTX range."""
     from gpubench.commands.nsys import NsysCommand, NsysOptions, NsysRequest
@@ -207,13 +192,13 @@ def nsys(nsys_path, timeout_s, **options):
 @click.option("--tool", "tools", multiple=True,
               help="memcheck (default), racecheck, initcheck, synccheck, or 'all'; repeatable "
                    "or comma-separated.")
-@target_options("check", "smallest")
+@opts.target_options("check", "smallest")
 @click.option("--sanitizer-path", help="The compute-sanitizer executable (default: PATH, then "
                                        "/usr/local/cuda/bin).")
-@timeout_option("Seconds one tool run (build included) may take.", default=600)
-@kernels_dir_option
-@out_option("the XML records and logs")
-@json_option("Findings as JSON on stdout.")
+@opts.timeout_option("Seconds one tool run (build included) may take.", default=600)
+@opts.kernels_dir_option
+@opts.out_option("the XML records and logs")
+@opts.json_option("Findings as JSON on stdout.")
 def sanitize(**options):
     """compute-sanitizer on FAMILY's variants: out-of-bounds and misaligned accesses
     (memcheck), shared-memory races (racecheck), uninitialised reads (initcheck), barrier
@@ -235,15 +220,15 @@ def sanitize(**options):
                    "the program's gpubench.region() ranges if it has any, else everything).")
 @click.option("--skip-first", type=click.IntRange(min=0), default=0, show_default=True,
               help="Leave out the range's first N instances (warm-up steps, compilation).")
-@timeout_option("Seconds the program may run; then its whole process tree is stopped (what "
-                "it recorded is kept).", default=1800)
-@click.option("--ncu", "ncu", is_flag=True,
+@opts.timeout_option("Seconds the program may run; then its whole process tree is stopped "
+                     "(what it recorded is kept).", default=1800)
+@click.option("--ncu", is_flag=True,
               help="Then run the program under Nsight Compute once per top kernel (its first "
                    "launch in the region) and show ncu's view of each.")
 @click.option("--top", type=click.IntRange(min=1), default=3, show_default=True,
               help="How many kernels --ncu profiles.")
-@out_option("the trace and tables")
-@json_option("The analysis as JSON on stdout.")
+@opts.out_option("the trace and tables")
+@opts.json_option("The analysis as JSON on stdout.")
 @click.argument("program", nargs=-1, type=click.UNPROCESSED)
 def profile(program, **options):
     """Profile any Python program: gpubench profile [OPTIONS] -- python train.py ARGS.
@@ -256,21 +241,21 @@ def profile(program, **options):
 
 
 @cli.command()
-@selection_options
-@kernels_dir_option
+@opts.selection_options
+@opts.kernels_dir_option
 @click.option("--iterations", type=click.IntRange(min=1), default=5, show_default=True,
               help="Calls of each variant recorded in the trace.")
 @click.option("--gzip", "compress", is_flag=True, help="Write trace.json.gz instead.")
-@timeout_option("Seconds the tracing may take.", default=600)
-@device_option()
-@out_option("trace.json")
+@opts.timeout_option("Seconds the tracing may take.", default=600)
+@opts.device_option()
+@opts.out_option("trace.json")
 def trace(families, sizes, shapes, axes, dtypes, variants, kernels_dirs, **options):
     """A Chrome/Perfetto trace of each variant (torch.profiler), with a kernel summary."""
     from gpubench.commands.trace import TraceCommand, TraceRequest
 
     def body() -> int:
-        request = TraceRequest(split_names(families), shape_choice(sizes, shapes, axes),
-                               chosen_dtypes(dtypes), split_names(variants),
+        request = TraceRequest(split_names(families), opts.shape_choice(sizes, shapes, axes),
+                               opts.chosen_dtypes(dtypes), split_names(variants),
                                tuple(kernels_dirs), **options)
         return TraceCommand(request, make_console()).execute()
 
@@ -286,8 +271,8 @@ def _target(options: dict):
     from gpubench.commands.targets import TargetChoice
 
     return TargetChoice(options.pop("family"), split_names(options.pop("variants")),
-                        one_shape(options.pop("size"), options.pop("shape")),
-                        one_dtype(options.pop("dtype")), tuple(options.pop("kernels_dirs")))
+                        opts.one_shape(options.pop("size"), options.pop("shape")),
+                        opts.one_dtype(options.pop("dtype")), tuple(options.pop("kernels_dirs")))
 
 
 def _guarded(action) -> None:
