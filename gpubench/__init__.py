@@ -3,6 +3,7 @@
 The packages are the layers, top to bottom; a layer imports only those below it
 (.importlinter, checked in CI). docs/design.md draws the data flow.
   cli.py, api.py   the command line; gpubench.measure()/load_run()/compare() for notebooks
+  cli_options.py   the command line's shared options, and their values parsed
   commands/        one module per command: options in, a few calls to the layers below
   tools/           ncu, nsys, compute-sanitizer, any program's trace: argv, parsers, drivers, views
   run/             plan, schedule, runner, workers and their protocol, run folders, suites

@@ -130,13 +130,15 @@ def test_import_with_the_bundled_reader_shape(monkeypatch, tmp_path):
     module = pytest.importorskip("ncu_report")
     from test_ncu_report import bundled_shaped
 
-    from gpubench.commands.ncu import NcuCommand, NcuOptions
+    from gpubench.commands.ncu import NcuCommand, NcuRequest
+    from gpubench.commands.targets import TargetChoice
     from gpubench.tools.ncu import report_module as ncu_report
 
     monkeypatch.setattr(ncu_report, "import_ncu_report", lambda path=None: bundled_shaped(module))
     console = Console(file=io.StringIO(), width=200, color_system=None)
-    command = NcuCommand(None, (), None, None, (), NcuOptions(), REPORT, None, False,
-                         tmp_path / "out" / "hints.csv", console)
+    request = NcuRequest(TargetChoice(None), import_path=REPORT,
+                         csv_path=tmp_path / "out" / "hints.csv")
+    command = NcuCommand(request, console)
     assert command.execute() == errors.EXIT_OK
     text = " ".join(console.file.getvalue().split())
     assert "Small Grid" in text and "96.97% global" in text

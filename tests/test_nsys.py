@@ -15,7 +15,14 @@ from rich.console import Console
 
 from conftest import FIXTURES, REPO
 from gpubench import errors
-from gpubench.commands.nsys import NsysCommand, NsysOptions, kernels_table, profile_task
+from gpubench.commands.nsys import (
+    NsysCommand,
+    NsysOptions,
+    NsysRequest,
+    kernels_table,
+    profile_task,
+)
+from gpubench.commands.targets import TargetChoice
 from gpubench.records.shape import Shape
 from gpubench.run.protocol import Task
 from gpubench.tools.nsys import command as nsys_command
@@ -237,8 +244,8 @@ esac
 
 
 def test_missing_nsys_raises_tool_missing_that_suggests_trace():
-    command = NsysCommand("square", (), None, None, NsysOptions("/no/such/nsys"), None, False,
-                          Console())
+    request = NsysRequest(TargetChoice("square"), NsysOptions("/no/such/nsys"))
+    command = NsysCommand(request, Console())
     with pytest.raises(errors.ToolMissing) as caught:
         command.execute()
     assert "gpubench trace" in str(caught.value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 
 from rich.console import Console
 
@@ -13,18 +14,30 @@ from gpubench.report.compare_view import compare_markdown, compare_table, summar
 from gpubench.run.folder import read_run, resolve_run
 
 
-def compare_command(base: str, new: str, threshold: float, fail_on_regression: bool,
-                    markdown: bool, as_json: bool, console: Console) -> int:
-    base_dir, new_dir = resolve_run(base), resolve_run(new)
-    result = compare_runs(read_run(base_dir), read_run(new_dir), threshold)
-    if as_json:
+@dataclass(frozen=True)
+class CompareRequest:
+    """Everything `gpubench compare` was asked for, built once by the CLI."""
+
+    base: str  # a run folder, 'latest' or 'latest~N'
+    new: str
+    threshold: float  # a fraction: changes within +-it are SAME
+    fail_on_regression: bool = False  # exit EXIT_REGRESSION when any point is SLOWER
+    markdown: bool = False  # a markdown table on stdout
+    as_json: bool = False  # the comparison as JSON on stdout
+
+
+def compare_command(request: CompareRequest, console: Console) -> int:
+    base_dir, new_dir = resolve_run(request.base), resolve_run(request.new)
+    result = compare_runs(read_run(base_dir), read_run(new_dir),
+                          request.threshold)
+    if request.as_json:
         document = {"base": str(base_dir), "new": str(new_dir), **result.to_dict()}
         sys.stdout.write(strict_dumps(document) + "\n")
-    elif markdown:
+    elif request.markdown:
         sys.stdout.write(compare_markdown(result, str(base_dir), str(new_dir)))
     else:
         console.print(compare_table(result, str(base_dir), str(new_dir)))
-    if fail_on_regression and result.regressions():
+    if request.fail_on_regression and result.regressions():
         names = ", ".join(p.key.text() for p in result.regressions())
         sys.stderr.write(f"regression: {summary_line(result)}: {names}\n")
         return errors.EXIT_REGRESSION

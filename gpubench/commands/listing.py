@@ -7,6 +7,7 @@ loses the dtypes column first, with a caption that says so.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -31,9 +32,17 @@ WRAP = {"runs here": 21, "about": 24}
 INDENT = "  "
 
 
-def list_families(kernels_dirs: tuple[Path, ...], device: str, console: Console) -> int:
-    machine = detect_machine(device)
-    table, broken = families_table(kernels_dirs, machine)
+@dataclass(frozen=True)
+class ListRequest:
+    """What `gpubench list` was asked for, built once by the CLI."""
+
+    kernels_dirs: tuple[Path, ...] = ()  # --kernels-dir: the user's own family folders
+    device: str = "auto"  # judge 'runs here' for this device
+
+
+def list_families(request: ListRequest, console: Console) -> int:
+    machine = detect_machine(request.device)
+    table, broken = families_table(request.kernels_dirs, machine)
     console.print(table)
     return errors.EXIT_SPEC if broken else errors.EXIT_OK
 

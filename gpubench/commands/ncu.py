@@ -10,7 +10,7 @@ side-by-side comparison. `--import` shows an existing report, on any machine.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -18,8 +18,7 @@ from rich.markup import escape
 from rich.rule import Rule
 
 from gpubench import errors
-from gpubench.commands.targets import resolve_target
-from gpubench.records.shape import ShapeChoice
+from gpubench.commands.targets import TargetChoice, resolve_target
 from gpubench.records.strict_json import strict_dumps
 from gpubench.run.plan import Point
 from gpubench.run.protocol import Task
@@ -30,8 +29,10 @@ from gpubench.tools.ncu import command as ncu_command
 from gpubench.tools.ncu.console import missing_sections, raise_console_problems
 
 
-@dataclass
+@dataclass(frozen=True)
 class NcuOptions:
+    """How ncu runs (shared by `gpubench ncu` and `run --ncu`, which takes the defaults)."""
+
     set_name: str = ncu_command.DEFAULT_SET
     sections: tuple[str, ...] = ()
     metrics: tuple[str, ...] = ()
@@ -119,49 +120,53 @@ def _check_sections(profiles: list, options: NcuOptions) -> None:
 # ---------------------------------------------------------------- the command
 
 
+@dataclass(frozen=True)
+class NcuRequest:
+    """Everything `gpubench ncu` was asked for, built once by the CLI."""
+
+    target: TargetChoice  # FAMILY (None with --import), --variant, --size/--shape, --dtype
+    options: NcuOptions = NcuOptions()
+    import_path: Path | None = None  # --import: show this .ncu-rep instead of profiling
+    out: Path | None = None  # --out; None: profiles/<run-id>
+    as_json: bool = False  # --json: metrics and hints on stdout
+    csv_path: Path | None = None  # --csv: also write them as CSV rows here
+
+
 @dataclass
 class NcuCommand:
-    family: str | None
-    variants: tuple[str, ...]
-    shapes: ShapeChoice
-    dtype: str | None
-    kernels_dirs: tuple[Path, ...]
-    options: NcuOptions
-    import_path: Path | None
-    out: Path | None
-    as_json: bool
-    csv_path: Path | None
+    request: NcuRequest
     console: Console
 
     def execute(self) -> int:
-        if self.import_path is not None:
+        request = self.request
+        if request.import_path is not None:
             return self._show_imported()
-        if not self.family:
+        if not request.target.family:
             raise errors.UsageError("name a kernel family (gpubench ncu square), or --import a "
                                     "report")
-        ncu = find_tool("ncu", self.options.ncu_path)  # before anything slow
-        target = resolve_target(self.family, self.kernels_dirs, self.variants, self.shapes,
-                                self.dtype, self.out, "ncu")
-        self.options.ncu_path = ncu
+        ncu = find_tool("ncu", request.options.ncu_path)  # before anything slow
+        target = resolve_target(request.target, request.out, "ncu")
+        options = replace(request.options, ncu_path=ncu)
         self._say(f"ncu {ncu} on {target.describe()}; --clock-control "
-                  f"{self.options.clock_control} "
+                  f"{options.clock_control} "
                   "(clocks as found, not locked to base)")
-        outcomes = profile_points(target.points, target.run_dir, self.options)
+        outcomes = profile_points(target.points, target.run_dir, options)
         return self._show(outcomes)
 
     def _show_imported(self) -> int:
         from gpubench.tools.ncu.report import load_profiles
         from gpubench.tools.ncu.report_module import import_ncu_report
 
-        module = import_ncu_report(self.options.ncu_path)
-        profiles = load_profiles(self.import_path, module)
-        return self._show([Profiled(self.import_path.stem, self.import_path, profiles)])
+        path = self.request.import_path
+        module = import_ncu_report(self.request.options.ncu_path)
+        profiles = load_profiles(path, module)
+        return self._show([Profiled(path.stem, path, profiles)])
 
     def _show(self, outcomes: list[Profiled]) -> int:
         from gpubench.tools.ncu import view as ncu_view
 
         profiled = {o.variant: o.profiles for o in outcomes if o.profiles}
-        if self.as_json:
+        if self.request.as_json:
             document = ncu_view.profiles_to_json(profiled)
             document["errors"] = {o.variant: str(o.error) for o in outcomes if o.error}
             sys.stdout.write(strict_dumps(document) + "\n")
@@ -172,9 +177,9 @@ class NcuCommand:
             if len(mains) > 1:
                 self.console.print(Rule("variants side by side"))
                 self.console.print(ncu_view.comparison_table(mains))
-        if self.csv_path is not None:
+        if self.request.csv_path is not None:
             self._write_csv(ncu_view.profiles_to_rows(profiled))
-            self._say(f"CSV: {self.csv_path}")
+            self._say(f"CSV: {self.request.csv_path}")
         failed = [o for o in outcomes if o.error is not None]
         return failed[0].error.exit_code if failed else errors.EXIT_OK
 
@@ -183,14 +188,15 @@ class NcuCommand:
         the way) is an OutputError naming the path, not a traceback after the views."""
         import pandas as pd
 
+        path = self.request.csv_path
         try:
-            self.csv_path.parent.mkdir(parents=True, exist_ok=True)
-            pd.DataFrame(rows).to_csv(self.csv_path, index=False)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            pd.DataFrame(rows).to_csv(path, index=False)
         except (FileExistsError, NotADirectoryError) as exc:
-            raise errors.OutputError(f"--csv {self.csv_path}: cannot write it, a file stands "
+            raise errors.OutputError(f"--csv {path}: cannot write it, a file stands "
                                      f"where a folder must be ({exc.filename})") from exc
         except OSError as exc:
-            raise errors.OutputError(f"--csv {self.csv_path}: cannot write it "
+            raise errors.OutputError(f"--csv {path}: cannot write it "
                                      f"({exc.strerror or exc})") from exc
 
     def _show_one(self, outcome: Profiled, ncu_view) -> None:
@@ -201,12 +207,12 @@ class NcuCommand:
         if outcome.check and not outcome.check.get("passed", True):
             self.console.print("[bold red]warning:[/] this variant FAILS its correctness check")
         for profile in outcome.profiles:
-            self.console.print(ncu_view.profile_view(profile, self.options.include_info))
+            self.console.print(ncu_view.profile_view(profile, self.request.options.include_info))
         self.console.print(f"[dim]report: {outcome.report} (open in Nsight Compute, or "
                            f"gpubench ncu --import {outcome.report})[/]")
 
     def _say(self, text: str) -> None:
-        if not self.as_json:
+        if not self.request.as_json:
             # Wrapped at spaces to the terminal (a path longer than a line is folded).
             self.console.print(text, markup=False)
         else:

@@ -26,8 +26,7 @@ from rich.table import Table
 
 from gpubench import errors
 from gpubench import format as fmt
-from gpubench.commands.targets import resolve_target
-from gpubench.records.shape import ShapeChoice
+from gpubench.commands.targets import TargetChoice, resolve_target
 from gpubench.records.strict_json import strict_dumps
 from gpubench.run.plan import Point
 from gpubench.run.protocol import Task
@@ -45,7 +44,7 @@ KNOWN_HANG = ("known: the nsys bundled with Nsight Compute 2025.3.1 hung on the 
               "made a report (see gpubench's docs/profilers.md, Nsight Systems)")
 
 
-@dataclass
+@dataclass(frozen=True)
 class NsysOptions:
     nsys_path: str | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
@@ -210,29 +209,32 @@ def _files_in(folder: Path) -> list[Path]:
 # ---------------------------------------------------------------- the command
 
 
+@dataclass(frozen=True)
+class NsysRequest:
+    """Everything `gpubench nsys` was asked for, built once by the CLI."""
+
+    target: TargetChoice  # FAMILY, --variant, --size/--shape, --dtype, --kernels-dir
+    options: NsysOptions = NsysOptions()
+    out: Path | None = None  # --out; None: profiles/<run-id>
+    as_json: bool = False  # --json: kernels and NVTX ranges on stdout
+
+
 @dataclass
 class NsysCommand:
-    family: str
-    variants: tuple[str, ...]
-    shapes: ShapeChoice
-    dtype: str | None
-    options: NsysOptions
-    out: Path | None
-    as_json: bool
+    request: NsysRequest
     console: Console
-    kernels_dirs: tuple[Path, ...] = ()
 
     def execute(self) -> int:
-        nsys = find_tool("nsys", self.options.nsys_path)  # before anything slow
-        target = resolve_target(self.family, self.kernels_dirs, self.variants, self.shapes,
-                                self.dtype, self.out, "nsys")
+        options = self.request.options
+        nsys = find_tool("nsys", options.nsys_path)  # before anything slow
+        target = resolve_target(self.request.target, self.request.out, "nsys")
         self._say(f"nsys {nsys} on {target.describe()}; --timeout "
-                  f"{self.options.timeout_s:g} s per variant")
-        outcomes = profile_points(nsys, target.points, target.run_dir, self.options)
+                  f"{options.timeout_s:g} s per variant")
+        outcomes = profile_points(nsys, target.points, target.run_dir, options)
         return self._show(outcomes)
 
     def _show(self, outcomes: list[Traced]) -> int:
-        if self.as_json:
+        if self.request.as_json:
             document = {"variants": {o.variant: o.to_dict() for o in outcomes if not o.error},
                         "errors": {o.variant: str(o.error) for o in outcomes if o.error}}
             sys.stdout.write(strict_dumps(document) + "\n")
@@ -256,7 +258,7 @@ class NsysCommand:
                            f"{outcome.cleanup.sentence()}[/]", soft_wrap=True)
 
     def _say(self, text: str) -> None:
-        if not self.as_json:
+        if not self.request.as_json:
             self.console.print(text, soft_wrap=True)
         else:
             print(text, file=sys.stderr)

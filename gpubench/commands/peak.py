@@ -4,6 +4,7 @@ checked by a short copy probe first, and a disagreement is said (gpubench/timing
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from rich.console import Console
 from rich.markup import escape
@@ -17,9 +18,19 @@ from gpubench.timing.ceilings import cache_dir, load_checked
 from gpubench.timing.envinfo import device_env
 
 
-def show_peaks(device: str, force: bool, as_json: bool, console: Console) -> int:
-    machine = detect_machine(device)
+@dataclass(frozen=True)
+class PeakRequest:
+    """What `gpubench peak` was asked for, built once by the CLI."""
+
+    device: str = "auto"  # which device's ceilings
+    force: bool = False  # measure again even if cached
+    as_json: bool = False  # the ceilings as JSON on stdout
+
+
+def show_peaks(request: PeakRequest, console: Console) -> int:
+    machine = detect_machine(request.device)
     env = device_env(machine.device)
+    force, as_json = request.force, request.as_json
     if not as_json:
         console.print(f"{'Measuring' if force else 'Loading or measuring'} the ceilings of "
                       f"{env.get('gpu') or 'this CPU'} ...")

@@ -105,37 +105,45 @@ def _tee(stream, tail) -> None:
 # ---------------------------------------------------------------- the command
 
 
+@dataclass(frozen=True)
+class ProfileRequest:
+    """Everything `gpubench profile` was asked for, built once by the CLI."""
+
+    program: tuple[str, ...]  # what follows --: [python] script.py ARGS, or -m module ARGS
+    region: str | None = None  # --range: only kernels inside it; None: regions, else all
+    skip_first: int = 0  # --skip-first: the range's first N instances left out
+    timeout_s: float = 1800.0  # --timeout: then the program's process tree is stopped
+    ncu: bool = False  # --ncu: then Nsight Compute on each of the top kernels
+    top: int = 3  # --top: how many kernels --ncu profiles
+    out: Path | None = None  # --out; None: profiles/<run-id>
+    as_json: bool = False  # --json: the analysis on stdout
+
+
 @dataclass
 class ProfileCommand:
-    program: tuple[str, ...]
-    region: str | None
-    skip_first: int
-    timeout_s: float
-    ncu: bool
-    top: int
-    out: Path | None
-    as_json: bool
+    request: ProfileRequest
     console: Console
 
     def execute(self) -> int:
-        python, program = split_program(self.program)
+        request = self.request
+        python, program = split_program(request.program)
         label = Path(program[1] if program[0] == "-m" else program[0]).stem
-        run_dir = self.out or new_run_dir(Path("profiles"), ["profile", label])
+        run_dir = request.out or new_run_dir(Path("profiles"), ["profile", label])
         run_dir.mkdir(parents=True, exist_ok=True)
-        self._say(f"gpubench profile: {' '.join(self.program)} (torch.profiler; output in "
+        self._say(f"gpubench profile: {' '.join(request.program)} (torch.profiler; output in "
                   f"{run_dir})")
-        outcome = run_child(python, program, run_dir, self.timeout_s, self.as_json)
+        outcome = run_child(python, program, run_dir, request.timeout_s, request.as_json)
         status = _read_json(run_dir / STATUS)
         trace = _read_json(run_dir / TRACE)
         if trace is None:
             raise errors.ProfilerError(_nothing_recorded(outcome, run_dir))
-        profile = analyse(trace, self.region, self.skip_first)
+        profile = analyse(trace, request.region, request.skip_first)
         self._save(run_dir, profile, outcome, status)
         self._show(profile, outcome, status, run_dir)
         ncu_code = errors.EXIT_OK
-        if self.ncu and profile.device:
+        if request.ncu and profile.device:
             ncu_code = self._ncu(python, program, profile, trace, run_dir)
-        elif self.ncu:
+        elif request.ncu:
             self._say("--ncu: skipped — the program ran no CUDA kernel")
         if outcome.timed_out:
             return errors.EXIT_PROFILER_TIMEOUT
@@ -146,15 +154,15 @@ class ProfileCommand:
         from gpubench.run.folder import atomic_write, save_run
         from gpubench.tools.profile.records import kernels_csv, profile_document
 
-        save_run(profile_document(profile, self.program, outcome, status, str(run_dir)),
-                 run_dir)
+        save_run(profile_document(profile, self.request.program, outcome, status,
+                                  str(run_dir)), run_dir)
         atomic_write(run_dir / KERNELS_CSV, kernels_csv(profile))
 
     def _show(self, profile: Profile, outcome: ChildOutcome, status: dict | None,
               run_dir: Path) -> None:
         from gpubench.tools.profile.view import profile_json, profile_view
 
-        if self.as_json:
+        if self.request.as_json:
             sys.stdout.write(json.dumps(profile_json(profile, outcome), indent=1) + "\n")
         else:
             self.console.print(profile_view(profile, outcome, status))
@@ -165,11 +173,11 @@ class ProfileCommand:
              run_dir: Path) -> int:
         from gpubench.tools.profile.ncu_top import profile_top_kernels
 
-        return profile_top_kernels(python, program, profile, trace, run_dir, self.top, self.console,
-                            child_env())
+        return profile_top_kernels(python, program, profile, trace, run_dir, self.request.top,
+                                   self.console, child_env())
 
     def _say(self, text: str) -> None:
-        if self.as_json:
+        if self.request.as_json:
             print(text, file=sys.stderr)
         else:
             self.console.print(text, markup=False)

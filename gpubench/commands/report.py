@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -57,14 +58,22 @@ def write_report(runs: list[tuple[str, RunDocument]], output: Path | None) -> Pa
     return path
 
 
-def report_command(references: tuple[str, ...], output: Path | None, markdown: bool,
-                   console: Console) -> int:
-    runs = load_runs(references)
-    if markdown:
+@dataclass(frozen=True)
+class ReportRequest:
+    """Everything `gpubench report` was asked for, built once by the CLI."""
+
+    runs: tuple[str, ...]  # run folders, 'latest', 'latest~N'; later ones compared with the first
+    output: Path | None = None  # -o; None: report.html in the last run's folder
+    markdown: bool = False  # the tables as markdown on stdout (and the HTML only with -o)
+
+
+def report_command(request: ReportRequest, console: Console) -> int:
+    runs = load_runs(request.runs)
+    if request.markdown:
         sys.stdout.write(report_markdown(runs))
-        if output is None:
+        if request.output is None:
             return errors.EXIT_OK
-    path = write_report(runs, output)
+    path = write_report(runs, request.output)
     console.print(f"report: {path} ({path.stat().st_size / 1e6:.1f} MB, opens offline)",
                   markup=False, soft_wrap=True)
     return errors.EXIT_OK

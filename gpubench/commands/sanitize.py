@@ -25,8 +25,7 @@ from rich.markup import escape
 from rich.rule import Rule
 
 from gpubench import errors
-from gpubench.commands.targets import resolve_target
-from gpubench.records.shape import ShapeChoice
+from gpubench.commands.targets import TargetChoice, resolve_target
 from gpubench.records.strict_json import strict_dumps
 from gpubench.run.protocol import Task
 from gpubench.run.worker_process import worker_env
@@ -149,32 +148,35 @@ def chosen_tools(names: tuple[str, ...]) -> tuple[str, ...]:
 # ---------------------------------------------------------------- the command
 
 
+@dataclass(frozen=True)
+class SanitizeRequest:
+    """Everything `gpubench sanitize` was asked for, built once by the CLI."""
+
+    target: TargetChoice  # FAMILY, --variant, --size/--shape, --dtype, --kernels-dir
+    tools: tuple[str, ...] = ()  # --tool, as given (chosen_tools reads it; (): memcheck)
+    sanitizer_path: str | None = None  # --sanitizer-path; None: PATH, then /usr/local/cuda/bin
+    timeout_s: float = DEFAULT_TIMEOUT_S  # one tool run, build included
+    out: Path | None = None  # --out; None: profiles/<run-id>
+    as_json: bool = False  # --json: findings on stdout
+
+
 @dataclass
 class SanitizeCommand:
-    family: str
-    variants: tuple[str, ...]
-    shapes: ShapeChoice
-    dtype: str | None
-    kernels_dirs: tuple[Path, ...]
-    tools: tuple[str, ...]
-    sanitizer_path: str | None
-    timeout_s: float
-    out: Path | None
-    as_json: bool
+    request: SanitizeRequest
     console: Console
     outcomes: list[Sanitized] = field(default_factory=list)
 
     def execute(self) -> int:
-        checks = chosen_tools(self.tools)
-        sanitizer = find_tool("compute-sanitizer", self.sanitizer_path)  # before anything slow
-        target = resolve_target(self.family, self.kernels_dirs, self.variants, self.shapes,
-                                self.dtype, self.out, "sanitize", largest=False)
+        request = self.request
+        checks = chosen_tools(request.tools)
+        sanitizer = find_tool("compute-sanitizer", request.sanitizer_path)  # before anything slow
+        target = resolve_target(request.target, request.out, "sanitize", largest=False)
         self._say(f"compute-sanitizer {sanitizer} ({', '.join(checks)}) on "
                   f"{target.describe()}; PyTorch's caching allocator off")
         self.outcomes = each_point(
             target.points,
             lambda task: sanitize_task(
-                sanitizer, task, target.run_dir, checks, self.timeout_s,
+                sanitizer, task, target.run_dir, checks, request.timeout_s,
                 sources_of(target.family, target.family.variant(task.variant))),
             lambda variant, error: Sanitized(variant, error=error))
         return self._show()
@@ -183,7 +185,7 @@ class SanitizeCommand:
         from gpubench.tools.sanitizer.view import findings_to_json, sanitize_view
 
         reports = [o.report for o in self.outcomes if o.report is not None]
-        if self.as_json:
+        if self.request.as_json:
             document = findings_to_json(reports)
             document["errors"] = {o.variant: str(o.error) for o in self.outcomes if o.error}
             sys.stdout.write(strict_dumps(document) + "\n")
@@ -209,7 +211,7 @@ class SanitizeCommand:
             self.console.print("[yellow]note:[/] this variant also FAILS its correctness check")
 
     def _say(self, text: str) -> None:
-        if not self.as_json:
+        if not self.request.as_json:
             self.console.print(text, markup=False)
         else:
             print(text, file=sys.stderr)

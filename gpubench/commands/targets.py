@@ -3,7 +3,7 @@ as planned Points (so the task each profiler runs is built the way `run` builds 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpubench.errors import UsageError
@@ -13,6 +13,18 @@ from gpubench.records.shape import ShapeChoice
 from gpubench.report.files import new_run_dir
 from gpubench.run.machine import detect_machine
 from gpubench.run.plan import Point, choose_dtypes, choose_shapes, group_seed, runnable_variants
+
+
+@dataclass(frozen=True)
+class TargetChoice:
+    """What a profiler command was asked to profile, as the command line gave it: one family,
+    some of its variants (none: every one that runs here), at most one shape and dtype."""
+
+    family: str | None
+    variants: tuple[str, ...] = ()
+    shapes: ShapeChoice = field(default_factory=ShapeChoice)
+    dtype: str | None = None  # None: float32 (or the family's first dtype)
+    kernels_dirs: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -27,22 +39,21 @@ class ProfileTarget:
         return f"{self.family.name} ({names}), {first.shape.label()}, {first.dtype}"
 
 
-def resolve_target(family_name: str, kernels_dirs: tuple[Path, ...], variant_names: tuple[str, ...],
-                   choice: ShapeChoice, dtype: str | None, out: Path | None,
-                   tool: str, seed: int = 0, largest: bool = True) -> ProfileTarget:
+def resolve_target(chosen: TargetChoice, out: Path | None, tool: str, seed: int = 0,
+                   largest: bool = True) -> ProfileTarget:
     """Needs a CUDA GPU. Defaults: every variant that runs here, the family's largest
     default shape (profilers want a size that fills the GPU; `largest=False`: the
     smallest, for a checker that slows every access down), float32."""
     machine = detect_machine("cuda")
-    dirs = resolve_families((family_name,), family_dirs(kernels_dirs))
-    family = load_family(family_name, dirs[family_name])
-    variants = runnable_variants(family, variant_names, dtype, machine)
-    shapes = choose_shapes(family, choice, machine)
-    if choice and len(shapes) > 1:
+    dirs = resolve_families((chosen.family,), family_dirs(chosen.kernels_dirs))
+    family = load_family(chosen.family, dirs[chosen.family])
+    variants = runnable_variants(family, chosen.variants, chosen.dtype, machine)
+    shapes = choose_shapes(family, chosen.shapes, machine)
+    if chosen.shapes and len(shapes) > 1:
         raise UsageError(f"{tool} profiles one shape at a time; got {len(shapes)}: "
                          f"{', '.join(s.text() for s in shapes)}")
     shape = shapes[-1] if largest else shapes[0]
-    dtype = dtype or choose_dtypes(family, None)[0]
+    dtype = chosen.dtype or choose_dtypes(family, None)[0]
     run_dir = out or new_run_dir(Path("profiles"), [family.name, tool])
     run_dir.mkdir(parents=True, exist_ok=True)
     seed = group_seed(seed, family.name, dtype, shape)

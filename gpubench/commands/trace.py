@@ -113,32 +113,42 @@ def _gzip(path: Path) -> Path:
     return target
 
 
+@dataclass(frozen=True)
+class TraceRequest:
+    """Everything `gpubench trace` was asked for, built once by the CLI."""
+
+    families: tuple[str, ...] = ()  # FAMILIES; (): all
+    # --sizes/--shape/--axis; empty: the family's default shapes
+    shapes: ShapeChoice = field(default_factory=ShapeChoice)
+    dtypes: tuple[str, ...] | None = None  # --dtype; None: float32
+    variants: tuple[str, ...] = ()  # --variants; (): all (the baseline always)
+    kernels_dirs: tuple[Path, ...] = ()
+    iterations: int = 5  # calls of each variant recorded in the trace
+    compress: bool = False  # --gzip: trace.json.gz
+    timeout_s: float = 600.0  # the whole tracing
+    out: Path | None = None  # --out; None: profiles/<run-id>
+    device: str = "auto"
+
+
 @dataclass
 class TraceCommand:
-    families: tuple[str, ...]
-    shapes: ShapeChoice
-    dtypes: tuple[str, ...] | None
-    variants: tuple[str, ...]
-    kernels_dirs: tuple[Path, ...]
-    iterations: int
-    compress: bool
-    timeout_s: float
-    out: Path | None
-    device: str
+    request: TraceRequest
     console: Console
 
     def execute(self) -> int:
-        machine = detect_machine(self.device)
-        dirs = resolve_families(self.families, family_dirs(self.kernels_dirs))
+        request = self.request
+        machine = detect_machine(request.device)
+        dirs = resolve_families(request.families, family_dirs(request.kernels_dirs))
         families = [load_family(name, folder) for name, folder in dirs.items()]
-        choices = {f.name: self.shapes for f in families}
-        points = plan_points(families, machine, choices, self.dtypes, self.variants)
-        run_dir = self.out or new_run_dir(Path("profiles"), [*dirs, "trace"])
+        choices = {f.name: request.shapes for f in families}
+        points = plan_points(families, machine, choices, request.dtypes, request.variants)
+        run_dir = request.out or new_run_dir(Path("profiles"), [*dirs, "trace"])
         run_dir.mkdir(parents=True, exist_ok=True)
         self.console.print(f"tracing {sum(1 for p in points if not p.skip)} variant(s) with "
-                           f"torch.profiler, {self.iterations} calls each. {describe(machine)}")
-        outcome = trace_points(points, machine.device, run_dir, self.iterations,
-                               self.timeout_s, self.compress)
+                           f"torch.profiler, {request.iterations} calls each. "
+                           f"{describe(machine)}")
+        outcome = trace_points(points, machine.device, run_dir, request.iterations,
+                               request.timeout_s, request.compress)
         show_trace(outcome, self.console)
         skipped = sorted({f"{p.variant.name}: {p.skip}" for p in points if p.skip})
         for line in skipped:

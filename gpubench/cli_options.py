@@ -1,0 +1,247 @@
+"""The command line's shared options, each defined once (flag, type, help) and applied by name,
+and the functions that turn their raw values into the typed values the commands take.
+
+A decorator here is one option, or one group of options that always go together (the timing
+settings, the shapes to run, a profiler's target). Where commands word an option differently
+on purpose (what --json prints, what --out holds), the decorator takes that part of the help
+as its argument; the flag, type and default stay here. Raw values are parsed inside the
+command's guarded body (cli._guarded), not in click callbacks, so that a bad value is one
+line and gpubench's exit code, never click's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import click
+
+from gpubench import errors
+from gpubench.parsing import parse_dtype, parse_dtypes, parse_size, parse_sizes, split_names
+from gpubench.records.shape import ShapeChoice, parse_axis, parse_shape
+from gpubench.run.config import RunConfig
+from gpubench.timing.settings import with_user_values
+
+DEVICES = ["auto", "cuda", "cpu"]
+
+
+def stacked(*options):
+    """One decorator from several, listed in the order --help shows them."""
+
+    def apply(command):
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
+# ---------------------------------------------------------------- single options
+
+kernels_dir_option = click.option(
+    "--kernels-dir", "kernels_dirs", multiple=True, type=click.Path(path_type=Path),
+    help="A folder of your own kernel families (repeatable).")
+
+
+def json_option(what: str):
+    """--json; `what`: what it prints, which differs per command."""
+    return click.option("--json", "as_json", is_flag=True, help=what)
+
+
+def out_option(what: str, refuse_empty: bool = False):
+    """--out FOLDER for `what`. `refuse_empty`: '' is a usage error rather than the current
+    folder (only `run` checks it today; the others keep their behaviour)."""
+    help_text = f"Folder for {what} (default: profiles/<run-id>)."
+    if refuse_empty:
+        return click.option("--out", type=click.Path(file_okay=False),
+                            callback=lambda c, p, v: folder(v), help=help_text)
+    return click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+                        help=help_text)
+
+
+def timeout_option(help_text: str, default: float | None = None):
+    """--timeout SECONDS; each command times a different thing, so help and default differ."""
+    return click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=default,
+                        show_default=default is not None, help=help_text)
+
+
+def device_option(help_text: str = "Where to run; 'cpu' forces the no-GPU path."):
+    return click.option("--device", type=click.Choice(DEVICES), default="auto",
+                        show_default=True, help=help_text)
+
+
+# ---------------------------------------------------------------- groups
+
+timing_options = stacked(
+    click.option("--mode", "modes", multiple=True,
+                 help="Timing mode(s): cold (default), warm, graph, cupti, wall, or 'all'; "
+                      "repeatable or comma-separated."),
+    click.option("--warmup", "warmup_ms", type=click.FloatRange(min=0),
+                 help="Warmup per point and mode, ms [100]."),
+    click.option("--min-time", "min_time_ms", type=click.FloatRange(min=0),
+                 help="Sample for at least this long, ms [50]."),
+    click.option("--max-time", "max_time_ms", type=click.FloatRange(min=1),
+                 help="Stop sampling after this long even if not converged, ms [500]."),
+    click.option("--target-ci", "target_ci_pct", type=click.FloatRange(min=0, min_open=True),
+                 help="Stop once the 95%% CI of the median is within +-this %% [0.5]."),
+    click.option("--min-samples", type=click.IntRange(min=1), help="Fewest samples [10]."),
+    click.option("--max-samples", type=click.IntRange(min=1), help="Most samples [10000]."),
+    click.option("--remeasure-throttled", is_flag=True, default=None,
+                 help="Measure again once if clocks slowed down (thermal/HW) meanwhile."),
+)
+"""The options that shape one measurement (run's; a suite file may set them too)."""
+
+shape_options = stacked(
+    click.option("--sizes", help="Comma-separated sizes, e.g. 1024,4096, 2^20, 4k, 1M: one "
+                                 "axis, or every axis where the family says how (matmul: "
+                                 "M=N=K). Default: the family's shapes."),
+    click.option("--shape", "shapes", multiple=True,
+                 help="A whole shape, e.g. M=16,N=4096,K=4096 (repeatable)."),
+    click.option("--axis", "axes", multiple=True,
+                 help="Sweep an axis, e.g. K=64,128,256 (repeatable: the cartesian "
+                      "product; other axes at their defaults)."),
+)
+"""--sizes, --shape and --axis: which shapes to run."""
+
+selection_options = stacked(
+    click.argument("families", nargs=-1),
+    shape_options,
+    click.option("--dtype", "dtypes", multiple=True,
+                 help="float32, float16/fp16, bfloat16/bf16, or 'all'; repeatable or "
+                      "comma-separated."),
+    click.option("--variants", multiple=True,
+                 help="Only these variants (the baseline runs too); repeatable or "
+                      "comma-separated."),
+)
+"""Which points to run: FAMILIES, their shapes, dtypes and variants (run and trace)."""
+
+
+def target_options(verb: str, which_shape: str, family_required: bool = True):
+    """A profiler's target: FAMILY, --variant, and one --size or --shape and --dtype.
+    `verb` (profile, check) and `which_shape` (largest, smallest) say what the tool does
+    with them: a profiler wants a shape that fills the GPU, a checker a small one."""
+    return stacked(
+        click.argument("family", required=family_required),
+        click.option("--variant", "variants", multiple=True,
+                     help=f"Variant(s) to {verb} (default: every one that runs here); "
+                          "repeatable."),
+        click.option("--size", help=f"One size (default: the family's {which_shape} default "
+                                    "shape)."),
+        click.option("--shape", help="One shape, e.g. M=16,N=4096,K=4096 (instead of --size)."),
+        click.option("--dtype", help="One dtype (default float32)."),
+    )
+
+
+run_extra_options = stacked(
+    click.option("--ncu", is_flag=True,
+                 help="Also profile each passing variant once with Nsight Compute (short "
+                      "summary)."),
+    click.option("--markdown", is_flag=True,
+                 help="Also print every group's table as markdown on stdout at the end (a PR "
+                      "comment); not with --json."),
+    click.option("--ncu-check", is_flag=True,
+                 help="Also time each passing point under Nsight Compute (duration only, one ncu "
+                      "run per group) and add a 'vs ncu' column; needs ncu and a CUDA GPU."),
+    click.option("--sanitize", is_flag=True,
+                 help="Also run each variant once under compute-sanitizer's memcheck before "
+                      "timing, and mark rows it found errors in (needs a CUDA GPU)."),
+    click.option("--report", is_flag=True,
+                 help="Also write the run's HTML report (report.html in the run folder; see "
+                      "`gpubench report`)."),
+    click.option("--trace", is_flag=True,
+                 help="Also write a Chrome trace of the passing variants (trace.json)."),
+    click.option("--baseline", metavar="RUN",
+                 help="Compare every point with an earlier run (a run folder, 'latest', "
+                      "'latest~1'): adds the change and the verdict of `gpubench compare`."),
+)
+"""What `run` does besides checking and timing (run only; the names are RunRequest's)."""
+
+parallel_options = stacked(
+    click.option("--devices", metavar="all|0,2,3",
+                 help="Run on several GPUs at once: one worker per GPU, points shared out "
+                      "(after an interference check); results say which GPU measured them."),
+    click.option("--workers", type=click.IntRange(min=1), metavar="N",
+                 help="Run N CPU workers at once (no-GPU runs), or size a --cluster local on "
+                      "the CPU."),
+    click.option("--cluster", metavar="ADDRESS|local",
+                 help="Send points to Dask workers, each owning one GPU (resource GPU=1): a "
+                      "scheduler's address, or 'local' to start one worker per GPU here. "
+                      "Needs gpubench[cluster]."),
+)
+"""Where `run` spreads its points: several GPUs, CPU workers, or a Dask cluster (run only)."""
+
+
+# ---------------------------------------------------------------- raw values -> typed values
+
+
+def folder(value: str | None) -> Path | None:
+    """--out: a folder name; '' would silently mean the current folder."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise click.BadParameter("needs a folder name (an empty one would write into the "
+                                 "current folder)")
+    return Path(value)
+
+
+def shape_choice(sizes: str | None, shapes: tuple[str, ...], axes: tuple[str, ...]) -> ShapeChoice:
+    """The command line's shape options as one ShapeChoice (empty: the defaults)."""
+    swept = dict(parse_axis(text) for text in axes)
+    return ShapeChoice(sizes=parse_sizes(sizes) if sizes is not None else (),
+                       shapes=tuple(parse_shape(text) for text in shapes),
+                       axes=tuple(swept.items()))
+
+
+def one_shape(size: str | None, shape: str | None) -> ShapeChoice:
+    """A profiler's --size or --shape (one of them, or neither: the default shape)."""
+    if size and shape:
+        raise errors.UsageError("give --size or --shape, not both")
+    if size:
+        return ShapeChoice(sizes=(parse_size(size),))
+    return ShapeChoice(shapes=(parse_shape(shape),)) if shape else ShapeChoice()
+
+
+def one_dtype(dtype: str | None) -> str | None:
+    """A profiler's --dtype (None: the family's default)."""
+    return parse_dtype(dtype) if dtype else None
+
+
+def chosen_dtypes(dtypes: tuple[str, ...]) -> tuple[str, ...] | None:
+    """--dtype, repeatable or comma-separated: ('all',), canonical names, or None (default)."""
+    names = split_names(dtypes)
+    if not names:
+        return None
+    return ("all",) if "all" in names else parse_dtypes(names)
+
+
+def _flag(key: str) -> str:
+    """The option a suite-file key comes from: max_time_ms -> --max-time, modes -> --mode."""
+    name = key.removesuffix("_ms").removesuffix("_pct").removesuffix("_s")
+    return "--" + ("mode" if name == "modes" else name.replace("_", "-"))
+
+
+def merge_options(config: RunConfig, options: dict) -> RunConfig:
+    """Command-line options over a suite file's values."""
+
+    def fail(key: str | None, exc: Exception):
+        where = f"{_flag(key)}: " if key else ""
+        raise errors.UsageError(f"{where}{exc}") from None
+
+    changes: dict = {"timing": with_user_values(config.timing, {
+        **options, "modes": options.get("modes") or None}, fail)}
+    if options.get("families"):
+        changes["families"] = split_names(options["families"])
+    choice = shape_choice(options.get("sizes"), options.get("shapes") or (),
+                          options.get("axes") or ())
+    if choice:
+        changes["shapes"] = choice
+    if options.get("dtypes"):
+        names = split_names(options["dtypes"])
+        changes["dtypes"] = ("all",) if "all" in names else parse_dtypes(names)
+    if options.get("variants"):
+        changes["variants"] = split_names(options["variants"])
+    if options.get("kernels_dirs"):
+        changes["kernels_dirs"] = (*config.kernels_dirs, *options["kernels_dirs"])
+    if options.get("seed") is not None:
+        changes["seed"] = options["seed"]
+    return replace(config, **changes)
