@@ -165,6 +165,10 @@ class Result:
         extras.update((k, Extra(SPECS[k], v)) for k, v in named.items() if v is not None)
         return replace(self, **changes, extras=extras)
 
+    def with_extra(self, spec, value) -> Result:
+        """A copy with `spec`'s extra set to `value`, None included ("asked; none found")."""
+        return replace(self, extras={**self.extras, spec.name: Extra(spec, value)})
+
     def extra(self, name: str):
         """The value of the extra `name`, None when this result has none."""
         found = self.extras.get(name)

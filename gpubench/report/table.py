@@ -14,6 +14,7 @@ from gpubench.families.check import CheckResult
 from gpubench.records import result as R
 from gpubench.records.extras import ExtraSpec
 from gpubench.records.features import EXTRAS
+from gpubench.records.features.vs_baseline import VS_BASELINE
 from gpubench.report.compare_view import verdict_cell
 
 STATUS_STYLE = {
@@ -75,6 +76,14 @@ def groups_of(results: Iterable[R.Result]) -> list[list[R.Result]]:
     for result in results:
         groups.setdefault((result.family, result.dtype, result.shape.text()), []).append(result)
     return list(groups.values())
+
+
+def baseline_verdicts(group: list[R.Result]) -> dict | None:
+    """{point key text: Comparison} for the `vs --baseline` column, from the extras the
+    baseline pass set (analysis/baseline_pass.py); None when the run has no --baseline."""
+    if not any(VS_BASELINE.name in r.extras for r in group):
+        return None
+    return {r.key.text(): r.extra(VS_BASELINE.name) for r in group}
 
 
 def group_markdown(group: list[R.Result], device: str = "",
