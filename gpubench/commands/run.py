@@ -21,7 +21,7 @@ from gpubench.records import events as E
 from gpubench.records import result as R
 from gpubench.records.run import RunDocument, load_run
 from gpubench.report.compare_view import summary_line
-from gpubench.report.files import new_run_dir
+from gpubench.report.files import new_run_dir, write_report
 from gpubench.report.live import RunDisplay, RunNotes, failure_summary, skipped_summary
 from gpubench.report.table import baseline_verdicts, group_markdown, groups_of
 from gpubench.run.config import RunConfig
@@ -34,6 +34,7 @@ from gpubench.run.runner import Runner
 from gpubench.timing.envinfo import host_env
 from gpubench.tools.ncu.run_pass import NcuCheck, NcuSummary
 from gpubench.tools.sanitizer.run_pass import SanitizeMarks
+from gpubench.tools.trace_points import show_trace, trace_points
 
 PROFILES = Path("profiles")
 # The passes a run's groups go through, in this order (run/pipeline.py): memcheck's marks
@@ -280,8 +281,6 @@ class RunCommand:
                       baseline: RunDocument | None) -> None:
         """`--report`: report.html in the run folder (with --baseline, the compare view on
         top); a page that cannot be written is said, and costs no result."""
-        from gpubench.commands.report import write_report
-
         runs = [(str(run_dir), run)]
         if baseline is not None:
             runs.insert(0, (str(baseline.meta.get("run_dir") or "baseline"), baseline))
@@ -300,8 +299,6 @@ class RunCommand:
 
     def _trace(self, points, results: list[R.Result], machine, run_dir: Path) -> None:
         """`--trace`: the passing points again, a few calls each, under torch.profiler."""
-        from gpubench.commands.trace import show_trace, trace_points
-
         passed = {(r.family, r.variant, r.shape, r.dtype) for r in results if r.passed}
         chosen = [p for p in points
                   if (p.family.name, p.variant.name, p.shape, p.dtype) in passed]

@@ -1,0 +1,99 @@
+"""The run pipeline's parts without a worker: extras and their registry (records/extras.py,
+records/features/), the pass list (run/pipeline.py) and the runner's events."""
+
+import json
+from pathlib import Path
+
+from gpubench.records import events as E
+from gpubench.records import result as R
+from gpubench.records.extras import Column, ExtraSpec
+from gpubench.records.features import EXTRAS, SPECS
+from gpubench.records.point import PointKey
+from gpubench.records.shape import Shape
+from gpubench.report.table import COLUMNS, DROP_ORDER, group_markdown
+from gpubench.run.pipeline import Pipeline, RunContext
+from gpubench.timing.measurement import Measurement
+
+
+def result(variant="cuda", samples=(1e-3,) * 10, status=R.OK):
+    key = PointKey("square", variant, "float32", Shape({"n": 1024}), "cold")
+    return R.Result(key=key, kind="cuda", status=status,
+                    measurement=Measurement("cold", "m", list(samples), stop_reason="converged"))
+
+
+def test_registered_extras_own_their_columns_in_csv_order():
+    record = result().to_record()
+    columns = list(record)
+    # The extras' columns sit between span_s and warnings, in registry order.
+    extra_columns = [c.name for spec in EXTRAS for c in spec.columns]
+    start = columns.index("span_s") + 1
+    assert columns[start:start + len(extra_columns)] == extra_columns
+    assert columns[start + len(extra_columns)] == "warnings"
+    assert {"ncu_s", "vs_ncu", "sanitizer_findings"} <= set(extra_columns)
+    assert set(extra_columns) <= R.RESERVED_COLUMNS
+
+
+def test_an_extra_round_trips_through_results_json_and_old_keys_load():
+    mark = {"tool": "memcheck", "findings": 2, "error": None, "rows": []}
+    row = result().with_derived(sanitizer=mark, ncu={"duration_ns": 5})
+    assert set(row.extras) == {"sanitizer", "ncu"} and row.extras["sanitizer"].spec is SPECS[
+        "sanitizer"]
+    data = json.loads(json.dumps(row.to_dict()))
+    assert data["sanitizer"] == mark and data["ncu_check"] is None  # every saved key, always
+    assert "vs_baseline" not in data  # not saved: recomputed by `gpubench compare`
+    back = R.Result.from_dict(data)
+    assert back.sanitizer == mark and back.ncu == {"duration_ns": 5} and back.ncu_check is None
+    assert back.to_record()["sanitizer_findings"] == 2
+    assert row.with_derived(sanitizer=None).extras.keys() == {"ncu"}  # None removes it
+
+
+def test_table_columns_of_extras_go_where_their_spec_says():
+    headers = [h for h, _ in COLUMNS]
+    assert headers.index("vs ncu") == headers.index("vs --baseline") + 1
+    assert DROP_ORDER.index("vs ncu") == DROP_ORDER.index("±CI") + 1
+    plain = group_markdown([result()])
+    assert "vs ncu" not in plain and "*" not in plain.splitlines()[4]
+    checked = result().with_derived(ncu_check={"deviation": 0.061, "within": False},
+                                    sanitizer={"findings": 1, "rows": [], "error": None})
+    table = group_markdown([checked])
+    assert "| +6.1% ! |" in table and "PASS*" in table and "memcheck (--sanitize)" in table
+
+
+class Doubling:
+    """A pass that marks every result, to see the order and the stages."""
+
+    def __init__(self, name, after_table=False, wanted=True):
+        self.name, self.after_table, self.wanted, self.seen = name, after_table, wanted, []
+
+    def enabled(self, request):
+        return self.wanted
+
+    def before_run(self, ctx):
+        ctx.say(f"{self.name} before the run")
+
+    def apply(self, group, ctx):
+        self.seen.append(len(group))
+        return [r.with_derived(error=(r.error or "") + self.name) for r in group]
+
+
+def test_pipeline_applies_enabled_passes_in_order_and_by_stage():
+    said = []
+    ctx = RunContext(request=None, machine=None, run_dir=Path("."), points=[], meta={},
+                     emit=said.append)
+    passes = [Doubling("a"), Doubling("b", after_table=True), Doubling("c"),
+              Doubling("off", wanted=False)]
+    pipeline = Pipeline.of([lambda p=p: p for p in passes], ctx)
+    assert [p.name for p in pipeline.passes] == ["a", "b", "c"]
+    pipeline.before_run()
+    assert said == [E.Message("a before the run"), E.Message("b before the run"),
+                    E.Message("c before the run")]
+    shown = pipeline.before_table([result()])
+    assert shown[0].error == "ac"
+    assert pipeline.after_table(shown)[0].error == "acb"
+    assert passes[3].seen == []
+
+
+def test_a_computed_column_spec_reads_the_result():
+    spec = ExtraSpec("demo", columns=(Column("n_samples", lambda r: len(r.samples_s)),),
+                     saved=False)
+    assert spec.columns[0].read(result()) == 10
