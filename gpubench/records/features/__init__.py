@@ -5,12 +5,13 @@ its own module here plus one line below."""
 from __future__ import annotations
 
 from gpubench.records.extras import ExtraSpec
-from gpubench.records.features import ncu_check, ncu_summary, sanitizer, vs_baseline
+from gpubench.records.features import ncu_check, ncu_summary, sanitizer, tail_latency, vs_baseline
 
 EXTRAS: tuple[ExtraSpec, ...] = (
     ncu_summary.NCU,
     ncu_check.NCU_CHECK,
     sanitizer.SANITIZER,
     vs_baseline.VS_BASELINE,
+    tail_latency.TAIL_LATENCY,
 )
 SPECS = {spec.name: spec for spec in EXTRAS}
