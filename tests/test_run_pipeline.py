@@ -97,3 +97,11 @@ def test_a_computed_column_spec_reads_the_result():
     spec = ExtraSpec("demo", columns=(Column("n_samples", lambda r: len(r.samples_s)),),
                      saved=False)
     assert spec.columns[0].read(result()) == 10
+
+
+def test_p95_is_a_results_column_of_its_own_module():
+    row = result(samples=[i * 1e-6 for i in range(1, 101)])
+    record = row.to_record()
+    assert abs(record["p95_s"] - 95.05e-6) < 1e-12  # numpy 'linear' on 1..100 us
+    assert "p95_s" in R.RESERVED_COLUMNS and row.to_dict()["p95_s"] == record["p95_s"]
+    assert result(status=R.NOT_RUN, samples=()).to_record()["p95_s"] is None
