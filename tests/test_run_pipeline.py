@@ -105,3 +105,46 @@ def test_p95_is_a_results_column_of_its_own_module():
     assert abs(record["p95_s"] - 95.05e-6) < 1e-12  # numpy 'linear' on 1..100 us
     assert "p95_s" in R.RESERVED_COLUMNS and row.to_dict()["p95_s"] == record["p95_s"]
     assert result(status=R.NOT_RUN, samples=()).to_record()["p95_s"] is None
+
+
+class Machine:
+    has_cuda = True
+
+
+def context(said, **request):
+    from types import SimpleNamespace
+
+    options = {"ncu": False, "ncu_check": False, "sanitize": False, "baseline": None, **request}
+    return RunContext(SimpleNamespace(**options), Machine(), Path("."), [], {},
+                      emit=said.append)
+
+
+def test_gpu_passes_turn_tool_problems_into_messages(monkeypatch):
+    from gpubench import errors
+    from gpubench.tools.ncu import run_pass
+
+    def no_ncu(*args, **kwargs):
+        raise errors.ToolMissing("ncu not found")
+
+    monkeypatch.setattr(run_pass, "check_group", no_ncu)
+    monkeypatch.setattr(run_pass, "profile_points", no_ncu)
+    said = []
+    ctx = context(said, ncu=True, ncu_check=True)
+    group = [result()]
+    check, summary = run_pass.NcuCheck(), run_pass.NcuSummary()
+    assert check.enabled(ctx.request) and summary.enabled(ctx.request)
+    assert check.apply(group, ctx) == group and summary.apply(group, ctx) == group
+    assert said == [E.Message("  --ncu-check: ncu not found", soft_wrap=True),
+                    E.Message("  --ncu: ncu not found", soft_wrap=True)]
+
+
+def test_sanitize_pass_marks_each_row_of_its_variant():
+    from gpubench.tools.sanitizer.run_pass import SanitizeMarks
+
+    marks = SanitizeMarks()
+    marks.marks[("square", "cuda")] = {"tool": "memcheck", "findings": 1, "error": None,
+                                       "rows": [{"kind": "oob", "kernel": "k", "count": 1,
+                                                 "where": "a.cu:3"}]}
+    cuda, torch = marks.apply([result("cuda"), result("torch")], context([]))
+    assert cuda.sanitizer["findings"] == 1 and cuda.warnings[0].code == "sanitizer"
+    assert torch.sanitizer is None and torch.warnings == ()
