@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
 
 from gpubench import errors
-from gpubench.analysis.comparison import DEFAULT_THRESHOLD, compare_runs
 from gpubench.records.run import RunDocument
-from gpubench.report.html import RunComparisonView, render_report
-from gpubench.run.folder import atomic_write, read_run, resolve_run
+from gpubench.run.folder import read_run, resolve_run
+from gpubench.run.report_page import comparisons, write_report
 
-REPORT_NAME = "report.html"
+__all__ = ["comparisons", "load_runs", "report_command", "report_markdown", "write_report"]
 
 
 def load_runs(references: tuple[str, ...]) -> list[tuple[str, RunDocument]]:
@@ -25,37 +23,6 @@ def load_runs(references: tuple[str, ...]) -> list[tuple[str, RunDocument]]:
         folder = resolve_run(reference)
         loaded.append((str(folder), read_run(folder)))
     return loaded
-
-
-def comparisons(runs: list[tuple[str, RunDocument]],
-                threshold: float = DEFAULT_THRESHOLD) -> list[RunComparisonView]:
-    """Each later run against the first: the first is the base the user named first."""
-    (base_name, base), *later = runs
-    return [RunComparisonView(base_name, name, compare_runs(base, run, threshold))
-            for name, run in later]
-
-
-def default_output(runs: list[tuple[str, RunDocument]]) -> Path:
-    """report.html in the last run's folder; compared with others, named after the base."""
-    last = Path(runs[-1][0])
-    if len(runs) == 1:
-        return last / REPORT_NAME
-    return last / f"report-vs-{Path(runs[0][0]).name}.html"
-
-
-def write_report(runs: list[tuple[str, RunDocument]], output: Path | None) -> Path:
-    """Render and write the page; returns where it went (exit 12 when it cannot be written)."""
-    path = output or default_output(runs)
-    page = render_report(runs, comparisons(runs), generated=f"generated "
-                         f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')} by gpubench {_version()}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, page)
-        path.chmod(0o644)  # a page to share: not the private mode of the temporary file
-    except OSError as exc:
-        raise errors.OutputError(f"cannot write the report to {path}: "
-                                 f"{exc.strerror or exc}") from None
-    return path
 
 
 @dataclass(frozen=True)
@@ -92,12 +59,3 @@ def report_markdown(runs: list[tuple[str, RunDocument]]) -> str:
     parts += [compare_markdown(view.comparison, view.base_name, view.new_name)
               for view in comparisons(runs)]
     return "\n".join(parts)
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("gpubench")
-    except PackageNotFoundError:
-        return "(not installed)"

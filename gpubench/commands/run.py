@@ -7,29 +7,41 @@ import os
 import random
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
 from gpubench import errors
+from gpubench.analysis.baseline_pass import BaselineComparison
 from gpubench.analysis.comparison import compare_runs
 from gpubench.families.discovery import family_dirs, load_family, resolve_families
+from gpubench.records import events as E
 from gpubench.records import result as R
 from gpubench.records.run import RunDocument
 from gpubench.report.compare_view import summary_line
 from gpubench.report.files import new_run_dir
-from gpubench.report.live import RunDisplay, failure_summary, skipped_summary
+from gpubench.report.live import RunDisplay, RunNotes, failure_summary, skipped_summary
+from gpubench.report.table import baseline_verdicts, group_markdown, groups_of
 from gpubench.run.config import RunConfig
 from gpubench.run.folder import RunFolder, load_run
 from gpubench.run.lane import choose_gpus, visible_gpus
 from gpubench.run.machine import describe, detect_machine
+from gpubench.run.pipeline import Pipeline, RunContext
 from gpubench.run.plan import plan_points
+from gpubench.run.report_page import write_report
 from gpubench.run.runner import Runner
 from gpubench.timing.envinfo import host_env
+from gpubench.tools.ncu.run_pass import NcuCheck, NcuSummary
+from gpubench.tools.sanitizer.run_pass import SanitizeMarks
+from gpubench.tools.trace_points import show_trace, trace_points
 
 PROFILES = Path("profiles")
+# The passes a run's groups go through, in this order (run/pipeline.py): memcheck's marks
+# and ncu's durations first and the --baseline verdicts next (the table shows them all),
+# then --ncu's summary (its own table follows the group's). Each is enabled by its flag.
+PASSES = (SanitizeMarks, NcuCheck, BaselineComparison, NcuSummary)
 
 
 @dataclass(frozen=True)
@@ -51,6 +63,37 @@ class RunRequest:
     devices: str | None = None  # --devices all|0,2,3: one worker per GPU
     workers: int | None = None  # --workers N: N CPU workers (or local Dask CPU workers)
     cluster: str | None = None  # --cluster ADDRESS|local: Dask workers, one GPU each
+
+
+@dataclass
+class RunSaver:
+    """Keeps the run folder's results.json and results.csv current: after each group,
+    once every pass has run on it, and after every point (or every batch of points that
+    finished together on several workers) when the runner is idle: a `kill -9` of
+    gpubench, which nothing can catch, then costs at most the points in progress."""
+
+    folder: RunFolder
+    meta: dict
+    runner: Runner
+    started: float = field(default_factory=time.perf_counter)
+    unsaved: bool = False
+
+    def __call__(self, event: E.Event) -> None:
+        if isinstance(event, E.PointDone):
+            self.unsaved = True
+        elif isinstance(event, E.Idle) and self.unsaved:
+            self.unsaved = False
+            self.save()
+        elif isinstance(event, E.GroupComplete):
+            self.save()
+
+    def document(self) -> RunDocument:
+        return RunDocument({**self.meta, "wall_s": time.perf_counter() - self.started,
+                            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
+                           self.runner.env, tuple(self.runner.results))
+
+    def save(self) -> list[Path]:
+        return self.folder.save(self.document())
 
 
 @dataclass
@@ -169,126 +212,76 @@ class RunCommand:
 
     def _run(self, folder: RunFolder, machine, dirs, points, seed, write_json,
              baseline: RunDocument | None, lanes: list | None) -> int:
-        run_dir = folder.path
+        """Run the points through the runner and its passes; the listeners show and save."""
+        meta = self._meta(folder.path, machine, dirs, seed, baseline, lanes)
+        self.console.print(f"gpubench: {len(points)} points of {', '.join(dirs)}. "
+                           f"{describe(machine)}{_parallel_note(lanes, self.request.cluster)}")
+        context = RunContext(self.request, machine, folder.path, points, meta, baseline)
+        runner = Runner(machine.device, folder.path, self.request.config.timing, lanes=lanes,
+                        pipeline=Pipeline.of(PASSES, context))
+        saver = RunSaver(folder, meta, runner)
+        display = RunDisplay(self.console, len(points), show_progress=not self.request.as_json)
+        for listener in (display, RunNotes(self.console), saver):
+            runner.subscribe(listener)
+        try:
+            with display:
+                runner.run(points)
+        except KeyboardInterrupt as stop:
+            paths = saver.save()
+            self.console.print(f"{stop or 'interrupted'}: results so far in {paths[0].parent}",
+                               markup=False)
+            self._say_folder_problem(folder)
+            return errors.interruption_code(stop)
+        return self._conclude(runner, saver, points, machine, baseline, write_json)
+
+    def _meta(self, run_dir: Path, machine, dirs, seed, baseline: RunDocument | None,
+              lanes: list | None) -> dict:
+        """The run document's meta: where, when, what, on which device and lanes."""
         meta = {**host_env(), "run_id": run_dir.name, "run_dir": str(run_dir), "seed": seed,
                 "device": machine.device, "families": list(dirs),
                 "timing": self.request.config.timing.to_dict(),
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         if baseline is not None:
             meta["baseline"] = baseline.meta.get("run_dir") or baseline.meta.get("run_id")
-        self.console.print(f"gpubench: {len(points)} points of {', '.join(dirs)}. "
-                           f"{describe(machine)}{_parallel_note(lanes, self.request.cluster)}")
         if lanes:
             meta["lanes"] = [lane.slot.label for lane in lanes]
             if self.request.cluster:
                 meta["cluster"] = self.request.cluster
-        started = time.perf_counter()
-        runner = Runner(machine.device, run_dir, self.request.config.timing, lanes=lanes)
+        return meta
 
-        def document() -> RunDocument:
-            return RunDocument({**meta, "wall_s": time.perf_counter() - started,
-                                "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
-                               runner.env, tuple(runner.results))
-
-        def save() -> list[Path]:
-            return folder.save(document())
-
-        def on_group(group: list[R.Result]) -> None:
-            if self.request.ncu:
-                runner.replace(self._ncu_summaries(group, machine, run_dir, points))
-            save()
-
-        def against_baseline(group: list[R.Result]) -> dict:
-            compared = compare_runs(baseline, RunDocument(meta, runner.env, tuple(group)))
-            return {key: point.comparison for key, point in compared.by_key().items()}
-
-        marks = self._sanitize(points, machine, run_dir) if self.request.sanitize else {}
-
-        def before_show(group: list[R.Result]) -> list[R.Result]:
-            if marks:
-                from gpubench.commands.sanitize import mark_result
-
-                group = [mark_result(r, marks.get((r.family, r.variant))) for r in group]
-                runner.replace(group)
-            if not self.request.ncu_check:
-                return group
-            checked = self._ncu_check(group, machine, run_dir, points)
-            runner.replace(checked)
-            return checked
-
-        against_md = against_baseline if baseline is not None else None
-        display = RunDisplay(self.console, len(points), on_group=on_group,
-                             show_progress=not self.request.as_json,
-                             against=against_baseline if baseline is not None else None,
-                             before_show=before_show)
-        runner.callbacks = display.callbacks()
-        show_point = runner.callbacks.point_done
-
-        unsaved = []
-
-        def point_done(rows: list[R.Result]) -> None:
-            show_point(rows)
-            unsaved.append(rows)
-
-        def idle() -> None:
-            # Saved after every point (or every batch of points that finished together
-            # on several workers), not only every group: a `kill -9` of gpubench, which
-            # nothing can catch, then costs at most the points in progress.
-            if unsaved:
-                unsaved.clear()
-                save()
-
-        runner.callbacks.point_done = point_done
-        runner.callbacks.idle = idle
-        show_worker = runner.callbacks.worker_started
-
-        def worker_started(env: dict) -> None:  # the run's first worker only
-            show_worker(env)
-            self._say_ceilings_check(env)
-
-        runner.callbacks.worker_started = worker_started
-        runner.callbacks.interference = self._say_interference
-        try:
-            with display:
-                runner.run(points)
-        except KeyboardInterrupt as stop:
-            paths = save()
-            self.console.print(f"{stop or 'interrupted'}: results so far in {paths[0].parent}",
-                               markup=False)
-            self._say_folder_problem(folder)
-            return errors.interruption_code(stop)
+    def _conclude(self, runner: Runner, saver: RunSaver, points, machine,
+                  baseline: RunDocument | None, write_json) -> int:
+        """After the last point: --trace, the final save, the epilogue and the extra
+        outputs (--baseline's summary, --json, --report, --markdown); the exit code."""
+        folder, results = saver.folder, runner.results
         if self.request.trace:
-            self._trace(points, runner.results, machine, run_dir)
-        paths = save()
-        self._epilogue(runner.results, paths, time.perf_counter() - started)
+            self._trace(points, results, machine, folder.path)
+        paths = saver.save()
+        self._epilogue(results, paths, time.perf_counter() - saver.started)
         if baseline is not None:
-            self.console.print(f"vs --baseline {meta['baseline']}: "
-                               f"{summary_line(compare_runs(baseline, document()))}",
+            self.console.print(f"vs --baseline {saver.meta['baseline']}: "
+                               f"{summary_line(compare_runs(baseline, saver.document()))}",
                                markup=False, soft_wrap=True)
         if write_json is not None:
-            write_json(document().to_json() + "\n")
+            write_json(saver.document().to_json() + "\n")
         if self.request.report:
-            self._write_report(document(), run_dir, baseline)
+            self._write_report(saver.document(), folder.path, baseline)
         if self.request.markdown:
-            self._print_markdown(runner.results, runner.env.get("gpu") or "CPU", against_md)
+            self._print_markdown(results, runner.env.get("gpu") or "CPU")
         if self._say_folder_problem(folder):
             return errors.EXIT_OUTPUT
-        return errors.EXIT_OK if R.exit_status(runner.results) else errors.EXIT_VARIANT_FAILED
+        return errors.EXIT_OK if R.exit_status(results) else errors.EXIT_VARIANT_FAILED
 
-    def _print_markdown(self, results: list[R.Result], device: str, against) -> None:
+    def _print_markdown(self, results: list[R.Result], device: str) -> None:
         """Every group's table as markdown, in run order, on stdout (plain print: rich
         would wrap the long table lines)."""
-        from gpubench.report.table import group_markdown, groups_of
-
-        print("\n".join(group_markdown(g, device, against(g) if against else None)
+        print("\n".join(group_markdown(g, device, baseline_verdicts(g))
                         for g in groups_of(results)), flush=True)
 
     def _write_report(self, run: RunDocument, run_dir: Path,
                       baseline: RunDocument | None) -> None:
         """`--report`: report.html in the run folder (with --baseline, the compare view on
         top); a page that cannot be written is said, and costs no result."""
-        from gpubench.commands.report import write_report
-
         runs = [(str(run_dir), run)]
         if baseline is not None:
             runs.insert(0, (str(baseline.meta.get("run_dir") or "baseline"), baseline))
@@ -299,23 +292,6 @@ class RunCommand:
             return
         self.console.print(f"report: {path}", markup=False, soft_wrap=True)
 
-    def _say_ceilings_check(self, env: dict) -> None:
-        """Once, before the first table: the cached ceilings disagree with this run's copy
-        probe (gpubench/timing/ceilings.py), so its "of roof" figures are off by that much."""
-        check = env.get("ceilings_check") or {}
-        if check.get("stale"):
-            self.console.print(f"[yellow]warning:[/] {escape(check.get('message', ''))}",
-                               soft_wrap=True)
-
-    def _say_interference(self, interference) -> None:
-        """Once, before the first table, with several lanes: what the reference showed."""
-        if interference is None:
-            return
-        self.console.print(escape(interference.summary()), soft_wrap=True)
-        if interference.warning():
-            self.console.print(f"[yellow]warning:[/] {escape(interference.warning())}",
-                               soft_wrap=True)
-
     def _say_folder_problem(self, folder: RunFolder) -> bool:
         """Print where the results went when the run folder failed us; True if it did."""
         if folder.problem:
@@ -324,8 +300,6 @@ class RunCommand:
 
     def _trace(self, points, results: list[R.Result], machine, run_dir: Path) -> None:
         """`--trace`: the passing points again, a few calls each, under torch.profiler."""
-        from gpubench.commands.trace import show_trace, trace_points
-
         passed = {(r.family, r.variant, r.shape, r.dtype) for r in results if r.passed}
         chosen = [p for p in points
                   if (p.family.name, p.variant.name, p.shape, p.dtype) in passed]
@@ -336,81 +310,6 @@ class RunCommand:
             show_trace(trace_points(chosen, machine.device, run_dir), self.console)
         except errors.GpubenchError as exc:
             self.console.print(f"--trace: {exc}", soft_wrap=True, markup=False)
-
-    def _ncu_summaries(self, group: list[R.Result], machine, run_dir: Path,
-                       points) -> list[R.Result]:
-        """`--ncu`: profile each passing variant of the group once, show the short form;
-        returns the group's results with their ncu summary."""
-        from gpubench.commands.ncu import NcuOptions, ncu_summary, profile_points
-        from gpubench.commands.ncu_check import passing_points
-        from gpubench.tools.ncu.view import summary_table
-
-        if not machine.has_cuda:
-            self.console.print("  --ncu: skipped, Nsight Compute needs a CUDA GPU")
-            return group
-        try:
-            outcomes = profile_points(passing_points(group, points), run_dir, NcuOptions())
-        except errors.GpubenchError as exc:  # ncu missing: say so once per group, go on
-            self.console.print(f"  --ncu: {exc}", soft_wrap=True, markup=False)
-            return group
-        summaries = {o.variant: ncu_summary(o) for o in outcomes}
-        self.console.print(summary_table(summaries))
-        return [r.with_derived(ncu=summaries.get(r.variant)) for r in group]
-
-    def _ncu_check(self, group: list[R.Result], machine, run_dir: Path,
-                   points) -> list[R.Result]:
-        """`--ncu-check`: ncu's duration for each passing point of the group (one ncu run),
-        set beside ours; a problem with ncu is said once and costs no result."""
-        from gpubench.commands.ncu_check import check_group
-
-        if not machine.has_cuda:
-            if not self._said_ncu_check:
-                self.console.print("--ncu-check: skipped — it compares with Nsight Compute, "
-                                   "which needs ncu and a CUDA GPU; this run timed on the CPU",
-                                   markup=False, soft_wrap=True)
-                self._said_ncu_check = True
-            return group
-        try:
-            return check_group(group, points, run_dir)
-        except errors.GpubenchError as exc:
-            self.console.print(f"  --ncu-check: {exc}", soft_wrap=True, markup=False)
-            return group
-
-    _said_ncu_check = False
-
-    def _sanitize(self, points, machine, run_dir: Path) -> dict[tuple[str, str], dict]:
-        """`--sanitize`: memcheck on each variant once, at its smallest planned shape, before
-        anything is timed; {(family, variant): what run_mark records}. Without a GPU or the
-        tool it says so once and the run goes on."""
-        from gpubench.commands.sanitize import Sanitized, run_mark, sanitize_task, sources_of
-        from gpubench.tools.find import find_tool
-
-        if not machine.has_cuda:
-            self.console.print("--sanitize: skipped — compute-sanitizer checks CUDA kernels, "
-                               "and this run has no CUDA GPU", markup=False)
-            return {}
-        try:
-            sanitizer = find_tool("compute-sanitizer")
-        except errors.GpubenchError as exc:
-            self.console.print(f"--sanitize: {exc}", markup=False)
-            return {}
-        first: dict[tuple[str, str], object] = {}
-        for point in points:
-            key = (point.family.name, point.variant.name)
-            if not point.skip and (key not in first or _size(point) < _size(first[key])):
-                first[key] = point
-        marks = {}
-        for key, point in first.items():
-            self.console.print(f"--sanitize: memcheck on {key[0]}/{key[1]} "
-                               f"{point.shape.label()} ...", markup=False)
-            try:
-                outcome = sanitize_task(sanitizer, point.task(0), run_dir / "sanitize",
-                                        ("memcheck",), 600.0,
-                                        sources_of(point.family, point.variant))
-            except errors.GpubenchError as exc:
-                outcome = Sanitized(key[1], error=exc)
-            marks[key] = run_mark(outcome)
-        return marks
 
     def _epilogue(self, results: list[R.Result], paths: list[Path], wall_s: float) -> None:
         for line in skipped_summary(results):
@@ -429,13 +328,6 @@ def _parallel_note(lanes: list | None, cluster: str | None) -> str:
         return ""
     where = f"Dask cluster {cluster}" if cluster else ", ".join(lane.slot.label for lane in lanes)
     return f" {len(lanes)} workers in parallel ({where})."
-
-
-def _size(point) -> int:
-    """A shape's element count, to find a variant's smallest point."""
-    import math
-
-    return math.prod(point.shape.values())
 
 
 def new_seed() -> int:

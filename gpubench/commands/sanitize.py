@@ -27,111 +27,16 @@ from rich.rule import Rule
 from gpubench import errors
 from gpubench.commands.targets import TargetChoice, resolve_target
 from gpubench.records.strict_json import strict_dumps
-from gpubench.run.protocol import Task
-from gpubench.run.worker_process import worker_env
-from gpubench.tools.driver import Tool, ToolRun, each_point, run_task
-from gpubench.tools.find import Completed, find_tool
-from gpubench.tools.sanitizer.command import ALLOCATOR_OFF, sanitizer_argv
-from gpubench.tools.sanitizer.log import TOOLS, SanitizerLog, VariantReport, read_xml
+from gpubench.tools.driver import each_point
+from gpubench.tools.find import find_tool
+from gpubench.tools.sanitizer.log import TOOLS
+from gpubench.tools.sanitizer.run_pass import mark_result, run_mark
+from gpubench.tools.sanitizer.task import Sanitized, SanitizerTool, sanitize_task, sources_of
+
+__all__ = ["SanitizeCommand", "Sanitized", "SanitizerTool", "chosen_tools", "mark_result",
+           "run_mark", "sanitize_task", "sources_of"]
 
 DEFAULT_TIMEOUT_S = 600.0  # a build (~20-40 s) plus a call slowed ~100x by the checker
-
-
-class SanitizerTool(Tool):
-    """compute-sanitizer running one of its tools; records saved as <stem>.xml."""
-
-    name = "sanitizer"
-
-    def __init__(self, check: str) -> None:
-        self.check = check
-
-    def argv(self, executable: str, stem: Path, target: list[str]) -> list[str]:
-        return sanitizer_argv(executable, self.check, f"{stem}.xml", target)
-
-    def env(self, stem: Path) -> dict:
-        return {**worker_env("cuda"), **ALLOCATOR_OFF}
-
-    def timeout_message(self, timeout_s: float, completed: Completed, leftovers) -> str:
-        return (f"compute-sanitizer --tool {self.check} ran past --timeout {timeout_s:g} s "
-                f"and was killed (log: {completed.log}); the checkers slow kernels down "
-                "~10-100x: a smaller --size, or a longer --timeout")
-
-
-@dataclass
-class Sanitized:
-    """One variant's outcome: a report per tool that ran, or the error that stopped it."""
-
-    variant: str
-    report: VariantReport | None = None
-    check: dict | None = None
-    worker_error: str | None = None
-    error: errors.GpubenchError | None = None
-
-    @property
-    def found(self) -> bool:
-        return self.report is not None and any(log.findings for log in self.report.logs)
-
-
-def sanitize_task(sanitizer: str, task: Task, run_dir: Path, checks: tuple[str, ...],
-                  timeout_s: float, sources: dict[str, str]) -> Sanitized:
-    """Every requested tool on one task, in turn; the findings of all of them."""
-    logs, worker = [], {}
-    for check in checks:
-        run = run_task(SanitizerTool(check), sanitizer, task, run_dir, timeout_s,
-                       use_nvtx=False, suffix=f"-{check}")
-        logs.append(_log_of(run, check))
-        worker = run.worker if isinstance(run.worker, dict) else {}
-    return Sanitized(task.variant, VariantReport(task.variant, tuple(logs), sources),
-                     worker.get("check"),
-                     worker.get("error") if worker.get("status") == "error" else None)
-
-
-def _log_of(run: ToolRun, check: str) -> SanitizerLog:
-    """The tool's XML, read. No XML means the tool itself failed; with one, a non-zero exit
-    is the findings (--error-exitcode) or the call's own failure ("Target application
-    returned an error": a variant that fails its check), which the view notes."""
-    xml = run.file(".xml")
-    if not xml.is_file():
-        tail = " | ".join(run.completed.output.strip().splitlines()[-3:])
-        raise errors.ProfilerError(
-            f"compute-sanitizer --tool {check} wrote no records (exit "
-            f"{run.completed.returncode}; log: {run.completed.log}): {tail}")
-    return read_xml(xml.read_text(errors="replace"), check)
-
-
-def run_mark(outcome: Sanitized) -> dict:
-    """What `run --sanitize` records on each of a variant's rows: memcheck's folded
-    findings (kind, kernel, where, count), or the error that stopped the tool."""
-    from gpubench.tools.sanitizer.log import short_file, summarize
-
-    if outcome.error is not None:
-        return {"tool": "memcheck", "findings": None, "error": str(outcome.error), "rows": []}
-    findings = summarize(f for log in outcome.report.logs for f in log.findings)
-    rows = [{"kind": f.kind, "kernel": f.kernel, "count": f.count,
-             "where": f"{short_file(f.file)}:{f.line}" if f.file else f"pc {f.pc}"}
-            for f in findings]
-    return {"tool": "memcheck", "findings": len(findings), "error": None, "rows": rows}
-
-
-def mark_result(result, mark: dict | None):
-    """The result with its variant's memcheck outcome, and a warning when it found
-    something or could not run."""
-    from gpubench.timing.noise import Warning
-
-    if mark is None:
-        return result
-    remedy = (f"gpubench sanitize {result.family} --variant {result.variant} shows every "
-              "finding at its source line")
-    warning = None
-    if mark["error"]:
-        warning = Warning("sanitizer", f"memcheck could not run: {mark['error']}", remedy)
-    elif mark["findings"]:
-        first = mark["rows"][0]
-        warning = Warning("sanitizer", f"memcheck found {mark['findings']} problem(s), first: "
-                                       f"{first['kind']} in {first['kernel']} at "
-                                       f"{first['where']}", remedy)
-    warnings = result.warnings + ((warning,) if warning else ())
-    return result.with_derived(sanitizer=mark, warnings=warnings)
 
 
 def chosen_tools(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -217,15 +122,3 @@ class SanitizeCommand:
             print(text, file=sys.stderr)
 
 
-def sources_of(family, variant) -> dict[str, str]:
-    """The variant's sources by the names its line info uses: its build's #line names
-    (CUDA), or its Python file (Triton: its line info names the .py file); {} for PyTorch."""
-    from gpubench.families.sources import source_texts
-    from gpubench.families.spec import CudaVariant, Machine, TritonVariant
-
-    if isinstance(variant, CudaVariant):
-        return source_texts(family, variant, Machine(has_cuda=True, has_triton=True))
-    if isinstance(variant, TritonVariant):
-        path = family.directory / variant.module
-        return {str(path.resolve()): path.read_text()}
-    return {}

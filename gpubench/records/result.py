@@ -3,9 +3,11 @@
 A Result holds what was observed (status, the worker's Measurement, the check,
 the build) and what was derived from its group (speedup, roofline position,
 warnings: see derive.py, which returns new Results rather than mutating).
-`to_record()` is the flat row of results.csv and of `to_frame()`, one column per
-axis; `to_dict()` is the full JSON form, which `from_dict()` reads back
-whole. Pure data.
+What a flag adds (--ncu, --ncu-check, --sanitize, ...) is not a field: it is an
+Extra in `extras` (records/extras.py), registered with its columns in
+records/features/. `to_record()` is the flat row of results.csv and of
+`to_frame()`, one column per axis; `to_dict()` is the full JSON form, which
+`from_dict()` reads back whole. Pure data.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from gpubench.records.extras import Extra
+from gpubench.records.features import EXTRAS, SPECS
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
 from gpubench.timing import noise, roofline
@@ -44,9 +48,8 @@ RESERVED_COLUMNS = frozenset({
     "bytes_moved", "method", "stop_reason", "warmup_s", "sampling_s", "sm_clock_min_mhz",
     "sm_clock_max_mhz", "throttled", "check_max_abs_err", "check_mismatches", "compile_s",
     "compile_cached", "warnings", "error", "seed", "size", "kernels_per_call",
-    "other_ops_per_call", "kernel_sum_s", "span_s", "ncu_s", "vs_ncu", "sanitizer_findings",
-    "device_id", "device_name",
-})
+    "other_ops_per_call", "kernel_sum_s", "span_s", "device_id", "device_name",
+}) | {column.name for spec in EXTRAS for column in spec.columns}
 
 
 def _delegate(holder: str, name: str, empty=None) -> property:
@@ -78,10 +81,9 @@ class Result:
     speedup: float | None = None
     roof: dict | None = None  # roofline.position(...) with the machine's ceilings
     warnings: tuple[noise.Warning, ...] = ()
-    ncu: dict | None = None  # `gpubench run --ncu`: duration, top SOL %, top hint
     device_work: DeviceWork | None = None  # kernels per call, their sum and span (GPU only)
-    ncu_check: dict | None = None  # `gpubench run --ncu-check`: ncu's time beside ours
-    sanitizer: dict | None = None  # `gpubench run --sanitize`: memcheck on this variant
+    # What flags added (--ncu, --ncu-check, --sanitize, ...): name -> Extra, see extras.py.
+    extras: Mapping[str, Extra] = field(default_factory=dict)
     # Which device measured it (several with --devices, --workers, --cluster): its id
     # ("cuda:1", "cpu:0", a Dask worker's "tcp://host:port cuda:0") and model.
     device_id: str = ""
@@ -154,8 +156,29 @@ class Result:
         return self.status == OK
 
     def with_derived(self, **changes) -> Result:
-        """A copy with derived fields set (speedup, roof, warnings, ncu)."""
-        return replace(self, **changes)
+        """A copy with derived fields set (speedup, roof, warnings) and extras by their
+        registered name (ncu_check=..., sanitizer=...); an extra set to None is removed."""
+        named = {name: changes.pop(name) for name in list(changes) if name in SPECS}
+        if not named:
+            return replace(self, **changes)
+        extras = {k: v for k, v in self.extras.items() if k not in named}
+        extras.update((k, Extra(SPECS[k], v)) for k, v in named.items() if v is not None)
+        return replace(self, **changes, extras=extras)
+
+    def with_extra(self, spec, value) -> Result:
+        """A copy with `spec`'s extra set to `value`, None included ("asked; none found")."""
+        return replace(self, extras={**self.extras, spec.name: Extra(spec, value)})
+
+    def extra(self, name: str):
+        """The value of the extra `name`, None when this result has none."""
+        found = self.extras.get(name)
+        return found.value if found is not None else None
+
+    def __getattr__(self, name: str):
+        """A registered extra read as an attribute (r.ncu_check), as before extras were."""
+        if name in SPECS:
+            return self.extra(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __repr__(self) -> str:
         """'<Result matmul/naive M=256 N=128 K=64 float32 cold: 1.23 ms ±0.4% (n=57),
@@ -210,9 +233,7 @@ class Result:
             "kernels_per_call": self.device_work.kernels if self.device_work else None,
             "other_ops_per_call": self.device_work.other_ops if self.device_work else None,
             "kernel_sum_s": self.kernel_sum_s, "span_s": self.span_s,
-            "ncu_s": (self.ncu_check or {}).get("ncu_s"),
-            "vs_ncu": (self.ncu_check or {}).get("deviation"),
-            "sanitizer_findings": (self.sanitizer or {}).get("findings"),
+            **{column.name: column.read(self) for spec in EXTRAS for column in spec.columns},
             "warnings": "; ".join(w.code for w in self.warnings) or None,
             "error": self.error, "seed": self.seed,
             # Short columns last, where a narrow print shows them: the speed and the rate.
@@ -232,10 +253,10 @@ class Result:
             measurement=self.measurement.to_dict() if self.measurement else None,
             check=self.check, build=self.build, roofline=self.roof,
             summary=self.summary.to_dict() if self.summary else None,
-            warnings=[w.to_dict() for w in self.warnings], ncu=self.ncu,
+            warnings=[w.to_dict() for w in self.warnings],
             device_work=self.device_work.to_dict() if self.device_work else None,
-            ncu_check=self.ncu_check, sanitizer=self.sanitizer,
         )
+        record.update((spec.name, self.extra(spec.name)) for spec in EXTRAS if spec.saved)
         return record
 
     @classmethod
@@ -251,8 +272,9 @@ class Result:
             check=data.get("check"), build=data.get("build") or {}, error=data.get("error"),
             speedup=data.get("speedup_vs_baseline"), roof=data.get("roofline"),
             warnings=tuple(noise.Warning(**w) for w in data.get("warnings") or ()),
-            ncu=data.get("ncu"), device_work=DeviceWork.from_dict(data.get("device_work")),
-            ncu_check=data.get("ncu_check"), sanitizer=data.get("sanitizer"),
+            device_work=DeviceWork.from_dict(data.get("device_work")),
+            extras={spec.name: Extra(spec, data[spec.name]) for spec in EXTRAS
+                    if spec.saved and data.get(spec.name) is not None},
             device_id=data.get("device_id") or "", device_name=data.get("device_name") or "",
         )
 

@@ -1,6 +1,7 @@
 """What the user sees while a run goes: a progress bar, then a table per group.
 
-Connects the runner's callbacks to a rich console. With --json the tables go
+Listens to the run's events (records/events.py) and shows them on a rich
+console; it only shows, never acts on results. With --json the tables go
 to stderr (stdout is reserved for the JSON document) and the bar is hidden.
 When the console is not a terminal (a CI log, `| tee`), a bar cannot redraw: a
 line per finished point takes its place, and a phase that runs longer than a few
@@ -15,6 +16,7 @@ import time
 from collections import defaultdict
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -24,22 +26,17 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from gpubench.records import events as E
 from gpubench.records import result as R
-from gpubench.report.table import group_notes, group_table
-from gpubench.run.plan import Point
-from gpubench.run.runner import RunCallbacks
+from gpubench.report.table import baseline_verdicts, group_notes, group_table
 
 
 class RunDisplay:
-    def __init__(self, console: Console, total: int, on_group=None, show_progress: bool = True,
-                 against=None, before_show=None):
+    """The progress bar (or its lines) and a table per finished group: subscribe it to
+    the runner (`runner.subscribe(display)`) and enter it for the run's duration."""
+
+    def __init__(self, console: Console, total: int, show_progress: bool = True):
         self.console = console
-        # against(group) -> {point key text: Comparison} with the --baseline run, or None.
-        self.against = against
-        self.on_group = on_group or (lambda group: None)
-        # before_show(group) -> group: work that adds to a finished group before its table
-        # (--ncu-check's column); on_group runs after the table.
-        self.before_show = before_show or (lambda group: group)
         self.device_name = ""
         self.progress = Progress(
             SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
@@ -59,48 +56,56 @@ class RunDisplay:
         if self.lines is not None:
             self.lines.close()
 
-    def callbacks(self) -> RunCallbacks:
-        return RunCallbacks(
-            point_started=self._started,
-            phase=self._phase,
-            point_done=self._point_done,
-            group_done=self._group_done,
-            worker_started=self._worker_started,
-        )
+    def __call__(self, event: E.Event) -> None:
+        if isinstance(event, E.PointStarted):
+            self._describe(event.point, "skipped" if event.point.skipped else "starting")
+        elif isinstance(event, E.Phase):
+            self._describe(event.point, event.phase)
+            if self.lines is not None:
+                self.lines.phase(event.point.label(), event.phase)
+        elif isinstance(event, E.PointDone):
+            self.progress.advance(self.task_id)
+            if self.lines is not None:
+                self.lines.point_done(event.rows)
+        elif isinstance(event, E.GroupDone):
+            self._show_group(event.group)
+        elif isinstance(event, E.WorkerStarted):
+            self.device_name = event.env.get("gpu") or "CPU"
 
-    def _point_done(self, rows: list[R.Result]) -> None:
-        self.progress.advance(self.task_id)
-        if self.lines is not None:
-            self.lines.point_done(rows)
-
-    def _worker_started(self, env: dict) -> None:
-        self.device_name = env.get("gpu") or "CPU"
-
-    def _started(self, point: Point) -> None:
-        self._describe(point, "skipped" if point.skip else "starting")
-
-    def _phase(self, point: Point, phase: str) -> None:
-        self._describe(point, phase)
-        if self.lines is not None:
-            self.lines.phase(point_label(point), phase)
-
-    def _describe(self, point: Point, phase: str) -> None:
+    def _describe(self, point: E.PointRef, phase: str) -> None:
         self.progress.update(self.task_id, description=(
-            f"{point.family.name} {point.variant.name} {point.shape.label()} {point.dtype}: "
-            f"{phase}"))
+            f"{point.family} {point.variant} {point.shape} {point.dtype}: {phase}"))
 
-    def _group_done(self, group: list[R.Result]) -> None:
-        group = self.before_show(group)
-        against = self.against(group) if self.against else None
-        self.console.print(group_table(group, self.device_name, against,
+    def _show_group(self, group: list[R.Result]) -> None:
+        self.console.print(group_table(group, self.device_name, baseline_verdicts(group),
                                        width=self.console.width))
         for note in group_notes(group):
             self.console.print(f"  {note}", soft_wrap=True, markup=False)
-        self.on_group(group)
 
 
-def point_label(point: Point) -> str:
-    return f"{point.family.name}/{point.variant.name} {point.shape.label()} {point.dtype}"
+class RunNotes:
+    """What the run has to say besides its tables, on the console: the passes' messages,
+    the interference reference's verdict (several lanes) and stale cached ceilings."""
+
+    def __init__(self, console: Console):
+        self.console = console
+
+    def __call__(self, event: E.Event) -> None:
+        if isinstance(event, E.Message):
+            self.console.print(event.text, markup=False, soft_wrap=event.soft_wrap)
+        elif isinstance(event, E.Interference):
+            self.console.print(escape(event.summary), soft_wrap=True)
+            if event.warning:
+                self._warn(event.warning)
+        elif isinstance(event, E.WorkerStarted):
+            # Once, before the first table: the cached ceilings disagree with this run's
+            # copy probe (timing/ceilings.py), so its "of roof" figures are off by that much.
+            check = event.env.get("ceilings_check") or {}
+            if check.get("stale"):
+                self._warn(check.get("message", ""))
+
+    def _warn(self, text: str) -> None:
+        self.console.print(f"[yellow]warning:[/] {escape(text)}", soft_wrap=True)
 
 
 class PlainProgress:

@@ -12,6 +12,9 @@ from rich.text import Text
 from gpubench import format as fmt
 from gpubench.families.check import CheckResult
 from gpubench.records import result as R
+from gpubench.records.extras import ExtraSpec
+from gpubench.records.features import EXTRAS
+from gpubench.records.features.vs_baseline import VS_BASELINE
 from gpubench.report.compare_view import verdict_cell
 
 STATUS_STYLE = {
@@ -25,14 +28,27 @@ STATUS_STYLE = {
     R.NOT_RUN: ("not run", "dim"),
 }
 BASELINE_HEADER = "vs --baseline"
-# Every column in order; "mode", "kernels", "vs ncu" and "vs --baseline" show only when
-# they say something (several modes, a multi-op call, --ncu-check, --baseline).
-COLUMNS = (("variant", "left"), ("kind", "left"), ("mode", "left"), ("check", "left"),
-           ("median", "right"), ("kernels", "right"), ("±CI", "right"), ("IQR", "right"),
-           ("n", "right"), ("TFLOP/s", "right"), ("GB/s", "right"), ("of roof", "right"),
-           ("vs base", "right"), (BASELINE_HEADER, "right"), ("vs ncu", "right"),
-           ("build", "right"))
-JUSTIFY = dict(COLUMNS)
+# Every core column in order; "mode", "kernels" and "vs --baseline" show only when they
+# say something (several modes, a multi-op call, --baseline); the extras' columns (records/
+# features/: "vs ncu") go where their spec says, shown when a row of the group has them.
+CORE_COLUMNS = (("variant", "left"), ("kind", "left"), ("mode", "left"), ("check", "left"),
+                ("median", "right"), ("kernels", "right"), ("±CI", "right"), ("IQR", "right"),
+                ("n", "right"), ("TFLOP/s", "right"), ("GB/s", "right"), ("of roof", "right"),
+                ("vs base", "right"), (BASELINE_HEADER, "right"), ("build", "right"))
+TABLE_EXTRAS = tuple(spec for spec in EXTRAS if spec.table is not None)
+
+
+def _with_extras(order: tuple[str, ...], place) -> tuple[str, ...]:
+    """`order` with each table extra's header inserted after the one `place(spec)` names."""
+    result = list(order)
+    for spec in TABLE_EXTRAS:
+        result.insert(result.index(place(spec.table)) + 1, spec.table.header)
+    return tuple(result)
+
+
+JUSTIFY = {**dict(CORE_COLUMNS), **{spec.table.header: "right" for spec in TABLE_EXTRAS}}
+COLUMNS = tuple((h, JUSTIFY[h])
+                for h in _with_extras(tuple(h for h, _ in CORE_COLUMNS), lambda t: t.after))
 
 
 def group_title(group: list[R.Result], device: str = "") -> str:
@@ -62,6 +78,14 @@ def groups_of(results: Iterable[R.Result]) -> list[list[R.Result]]:
     return list(groups.values())
 
 
+def baseline_verdicts(group: list[R.Result]) -> dict | None:
+    """{point key text: Comparison} for the `vs --baseline` column, from the extras the
+    baseline pass set (analysis/baseline_pass.py); None when the run has no --baseline."""
+    if not any(VS_BASELINE.name in r.extras for r in group):
+        return None
+    return {r.key.text(): r.extra(VS_BASELINE.name) for r in group}
+
+
 def group_markdown(group: list[R.Result], device: str = "",
                    against: dict | None = None) -> str:
     """The same table as GitHub-flavoured markdown, for a PR comment: every column, the
@@ -79,26 +103,29 @@ def group_markdown(group: list[R.Result], device: str = "",
 def table_layout(group: list[R.Result], against: dict | None) -> tuple[list[str], list[dict], str]:
     """(headers shown, one dict of cells per row, caption) of a group's table."""
     show_kernels = any(_multi(r) for r in group)
-    show_ncu = any(r.ncu_check for r in group)
+    extras = [spec for spec in TABLE_EXTRAS if any(r.extra(spec.name) for r in group)]
     shown = {"mode": len({r.mode for r in group}) > 1, "kernels": show_kernels,
-             "vs ncu": show_ncu, BASELINE_HEADER: against is not None}
+             BASELINE_HEADER: against is not None,
+             **{spec.table.header: spec in extras for spec in TABLE_EXTRAS}}
     headers = [h for h, _ in COLUMNS if shown.get(h, True)]
     rows = []
     for result in group:
         cells = _cells(result)
+        cells.update((spec.table.header, spec.table.cell(result.extra(spec.name)))
+                     for spec in TABLE_EXTRAS)
         if against is not None:
             cells[BASELINE_HEADER] = verdict_cell(against.get(result.key.text()))
         rows.append(cells)
     caption = _caption(group) + (BASELINE_CAPTION if against is not None else "") + (
-        KERNELS_CAPTION if show_kernels else "") + (NCU_CAPTION if show_ncu else "")
+        KERNELS_CAPTION if show_kernels else "") + "".join(spec.table.caption for spec in extras)
     return headers, rows, caption
 
 
 # Which columns go first when the terminal is narrow: what results.csv has anyway and a
 # reader needs least to compare variants. Never dropped: variant, mode, check, median, vs base.
 # The rate that does not set the roof goes before the one that does ("RATE" stands for it).
-DROP_ORDER = ("kind", "IQR", "n", "build", "kernels", "RATE", "±CI", "vs ncu", BASELINE_HEADER,
-              "RATE", "of roof")
+DROP_ORDER = _with_extras(("kind", "IQR", "n", "build", "kernels", "RATE", "±CI",
+                          BASELINE_HEADER, "RATE", "of roof"), lambda t: t.drop_after)
 
 
 def drop_order(group: list[R.Result]) -> tuple[str, ...]:
@@ -227,10 +254,6 @@ def plain(cell) -> str:
     return cell.plain if isinstance(cell, Text) else str(cell)
 
 
-NCU_CAPTION = (" vs ncu: our kernel time (the kernel sum of a multi-kernel call) against the "
-               "sum of its kernels' ncu gpu__time_duration, run once per point (--ncu-check); "
-               "! = beyond the target (±2% from 20 us, ±5% from 3 us, none below): see the "
-               "warning; warm and wall measure something else and are not judged.")
 KERNELS_CAPTION = (" kernels: device work per call (k kernels + m memsets/copies) when a call "
                    "does more than one thing, and which time the median is: span = first start "
                    "to last end, gaps included (kernel sum in results.json); sum = kernels "
@@ -242,8 +265,8 @@ BASELINE_CAPTION = (" vs --baseline: this run's median against the --baseline ru
 def _cells(result: R.Result) -> dict:
     """The row of one result, by column header (the baseline verdict is added by the table)."""
     label, style = STATUS_STYLE.get(result.status, (result.status, ""))
-    if (result.sanitizer or {}).get("findings"):
-        label, style = label + "*", "bold red"  # memcheck (--sanitize) found errors
+    if _marking(result):
+        label, style = label + "*", "bold red"  # e.g. memcheck (--sanitize) found errors
     # Numbers only for rows that passed: a wrong answer's speed is not worth reading.
     summary = result.summary if result.passed else None
     name = result.variant + (" (base)" if result.baseline else "") + (
@@ -263,18 +286,14 @@ def _cells(result: R.Result) -> dict:
         "GB/s": fmt.rate(result.gbps if summary else None),
         "of roof": _roof_cell(result) if summary else "-",
         "vs base": fmt.ratio(result.speedup),
-        "vs ncu": _ncu_cell(result),
         "build": _build_cell(result),
     }
 
 
-def _ncu_cell(result: R.Result) -> str:
-    """'+0.4%', '+6.1% !' beyond the target, '-' without an ncu time."""
-    check = result.ncu_check
-    if not check or check.get("deviation") is None:
-        return "-"
-    mark = " !" if check.get("within") is False else ""
-    return f"{check['deviation']:+.1%}{mark}"
+def _marking(result: R.Result) -> list[ExtraSpec]:
+    """The extras of a result that mark its check cell with a '*'."""
+    return [e.spec for e in result.extras.values()
+            if e.spec.marks_check is not None and e.spec.marks_check(e.value)]
 
 
 def _multi(result: R.Result) -> bool:
@@ -341,11 +360,11 @@ def note(result: R.Result) -> str:
 def _caption(group: list[R.Result]) -> str:
     methods = sorted({f"{r.mode}: {r.method}" for r in group if r.method})
     timing = "; ".join(methods) if methods else "nothing was timed"
+    marks = dict.fromkeys(spec.mark_caption for r in group for spec in _marking(r))
     return (f"median of n samples ({timing}). ±CI: 95% CI of the median; IQR: spread; both as "
             "% of the median. TFLOP/s, GB/s: the family's napkin-math FLOPs and bytes. "
             "of roof: share of the measured roofline at this intensity (mem/comp-bound). "
             "vs base: baseline median / variant median, same mode, PASS rows only." + (
                 " (alloc): the variant returns a new output tensor; allocating it is part of "
-                "its time." if any(r.build.get("allocates_output") for r in group) else "") + (
-                " *: memcheck (--sanitize) found errors in this variant: see the notes."
-                if any((r.sanitizer or {}).get("findings") for r in group) else ""))
+                "its time." if any(r.build.get("allocates_output") for r in group) else "") +
+            "".join(marks))

@@ -5,11 +5,13 @@ default, one per GPU with `--devices`, N CPU workers with `--workers N`, or a
 Dask worker's GPU with `--cluster` (cluster.py). Every lane has a thread that
 takes the next point from one shared queue (schedule.py orders it) and blocks
 on its worker; everything else happens on the main thread, which receives the
-lanes' events: callbacks (tables, progress, files) run there only, groups are
-finished when their last point is in, whatever order the lanes finish in, and
-Ctrl-C lands there (lanes are then killed, what they had not finished is
-NOT_RUN). With several lanes, an interference reference is timed first
-(interference.py). Never prints: the CLI decides what to show.
+lanes' events: the run's own events (records/events.py) are emitted there only,
+to the listeners that subscribed (tables, progress, files); groups are finished
+when their last point is in, whatever order the lanes finish in, and go through
+the pipeline's passes (pipeline.py) before they are shown and saved; Ctrl-C
+lands there (lanes are then killed, what they had not finished is NOT_RUN).
+With several lanes, an interference reference is timed first (interference.py).
+Never prints: the listeners decide what to show.
 """
 
 from __future__ import annotations
@@ -19,14 +21,16 @@ import queue
 import threading
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
+from gpubench.records import events as E
 from gpubench.records import result as R
 from gpubench.records.derive import finish_group
 from gpubench.records.worker_result import WorkerResult
 from gpubench.run.interference import Interference, assess
 from gpubench.run.lane import Lane, Outcome, Slot
+from gpubench.run.pipeline import Pipeline
 from gpubench.run.plan import Point
 from gpubench.run.schedule import GroupTracker, order_for_workers
 from gpubench.timing.settings import TimingSettings
@@ -44,27 +48,19 @@ DEVICE_FACTS = ("device_id", "gpu", "gpu_uuid", "host", "sm_count", "memory_byte
                 "power_limit_w", "cpu", "cpu_threads")
 
 
-@dataclass
-class RunCallbacks:
-    """Hooks for the caller; each is optional. All run on the caller's thread."""
-
-    point_started: Callable[[Point], None] = lambda point: None
-    phase: Callable[[Point, str], None] = lambda point, phase: None
-    point_done: Callable[[list[R.Result]], None] = lambda rows: None
-    group_done: Callable[[list[R.Result]], None] = lambda group: None
-    worker_started: Callable[[dict], None] = lambda env: None
-    interference: Callable[[Interference], None] = lambda found: None
-    idle: Callable[[], None] = lambda: None
-
-
 class Runner:
     """Runs points on `device` ("cuda" or "cpu") with one TimingSettings for all of them;
-    worker logs go to log_dir. `lanes` defaults to one worker on the default device."""
+    worker logs go to log_dir. `lanes` defaults to one worker on the default device;
+    `pipeline`: the passes each finished group goes through (none by default)."""
 
     def __init__(self, device: str, log_dir: Path, timing: TimingSettings,
-                 callbacks: RunCallbacks | None = None, lanes: list | None = None):
+                 lanes: list | None = None, pipeline: Pipeline | None = None):
         self.device, self.log_dir, self.timing = device, log_dir, timing
-        self.callbacks = callbacks or RunCallbacks()
+        self.listeners: list[Callable[[E.Event], None]] = []
+        self.pipeline = pipeline or Pipeline()
+        if self.pipeline.context is not None:  # the passes speak and read env through us
+            self.pipeline.context = replace(self.pipeline.context, emit=self.emit,
+                                            env=lambda: self.env)
         self.lanes = lanes or [Lane(Slot(device, f"{device}:0"), log_dir)]
         self.env: dict = {}
         self.devices: dict[str, dict] = {}  # device_id -> the facts of that device
@@ -75,6 +71,14 @@ class Runner:
         self._ceilings: dict[str, dict] = {}  # device model -> its measured ceilings
         self._unsaved: list[threading.Event] = []  # lanes waiting for their point's save
 
+    def subscribe(self, listener: Callable[[E.Event], None]) -> None:
+        """`listener(event)` for every event of the run, after those subscribed before."""
+        self.listeners.append(listener)
+
+    def emit(self, event: E.Event) -> None:
+        for listener in self.listeners:
+            listener(event)
+
     def run(self, points: list[Point]) -> list[R.Result]:
         """Run every point; on KeyboardInterrupt, mark the rest NOT_RUN and re-raise."""
         plan_index = {id(p): i for i, p in enumerate(points)}
@@ -82,6 +86,7 @@ class Runner:
         open_groups: dict[tuple, dict[int, list[R.Result]]] = {}
         threads: list[threading.Thread] = []
         try:
+            self.pipeline.before_run()
             if len(self.lanes) > 1:
                 self._measure_interference(points)
             pending = deque((plan_index[id(p)], p)
@@ -110,8 +115,8 @@ class Runner:
     # ------------------------------------------------------------ the main thread
 
     def _dispatch(self, lanes: int, tracker: GroupTracker, open_groups: dict) -> None:
-        """Handle the lanes' events until every lane has run out of points; `idle` is
-        called each time the queue runs dry (the caller saves then: with several lanes,
+        """Handle the lanes' events until every lane has run out of points; Idle is
+        emitted each time the queue runs dry (the saver saves then: with several lanes,
         points finishing together cost one save, not one each)."""
         running = lanes
         while running:
@@ -121,7 +126,7 @@ class Runner:
                 continue
             running -= self._handle(event, tracker, open_groups)
             if self._events.empty():
-                self.callbacks.idle()
+                self.emit(E.Idle())
                 for saved in self._unsaved:  # their lanes may take their next points now
                     saved.set()
                 self._unsaved.clear()
@@ -143,16 +148,16 @@ class Runner:
         """Act on one event; 1 when it says a lane has finished, else 0."""
         kind = event[0]
         if kind == "started":
-            self.callbacks.point_started(event[1])
+            self.emit(E.PointStarted(_ref(event[1])))
         elif kind == "phase":
-            self.callbacks.phase(event[1], event[2])
+            self.emit(E.Phase(_ref(event[1]), event[2]))
         elif kind == "device":
             self._note_device(event[1])
         elif kind == "done":
             _, index, point, rows, saved = event
             self._unsaved.append(saved)
             self.results.extend(rows)
-            self.callbacks.point_done(rows)
+            self.emit(E.PointDone(rows))
             open_groups.setdefault(point.group, {})[index] = rows
             if tracker.done(point):
                 group = open_groups.pop(point.group)
@@ -177,7 +182,7 @@ class Runner:
         if len(self.lanes) > 1:
             self.env["devices"] = list(self.devices.values())
         if first:
-            self.callbacks.worker_started(self.env)
+            self.emit(E.WorkerStarted(self.env))
 
     def _not_run(self, points: list[Point], plan_index: dict, reason: str,
                  open_groups: dict) -> None:
@@ -262,7 +267,7 @@ class Runner:
             alone.update(self._time_probes(lane, probes, timing))
         self.interference = assess(alone, together, len(self.lanes))
         self.env["interference"] = self.interference.to_dict()
-        self.callbacks.interference(self.interference)
+        self.emit(E.Interference(self.interference.summary(), self.interference.warning()))
 
     def _time_probes(self, lane, probes: list[Point], timing: TimingSettings) -> dict:
         samples = {}
@@ -325,13 +330,17 @@ class Runner:
             thread.join(timeout=15)
 
     def _finish_group(self, group: list[R.Result]) -> None:
-        """Derive the group's speedups, roofline and warnings; the finished rows replace
-        the raw ones in self.results, in place (point keys are unique within a run)."""
+        """Derive the group's speedups, roofline and warnings, then the pipeline's passes;
+        the finished rows replace the raw ones in self.results, in place (point keys are
+        unique within a run). GroupDone shows the group, GroupComplete saves it."""
         if not group:
             return
-        finished = finish_group(group, self._ceilings_for(group))
-        self.replace(finished)
-        self.callbacks.group_done(finished)
+        shown = self.pipeline.before_table(finish_group(group, self._ceilings_for(group)))
+        self._replace(shown)
+        self.emit(E.GroupDone(shown))
+        complete = self.pipeline.after_table(shown)
+        self._replace(complete)
+        self.emit(E.GroupComplete(complete))
 
     def _ceilings_for(self, group: list[R.Result]) -> dict | None:
         """The ceilings of the device model that measured the group's rows (the first
@@ -339,10 +348,16 @@ class Runner:
         named = next((r.device_name for r in group if r.device_name in self._ceilings), None)
         return self._ceilings[named] if named else self.env.get("ceilings")
 
-    def replace(self, rows: list[R.Result]) -> None:
+    def _replace(self, rows: list[R.Result]) -> None:
         """Put newer versions of results in place (matched by point key, unique in a run)."""
         by_key = {r.key: r for r in rows}
         self.results[:] = [by_key.get(r.key, r) for r in self.results]
+
+
+def _ref(point: Point) -> E.PointRef:
+    """A point as the events name it."""
+    return E.PointRef(point.family.name, point.variant.name, point.shape.label(), point.dtype,
+                      bool(point.skip))
 
 
 def _start_quietly(lane) -> None:

@@ -1,0 +1,94 @@
+"""What a run says while it goes: the events the runner emits and its listeners read.
+
+The runner (run/runner.py) emits them on the main thread, in order; the live view,
+the console lines and the run folder's saver (report/, commands/run.py) subscribe.
+They live here, below report/, so that a view knows events and results, never the
+runner: an event carries a point's identity (PointRef), not the run layer's Point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PointRef:
+    """Which point an event is about, as a view names it."""
+
+    family: str
+    variant: str
+    shape: str  # its label: 'n=2^20', 'M=256 N=128 K=64'
+    dtype: str
+    skipped: bool = False
+
+    def label(self) -> str:
+        """'square/cuda n=2^20 float32'."""
+        return f"{self.family}/{self.variant} {self.shape} {self.dtype}"
+
+
+@dataclass(frozen=True)
+class PointStarted:
+    point: PointRef
+
+
+@dataclass(frozen=True)
+class Phase:
+    """A point entered a phase of its work: 'building', 'checking', 'timing cold', ..."""
+
+    point: PointRef
+    phase: str
+
+
+@dataclass(frozen=True)
+class PointDone:
+    """A point's results, one per timing mode (empty for a point killed by Ctrl-C)."""
+
+    rows: list
+
+
+@dataclass(frozen=True)
+class GroupDone:
+    """A group finished: derived, and the passes that precede its table applied. Show it."""
+
+    group: list
+
+
+@dataclass(frozen=True)
+class GroupComplete:
+    """Every pass has run on the group (those that follow its table too). Save it."""
+
+    group: list
+
+
+@dataclass(frozen=True)
+class WorkerStarted:
+    """The run's first worker said hello: its device's facts (the run's env)."""
+
+    env: dict
+
+
+@dataclass(frozen=True)
+class Interference:
+    """Several lanes: what the interference reference showed, and a warning if it slowed."""
+
+    summary: str
+    warning: str | None = None
+
+
+@dataclass(frozen=True)
+class Idle:
+    """The runner has nothing more to hand out until a lane reports: a moment to save."""
+
+
+@dataclass(frozen=True)
+class Message:
+    """Something a pass has to say (a skipped feature, a tool's failure, a summary table):
+    `text` is a string or a rich renderable, printed as it is (never as markup)."""
+
+    text: Any
+    soft_wrap: bool = False
+
+
+Event = (PointStarted | Phase | PointDone | GroupDone | GroupComplete | WorkerStarted
+         | Interference | Idle | Message)

@@ -1,0 +1,49 @@
+"""A run's HTML page on disk (`gpubench report`, `gpubench run --report`): the runs, each
+later one compared with the first, rendered by report/html.py and written atomically beside
+the results (run/folder.py's atomic_write), so a killed write leaves no half page."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from gpubench import errors
+from gpubench.analysis.comparison import DEFAULT_THRESHOLD, compare_runs
+from gpubench.records.run import RunDocument
+from gpubench.report.html import RunComparisonView, render_report
+from gpubench.run.folder import atomic_write
+from gpubench.timing.envinfo import gpubench_version
+
+REPORT_NAME = "report.html"
+
+
+def comparisons(runs: list[tuple[str, RunDocument]],
+                threshold: float = DEFAULT_THRESHOLD) -> list[RunComparisonView]:
+    """Each later run against the first: the first is the base the user named first."""
+    (base_name, base), *later = runs
+    return [RunComparisonView(base_name, name, compare_runs(base, run, threshold))
+            for name, run in later]
+
+
+def default_output(runs: list[tuple[str, RunDocument]]) -> Path:
+    """report.html in the last run's folder; compared with others, named after the base."""
+    last = Path(runs[-1][0])
+    if len(runs) == 1:
+        return last / REPORT_NAME
+    return last / f"report-vs-{Path(runs[0][0]).name}.html"
+
+
+def write_report(runs: list[tuple[str, RunDocument]], output: Path | None) -> Path:
+    """Render and write the page; returns where it went (exit 12 when it cannot be written)."""
+    path = output or default_output(runs)
+    generated = f"generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')} by gpubench " \
+                f"{gpubench_version()}"
+    page = render_report(runs, comparisons(runs), generated=generated)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, page)
+        path.chmod(0o644)  # a page to share: not the private mode of the temporary file
+    except OSError as exc:
+        raise errors.OutputError(f"cannot write the report to {path}: "
+                                 f"{exc.strerror or exc}") from None
+    return path
