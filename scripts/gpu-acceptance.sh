@@ -213,7 +213,9 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
         python3 tests/programs/gpt_train.py
       timed core-sanitize gpubench sanitize sanitize_demo --kernels-dir examples \
         --out profiles/core-sanitize
-      timed core-devices gpubench run square --devices all --out profiles/core-devices ;;
+      timed core-devices gpubench run square --devices all --out profiles/core-devices
+      timed core-passes gpubench run square --sizes 2^20 --sanitize --ncu-check --ncu \
+        --baseline profiles/core-devices --report --out profiles/core-passes ;;
     gpu-tests)
       timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests -k "not sanitize" ;;
     *) echo "unknown step $step" ;;
