@@ -30,9 +30,10 @@ def test_every_mode_times_every_variant(gpubench):
     done = gpubench("run", "vector_add", "--sizes", "2^20", "--mode", "all")
     assert done.code == 0, done.output
     rows = done.results()["results"]
+    variants = {r["variant"] for r in rows}  # the family's, whatever the ladder adds
+    assert {"torch", "cuda", "triton"} <= variants
     assert {(r["variant"], r["mode"]) for r in rows} == {
-        (v, m) for v in ("torch", "cuda", "triton")
-        for m in ("cold", "warm", "graph", "cupti", "wall")}
+        (v, m) for v in variants for m in ("cold", "warm", "graph", "cupti", "wall")}
     assert all(r["status"] == "ok" and r["median_s"] > 0 for r in rows)
     warm = next(r for r in rows if r["mode"] == "warm")
     assert warm["measurement"]["details"]["flush_bytes"] == 0
@@ -42,7 +43,11 @@ def test_every_mode_times_every_variant(gpubench):
 def test_shapes_on_the_gpu_every_variant_passes(gpubench):
     matmul = gpubench("run", "matmul", "--shape", "M=16,N=512,K=256", "--dtype", "fp32,bf16")
     assert matmul.code == 0, matmul.output
-    assert {r["status"] for r in matmul.results()["results"]} == {"ok"}
+    # Every variant passes where it runs; one that declares dtypes (wmma: 16-bit only) is
+    # skipped, with that reason, at the others.
+    for row in matmul.results()["results"]:
+        assert row["status"] == "ok" or (row["status"] == "skipped"
+                                         and row["error"].startswith("supports ")), row
     softmax = gpubench("run", "softmax", "--axis", "cols=1000,32768", "--dtype", "fp32,bf16")
     assert softmax.code == 0, softmax.output
     rows = softmax.results()["results"]

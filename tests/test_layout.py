@@ -24,3 +24,12 @@ def test_the_shipped_kernels_are_the_checkouts():
 def test_a_worker_imports_the_parents_gpubench():
     root = worker_env("cpu")["PYTHONPATH"].split(":")[0]
     assert Path(root) == PACKAGE.parent
+
+
+def test_no_module_over_500_lines_and_no_function_over_60():
+    """Issue 24's size limits, checked on every run of the suite (scripts/check_sizes.py
+    prints the offenders)."""
+    import runpy
+
+    checker = runpy.run_path(str(PACKAGE.parent / "scripts" / "check_sizes.py"))
+    assert checker["main"](PACKAGE) == 0
