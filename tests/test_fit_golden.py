@@ -15,9 +15,9 @@ from rich.console import Console, Group
 
 from conftest import FIXTURES, REPO
 from gpubench.commands.listing import families_table
-from gpubench.commands.ncu import Profiled, ncu_summary
 from gpubench.families.spec import Machine
 from gpubench.tools.ncu import view as ncu_view
+from gpubench.tools.ncu.points import Profiled, ncu_summary
 
 GOLDEN = REPO / "tests" / "golden"
 WIDTHS = [80, 160]

@@ -5,12 +5,12 @@ from pathlib import Path
 import pytest
 
 from gpubench.analysis.ncu_agreement import attach, check_result, ncu_times, target_for
-from gpubench.commands.ncu_check import check_label
 from gpubench.records import result as R
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
 from gpubench.timing.device_work import DeviceWork, from_graph_nodes
 from gpubench.timing.measurement import Measurement
+from gpubench.tools.ncu.check import check_label
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu_check"
 

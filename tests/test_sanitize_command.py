@@ -13,7 +13,7 @@ from rich.console import Console
 
 from conftest import FIXTURES, REPO
 from gpubench import errors
-from gpubench.commands.sanitize import Sanitized, chosen_tools, mark_result, run_mark
+from gpubench.commands.sanitize import chosen_tools
 from gpubench.records import result as R
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
@@ -21,6 +21,8 @@ from gpubench.report.table import group_table
 from gpubench.tools import driver as tool_driver
 from gpubench.tools.sanitizer.command import MEMCHECK_PADDING, sanitizer_argv
 from gpubench.tools.sanitizer.log import VariantReport, read_xml
+from gpubench.tools.sanitizer.run_pass import mark_result, run_mark
+from gpubench.tools.sanitizer.task import Sanitized
 from gpubench.tools.sanitizer.view import sanitize_view
 
 DEMO = FIXTURES / "sanitizer" / "h200-demo"

@@ -21,10 +21,7 @@ from gpubench import errors
 from gpubench.commands.targets import TargetChoice, resolve_target
 from gpubench.records.strict_json import strict_dumps
 from gpubench.tools.find import find_tool
-from gpubench.tools.ncu.points import NcuOptions, Profiled, ncu_summary, profile_points
-
-__all__ = ["NcuCommand", "NcuOptions", "Profiled", "ncu_summary", "profile_points"]
-
+from gpubench.tools.ncu.points import NcuOptions, Profiled, profile_points
 
 
 @dataclass(frozen=True)

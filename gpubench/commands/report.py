@@ -13,8 +13,6 @@ from gpubench.records.run import RunDocument
 from gpubench.run.folder import read_run, resolve_run
 from gpubench.run.report_page import comparisons, write_report
 
-__all__ = ["comparisons", "load_runs", "report_command", "report_markdown", "write_report"]
-
 
 def load_runs(references: tuple[str, ...]) -> list[tuple[str, RunDocument]]:
     """(folder, document) per reference; a bad one is a usage error before anything else."""

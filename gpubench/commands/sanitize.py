@@ -30,11 +30,7 @@ from gpubench.records.strict_json import strict_dumps
 from gpubench.tools.driver import each_point
 from gpubench.tools.find import find_tool
 from gpubench.tools.sanitizer.log import TOOLS
-from gpubench.tools.sanitizer.run_pass import mark_result, run_mark
-from gpubench.tools.sanitizer.task import Sanitized, SanitizerTool, sanitize_task, sources_of
-
-__all__ = ["SanitizeCommand", "Sanitized", "SanitizerTool", "chosen_tools", "mark_result",
-           "run_mark", "sanitize_task", "sources_of"]
+from gpubench.tools.sanitizer.task import Sanitized, sanitize_task, sources_of
 
 DEFAULT_TIMEOUT_S = 600.0  # a build (~20-40 s) plus a call slowed ~100x by the checker
 

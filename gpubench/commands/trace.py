@@ -19,9 +19,7 @@ from gpubench.records.shape import ShapeChoice
 from gpubench.report.files import new_run_dir
 from gpubench.run.machine import describe, detect_machine
 from gpubench.run.plan import plan_points
-from gpubench.tools.trace_points import TraceOutcome, show_trace, trace_points
-
-__all__ = ["TraceCommand", "TraceOutcome", "show_trace", "trace_points"]
+from gpubench.tools.trace_points import show_trace, trace_points
 
 
 @dataclass(frozen=True)
