@@ -20,7 +20,6 @@ from pathlib import Path
 
 from gpubench.build.compile import build_extension
 from gpubench.build.diagnostics import CompileError
-from gpubench.build.sources import BuildRequest
 from gpubench.errors import SpecError
 from gpubench.families import sideeffects
 from gpubench.families.calling import returns_output
@@ -281,7 +280,7 @@ class Executor:
             module = import_kernel_file(family.directory / variant.module, "gpubench_triton")
             fn, build = _attribute(module, variant.function, variant.module), {}
         elif isinstance(variant, CudaVariant):
-            outcome = build_extension(self._build_request(family, variant))
+            outcome = build_extension(build_request(family, variant, self.machine))
             fn = _attribute(outcome.module, variant.function, outcome.name)
             build = {"compile_s": outcome.seconds, "cached": outcome.cached,
                      "extension": outcome.name, "build_dir": str(outcome.directory),
@@ -290,9 +289,6 @@ class Executor:
             raise SpecError(f"variant '{variant.name}' has unknown kind {type(variant).__name__}")
         self.loaded[key] = (Invocation(fn, variant.returns), build)
         return self.loaded[key]
-
-    def _build_request(self, family: Family, variant: CudaVariant) -> BuildRequest:
-        return build_request(family, variant, self.machine)
 
     def _group(self, family: Family, task: Task) -> Group:
         key = (task.family_dir, task.shape, task.dtype, task.seed)
