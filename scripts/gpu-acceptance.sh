@@ -216,6 +216,9 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       timed core-devices gpubench run square --devices all --out profiles/core-devices
       timed core-passes gpubench run square --sizes 2^20 --sanitize --ncu-check --ncu \
         --baseline profiles/core-devices --report --out profiles/core-passes ;;
+    gpu-tests-ladder)  # the GPU tests that follow the ladder's variants
+      timed pytest-gpu-ladder python3 -m pytest -q -m gpu tests/test_gpu.py \
+        -k "every_mode_times_every_variant or shapes_on_the_gpu" ;;
     gpu-tests)
       timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests -k "not sanitize" ;;
     *) echo "unknown step $step" ;;
