@@ -4,13 +4,15 @@ records/features/), the pass list (run/pipeline.py) and the runner's events."""
 import json
 from pathlib import Path
 
+from gpubench.analysis.comparison import compare_results
 from gpubench.records import events as E
 from gpubench.records import result as R
 from gpubench.records.extras import Column, ExtraSpec
 from gpubench.records.features import EXTRAS, SPECS
+from gpubench.records.features.vs_baseline import VS_BASELINE
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
-from gpubench.report.table import COLUMNS, DROP_ORDER, group_markdown
+from gpubench.report.table import COLUMNS, DROP_ORDER, group_markdown, table_layout
 from gpubench.run.pipeline import Pipeline, RunContext
 from gpubench.timing.measurement import Measurement
 
@@ -45,6 +47,16 @@ def test_an_extra_round_trips_through_results_json_and_old_keys_load():
     assert back.sanitizer == mark and back.ncu == {"duration_ns": 5} and back.ncu_check is None
     assert back.to_record()["sanitizer_findings"] == 2
     assert row.with_derived(sanitizer=None).extras.keys() == {"ncu"}  # None removes it
+
+
+def test_the_baseline_column_shows_the_verdicts_the_rows_carry():
+    base, new = result(samples=(1e-3,) * 10), result(samples=(2e-3,) * 10)
+    compared = new.with_extra(VS_BASELINE, compare_results(base, new))
+    assert "vs --baseline" not in group_markdown([new])
+    table = group_markdown([compared])
+    assert "vs --baseline" in table and "SLOWER" in table
+    headers, _, caption = table_layout([compared], baseline_column=False)  # the HTML page
+    assert "vs --baseline" not in headers and "--baseline run" not in caption
 
 
 def test_table_columns_of_extras_go_where_their_spec_says():

@@ -23,7 +23,7 @@ from gpubench.records.run import RunDocument
 from gpubench.report.compare_view import summary_line
 from gpubench.report.files import new_run_dir
 from gpubench.report.live import RunDisplay, RunNotes, failure_summary, skipped_summary
-from gpubench.report.table import baseline_verdicts, group_markdown, groups_of
+from gpubench.report.table import group_markdown, groups_of
 from gpubench.run.config import RunConfig
 from gpubench.run.folder import RunFolder, load_run
 from gpubench.run.lane import choose_gpus, visible_gpus
@@ -275,8 +275,7 @@ class RunCommand:
     def _print_markdown(self, results: list[R.Result], device: str) -> None:
         """Every group's table as markdown, in run order, on stdout (plain print: rich
         would wrap the long table lines)."""
-        print("\n".join(group_markdown(g, device, baseline_verdicts(g))
-                        for g in groups_of(results)), flush=True)
+        print("\n".join(group_markdown(g, device) for g in groups_of(results)), flush=True)
 
     def _write_report(self, run: RunDocument, run_dir: Path,
                       baseline: RunDocument | None) -> None:

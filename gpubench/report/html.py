@@ -172,7 +172,7 @@ def _family_section(family: str, results: list[R.Result], ceilings: dict | None,
 def _family_table(results: list[R.Result]) -> tuple[str, str, list[str]]:
     """One sortable table for the family's groups: the terminal table's cells, with the
     shape and dtype in front and a sort key for every number."""
-    layouts = [(group, *table_layout(group, None)) for group in groups_of(results)]
+    layouts = [(group, *table_layout(group, baseline_column=False)) for group in groups_of(results)]
     shown = {h for _, headers, _, _ in layouts for h in headers}
     headers = ["shape", "dtype"] + [h for h, _ in COLUMNS if h in shown]
     if any((r.ncu or {}).get("top_hint") for r in results):

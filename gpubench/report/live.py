@@ -28,7 +28,7 @@ from rich.progress import (
 
 from gpubench.records import events as E
 from gpubench.records import result as R
-from gpubench.report.table import baseline_verdicts, group_notes, group_table
+from gpubench.report.table import group_notes, group_table
 
 
 class RunDisplay:
@@ -77,8 +77,7 @@ class RunDisplay:
             f"{point.family} {point.variant} {point.shape} {point.dtype}: {phase}"))
 
     def _show_group(self, group: list[R.Result]) -> None:
-        self.console.print(group_table(group, self.device_name, baseline_verdicts(group),
-                                       width=self.console.width))
+        self.console.print(group_table(group, self.device_name, width=self.console.width))
         for note in group_notes(group):
             self.console.print(f"  {note}", soft_wrap=True, markup=False)
 

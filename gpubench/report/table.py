@@ -58,14 +58,13 @@ def group_title(group: list[R.Result], device: str = "") -> str:
     return f"{first.family}  {first.shape.label()}  {first.dtype}{where}"
 
 
-def group_table(group: list[R.Result], device: str = "", against: dict | None = None,
-                width: int | None = None) -> Table:
+def group_table(group: list[R.Result], device: str = "", width: int | None = None) -> Table:
     """One row per variant and mode: check, median with its CI, spread, rates, roofline,
     speedup, build. The mode column appears when more than one mode was timed; the
-    `vs --baseline` column when `against` maps point keys to Comparisons with another run.
+    `vs --baseline` column when the baseline pass compared the rows with another run.
     Given the terminal's `width`, columns are dropped by DROP_ORDER until the rest fit
     whole (no cell is cut), and the caption names what was dropped."""
-    headers, rows, caption = table_layout(group, against)
+    headers, rows, caption = table_layout(group)
     return FittedTable(group_title(group, device), headers, rows, JUSTIFY, drop_order(group),
                        caption=caption, elsewhere="results.csv").table(width)
 
@@ -78,19 +77,10 @@ def groups_of(results: Iterable[R.Result]) -> list[list[R.Result]]:
     return list(groups.values())
 
 
-def baseline_verdicts(group: list[R.Result]) -> dict | None:
-    """{point key text: Comparison} for the `vs --baseline` column, from the extras the
-    baseline pass set (analysis/baseline_pass.py); None when the run has no --baseline."""
-    if not any(VS_BASELINE.name in r.extras for r in group):
-        return None
-    return {r.key.text(): r.extra(VS_BASELINE.name) for r in group}
-
-
-def group_markdown(group: list[R.Result], device: str = "",
-                   against: dict | None = None) -> str:
+def group_markdown(group: list[R.Result], device: str = "") -> str:
     """The same table as GitHub-flavoured markdown, for a PR comment: every column, the
     caption below it."""
-    headers, rows, caption = table_layout(group, against)
+    headers, rows, caption = table_layout(group)
     lines = [f"**{group_title(group, device)}**", "",
              "| " + " | ".join(headers) + " |",
              "|" + "|".join("---:" if JUSTIFY[h] == "right" else "---" for h in headers) + "|"]
@@ -100,12 +90,16 @@ def group_markdown(group: list[R.Result], device: str = "",
     return "\n".join([*lines, "", caption.strip()]) + "\n"
 
 
-def table_layout(group: list[R.Result], against: dict | None) -> tuple[list[str], list[dict], str]:
-    """(headers shown, one dict of cells per row, caption) of a group's table."""
+def table_layout(group: list[R.Result], baseline_column: bool = True
+                 ) -> tuple[list[str], list[dict], str]:
+    """(headers shown, one dict of cells per row, caption) of a group's table. The
+    `vs --baseline` column shows the verdicts the baseline pass set (analysis/
+    baseline_pass.py) on the rows, when they carry them and `baseline_column` allows."""
     show_kernels = any(_multi(r) for r in group)
     extras = [spec for spec in TABLE_EXTRAS if any(r.extra(spec.name) for r in group)]
+    compared = baseline_column and any(VS_BASELINE.name in r.extras for r in group)
     shown = {"mode": len({r.mode for r in group}) > 1, "kernels": show_kernels,
-             BASELINE_HEADER: against is not None,
+             BASELINE_HEADER: compared,
              **{spec.table.header: spec in extras for spec in TABLE_EXTRAS}}
     headers = [h for h, _ in COLUMNS if shown.get(h, True)]
     rows = []
@@ -113,10 +107,10 @@ def table_layout(group: list[R.Result], against: dict | None) -> tuple[list[str]
         cells = _cells(result)
         cells.update((spec.table.header, spec.table.cell(result.extra(spec.name)))
                      for spec in TABLE_EXTRAS)
-        if against is not None:
-            cells[BASELINE_HEADER] = verdict_cell(against.get(result.key.text()))
+        if compared:
+            cells[BASELINE_HEADER] = verdict_cell(result.extra(VS_BASELINE.name))
         rows.append(cells)
-    caption = _caption(group) + (BASELINE_CAPTION if against is not None else "") + (
+    caption = _caption(group) + (BASELINE_CAPTION if compared else "") + (
         KERNELS_CAPTION if show_kernels else "") + "".join(spec.table.caption for spec in extras)
     return headers, rows, caption
 
