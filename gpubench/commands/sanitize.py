@@ -30,9 +30,7 @@ from gpubench.records.strict_json import strict_dumps
 from gpubench.tools.driver import each_point
 from gpubench.tools.find import find_tool
 from gpubench.tools.sanitizer.log import TOOLS
-from gpubench.tools.sanitizer.task import Sanitized, sanitize_task, sources_of
-
-DEFAULT_TIMEOUT_S = 600.0  # a build (~20-40 s) plus a call slowed ~100x by the checker
+from gpubench.tools.sanitizer.task import SANITIZE_TIMEOUT_S, Sanitized, sanitize_task, sources_of
 
 
 def chosen_tools(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -56,7 +54,7 @@ class SanitizeRequest:
     target: TargetChoice  # FAMILY, --variant, --size/--shape, --dtype, --kernels-dir
     tools: tuple[str, ...] = ()  # --tool, as given (chosen_tools reads it; (): memcheck)
     sanitizer_path: str | None = None  # --sanitizer-path; None: PATH, then /usr/local/cuda/bin
-    timeout_s: float = DEFAULT_TIMEOUT_S  # one tool run, build included
+    timeout_s: float = SANITIZE_TIMEOUT_S  # one tool run, build included
     out: Path | None = None  # --out; None: profiles/<run-id>
     as_json: bool = False  # --json: findings on stdout
 

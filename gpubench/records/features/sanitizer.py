@@ -1,6 +1,6 @@
 """`gpubench run --sanitize`: memcheck's outcome on a variant, on each of its rows.
 
-The value is what tools/sanitizer/marks.py records: {"tool", "findings", "error",
+The value is what tools/sanitizer/run_pass.py records (run_mark): {"tool", "findings", "error",
 "rows"}; results.csv gets the number of findings, and the check cell a '*' when there
 are any (the notes carry the first one, as a warning)."""
 

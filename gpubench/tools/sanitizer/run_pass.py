@@ -18,9 +18,12 @@ from gpubench.run.pipeline import RunContext
 from gpubench.timing.noise import Warning
 from gpubench.tools.find import find_tool
 from gpubench.tools.sanitizer.log import short_file, summarize
-from gpubench.tools.sanitizer.task import Sanitized, sanitize_task, sources_of
-
-MEMCHECK_TIMEOUT_S = 600.0  # a build (~20-40 s) plus a call slowed ~100x by the checker
+from gpubench.tools.sanitizer.task import (
+    SANITIZE_TIMEOUT_S,
+    Sanitized,
+    sanitize_task,
+    sources_of,
+)
 
 
 class SanitizeMarks:
@@ -49,7 +52,7 @@ class SanitizeMarks:
             ctx.say(f"--sanitize: memcheck on {key[0]}/{key[1]} {point.shape.label()} ...")
             try:
                 outcome = sanitize_task(sanitizer, point.task(0), ctx.run_dir / "sanitize",
-                                        ("memcheck",), MEMCHECK_TIMEOUT_S,
+                                        ("memcheck",), SANITIZE_TIMEOUT_S,
                                         sources_of(point.family, point.variant))
             except errors.GpubenchError as exc:
                 outcome = Sanitized(key[1], error=exc)

@@ -19,6 +19,9 @@ from gpubench.tools.find import Completed
 from gpubench.tools.sanitizer.command import ALLOCATOR_OFF, sanitizer_argv
 from gpubench.tools.sanitizer.log import SanitizerLog, VariantReport, read_xml
 
+# One tool run on one variant: a build (~20-40 s) plus a call slowed ~100x by the checker.
+SANITIZE_TIMEOUT_S = 600.0
+
 
 class SanitizerTool(Tool):
     """compute-sanitizer running one of its tools; records saved as <stem>.xml."""
