@@ -255,7 +255,8 @@ def trace(families, sizes, shapes, axes, dtypes, variants, kernels_dirs, **optio
 
     def body() -> int:
         request = TraceRequest(split_names(families), opts.shape_choice(sizes, shapes, axes),
-                               opts.chosen_dtypes(dtypes), split_names(variants),
+                               opts.chosen_dtypes(dtypes) if split_names(dtypes) else None,
+                               split_names(variants),
                                tuple(kernels_dirs), **options)
         return TraceCommand(request, make_console()).execute()
 

@@ -206,11 +206,10 @@ def one_dtype(dtype: str | None) -> str | None:
     return parse_dtype(dtype) if dtype else None
 
 
-def chosen_dtypes(dtypes: tuple[str, ...]) -> tuple[str, ...] | None:
-    """--dtype, repeatable or comma-separated: ('all',), canonical names, or None (default)."""
+def chosen_dtypes(dtypes: tuple[str, ...]) -> tuple[str, ...]:
+    """--dtype, repeatable or comma-separated: ('all',) or the canonical names (a usage
+    error when it names none)."""
     names = split_names(dtypes)
-    if not names:
-        return None
     return ("all",) if "all" in names else parse_dtypes(names)
 
 
@@ -236,8 +235,7 @@ def merge_options(config: RunConfig, options: dict) -> RunConfig:
     if choice:
         changes["shapes"] = choice
     if options.get("dtypes"):
-        names = split_names(options["dtypes"])
-        changes["dtypes"] = ("all",) if "all" in names else parse_dtypes(names)
+        changes["dtypes"] = chosen_dtypes(options["dtypes"])
     if options.get("variants"):
         changes["variants"] = split_names(options["variants"])
     if options.get("kernels_dirs"):
