@@ -256,16 +256,17 @@ class RunCommand:
         folder, results = saver.folder, runner.results
         if self.request.trace:
             self._trace(points, results, machine, folder.path)
-        paths = saver.save()
+        final = saver.document()  # one document: saved, printed and reported alike
+        paths = folder.save(final)
         self._epilogue(results, paths, time.perf_counter() - saver.started)
         if baseline is not None:
             self.console.print(f"vs --baseline {saver.meta['baseline']}: "
-                               f"{summary_line(compare_runs(baseline, saver.document()))}",
+                               f"{summary_line(compare_runs(baseline, final))}",
                                markup=False, soft_wrap=True)
         if write_json is not None:
-            write_json(saver.document().to_json() + "\n")
+            write_json(final.to_json() + "\n")
         if self.request.report:
-            self._write_report(saver.document(), folder.path, baseline)
+            self._write_report(final, folder.path, baseline)
         if self.request.markdown:
             self._print_markdown(results, runner.env.get("gpu") or "CPU")
         if self._say_folder_problem(folder):
