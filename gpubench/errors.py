@@ -28,6 +28,7 @@ EXIT_PROFILER_FAILED = 11  # any other profiler failure
 EXIT_OUTPUT = 12  # results or reports cannot be written (read-only, a file in the way, full)
 EXIT_REGRESSION = 13  # `compare --fail-on-regression`: some point is SLOWER
 EXIT_SANITIZER_FOUND = 14  # `gpubench sanitize`: compute-sanitizer found errors or hazards
+EXIT_SUSPECT = 15  # `run`: nothing failed, but a row is SUSPECT (correct, untrustworthy time)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
 EXIT_TERMINATED = 143  # 128 + SIGTERM: stopped by a signal; results so far are written
 

@@ -271,7 +271,7 @@ class RunCommand:
             self._print_markdown(results, runner.env.get("gpu") or "CPU")
         if self._say_folder_problem(folder):
             return errors.EXIT_OUTPUT
-        return errors.EXIT_OK if R.exit_status(results) else errors.EXIT_VARIANT_FAILED
+        return R.exit_code(results)
 
     def _print_markdown(self, results: list[R.Result], device: str) -> None:
         """Every group's table as markdown, in run order, on stdout (plain print: rich

@@ -6,7 +6,7 @@ once per (family, dtype, shape) group as soon as it completes.
 
 from __future__ import annotations
 
-from gpubench.records.result import Result
+from gpubench.records.result import OK, SUSPECT, Result
 from gpubench.timing import noise, roofline
 
 
@@ -34,7 +34,7 @@ def same_model(one: Result, other: Result) -> bool:
 def roof_position(result: Result, ceilings: dict | None) -> dict | None:
     """Where a passing row sits under the measured roofline ({'bandwidth_gbps',
     'tflops': {dtype: x}}), or None."""
-    if not ceilings or not result.passed or result.bytes_moved is None:
+    if not ceilings or not result.correct or result.bytes_moved is None:
         return None
     rates = ceilings.get("tflops", {})
     peak = rates.get(result.dtype) or rates.get("float32")
@@ -75,12 +75,22 @@ def suspect_warning(result: Result, roof: dict | None) -> noise.Warning | None:
     return noise.suspect((roof or {}).get("fraction"), result.median_s, result.mode)
 
 
+def beyond_physics(result: Result, doubt: noise.Warning | None) -> Result:
+    """A passing row beyond physics becomes SUSPECT, its reason in `error`: a time no
+    kernel can reach is not a PASS, whatever produced it."""
+    if doubt is None or result.status != OK:
+        return result
+    return result.with_derived(status=SUSPECT, error=doubt.message)
+
+
 def finish_group(group: list[Result], ceilings: dict | None) -> list[Result]:
-    """The group's results with everything derived: speedups, roofline, warnings. A
-    suspect row gets no speedup, and neither does any row when the baseline is suspect."""
+    """The group's results with everything derived: speedups, roofline, warnings. A row
+    beyond physics becomes SUSPECT; a SUSPECT row gets no speedup, and neither does any
+    row when the baseline is SUSPECT."""
     roofs = [roof_position(r, ceilings) for r in group]
     suspects = [suspect_warning(r, roof) for r, roof in zip(group, roofs, strict=True)]
-    trusted = [r for r, s in zip(group, suspects, strict=True) if s is None]
+    group = [beyond_physics(r, s) for r, s in zip(group, suspects, strict=True)]
+    trusted = [r for r in group if r.passed]
     by_key = dict(zip((r.key for r in trusted), speedups(trusted), strict=True))
     launch = launch_bound_warnings(group)
     finished = []
@@ -88,7 +98,7 @@ def finish_group(group: list[Result], ceilings: dict | None) -> list[Result]:
         warnings = [doubt] if doubt else []
         warnings += measurement_warnings(result)
         cached = noise.cpu_cache_roof((roof or {}).get("fraction"), result.mode) \
-            if result.passed else None
+            if result.correct else None
         if cached:
             warnings.append(cached)
         if index in launch:

@@ -33,6 +33,10 @@ TIMEOUT = "timeout"
 COMPILE_ERROR = "compile_error"
 SKIPPED = "skipped"
 NOT_RUN = "not_run"  # interrupted before its turn
+# Correct output, untrustworthy time: the variant games the timer (work outside the window,
+# work skipped on repeated calls, tampering) or its time is beyond physics. The reason is
+# in `error`; no speedup is given, and the run's exit status counts it (errors.EXIT_SUSPECT).
+SUSPECT = "suspect"
 
 # Statuses that mean "this variant is broken", as opposed to skipped or not run.
 FAILED_STATUSES = frozenset({FAIL, ERROR, CRASHED, TIMEOUT, COMPILE_ERROR})
@@ -154,6 +158,12 @@ class Result:
     @property
     def passed(self) -> bool:
         return self.status == OK
+
+    @property
+    def correct(self) -> bool:
+        """The output matched the reference: PASS, or SUSPECT (right answer, untrustworthy
+        time), whose figures are still shown so the reader sees why."""
+        return self.status in (OK, SUSPECT)
 
     def with_derived(self, **changes) -> Result:
         """A copy with derived fields set (speedup, roof, warnings) and extras by their
@@ -280,5 +290,16 @@ class Result:
 
 
 def exit_status(results) -> bool:
-    """True when nothing that ran failed."""
-    return not any(r.status in FAILED_STATUSES for r in results)
+    """True when nothing that ran failed and nothing is SUSPECT."""
+    return not any(r.status in FAILED_STATUSES or r.status == SUSPECT for r in results)
+
+
+def exit_code(results) -> int:
+    """errors.EXIT_VARIANT_FAILED when anything failed, else errors.EXIT_SUSPECT when a
+    row is SUSPECT, else errors.EXIT_OK: a CI gate can tell "wrong" from "not trusted"."""
+    from gpubench import errors
+
+    statuses = {r.status for r in results}
+    if statuses & FAILED_STATUSES:
+        return errors.EXIT_VARIANT_FAILED
+    return errors.EXIT_SUSPECT if SUSPECT in statuses else errors.EXIT_OK

@@ -19,6 +19,7 @@ from gpubench.report.compare_view import verdict_cell
 
 STATUS_STYLE = {
     R.OK: ("PASS", "green"),
+    R.SUSPECT: ("SUSPECT", "bold red"),
     R.FAIL: ("FAIL", "bold red"),
     R.ERROR: ("ERROR", "bold red"),
     R.CRASHED: ("CRASHED", "bold red"),
