@@ -1,7 +1,8 @@
 """Correct before fast: compare a variant's output with the reference.
 
-The output buffer is poisoned with NaN before the variant runs, so an element
-the kernel never wrote stays NaN and fails, and NaN never passes: an output
+The output buffer is poisoned with NaN (or, on some timed calls, with a finite
+sentinel) before the variant runs, so an element the kernel never wrote stays
+poisoned and fails, and NaN never passes: an output
 element passes only if it is finite where the reference is finite and within
 atol + rtol * |reference| of it (the rule of torch.allclose, computed in float64).
 """
@@ -41,16 +42,21 @@ class CheckResult:
         return asdict(self)
 
 
-def poison(out) -> None:
-    """Fill `out` with a value no correct kernel writes: NaN for floats, the max for integers."""
+def poison(out, finite: bool = False) -> None:
+    """Fill `out` with a value no correct kernel writes: NaN for floats, the max for
+    integers; with `finite`, a finite one instead (the most negative float, the integer
+    minimum, False), which an unwritten element keeps where the reference is NaN too: a
+    variant that writes nothing cannot pass on a NaN reference under both poisons."""
     import torch
 
     if out.is_floating_point() or out.is_complex():
-        out.fill_(float("nan"))
+        dtype = out.real.dtype if out.is_complex() else out.dtype
+        out.fill_(-torch.finfo(dtype).max if finite else float("nan"))
     elif out.dtype == torch.bool:
-        out.fill_(True)
+        out.fill_(not finite)
     else:
-        out.fill_(torch.iinfo(out.dtype).max)
+        info = torch.iinfo(out.dtype)
+        out.fill_(info.min if finite else info.max)
 
 
 def compare(out, ref, atol: float, rtol: float) -> CheckResult:

@@ -6,6 +6,7 @@ once per (family, dtype, shape) group as soon as it completes.
 
 from __future__ import annotations
 
+from gpubench.records import trust
 from gpubench.records.result import OK, SUSPECT, Result
 from gpubench.timing import noise, roofline
 
@@ -83,12 +84,26 @@ def beyond_physics(result: Result, doubt: noise.Warning | None) -> Result:
     return result.with_derived(status=SUSPECT, error=doubt.message)
 
 
+def doubts(group: list[Result], roofs: list[dict | None]) -> list[noise.Warning | None]:
+    """Per row, the reason its time is not trusted, or None: beyond physics (its own
+    figures), or behavioural evidence (records/trust.py) in any mode of the same variant —
+    a variant seen skipping work in one mode is not trusted in the others."""
+    physics = [suspect_warning(r, roof) for r, roof in zip(group, roofs, strict=True)]
+    caught: dict[str, noise.Warning] = {}
+    for result in group:
+        found = trust.behavioural_doubt(result) if result.passed else None
+        if found is not None and result.variant not in caught:
+            caught[result.variant] = noise.Warning(found.code, f"{found.message} "
+                                                   f"({result.mode} mode)", found.remedy)
+    return [own or caught.get(r.variant) for r, own in zip(group, physics, strict=True)]
+
+
 def finish_group(group: list[Result], ceilings: dict | None) -> list[Result]:
     """The group's results with everything derived: speedups, roofline, warnings. A row
-    beyond physics becomes SUSPECT; a SUSPECT row gets no speedup, and neither does any
-    row when the baseline is SUSPECT."""
+    beyond physics or caught gaming the timer becomes SUSPECT; a SUSPECT row gets no
+    speedup, and neither does any row when the baseline is SUSPECT."""
     roofs = [roof_position(r, ceilings) for r in group]
-    suspects = [suspect_warning(r, roof) for r, roof in zip(group, roofs, strict=True)]
+    suspects = doubts(group, roofs)
     group = [beyond_physics(r, s) for r, s in zip(group, suspects, strict=True)]
     trusted = [r for r in group if r.passed]
     by_key = dict(zip((r.key for r in trusted), speedups(trusted), strict=True))

@@ -22,7 +22,6 @@ from gpubench.build.compile import build_extension
 from gpubench.build.diagnostics import CompileError
 from gpubench.errors import SpecError
 from gpubench.families import sideeffects
-from gpubench.families.calling import returns_output
 from gpubench.families.check import CheckResult, compare, poison
 from gpubench.families.discovery import import_kernel_file, load_family
 from gpubench.families.sources import build_request
@@ -37,6 +36,9 @@ from gpubench.families.spec import (
 from gpubench.records.point import Task
 from gpubench.records.result import COMPILE_ERROR, ERROR, FAIL, OK
 from gpubench.records.worker_result import WorkerResult
+from gpubench.run.fresh_probe import FreshProbe, probe_fresh
+from gpubench.run.invocation import Group, Invocation
+from gpubench.run.rotation import InputSet, Rotation, output_problem, set_bytes, set_count
 from gpubench.timing import nvtx_ranges
 from gpubench.timing.clocks import measure_watched
 from gpubench.timing.measurement import Measurement
@@ -44,70 +46,6 @@ from gpubench.timing.timers import make_timer, modes_for_device
 
 # Calls before the profiled one: caches, clocks and lazy loading settle, as in timing.
 PROFILE_WARMUP_CALLS = 3
-
-
-@dataclass
-class Group:
-    """Inputs, references and output buffer shared by the variants of one point, with
-    what a variant must not change: pristine copies of the inputs and out's layout."""
-
-    key: tuple
-    check_inputs: tuple
-    check_ref: object
-    time_inputs: tuple
-    time_ref: object
-    out: object
-    pristine_check: tuple = ()
-    pristine_time: tuple = ()
-    out_layout: object = None
-    names: tuple = ()
-
-    def side_effects(self, inputs: tuple, pristine: tuple, state_before: dict) -> str | None:
-        """What the last variant changed that it must not have (None: nothing)."""
-        mutated = sideeffects.mutated_inputs(inputs, pristine, list(self.names))
-        out_changed = sideeffects.OutputLayout.of(self.out) != self.out_layout
-        state = sideeffects.state_changes(state_before, sideeffects.torch_state())
-        return sideeffects.describe(mutated, out_changed, state)
-
-
-class Invocation:
-    """A variant's callable under the harness's one convention, call(inputs, out) ->
-    output: destination-passing variants write into `out`; returning ones allocate and
-    return their output (calling.py decides which on the first call), and the last
-    output is kept for the re-check after timing."""
-
-    def __init__(self, fn: Callable, declared: bool | None):
-        self.fn, self.declared = fn, declared
-        self.returns: bool | None = None
-        self.last = None
-
-    def __call__(self, inputs: tuple, out):
-        if self.returns is None:
-            self.returns = returns_output(self.fn, len(inputs), self.declared)
-        if not self.returns:
-            self.fn(*inputs, out)
-            return out
-        self.last = self.fn(*inputs)
-        return self.last
-
-    def output(self, out):
-        """What the last call produced."""
-        return self.last if self.returns else out
-
-    def problem(self, produced, like, torch) -> str | None:
-        """Why a returning variant's result cannot be checked, or None. `like` is the
-        output buffer the harness made: the result must match its dtype and device."""
-        if not self.returns:
-            return None
-        if not isinstance(produced, torch.Tensor):
-            return (f"returned {type(produced).__name__}, not a tensor: a variant either "
-                    "returns its output or writes into `out` (declare returns=False if it "
-                    "writes into out)")
-        if produced.dtype != like.dtype or produced.device.type != like.device.type:
-            return (f"returned a {str(produced.dtype).removeprefix('torch.')} tensor on "
-                    f"{produced.device.type}; expected {str(like.dtype).removeprefix('torch.')} "
-                    f"on {like.device.type}")
-        return None
 
 
 @dataclass
@@ -176,13 +114,23 @@ class Executor:
         if culprit:
             return replace(checked, status=FAIL, error=culprit)
         if not check.passed:
-            return replace(checked, status=FAIL, error="output differs from the reference")
+            why = check.note or "output differs from the reference"
+            return replace(checked, status=FAIL, error=why)
         self.report_phase("time")
-        measurements = {mode: self._time_mode(mode, fn, group, ready.family, task)
+        sets = self._timing_sets(ready, task)
+        measurements = {mode: self._time_mode(mode, ready, sets, task)
                         for mode in modes_for_device(task.timing.modes, self.machine.device)}
         culprit = self._blame(group, group.time_inputs, group.pristine_time, ready.state)
         if culprit:
             return replace(checked, status=FAIL, error=f"while timed: {culprit}")
+        if any(m.recheck_failed for m in measurements.values()):
+            return replace(checked, measurements=measurements)  # failed: nothing to probe
+        probe = self._fresh_probe(ready, task, sets)
+        del sets
+        if probe.failure:
+            return replace(checked, status=FAIL, error=probe.failure)
+        measurements = {mode: m.completed(details={**m.details, **probe.details()})
+                        for mode, m in measurements.items()}
         return replace(checked, measurements=measurements,
                        device_work=self._device_work(fn, group))
 
@@ -310,36 +258,84 @@ class Executor:
         if problem:
             raise SpecError(f"variant '{task.variant}' {problem}")
         tolerance = family.tolerance(task.dtype, family.variant(task.variant))
+        untrusted = output_problem(produced, group.check_inputs)
+        if untrusted:  # a lazy subclass or an input's memory: failed, not compared
+            return first_call_s, CheckResult(False, float("inf"), float("inf"), 0, 0, 0,
+                                             *tolerance, note=untrusted)
         return first_call_s, compare(produced, group.check_ref, *tolerance)
 
-    def _time_mode(self, mode: str, fn: Invocation, group: Group, family: Family,
+    def _time_mode(self, mode: str, ready: Prepared, sets: list[InputSet],
                    task: Task) -> Measurement:
-        """Time one mode; then check the timed calls' output again (fresh inputs, so a
-        kernel that caches its first answer fails here). Errors stay with the mode."""
+        """Time one mode over rotating input sets (run/rotation.py), then re-check the
+        timed calls drawn at random. Errors stay with the mode."""
+        rotation = Rotation(ready.fn, sets, lambda inputs: _reference(ready.family, inputs),
+                            self._tolerance(ready, task), warm=mode == "warm")
         try:
-            timing, clocks = self._measure(mode, fn, group, task)
+            timing, clocks = self._measure(mode, rotation, task)
             if task.timing.remeasure_throttled and clocks and clocks.get("slowed_down"):
-                timing, clocks = self._measure(mode, fn, group, task)
+                timing, clocks = self._measure(mode, rotation, task)
                 clocks["remeasured"] = True
+            recheck, failure = rotation.verdict()
         except Exception as exc:
             if _is_cuda_fault(exc):
                 raise
             return Measurement(mode, error=f"{mode} timing failed: {_one_line(exc)}")
-        recheck = compare(fn.output(group.out), group.time_ref,
-                          *family.tolerance(task.dtype, family.variant(task.variant)))
-        failed = not recheck.passed
+        finally:
+            rotation.close()
         return timing.completed(
-            target_rel_ci=task.timing.target_rel_ci, clocks=clocks, recheck=recheck.to_dict(),
-            error="output of the timed calls differs from the reference" if failed else None,
-            recheck_failed=failed)
+            target_rel_ci=task.timing.target_rel_ci, clocks=clocks,
+            recheck=recheck.to_dict() if recheck else None,
+            error=f"while timed: {failure}" if failure else None,
+            recheck_failed=failure is not None)
 
-    def _measure(self, mode: str, fn: Invocation, group: Group, task: Task):
+    def _measure(self, mode: str, rotation: Rotation, task: Task):
         timer = self._timer(mode, task)
-        poison(group.out)
-        inputs, out = group.time_inputs, group.out
         with nvtx_ranges.phase(f"measure:{mode}"):
-            return measure_watched(timer, lambda: fn(inputs, out), self.machine.has_cuda,
-                                   self.gpu_uuid)
+            return measure_watched(timer, rotation, self.machine.has_cuda, self.gpu_uuid)
+
+    def _tolerance(self, ready: Prepared, task: Task) -> tuple[float, float]:
+        return ready.family.tolerance(task.dtype, ready.variant)
+
+    def _timing_sets(self, ready: Prepared, task: Task) -> list[InputSet]:
+        """The group's timing set and fresh ones of the same shapes (seeds after it), as
+        many as fit (rotation.set_count); their references are computed when needed."""
+        import torch
+
+        group = ready.group
+        first = InputSet(group.time_inputs, group.out, group.time_ref)
+        free = torch.cuda.mem_get_info()[0] if self.machine.has_cuda else None
+        count = set_count(set_bytes(group.time_inputs, group.out) * 2, free)
+        dtype = getattr(torch, task.dtype)
+        return [first] + [
+            InputSet(_inputs(ready.family, task, dtype, self.machine.device, task.seed + 1 + i),
+                     torch.empty_like(group.out)) for i in range(1, count)]
+
+    def _fresh_probe(self, ready: Prepared, task: Task, seen: list[InputSet]) -> FreshProbe:
+        """Calls on never-seen inputs (run/fresh_probe.py): their times go to every mode's
+        details for records/trust.py; a wrong answer among them fails the variant."""
+        import random
+
+        import torch
+
+        dtype, seeds = getattr(torch, task.dtype), random.SystemRandom()
+        out = ready.group.out
+
+        def make_set(_index: int) -> InputSet:
+            inputs = _inputs(ready.family, task, dtype, self.machine.device,
+                             seeds.getrandbits(31))
+            return InputSet(inputs, torch.empty_like(out))
+
+        support = self._cuda_support() if self.machine.has_cuda else None
+        return probe_fresh(ready.fn, make_set, seen,
+                           lambda inputs: _reference(ready.family, inputs),
+                           self._tolerance(ready, task), support)
+
+    def _cuda_support(self):
+        from gpubench.timing.timers.cuda_support import CudaSupport
+
+        if self.shared.get("cuda") is None:
+            self.shared["cuda"] = CudaSupport()
+        return self.shared["cuda"]
 
     def _timer(self, mode: str, task: Task):
         """Timers are cached per (mode, settings): they hold the 2xL2 flush buffer."""

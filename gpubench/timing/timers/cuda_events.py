@@ -1,6 +1,7 @@
 """Modes `cold` and `warm`: a CUDA event pair around each call, launches queued behind a spin.
 
-Per sample: [flush (cold only)] -> spin -> start event -> call -> end event.
+Per sample: before -> [flush (cold only)] -> spin -> start event -> call -> end event
+-> after (timers/calls.py: the harness's hooks, outside the window).
 While the GPU spins, the host enqueues start event, call and end event, so the
 start event fires right before the call's first kernel and host launch latency
 (5-40 us in Python) stays outside the window. Samples are queued in batches of
@@ -16,6 +17,7 @@ from collections.abc import Callable
 
 from gpubench.timing.settings import TimingSettings
 from gpubench.timing.timers.base import Measurement, sample_until_stopped
+from gpubench.timing.timers.calls import TimedCalls, as_calls
 from gpubench.timing.timers.cuda_support import CudaSupport, CudaTimer
 
 
@@ -28,24 +30,26 @@ class EventTimer(CudaTimer):
         self.method = (f"cuda-events minus window cost (null-kernel fit), {cache}, "
                        "spin-queued launch")
 
-    def measure(self, fn: Callable[[], object]) -> Measurement:
-        gpu = self.support
+    def measure(self, fn: Callable[[], object] | TimedCalls) -> Measurement:
+        gpu, calls = self.support, as_calls(fn)
         prepare = gpu.flush if self.flush else (lambda: None)
-        warmup_calls, warmup_s = gpu.warm_up(fn, self.settings, flush=self.flush)
+        warmup_calls, warmup_s = gpu.warm_up(calls, self.settings, flush=self.flush)
         # The cost first: its first fit ramps the clocks and recalibrates the spin, which
         # the samples' spin must then be sized with.
         cost = gpu.window_cost()
         overhead_s = cost.fixed_s
-        cycles, spin_us = gpu.spin_cycles(fn)
+        cycles, spin_us = gpu.spin_cycles(calls)
 
         def take(count: int) -> list[float]:
             events = [(gpu.event(), gpu.event()) for _ in range(count)]
             for begin, end in events:
+                calls.before()
                 prepare()
                 gpu.spin(cycles)
                 begin.record()
-                fn()
+                calls()
                 end.record()
+                calls.after()
             gpu.synchronize()
             return [max(begin.elapsed_time(end) / 1e3 - overhead_s, 0.0)
                     for begin, end in events]

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from gpubench.timing.calibration import NULL_KERNEL_COUNTS, WindowCost, window_cost
 from gpubench.timing.settings import TimingSettings
 from gpubench.timing.timers.base import warm_up
+from gpubench.timing.timers.calls import TimedCalls, as_calls
 
 
 class CudaSupport:
@@ -42,15 +43,17 @@ class CudaSupport:
         write back: +9-19% on memory-bound kernels (docs/measurement.md, "Cold mode")."""
         self.torch.sum(self._flush_buffer, dim=0, out=self._flush_sink)
 
-    def warm_up(self, fn: Callable[[], object], settings: TimingSettings,
+    def warm_up(self, calls: TimedCalls, settings: TimingSettings,
                 flush: bool = True) -> tuple[int, float]:
-        """Warm up as the samples will run (flush, call), then recalibrate the spin:
-        the clocks have ramped meanwhile. Returns (calls, seconds)."""
+        """Warm up as the samples will run (before, flush, call, after), then recalibrate
+        the spin: the clocks have ramped meanwhile. Returns (calls, seconds)."""
         prepare = self.flush if flush else (lambda: None)
 
         def call() -> None:
+            calls.before()
             prepare()
-            fn()
+            calls()
+            calls.after()
 
         result = warm_up(call, settings, self.synchronize)
         self.recalibrate()
@@ -84,21 +87,28 @@ class CudaSupport:
     def spin(self, cycles: int) -> None:
         self.torch.cuda._sleep(cycles)
 
-    def spin_cycles(self, fn: Callable[[], object]) -> tuple[int, float]:
+    def spin_cycles(self, fn: Callable[[], object] | TimedCalls) -> tuple[int, float]:
         """(cycles, microseconds) of spin that cover the host enqueueing one sample of fn."""
+        calls = as_calls(fn)
         enqueue = []
         for _ in range(5):
+            calls.before()
             self.synchronize()
             begin, end = self.event(), self.event()
             start = time.perf_counter()
             begin.record()
-            fn()
+            calls()
             end.record()
             enqueue.append((time.perf_counter() - start) * 1e6)
+            calls.after()
         self.synchronize()
         typical = sorted(enqueue)[len(enqueue) // 2]
         spin_us = min(max(self.SPIN_MARGIN * typical, self.MIN_SPIN_US), self.MAX_SPIN_US)
         return int(spin_us * self._spin_cycles_per_us()), spin_us
+
+    def spin_for_us(self, microseconds: float) -> None:
+        """Keep the stream busy for about `microseconds` (clock-calibrated spin)."""
+        self.spin(int(microseconds * self._spin_cycles_per_us()))
 
     def recalibrate(self) -> None:
         """Forget the spin calibration: clocks may have ramped since (call after warmup)."""

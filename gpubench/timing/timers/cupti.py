@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from gpubench.timing.chrome_trace import CallWork, calls_named, load_trace
 from gpubench.timing.timers.base import Measurement, sample_until_stopped
+from gpubench.timing.timers.calls import TimedCalls, as_calls
 from gpubench.timing.timers.cuda_support import CudaTimer
 
 CALL_RANGE = "gpubench::call"
@@ -27,14 +28,14 @@ class CuptiTimer(CudaTimer):
     mode = "cupti"
     method = "CUPTI kernel durations (torch.profiler), summed per call, flush excluded"
 
-    def measure(self, fn: Callable[[], object]) -> Measurement:
-        gpu = self.support
+    def measure(self, fn: Callable[[], object] | TimedCalls) -> Measurement:
+        gpu, calls = self.support, as_calls(fn)
 
-        warmup_calls, warmup_s = gpu.warm_up(fn, self.settings)
+        warmup_calls, warmup_s = gpu.warm_up(calls, self.settings)
         kernels_per_call: list[int] = []
 
         def take(count: int) -> list[float]:
-            work = self._profile(fn, max(count, self.settings.min_samples))
+            work = self._profile(calls, max(count, self.settings.min_samples))
             kernels_per_call.extend(w.launches for w in work)
             return [w.device_us / 1e6 for w in work if w.launches]
 
@@ -43,18 +44,25 @@ class CuptiTimer(CudaTimer):
         return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
                       {"launches_per_call": launches, "flush_bytes": gpu.flush_bytes})
 
-    def _profile(self, fn: Callable[[], object], count: int):
+    def _profile(self, calls: TimedCalls, count: int):
         gpu = self.support
-        return profile_calls(fn, min(count, MAX_CALLS_PER_TRACE), CALL_RANGE, gpu.flush,
-                             gpu.synchronize)
+
+        def prepare() -> None:
+            calls.before()
+            gpu.flush()
+
+        return profile_calls(calls, min(count, MAX_CALLS_PER_TRACE), CALL_RANGE, prepare,
+                             gpu.synchronize, finish=calls.after)
 
 
 def profile_calls(fn: Callable[[], object], count: int, range_name: str,
-                  prepare: Callable[[], None], synchronize: Callable[[], None]) -> list[CallWork]:
+                  prepare: Callable[[], None], synchronize: Callable[[], None],
+                  finish: Callable[[], None] = lambda: None) -> list[CallWork]:
     """`count` calls under torch.profiler, each after `prepare()` (outside the range: a
-    flush, a spin) and inside `record_function(range_name)`; each call's device work, read
-    back from the exported Chrome trace by correlation id. Shared by the cupti timer and
-    the per-point kernel count (timers/device_work.py)."""
+    flush, a spin), inside `record_function(range_name)`, then `finish()` (outside it
+    again); each call's device work, read back from the exported Chrome trace by
+    correlation id. Shared by the cupti timer and the per-point kernel count
+    (timers/device_work.py)."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
@@ -62,6 +70,7 @@ def profile_calls(fn: Callable[[], object], count: int, range_name: str,
             prepare()
             with record_function(range_name):
                 fn()
+            finish()
         synchronize()
     handle, path = tempfile.mkstemp(suffix=".json")
     os.close(handle)

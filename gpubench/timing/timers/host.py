@@ -8,6 +8,7 @@ from collections.abc import Callable
 from gpubench.timing.hostload import Snapshot, load_between
 from gpubench.timing.settings import TimingSettings
 from gpubench.timing.timers.base import Measurement, sample_until_stopped, warm_up
+from gpubench.timing.timers.calls import TimedCalls, as_calls, once
 
 
 class HostTimer:
@@ -17,15 +18,18 @@ class HostTimer:
     def __init__(self, settings: TimingSettings, clock: Callable[[], float] = time.perf_counter):
         self.settings, self.clock = settings, clock
 
-    def measure(self, fn: Callable[[], object]) -> Measurement:
-        warmup_calls, warmup_s = warm_up(fn, self.settings, clock=self.clock)
+    def measure(self, fn: Callable[[], object] | TimedCalls) -> Measurement:
+        calls = as_calls(fn)
+        warmup_calls, warmup_s = warm_up(once(calls), self.settings, clock=self.clock)
 
         def take(count: int) -> list[float]:
             samples = []
             for _ in range(count):
+                calls.before()
                 start = self.clock()
-                fn()
+                calls()
                 samples.append(self.clock() - start)
+                calls.after()
             return samples
 
         before = Snapshot.now()

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 
 from gpubench.timing.timers.base import Measurement, sample_until_stopped
+from gpubench.timing.timers.calls import TimedCalls, as_calls
 from gpubench.timing.timers.cuda_support import CudaTimer
 
 
@@ -18,20 +19,22 @@ class WallTimer(CudaTimer):
     mode = "wall"
     method = "host clock around call + synchronize, L2 flushed before (launch included)"
 
-    def measure(self, fn: Callable[[], object]) -> Measurement:
-        gpu = self.support
+    def measure(self, fn: Callable[[], object] | TimedCalls) -> Measurement:
+        gpu, calls = self.support, as_calls(fn)
 
-        warmup_calls, warmup_s = gpu.warm_up(fn, self.settings)
+        warmup_calls, warmup_s = gpu.warm_up(calls, self.settings)
 
         def take(count: int) -> list[float]:
             samples = []
             for _ in range(count):
+                calls.before()
                 gpu.flush()
                 gpu.synchronize()
                 start = time.perf_counter()
-                fn()
+                calls()
                 gpu.synchronize()
                 samples.append(time.perf_counter() - start)
+                calls.after()
             return samples
 
         samples, reason, spent = sample_until_stopped(take, self.settings)

@@ -1,0 +1,109 @@
+"""The fresh-input probe: how long a call takes on inputs the variant has never seen.
+
+Every way of skipping work on repeated calls — an answer cached by pointer, by
+tensor version, by content (a hash), a C++ table of seen addresses, a kernel
+that notices it ran before — makes repeated calls faster than first ones. An
+honest kernel takes as long on new inputs as on old ones: the same work, the L2
+flushed either way. So after the timing, FRESH_CALLS pairs of calls are made one
+by one: one on a new set of inputs drawn from the family's generator (new values,
+new buffers), one on a set the timing used, in random order, each timed as a cold
+sample is (poison, flush, a long spin, an event pair, minus the window's fixed
+cost; the host clock on a CPU). Every fresh call is checked (a float64 reference
+each): a pointer-keyed cache may hit on a fresh set that landed where an earlier
+one was freed, and its stale answer must fail, not pass as a fast call. Odd calls
+get the finite poison, which meets a NaN reference. The pairs share
+their conditions (a set was just made, the caches are as cold), so an isolated
+call's own slowness cancels out. The times travel in each mode's details
+("fresh_s", "repeat_s"); the verdict, a pure comparison, is records/trust.py's.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gpubench.families.check import compare, poison
+from gpubench.run.rotation import InputSet, output_problem
+
+# 9 pairs: medians robust to two stragglers; ~9 x (inputs + 2 x 2 ms of spin) per point.
+FRESH_CALLS = 9
+# A spin far longer than any call's host side (a new pointer may cost a descriptor or a
+# plan lookup on the host): the window must hold the device work only.
+PROBE_SPIN_US = 2000.0
+
+
+@dataclass(frozen=True)
+class FreshProbe:
+    fresh_s: tuple[float, ...]
+    repeat_s: tuple[float, ...]
+    failure: str | None = None  # a checked fresh call's output was wrong
+
+    def details(self) -> dict:
+        return {"fresh_s": list(self.fresh_s), "repeat_s": list(self.repeat_s)}
+
+
+def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet],
+                reference_of: Callable, tolerance: tuple[float, float],
+                support=None) -> FreshProbe:
+    """FRESH_CALLS pairs: a call on a set made by `make_set(i)` and one on a set of
+    `seen`, in random order; `support` is the worker's CudaSupport on a GPU, None on a CPU."""
+    order = random.Random(random.SystemRandom().getrandbits(64))
+    fresh_times, repeat_times = [], []
+    for index in range(FRESH_CALLS):
+        fresh, known = make_set(index), order.choice(seen)
+        finite = index % 2 == 1
+        fresh_first = order.random() < 0.5
+        if not fresh_first:
+            repeat_times.append(_retired(invoke, known, support, finite)[0])
+        seconds, produced = _timed_call(invoke, fresh, support, finite)
+        fresh_times.append(seconds)
+        failure = _check(produced, fresh, index, reference_of, tolerance)
+        _retire(produced, fresh)
+        if failure:
+            return FreshProbe(tuple(fresh_times), tuple(repeat_times), failure)
+        if fresh_first:
+            repeat_times.append(_retired(invoke, known, support, finite)[0])
+    return FreshProbe(tuple(fresh_times), tuple(repeat_times))
+
+
+def _retired(invoke, chosen: InputSet, support, finite: bool) -> tuple[float, object]:
+    """A timed call whose returned output is poisoned right after."""
+    seconds, produced = _timed_call(invoke, chosen, support, finite)
+    _retire(produced, chosen)
+    return seconds, None
+
+
+def _retire(produced, chosen: InputSet) -> None:
+    """No answer left in a freed block for a later empty_like to find."""
+    if produced is not chosen.out and output_problem(produced, chosen.inputs) is None:
+        poison(produced)
+
+
+def _timed_call(invoke, fresh: InputSet, support, finite: bool) -> tuple[float, object]:
+    poison(fresh.out, finite=finite)
+    if support is None:
+        start = time.perf_counter()
+        produced = invoke(fresh.inputs, fresh.out)
+        return time.perf_counter() - start, produced
+    support.flush()
+    support.spin_for_us(PROBE_SPIN_US)
+    begin, end = support.event(), support.event()
+    begin.record()
+    produced = invoke(fresh.inputs, fresh.out)
+    end.record()
+    support.synchronize()
+    cost = support.window_cost().fixed_s
+    return max(begin.elapsed_time(end) / 1e3 - cost, 0.0), produced
+
+
+def _check(produced, fresh: InputSet, index: int, reference_of, tolerance) -> str | None:
+    problem = output_problem(produced, fresh.inputs)
+    if problem:
+        return f"on fresh call {index + 1}: {problem}"
+    result = compare(produced, reference_of(fresh.inputs), *tolerance)
+    if result.passed:
+        return None
+    return (f"on inputs it had not seen before (fresh call {index + 1}), the output differs "
+            f"from the reference: {result.summary()} — it returns answers of earlier calls")

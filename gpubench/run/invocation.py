@@ -1,0 +1,74 @@
+"""The worker's view of a variant and its inputs: one calling convention (Invocation)
+and the inputs every variant of a point shares (Group)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gpubench.families import sideeffects
+from gpubench.families.calling import returns_output
+
+
+@dataclass
+class Group:
+    """Inputs, references and output buffer shared by the variants of one point, with
+    what a variant must not change: pristine copies of the inputs and out's layout."""
+
+    key: tuple
+    check_inputs: tuple
+    check_ref: object
+    time_inputs: tuple
+    time_ref: object
+    out: object
+    pristine_check: tuple = ()
+    pristine_time: tuple = ()
+    out_layout: object = None
+    names: tuple = ()
+
+    def side_effects(self, inputs: tuple, pristine: tuple, state_before: dict) -> str | None:
+        """What the last variant changed that it must not have (None: nothing)."""
+        mutated = sideeffects.mutated_inputs(inputs, pristine, list(self.names))
+        out_changed = sideeffects.OutputLayout.of(self.out) != self.out_layout
+        state = sideeffects.state_changes(state_before, sideeffects.torch_state())
+        return sideeffects.describe(mutated, out_changed, state)
+
+
+class Invocation:
+    """A variant's callable under the harness's one convention, call(inputs, out) ->
+    output: destination-passing variants write into `out`; returning ones allocate and
+    return their output (calling.py decides which on the first call), and the last
+    output is kept for the re-check after timing."""
+
+    def __init__(self, fn: Callable, declared: bool | None):
+        self.fn, self.declared = fn, declared
+        self.returns: bool | None = None
+        self.last = None
+
+    def __call__(self, inputs: tuple, out):
+        if self.returns is None:
+            self.returns = returns_output(self.fn, len(inputs), self.declared)
+        if not self.returns:
+            self.fn(*inputs, out)
+            return out
+        self.last = self.fn(*inputs)
+        return self.last
+
+    def output(self, out):
+        """What the last call produced."""
+        return self.last if self.returns else out
+
+    def problem(self, produced, like, torch) -> str | None:
+        """Why a returning variant's result cannot be checked, or None. `like` is the
+        output buffer the harness made: the result must match its dtype and device."""
+        if not self.returns:
+            return None
+        if not isinstance(produced, torch.Tensor):
+            return (f"returned {type(produced).__name__}, not a tensor: a variant either "
+                    "returns its output or writes into `out` (declare returns=False if it "
+                    "writes into out)")
+        if produced.dtype != like.dtype or produced.device.type != like.device.type:
+            return (f"returned a {str(produced.dtype).removeprefix('torch.')} tensor on "
+                    f"{produced.device.type}; expected {str(like.dtype).removeprefix('torch.')} "
+                    f"on {like.device.type}")
+        return None

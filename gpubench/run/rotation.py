@@ -1,0 +1,232 @@
+"""Rotation: timed calls a variant cannot tell from the checked one.
+
+A variant that caches its answer by pointer, by version or by content, that
+works on its first calls only, or that leaves part of the output for later, is
+correct on the checked call and fast on the timed ones. So every timed call
+(warm-up included) gets what the checked call got (timers/calls.py hooks,
+outside the timed window):
+
+- the next of several input sets with their own random values, never the same
+  set twice in a row (a cached answer, or an output found in a freed buffer, is
+  the previous set's and wrong for this one);
+- its output buffer poisoned, with NaN or with a finite sentinel chosen at
+  random (an element left unwritten fails; on a NaN reference the finite poison
+  fails it);
+- the previous call's returned output poisoned before it is dropped (a variant
+  that allocates with empty_like finds no answer in the freed block);
+- a copy of the output for a re-check, on calls drawn at random by reservoir
+  sampling over the whole measurement: late calls are as likely to be checked
+  as early ones, and the variant cannot know which ones are.
+
+`verdict()` compares the copies with each set's float64 reference, computed
+only for the sets that were drawn.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gpubench.families.check import CheckResult, compare, poison
+
+# Outputs re-checked per mode: 8 copies, each drawn with probability 8/n at call n
+# (reservoir sampling), so ~8 ln(n/8) copies are made over n calls: ~60 for 10^4 calls.
+RECHECKS = 8
+# Input sets per variant: up to 4 while they fit in ROTATION_SHARE of the free memory;
+# 2 at least (the group's timing set and one more), whatever the size.
+MAX_SETS = 4
+ROTATION_SHARE = 0.2
+CPU_BUDGET_BYTES = 1 << 30
+
+
+@dataclass
+class InputSet:
+    """One set of inputs, its output buffer and (once needed) its float64 reference."""
+
+    inputs: tuple
+    out: object
+    reference: object = None
+
+
+@dataclass
+class Drawn:
+    """A timed call drawn for the re-check: which call, which set, its output's copy."""
+
+    call: int
+    set_index: int
+    output: object
+    finite_poison: bool
+    problem: str | None = None
+
+
+@dataclass
+class Rotation:
+    """TimedCalls over `sets` for one mode (see the module docstring). `invoke(inputs, out)`
+    is the variant's Invocation; `reference_of(inputs)` the float64 reference; `warm` reads
+    the set's inputs before each call, so they sit in L2 as in warm mode they should."""
+
+    invoke: Callable
+    sets: list[InputSet]
+    reference_of: Callable[[tuple], object]
+    tolerance: tuple[float, float]
+    warm: bool = False
+    rng: random.Random = field(default_factory=lambda: random.Random(random.SystemRandom()
+                                                                     .getrandbits(64)))
+    drawn: list[Drawn] = field(default_factory=list)
+    kept: list[Drawn] = field(default_factory=list)
+    calls: int = 0
+    current: int = -1
+    produced: object = None
+    finite: bool = False
+    capturing: bool = False
+
+    def before(self) -> None:
+        self._retire_output()
+        choices = [i for i in range(len(self.sets)) if i != self.current] or [0]
+        self.current = self.rng.choice(choices)
+        chosen = self.sets[self.current]
+        self.finite = self.rng.random() < 0.5
+        poison(chosen.out, finite=self.finite)
+        if self.warm:
+            _touch(chosen.inputs)
+
+    def __call__(self) -> object:
+        chosen = self.sets[self.current]
+        self.produced = self.invoke(chosen.inputs, chosen.out)
+        return self.produced
+
+    def after(self) -> None:
+        self.calls += 1
+        if self.capturing:  # copies would be captured too: keep the outputs themselves
+            self.kept.append(Drawn(self.calls, self.current, self.produced, self.finite))
+            return
+        slot = self._slot()
+        if slot is None:
+            return
+        drawn = Drawn(self.calls, self.current, None, self.finite, output_problem(
+            self.produced, self.sets[self.current].inputs))
+        if drawn.problem is None:
+            drawn.output = self.produced.detach().clone()
+        if slot < len(self.drawn):
+            self.drawn[slot] = drawn
+        else:
+            self.drawn.append(drawn)
+
+    def keep_outputs(self, capturing: bool) -> None:
+        self.capturing = capturing
+
+    def _slot(self) -> int | None:
+        """Reservoir sampling: where call n's copy goes (None: not drawn)."""
+        if len(self.drawn) < RECHECKS:
+            return len(self.drawn)
+        slot = self.rng.randrange(self.calls)
+        return slot if slot < RECHECKS else None
+
+    def _retire_output(self) -> None:
+        """Poison the previous call's returned output before it is dropped: the block it
+        frees must not hand the answer to a variant that allocates with empty_like."""
+        produced, self.produced = self.produced, None
+        if produced is None or self.current < 0 or self.capturing:
+            return
+        if produced is self.sets[self.current].out:
+            return
+        if output_problem(produced, self.sets[self.current].inputs) is None:
+            poison(produced)
+
+    def close(self) -> None:
+        """After the last call: retire its output too, and let go of the kept ones."""
+        self._retire_output()
+        self.kept = []
+
+    def verdict(self) -> tuple[CheckResult | None, str | None]:
+        """(the worst re-check, why it failed or None), over the drawn calls' copies, or
+        over the kept outputs (a graph's last replay). (None, None) when nothing was drawn."""
+        checks = self.drawn + _last_per_output(self.kept)
+        worst = None
+        for drawn in checks:
+            if drawn.problem:
+                return None, f"timed call {drawn.call} {drawn.problem}"
+            result = compare(drawn.output, self._reference(drawn.set_index), *self.tolerance)
+            if not result.passed:
+                poison_kind = "finite" if drawn.finite_poison else "NaN"
+                return result, (f"timed call {drawn.call} (input set {drawn.set_index}, "
+                                f"{poison_kind} poison) differs from the reference: "
+                                f"{result.summary()}")
+            if worst is None or result.worst_ratio > worst.worst_ratio:
+                worst = result
+        return worst, None
+
+    def _reference(self, index: int):
+        chosen = self.sets[index]
+        if chosen.reference is None:
+            chosen.reference = self.reference_of(chosen.inputs)
+        return chosen.reference
+
+
+def _last_per_output(kept: list[Drawn]) -> list[Drawn]:
+    """The last kept call per output tensor: after a replay, each output holds the last
+    call that wrote it."""
+    last: dict[int, Drawn] = {}
+    for drawn in kept:
+        last[id(drawn.output)] = drawn
+    return [Drawn(d.call, d.set_index, d.output, d.finite_poison,
+                  output_problem(d.output, ())) for d in last.values()]
+
+
+def output_problem(produced, inputs: tuple) -> str | None:
+    """Why a call's output cannot be trusted as its own, or None: not a plain tensor (a
+    subclass may compute when read, outside the window), or memory shared with an input."""
+    import torch
+
+    if type(produced) is not torch.Tensor:
+        kind = type(produced).__name__
+        return (f"returned a {kind}, not a plain torch.Tensor: a tensor subclass can compute "
+                "its values when they are read, outside the timed window")
+    shared = aliased_input(produced, inputs)
+    if shared is not None:
+        return f"returned memory of input {shared}: the output must be its own"
+    return None
+
+
+def aliased_input(produced, inputs: tuple) -> int | None:
+    """The index of the first input whose storage overlaps the output's, or None."""
+    import torch
+
+    start, end = _byte_range(produced)
+    for index, item in enumerate(inputs):
+        if isinstance(item, torch.Tensor) and item.device == produced.device:
+            other_start, other_end = _byte_range(item)
+            if start < other_end and other_start < end:
+                return index
+    return None
+
+
+def _byte_range(tensor) -> tuple[int, int]:
+    storage = tensor.untyped_storage()
+    base = storage.data_ptr()
+    return base, base + max(storage.nbytes(), 1)
+
+
+def _touch(inputs: tuple) -> None:
+    """Read every input tensor once (a sum), so it sits in L2 for a warm call."""
+    import torch
+
+    for item in inputs:
+        if isinstance(item, torch.Tensor) and item.numel():
+            item.sum()
+
+
+def set_count(set_bytes: int, free_bytes: int | None) -> int:
+    """How many input sets to rotate: as many as fit in ROTATION_SHARE of the free memory
+    (a fixed CPU_BUDGET_BYTES on a CPU, `free_bytes` None), between 2 and MAX_SETS."""
+    budget = CPU_BUDGET_BYTES if free_bytes is None else int(free_bytes * ROTATION_SHARE)
+    return max(2, min(MAX_SETS, budget // max(set_bytes, 1)))
+
+
+def set_bytes(inputs: tuple, out) -> int:
+    """Bytes of one set: its tensors and its output buffer."""
+    import torch
+
+    tensors = [x for x in (*inputs, out) if isinstance(x, torch.Tensor)]
+    return sum(x.numel() * x.element_size() for x in tensors)
