@@ -82,17 +82,30 @@ def _run(config_path: Path | None, options: dict) -> int:
               default=1.0, show_default=True,
               help="Changes within +-this %% count as SAME; a FASTER/SLOWER must exceed it.")
 @click.option("--fail-on-regression", is_flag=True,
-              help=f"Exit {errors.EXIT_REGRESSION} when any point is SLOWER (for CI gates).")
-@click.option("--markdown", is_flag=True, help="Print a markdown table (for a PR comment).")
+              help=f"Exit {errors.EXIT_REGRESSION} when a point is SLOWER, or PASS in BASE and "
+                   "SUSPECT or failed in NEW, when BASE points are missing in NEW, or when no "
+                   "point was compared (for CI gates).")
+@click.option("--markdown", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+              metavar="FILE",
+              help="Write the table as markdown to FILE (for a PR comment); stdout keeps the "
+                   "table. '-': the markdown on stdout instead.")
 @opts.json_option("Print the comparison as JSON.")
 def compare(threshold_pct, **options):
     """Is NEW faster than BASE, really? Two runs (run folders, 'latest', 'latest~1') joined
     point by point: both medians, the change with its 95% CI, and a verdict (FASTER,
-    SLOWER, SAME, UNSURE) with its reason."""
-    from gpubench.commands.compare import CompareRequest, compare_command
+    SLOWER, SAME, UNSURE) with its reason; SUSPECT or FAILED for a point that passed in
+    BASE and no longer does. Runs with no point in common exit 2, naming what differs."""
+    _guarded(lambda: _compare(threshold_pct, options))
 
+
+def _compare(threshold_pct: float, options: dict) -> int:
+    from gpubench.commands.compare import STDOUT, CompareRequest, compare_command
+
+    if options["markdown"] == STDOUT and options["as_json"]:
+        raise errors.UsageError("--markdown - and --json both print on stdout: choose one, "
+                                "or give --markdown a file")
     request = CompareRequest(threshold=threshold_pct / 100, **options)
-    _guarded(lambda: compare_command(request, make_console()))
+    return compare_command(request, make_console())
 
 
 @cli.command()

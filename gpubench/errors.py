@@ -26,7 +26,9 @@ EXIT_PROFILER_TIMEOUT = 9  # the profiler ran past --timeout and was killed
 EXIT_SECTION_MISSING = 10  # the report lacks a section that was asked for
 EXIT_PROFILER_FAILED = 11  # any other profiler failure
 EXIT_OUTPUT = 12  # results or reports cannot be written (read-only, a file in the way, full)
-EXIT_REGRESSION = 13  # `compare --fail-on-regression`: some point is SLOWER
+# `compare --fail-on-regression`: a point SLOWER, or PASS -> SUSPECT/failed; BASE points
+# missing in NEW; or no point compared (commands/compare.py's gate)
+EXIT_REGRESSION = 13
 EXIT_SANITIZER_FOUND = 14  # `gpubench sanitize`: compute-sanitizer found errors or hazards
 EXIT_SUSPECT = 15  # `run`: nothing failed, but a row is SUSPECT (correct, untrustworthy time)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C

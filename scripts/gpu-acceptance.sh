@@ -105,7 +105,7 @@ PY
       sed -i 's/constexpr int kThreads = 32;/constexpr int kThreads = 256;/' kernels/square/square.cu
       timed compare-b32 gpubench compare profiles/square-c2 profiles/square-c32 \
         --fail-on-regression
-      timed compare-md gpubench compare profiles/square-c2 profiles/square-c32 --markdown
+      timed compare-md gpubench compare profiles/square-c2 profiles/square-c32 --markdown -
       timed inline-gpu-tests python3 -m pytest -q -m gpu tests/test_inline_and_returning.py
       tar czf "$OUT/compare-runs.tgz" profiles/square-c* profiles/lecture1 ;;
     binding-opt)
@@ -117,7 +117,7 @@ PY
       timed bind-o3 gpubench run square vector_add --variants cuda --mode wall,cold \
         --out profiles/bind-o3
       sed -i 's/^    return "-O3"$/    return "-O1" if request.with_cuda else "-O3"/' gpubench/build/flags.py
-      timed bind-compare gpubench compare profiles/bind-o1 profiles/bind-o3 --markdown ;;
+      timed bind-compare gpubench compare profiles/bind-o1 profiles/bind-o3 --markdown - ;;
     build-loop)
       # Before: the package as of the last commit before issue 10 (.before/, carried);
       # after: this tree. Each in a fresh cache.

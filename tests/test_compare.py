@@ -159,11 +159,13 @@ def test_disjoint_runs_list_their_points_and_compare_none():
     assert verdicts.only_new == ("demo/a/float32/n=2/cold",)
 
 
-def test_failed_points_are_listed_without_a_verdict():
-    verdicts = C.compare_runs(run_of(result("a", noisy(1e-3))),
-                              run_of(result("a", (), status="crashed")))
+def test_failed_points_are_listed_without_a_speed_verdict():
+    verdicts = C.compare_runs(run_of(result("a", (), status="crashed")),
+                              run_of(result("a", noisy(1e-3))))
     (point,) = verdicts.points
-    assert point.comparison is None and point.note == "not compared: ok in BASE, crashed in NEW"
+    assert point.comparison is None and point.note == "not compared: crashed in BASE, ok in NEW"
+    assert point.verdict == "-" and not verdicts.regressions()
+    # PASS in BASE, then failed in NEW: a regression (tests/test_compare_gate.py).
 
 
 def test_runs_from_other_machines_are_compared_with_every_verdict_marked():
@@ -233,7 +235,7 @@ def test_cli_compare_tables_markdown_json_and_the_regression_gate(gpubench):
     assert gate.code == 13 and "regression: 6 points: 2 SLOWER" in gate.stderr
     same = gpubench("compare", base, str(H200 / "square-a4"), "--fail-on-regression")
     assert same.code == 0 and "SLOWER" not in same.stdout.split("change:")[0]
-    markdown = gpubench("compare", base, new, "--markdown").stdout
+    markdown = gpubench("compare", base, new, "--markdown", "-").stdout
     assert "| point | base | new | change | 95% CI | verdict | why |" in markdown
     assert "| **SLOWER** |" in markdown
     document = json.loads(gpubench("compare", base, new, "--json").stdout)

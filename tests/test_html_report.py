@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -180,7 +181,8 @@ def test_failures_and_skips_are_listed_with_their_reasons():
                                          Shape({"M": 8, "N": 8, "K": 8}), "cold"),
                             kind="cuda", status=R.SKIPPED, error="needs a CUDA GPU"))
     page = render_report([("cpu", RunDocument({}, {}, tuple(failing)))])
-    assert "Failures and skips" in page and "needs a CUDA GPU" in page and "skipped" in page
+    assert "Failures, SUSPECT rows and skips" in page and "needs a CUDA GPU" in page
+    assert "skipped" in page
 
 
 # ---------------------------------------------------------------- the command
@@ -335,3 +337,35 @@ def test_run_report_on_the_cpu_writes_a_page_chromium_draws(gpubench):
     sweep = [s for s in specs.values() if s["title"].startswith("vector_add float32 cpu")]
     assert len(sweep) == 2  # time and GB/s over n
     assert_charts_drawn(page)
+
+
+def test_suspect_rows_are_red_listed_with_their_reason_and_left_off_the_charts():
+    results = [r.with_derived(roof={"intensity": r.flops / r.bytes_moved, "fraction": 0.5,
+                                     "bound": "compute"})
+               for r in synthetic([{"M": n, "N": n, "K": n} for n in (256, 512, 1024)])]
+    reason = "4034% of the measured roofline: faster than physics allows"
+    results[3] = replace(results[3], status=R.SUSPECT, error=reason)  # mine at 512
+    ceilings = {"bandwidth_gbps": 3000.0, "tflops": {"float32": 50.0}}
+    page = render_report([("run", RunDocument({}, {"ceilings": ceilings}, tuple(results)))])
+    assert '<td class="status-suspect">SUSPECT</td>' in page and reason in page
+    assert "1 SUSPECT row(s) left out of the charts" in page
+    assert "6 results: 5 PASS, 1 SUSPECT" in page
+    roof = charts.roofline_spec(results, ceilings, "t")["layer"][-1]["data"]["values"]
+    assert len(roof) == 5 and ("mine", "M=512 N=512 K=512") not in {
+        (r["variant"], r["shape"]) for r in roof}
+    (sweep,) = charts.sweeps(results)
+    assert results[3] not in sweep["results"] and len(sweep["results"]) == 5
+
+
+def test_the_compare_section_shows_a_point_gone_suspect_in_red_and_off_its_chart():
+    base = synthetic([{"M": 8, "N": 8, "K": 8}])
+    new = [base[0], replace(base[1], status=R.SUSPECT, error="0.0 ns per call")]
+    comparison = compare_runs(RunDocument({}, {}, tuple(base)), RunDocument({}, {}, tuple(new)))
+    page = render_report([("a", RunDocument({}, {}, tuple(base))),
+                          ("b", RunDocument({}, {}, tuple(new)))],
+                         [RunComparisonView("a", "b", comparison)])
+    assert '<td class="verdict-SUSPECT">SUSPECT</td>' in page
+    assert "SUSPECT in NEW: 0.0 ns per call" in page
+    assert "1 point(s) SUSPECT or FAILED in NEW after a PASS in BASE" in page
+    rows = charts.compare_spec(comparison.points, "t")["data"]["values"]
+    assert [r["point"] for r in rows] == ["matmul torch float32 M=8 N=8 K=8 cold"]

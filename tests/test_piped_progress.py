@@ -83,3 +83,17 @@ def test_the_timer_announces_a_long_phase_by_itself():
     text = sink.getvalue()
     assert "square/cuda n=2^20 float32: build ..." in text
     assert "build done in" in text and "[1/1] square/cuda" in text
+
+
+def test_the_failure_lines_list_suspect_rows_with_their_reason():
+    from dataclasses import replace
+
+    from gpubench.report.live import failure_summary, point_line
+
+    cheat = replace(row("cached", "cold", 1e-9), status=R.SUSPECT,
+                    error="0.0 ns: faster than any launch")
+    rows = [row("torch", "cold", 5e-6), cheat, row("wrong", "cold", status=R.FAIL)]
+    assert failure_summary(rows) == [
+        "SUSPECT square/cached n=2^20 float32: 0.0 ns: faster than any launch",
+        "FAIL square/wrong n=2^20 float32: None"]
+    assert point_line([cheat]) == "square/cached n=2^20 float32: cold SUSPECT"

@@ -59,6 +59,16 @@ def test_the_baseline_column_shows_the_verdicts_the_rows_carry():
     assert "vs --baseline" not in headers and "--baseline run" not in caption
 
 
+def test_markdown_says_why_a_row_is_suspect_or_failed():
+    cheat = result("cached").with_derived(status=R.SUSPECT, error="0.0 ns: faster than any "
+                                                                  "launch")
+    table = group_markdown([result("torch"), cheat, result("wrong", status=R.CRASHED)])
+    assert "| cached | cuda | SUSPECT | - |" in table  # no time, no speedup
+    assert table.endswith("\n- cached: SUSPECT: 0.0 ns: faster than any launch\n"
+                          "- wrong: CRASHED: -\n")
+    assert "\n- " not in group_markdown([result("torch")])
+
+
 def test_table_columns_of_extras_go_where_their_spec_says():
     headers = [h for h, _ in COLUMNS]
     assert headers.index("vs ncu") == headers.index("vs --baseline") + 1

@@ -53,6 +53,9 @@ Verdicts (threshold t, default 1%; bounds taken as ratios, so +-1% means 1.01 an
     UNSURE  otherwise, with the reason (too few samples, noisy, within the point's
             run-to-run noise, the whole group moved, throttled)
 
+A point not PASS in both runs has no trusted time to compare: status_change.py says
+whether it is a regression (PASS in BASE, SUSPECT or failed in NEW) or only listed.
+
 asv uses a rank test plus a factor threshold (default 10%) for the same reason;
 tritonbench's A/B runs both sides in one process, which removes the between-run
 term but not the question of two commits. Pure: numpy and the samples, no GPU.
@@ -65,12 +68,15 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from gpubench.analysis.status_change import STATUS_VERDICTS, missing_in_new, status_change
 from gpubench.records.derive import same_model
 from gpubench.timing.hostload import busy_reason
 from gpubench.timing.stats import quantile
 
 FASTER, SLOWER, SAME, UNSURE = "FASTER", "SLOWER", "SAME", "UNSURE"
 VERDICTS = (FASTER, SLOWER, SAME, UNSURE)
+# What makes --fail-on-regression fail: a slower point, or one no longer trusted in NEW.
+REGRESSION_VERDICTS = (SLOWER, *STATUS_VERDICTS)
 # 1%: the run-to-run agreement of a quiet GPU on kernels of 20 us and more (5 cold
 # medians within 1%, docs/measurement.md "compare"), above the +-0.5% CI gpubench aims at.
 DEFAULT_THRESHOLD = 0.01
@@ -339,13 +345,21 @@ class PointComparison:
     key: object  # records.point.PointKey, shared by both runs
     comparison: Comparison | None  # None when either side did not pass
     note: str = ""  # why there is no comparison
+    # Without a comparison: status_change.BECAME_SUSPECT or BECAME_FAILED when the point
+    # passed in BASE and is SUSPECT or failed in NEW (a regression), else ''.
+    status_verdict: str = ""
 
     @property
     def verdict(self) -> str:
-        return self.comparison.verdict if self.comparison else "-"
+        return self.comparison.verdict if self.comparison else (self.status_verdict or "-")
+
+    @property
+    def regressed(self) -> bool:
+        """SLOWER, or no longer trusted in NEW: what --fail-on-regression fails on."""
+        return self.verdict in REGRESSION_VERDICTS
 
     def to_dict(self) -> dict:
-        data = {"key": self.key.text(), "note": self.note}
+        data = {"key": self.key.text(), "note": self.note, "verdict": self.verdict}
         return {**data, **(self.comparison.to_dict() if self.comparison else {})}
 
 
@@ -356,9 +370,17 @@ class RunComparison:
     only_new: tuple[str, ...]
     env_differences: tuple[str, ...]  # 'gpu: NVIDIA H100 -> NVIDIA H200'
     threshold: float = DEFAULT_THRESHOLD
+    # Points BASE measured that NEW did not (status_change.missing_in_new): a subset of
+    # only_base, plus those NEW left unrun.
+    missing_in_new: tuple[str, ...] = ()
 
     def regressions(self) -> list[PointComparison]:
-        return [p for p in self.points if p.verdict == SLOWER]
+        """SLOWER points, and points PASS in BASE but SUSPECT or failed in NEW."""
+        return [p for p in self.points if p.regressed]
+
+    def compared(self) -> list[PointComparison]:
+        """The points that got a speed verdict."""
+        return [p for p in self.points if p.comparison is not None]
 
     def counts(self) -> dict[str, int]:
         found = defaultdict(int)
@@ -373,12 +395,13 @@ class RunComparison:
         return {"threshold": self.threshold, "points": [p.to_dict() for p in self.points],
                 "only_in_base": list(self.only_base), "only_in_new": list(self.only_new),
                 "environment_differences": list(self.env_differences),
-                "counts": self.counts()}
+                "missing_in_new": list(self.missing_in_new), "counts": self.counts()}
 
 
 def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD) -> RunComparison:
     """Two RunDocuments joined on the point key. Points that did not pass in either run
-    are listed without a verdict; when the runs' machines or software differ every
+    get no speed verdict: a regression when PASS in BASE became SUSPECT or failed in NEW,
+    else only listed (status_change.py); when the runs' machines or software differ every
     verdict is marked, and the differences named."""
     base_rows, new_rows = base.by_key(), new.by_key()
     shared = [key for key in base_rows if key in new_rows]
@@ -393,8 +416,8 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD) -> RunComparis
     for key in shared:
         old, fresh = base_rows[key], new_rows[key]
         if key not in passed:
-            points.append(PointComparison(old.key, None, f"not compared: {old.status} in "
-                                                         f"BASE, {fresh.status} in NEW"))
+            said, note = status_change(old, fresh)
+            points.append(PointComparison(old.key, None, note, said))
             continue
         if not same_model(old, fresh):
             points.append(PointComparison(old.key, None, f"not compared: measured on "
@@ -406,7 +429,7 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD) -> RunComparis
                                                        marked=bool(differences))))
     return RunComparison(tuple(points), tuple(k for k in base_rows if k not in new_rows),
                          tuple(k for k in new_rows if k not in base_rows), differences,
-                         threshold)
+                         threshold, missing_in_new(base_rows, new_rows))
 
 
 def _host_busy(result) -> str | None:

@@ -1,17 +1,29 @@
-"""`gpubench compare BASE NEW`: load two run documents, compare them, show the verdicts."""
+"""`gpubench compare BASE NEW`: load two run documents, compare them, show the verdicts.
+
+Made for CI gates, so nothing that proves nothing exits 0: two runs with no point in
+common are a usage error (exit 2) naming what differs, and `--fail-on-regression` fails
+(exit 13) on a SLOWER point, on a point that passed in BASE and is SUSPECT or failed in
+NEW, on BASE points that NEW did not measure, and when no point got a speed verdict."""
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from rich.console import Console
 
 from gpubench import errors
-from gpubench.analysis.comparison import compare_runs
+from gpubench.analysis.comparison import RunComparison, compare_runs
+from gpubench.analysis.run_overlap import what_differs
+from gpubench.records.run import RunDocument
 from gpubench.records.strict_json import strict_dumps
 from gpubench.report.compare_view import compare_markdown, compare_table, summary_line
-from gpubench.run.folder import read_run, resolve_run
+from gpubench.run.folder import atomic_write, read_run, resolve_run
+
+STDOUT = Path("-")  # --markdown -: the markdown on stdout, in place of the table
+# Keys named in one gate message before '...': a killed run can miss hundreds.
+MAX_NAMED = 5
 
 
 @dataclass(frozen=True)
@@ -21,24 +33,69 @@ class CompareRequest:
     base: str  # a run folder, 'latest' or 'latest~N'
     new: str
     threshold: float  # a fraction: changes within +-it are SAME
-    fail_on_regression: bool = False  # exit EXIT_REGRESSION when any point is SLOWER
-    markdown: bool = False  # a markdown table on stdout
+    fail_on_regression: bool = False  # exit EXIT_REGRESSION on a regression (see the gate)
+    markdown: Path | None = None  # the markdown table into this file; STDOUT: on stdout
     as_json: bool = False  # the comparison as JSON on stdout
 
 
 def compare_command(request: CompareRequest, console: Console) -> int:
     base_dir, new_dir = resolve_run(request.base), resolve_run(request.new)
-    result = compare_runs(read_run(base_dir), read_run(new_dir),
-                          request.threshold)
-    if request.as_json:
-        document = {"base": str(base_dir), "new": str(new_dir), **result.to_dict()}
-        sys.stdout.write(strict_dumps(document) + "\n")
-    elif request.markdown:
-        sys.stdout.write(compare_markdown(result, str(base_dir), str(new_dir)))
-    else:
-        console.print(compare_table(result, str(base_dir), str(new_dir)))
-    if request.fail_on_regression and result.regressions():
-        names = ", ".join(p.key.text() for p in result.regressions())
-        sys.stderr.write(f"regression: {summary_line(result)}: {names}\n")
-        return errors.EXIT_REGRESSION
+    base, new = read_run(base_dir), read_run(new_dir)
+    result = compare_runs(base, new, request.threshold)
+    if not result.points:
+        raise errors.UsageError(f"BASE {base_dir} and NEW {new_dir} have no point in common: "
+                                f"{_differences(base, new)}")
+    _show(request, result, str(base_dir), str(new_dir), console)
+    if request.fail_on_regression:
+        return gate(result)
     return errors.EXIT_OK
+
+
+def _differences(base: RunDocument, new: RunDocument) -> str:
+    return what_differs((r.key for r in base.results), (r.key for r in new.results))
+
+
+def _show(request: CompareRequest, result: RunComparison, base_name: str, new_name: str,
+          console: Console) -> None:
+    """stdout: the JSON, the markdown (`--markdown -`) or the table; `--markdown FILE`
+    writes the markdown there and leaves stdout as it is."""
+    if request.as_json:
+        document = {"base": base_name, "new": new_name, **result.to_dict()}
+        sys.stdout.write(strict_dumps(document) + "\n")
+    elif request.markdown == STDOUT:
+        sys.stdout.write(compare_markdown(result, base_name, new_name))
+    else:
+        console.print(compare_table(result, base_name, new_name))
+    if request.markdown is not None and request.markdown != STDOUT:
+        _write_markdown(request.markdown, compare_markdown(result, base_name, new_name))
+
+
+def _write_markdown(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, text)
+        path.chmod(0o644)  # a file to share (a PR comment): not the temporary file's mode
+    except OSError as exc:
+        raise errors.OutputError(f"cannot write the markdown to {path}: "
+                                 f"{exc.strerror or exc}") from None
+
+
+def gate(result: RunComparison) -> int:
+    """`--fail-on-regression`: EXIT_REGRESSION with a line on stderr per reason, or
+    EXIT_OK. No verdict is not a pass: a gate that compared nothing has vouched for nothing."""
+    reasons = []
+    regressions = result.regressions()
+    if regressions:
+        names = ", ".join(p.key.text() + (f" ({p.note})" if p.status_verdict else "")
+                          for p in regressions)
+        reasons.append(f"regression: {summary_line(result)}: {names}")
+    if result.missing_in_new:
+        missing = result.missing_in_new
+        named = ", ".join(missing[:MAX_NAMED]) + (", ..." if len(missing) > MAX_NAMED else "")
+        reasons.append(f"{len(missing)} points of BASE missing in NEW (not measured there: "
+                       f"a NEW run stopped early, or a narrower one): {named}")
+    if not regressions and not result.compared():
+        reasons.append(f"no point compared for speed: {summary_line(result)}")
+    for reason in reasons:
+        sys.stderr.write(reason + "\n")
+    return errors.EXIT_REGRESSION if reasons else errors.EXIT_OK

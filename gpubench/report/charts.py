@@ -11,6 +11,8 @@ each spec to vega-embed. Three kinds:
   sets the roof) against that axis, one line per variant, the 95% CI of the median as
   a band.
 - **compare**: NEW/BASE per point with its CI, coloured by verdict.
+
+SUSPECT rows (records/result.py) are on none of them: see `measured`.
 """
 
 from __future__ import annotations
@@ -67,7 +69,10 @@ def ncu_hint(ncu: dict) -> str:
 
 
 def measured(results: Iterable[Result]) -> list[Result]:
-    """The results a chart can place: passed, with a median."""
+    """The results a chart can place: passed, with a median. SUSPECT rows are left out,
+    not marked: their time is not to be trusted (0 ns, 40x the roof), and on a log axis it
+    would stretch the chart and sit beside honest points as if it won; the page says how
+    many were left out, and lists them with their reason."""
     return [r for r in results if r.passed and r.summary is not None]
 
 
@@ -283,7 +288,8 @@ def _band_chart(rows: list[dict], axis: str, axis_title: str, log_x: bool, y: st
 
 
 def compare_spec(points: Sequence, title: str) -> dict | None:
-    """NEW/BASE per compared point with its 95% CI, log x, coloured by verdict."""
+    """NEW/BASE per compared point with its 95% CI, log x, coloured by verdict. A point
+    SUSPECT or failed on either side has no comparison, so no place here."""
     rows = []
     for point in points:
         c = point.comparison

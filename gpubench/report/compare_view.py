@@ -10,8 +10,10 @@ from rich.text import Text
 
 from gpubench import format as fmt
 from gpubench.analysis.comparison import FASTER, SAME, SLOWER, UNSURE, Comparison, RunComparison
+from gpubench.analysis.status_change import BECAME_FAILED, BECAME_SUSPECT, STATUS_VERDICTS
 
-STYLE = {FASTER: "green", SLOWER: "bold red", SAME: "", UNSURE: "yellow"}
+STYLE = {FASTER: "green", SLOWER: "bold red", SAME: "", UNSURE: "yellow",
+         BECAME_SUSPECT: "bold red", BECAME_FAILED: "bold red"}
 HEADERS = ("point", "base", "new", "change", "95% CI", "verdict", "why")
 RIGHT = {"base", "new", "change", "95% CI"}
 
@@ -44,8 +46,8 @@ def verdict_cell(comparison: Comparison | None) -> Text:
 
 def compare_cells(point) -> list[str]:
     c = point.comparison
-    if c is None:
-        return [point.key.label(), "-", "-", "-", "-", "-", point.note]
+    if c is None:  # no trusted time on one side: the verdict is SUSPECT, FAILED or '-'
+        return [point.key.label(), "-", "-", "-", "-", point.verdict, point.note]
     mark = "*" if c.marked else ""
     return [point.key.label(), fmt.duration(c.base_median_s), fmt.duration(c.new_median_s),
             change_text(c), ci_text(c), c.verdict + mark, c.reason]
@@ -71,7 +73,7 @@ def compare_markdown(result: RunComparison, base_name: str, new_name: str) -> st
              "|" + "|".join("---:" if h in RIGHT else "---" for h in HEADERS) + "|"]
     for point in result.points:
         cells = [cell.replace("|", "\\|") for cell in compare_cells(point)]
-        if cells[5].rstrip("*") in (FASTER, SLOWER):
+        if cells[5].rstrip("*") in (FASTER, SLOWER, *STATUS_VERDICTS):
             cells[5] = f"**{cells[5]}**"
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", caption(result)]
@@ -79,11 +81,14 @@ def compare_markdown(result: RunComparison, base_name: str, new_name: str) -> st
 
 
 def summary_line(result: RunComparison) -> str:
-    """'18 points: 1 SLOWER, 12 SAME, 5 UNSURE' — what a CI log needs first."""
+    """'18 points: 1 SUSPECT, 1 SLOWER, 11 SAME, 5 UNSURE' — what a CI log needs first;
+    '; 3 of BASE missing in NEW' when NEW did not measure some of BASE's points."""
     counts = result.counts()
-    order = [v for v in (SLOWER, FASTER, SAME, UNSURE, "-") if counts.get(v)]
+    order = [v for v in (*STATUS_VERDICTS, SLOWER, FASTER, SAME, UNSURE, "-") if counts.get(v)]
     parts = [f"{counts[v]} {'not compared' if v == '-' else v}" for v in order]
-    return f"{len(result.points)} points: {', '.join(parts) or 'none in common'}"
+    missing = (f"; {len(result.missing_in_new)} of BASE missing in NEW"
+               if result.missing_in_new else "")
+    return f"{len(result.points)} points: {', '.join(parts) or 'none in common'}{missing}"
 
 
 def caption(result: RunComparison, list_unmatched: bool = True) -> str:
@@ -95,6 +100,10 @@ def caption(result: RunComparison, list_unmatched: bool = True) -> str:
              "what this point varies between runs of unchanged code (its samples' spread, "
              "its group's common shift, its clocks); SAME: the whole CI within "
              f"+-{result.threshold:.0%}"]
+    if any(p.status_verdict for p in result.points):
+        parts.append("SUSPECT / FAILED: PASS in BASE, but SUSPECT (right output, a time not "
+                     "to be trusted) or failed in NEW: a regression, its reason under why; a "
+                     "point SUSPECT in BASE is not compared for speed")
     if result.env_differences:
         parts.append("* the runs differ in " + "; ".join(result.env_differences) +
                      ": verdicts compare machines or software, not only code")

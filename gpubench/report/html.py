@@ -7,7 +7,8 @@ a sortable-table script. Nothing is fetched when the page is viewed.
 
 Per run: the environment; per family a sortable table (the same cells as the terminal
 table, from table.table_layout), its warnings, the roofline and the sweeps; then what
-failed or was skipped and why. Given several runs, each later run is compared with the
+failed, was SUSPECT (right output, a time not to be trusted: red, never a speedup, never
+on a chart) or was skipped, and why. Given several runs, each later run is compared with the
 first (the compare view: ratios, CIs, verdicts).
 """
 
@@ -161,6 +162,7 @@ def _family_section(family: str, results: list[R.Result], ceilings: dict | None,
     no_roof = "" if roof or not charts.measured(results) else (
         '<p class="muted">No roofline: the family gives no FLOP count, or no ceilings were '
         "measured.</p>")
+    no_roof += _suspects_left_out(results)
     notes_html = ("<details><summary>warnings and notes "
                   f"({len(notes)})</summary><ul>{''.join(f'<li>{_e(n)}</li>' for n in notes)}"
                   "</ul></details>") if notes else ""
@@ -217,12 +219,26 @@ def sort_keys(result: R.Result) -> dict[str, float | None]:
     return keys
 
 
+def _suspects_left_out(results: Sequence[R.Result]) -> str:
+    """A line saying that SUSPECT rows are not on the charts (charts.measured leaves them
+    out: a time that games the timer drawn beside honest ones would read as a win)."""
+    count = sum(r.status == R.SUSPECT for r in results)
+    if not count:
+        return ""
+    return (f'<p class="status-suspect">{count} SUSPECT row(s) left out of the charts: their '
+            "output is right but their time is not to be trusted (why: under Failures, "
+            "SUSPECT rows and skips).</p>")
+
+
 # ---------------------------------------------------------------- failures
+
+FAILURES_TITLE = "<h3>Failures, SUSPECT rows and skips</h3>"
 
 
 def _failures(results: Sequence[R.Result]) -> str:
-    """Every result that did not pass, one row per (family, variant, status, reason)
-    with the points it covers: a CUDA-only variant skipped at 12 shapes is one row."""
+    """Every result that did not pass (SUSPECT included, with its reason), one row per
+    (family, variant, status, reason) with the points it covers: a CUDA-only variant
+    skipped at 12 shapes is one row."""
     rows: dict[tuple, list[str]] = {}
     for r in results:
         if r.status == R.OK:
@@ -231,13 +247,13 @@ def _failures(results: Sequence[R.Result]) -> str:
         rows.setdefault((r.family, r.variant, r.status, reason), []).append(
             f"{r.shape.label()} {r.dtype} {r.mode}")
     if not rows:
-        return '<h3>Failures and skips</h3><p class="muted">None: every point passed.</p>'
+        return FAILURES_TITLE + '<p class="muted">None: every point passed.</p>'
     body = "".join(
         f'<tr><td>{_e(f)}</td><td>{_e(v)}</td><td class="status-{_e(s)}">'
         f"{_e(_status_label(s))}</td><td>{_e(', '.join(points))}</td>"
         f'<td class="reason">{_e(reason)}</td></tr>'
         for (f, v, s, reason), points in rows.items())
-    return ('<h3>Failures and skips</h3><table class="results sortable"><thead><tr>'
+    return (FAILURES_TITLE + '<table class="results sortable"><thead><tr>'
             "<th>family</th><th>variant</th><th>status</th><th>points</th><th>why</th>"
             f"</tr></thead><tbody>{body}</tbody></table>")
 
@@ -303,6 +319,11 @@ def _compare_section(view: RunComparisonView, chart_set: Charts) -> str:
         body.append(f"<tr>{tds}</tr>")
     chart = chart_set.place(charts.compare_spec(
         result.points, f"NEW {view.new_name} / BASE {view.base_name}"))
+    untrusted = sum(bool(p.status_verdict) for p in result.points)
+    if untrusted:  # compare_spec charts speed verdicts only
+        chart += (f'<p class="verdict-SUSPECT">{untrusted} point(s) SUSPECT or FAILED in NEW '
+                  "after a PASS in BASE: regressions with no trusted time, so not on the chart "
+                  "(why: in the table).</p>")
     return (f'<section class="compare"><h2>Compare: BASE {_e(view.base_name)}, NEW '
             f'{_e(view.new_name)}</h2>{chart}<table class="results sortable"><thead><tr>'
             f'{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
@@ -356,11 +377,12 @@ table.results th.sorted-asc::after { content: " \\25B2"; }
 table.results th.sorted-desc::after { content: " \\25BC"; }
 .num { text-align: right !important; font-variant-numeric: tabular-nums; }
 .status-ok { color: #1a7f37; font-weight: 600; }
-.status-fail, .status-error, .status-crashed, .status-timeout, .status-compile_error {
-  color: #c62828; font-weight: 700; }
+.status-fail, .status-error, .status-crashed, .status-timeout, .status-compile_error,
+.status-suspect { color: #c62828; font-weight: 700; }
 .status-skipped, .status-not_run, .muted { color: #777; }
 .verdict-FASTER { color: #1a7f37; font-weight: 700; }
-.verdict-SLOWER { color: #c62828; font-weight: 700; } .verdict-UNSURE { color: #a86b00; }
+.verdict-SLOWER, .verdict-SUSPECT, .verdict-FAILED { color: #c62828; font-weight: 700; }
+.verdict-UNSURE { color: #a86b00; }
 .caption { font-size: 12px; color: #555; max-width: 70em; }
 .warning { background: #fff4d6; border-left: 4px solid #d89a00; padding: .4em .8em; }
 .chart { margin: .8em 0; } .sweeps { display: flex; flex-wrap: wrap; gap: 1em; }

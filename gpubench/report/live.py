@@ -196,10 +196,12 @@ def skipped_summary(results: list[R.Result]) -> list[str]:
 
 
 def failure_summary(results: list[R.Result]) -> list[str]:
-    """One line per failed point, with its full error message."""
+    """One line per failed or SUSPECT point, with its full error message or reason (a
+    SUSPECT row's output was right, its time is not to be trusted: the run exits
+    errors.EXIT_SUSPECT for it, and the reader must see why)."""
     lines = []
     for r in results:
         line = f"{r.status.upper()} {r.family}/{r.variant} {r.shape.label()} {r.dtype}: {r.error}"
-        if r.status in R.FAILED_STATUSES and line not in lines:
+        if (r.status in R.FAILED_STATUSES or r.status == R.SUSPECT) and line not in lines:
             lines.append(line)
     return lines

@@ -80,7 +80,8 @@ def groups_of(results: Iterable[R.Result]) -> list[list[R.Result]]:
 
 def group_markdown(group: list[R.Result], device: str = "") -> str:
     """The same table as GitHub-flavoured markdown, for a PR comment: every column, the
-    caption below it."""
+    caption below it, then why each failed or SUSPECT row is so (a reviewer reading
+    "SUSPECT" must see the reason without the run folder)."""
     headers, rows, caption = table_layout(group)
     lines = [f"**{group_title(group, device)}**", "",
              "| " + " | ".join(headers) + " |",
@@ -88,7 +89,21 @@ def group_markdown(group: list[R.Result], device: str = "") -> str:
     for cells in rows:
         lines.append("| " + " | ".join(plain(cells[h]).replace("|", "\\|")
                                        for h in headers) + " |")
-    return "\n".join([*lines, "", caption.strip()]) + "\n"
+    reasons = [f"- {line}" for line in status_notes(group)]
+    return "\n".join([*lines, "", caption.strip(), *(["", *reasons] if reasons else [])]) + "\n"
+
+
+def status_notes(group: list[R.Result]) -> list[str]:
+    """'wrong: FAIL: 12 of 4096 elements ...', 'cached: SUSPECT: 0.0 ns ...': each failed
+    or SUSPECT row's reason, once per (variant, status, reason)."""
+    lines = []
+    for r in group:
+        if r.status not in R.FAILED_STATUSES and r.status != R.SUSPECT:
+            continue
+        line = f"{r.variant}: {STATUS_STYLE[r.status][0]}: {note(r) or '-'}"
+        if line not in lines:
+            lines.append(line)
+    return lines
 
 
 def table_layout(group: list[R.Result], baseline_column: bool = True
