@@ -208,7 +208,7 @@ def _table_row(result: R.Result, cells: dict, headers: list[str], right: set[str
 
 def sort_keys(result: R.Result) -> dict[str, float | None]:
     """The numbers behind a row's cells, so sorting orders 1.2 ms after 900 us."""
-    s = result.summary if result.passed else None
+    s = result.summary if result.correct else None
     keys: dict[str, float | None] = {"build": result.compile_s}
     if s is not None:
         keys.update({"median": s.median, "±CI": s.rel_ci, "IQR": s.rel_iqr, "n": s.n,

@@ -277,8 +277,9 @@ def _cells(result: R.Result) -> dict:
     label, style = STATUS_STYLE.get(result.status, (result.status, ""))
     if _marking(result):
         label, style = label + "*", "bold red"  # e.g. memcheck (--sanitize) found errors
-    # Numbers only for rows that passed: a wrong answer's speed is not worth reading.
-    summary = result.summary if result.passed else None
+    # Numbers only for correct rows: a wrong answer's speed is not worth reading; a SUSPECT
+    # row keeps its figures (they show why), never a speedup.
+    summary = result.summary if result.correct else None
     name = result.variant + (" (base)" if result.baseline else "") + (
         " (alloc)" if result.build.get("allocates_output") else "")
     return {
