@@ -172,7 +172,7 @@ def point_line(rows: list[R.Result]) -> str:
     head = f"{first.family}/{first.variant} {first.shape.label()} {first.dtype}:"
     parts = []
     for row in rows:
-        summary = row.summary if row.correct else None
+        summary = row.summary if row.passed else None
         if summary is None:
             parts.append(f"{row.mode} {row.status.upper()}")
         else:
