@@ -236,3 +236,21 @@ def test_precision_round_trips_and_an_old_results_json_loads():
     replaced = roof_position(first, old.env["ceilings"])
     assert replaced["compute"] == "fp32"
     assert replaced["fraction"] == pytest.approx(first.roof["fraction"])
+
+
+def test_the_roofline_draws_the_declared_precisions_roof_beside_the_dtypes():
+    from gpubench.report import charts
+
+    key = PointKey("matmul", "torch", "float32", Shape({"M": 4096, "N": 4096, "K": 4096}),
+                   "cold")
+    base = R.Result(key=key, kind="torch", status=R.OK, baseline=True, flops=2 * 4096**3,
+                    bytes_moved=3 * 4096**2 * 4,
+                    measurement=Measurement("cold", "fake", [2.7e-3] * 20,
+                                            target_rel_ci=0.005, stop_reason="converged"))
+    group = finish_group([base, row(declared="tf32")], H200)
+    spec = charts.roofline_spec(group, H200, "matmul")
+    roofs = spec["layer"][0]["data"]["values"]
+    peaks = {r["precision"]: r["tflops"] for r in roofs if r["label"]}
+    assert peaks == {"fp32": 51.0, "tf32": 400.0}
+    points = spec["layer"][-1]["data"]["values"]
+    assert [p["of roof"].split()[-1] for p in points] == ["comp", "tf32"]

@@ -13,11 +13,11 @@ from collections.abc import Mapping
 
 # What `gpubench peak` measures, in its table's order, and what each one means.
 PRECISIONS: Mapping[str, str] = {
-    "fp32": "fp32 inputs on CUDA cores (TF32 off)",
-    "tf32": "fp32 inputs on tensor cores as TF32 (10-bit mantissa)",
-    "fp16": "fp16 tensor cores, fp32 accumulate",
-    "bf16": "bf16 tensor cores, fp32 accumulate",
-    "fp8": "fp8 e4m3 tensor cores (torch._scaled_mm)",
+    "fp32": "fp32 inputs and math (GPU: CUDA cores, TF32 off)",
+    "tf32": "fp32 inputs as TF32 (10-bit mantissa) on tensor cores",
+    "fp16": "fp16 inputs (GPU: tensor cores, fp32 accumulate)",
+    "bf16": "bf16 inputs (GPU: tensor cores, fp32 accumulate)",
+    "fp8": "fp8 e4m3 inputs on tensor cores (torch._scaled_mm)",
 }
 # The precision a dtype computes in when its variant declares none.
 DTYPE_PRECISION: Mapping[str, str] = {
