@@ -139,10 +139,12 @@ def list_command(**options):
 @click.option("--force", is_flag=True, help="Measure again even if cached.")
 @opts.json_option("Print the ceilings as JSON.")
 def peak(**options):
-    """Measure this machine's ceilings (copy bandwidth, matmul TFLOP/s per dtype), once.
+    """Measure this machine's ceilings (copy bandwidth, matmul TFLOP/s per precision), once.
 
-    Every result's 'of roof' column and roofline placement use them; they are cached
-    per GPU model, driver and torch version."""
+    Precisions: fp32 on CUDA cores, TF32, fp16, bf16 and, from compute capability 8.9, fp8;
+    one the device lacks is shown unknown, with why. Every result's 'of roof' column and
+    roofline placement use them (a variant's declared precision picks its ceiling); they
+    are cached per GPU model, driver and torch version."""
     from gpubench.commands.peak import PeakRequest, show_peaks
 
     _guarded(lambda: show_peaks(PeakRequest(**options), make_console()))

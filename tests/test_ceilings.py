@@ -67,8 +67,11 @@ def test_a_probe_that_measured_nothing_blames_no_cache(probe):
 
 
 def fake_ceilings(bandwidth_gbps: float) -> Ceilings:
+    """Complete ceilings of a CPU (every precision measured or explained): a cache of them
+    is used as it is, never measured again for a missing precision."""
     return Ceilings(key="k", device="CPU", bandwidth_gbps=bandwidth_gbps,
-                    tflops={"float32": 0.1}, measured=WHEN, method="fake")
+                    tflops={"fp32": 0.1, "fp16": 0.01, "bf16": 0.02}, measured=WHEN,
+                    method="fake", unmeasured={"tf32": "a CPU has no TF32", "fp8": "no GPU"})
 
 
 def test_only_cached_ceilings_are_probed(tmp_path, monkeypatch):

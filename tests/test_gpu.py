@@ -1,5 +1,7 @@
 """On a CUDA GPU only (skipped elsewhere): the real timing path, builds and fault isolation."""
 
+import json
+
 import pytest
 
 from conftest import TEST_KERNELS
@@ -127,3 +129,33 @@ def test_sanitize_finds_exactly_the_three_planted_bugs_at_their_lines(gpubench):
         for _, finding in found[variant]:
             line = source[finding["line"] - 1]
             assert any(text in line for text in texts), (variant, finding["line"], line)
+
+
+def test_peak_measures_a_ceiling_per_precision(gpubench):
+    """fp32 (CUDA cores), TF32, fp16, bf16 and fp8 (from sm_89), each measured or said why not
+    (expected ranges in timing/matmul_ceilings.py)."""
+    done = gpubench("peak", "--force", "--json")
+    assert done.code == 0, done.output
+    ceilings = json.loads(done.stdout)
+    rates, unmeasured = ceilings["tflops"], ceilings["unmeasured"]
+    assert set(rates) | set(unmeasured) == {"fp32", "tf32", "fp16", "bf16", "fp8"}
+    assert {"fp32", "tf32", "fp16", "bf16"} <= set(rates), unmeasured
+    # TF32 tensor cores run ~7x the fp32 CUDA cores, fp16/bf16 ~2x TF32, fp8 ~2x fp16.
+    assert 3 * rates["fp32"] < rates["tf32"] < rates["fp16"], rates
+    if "fp8" in rates:
+        assert rates["fp8"] > rates["fp16"], rates
+    peak = gpubench("peak")  # the cached ones, every precision a row
+    assert peak.code == 0 and all(f"│ {name} " in peak.stdout for name in rates), peak.output
+
+
+def test_triton_tc_fp32_sits_under_its_tf32_roof(gpubench):
+    """Issue 25: TF32 tensor cores measured against the fp32 CUDA-core roof read ~170%
+    and SUSPECT; against the TF32 ceiling the row passes with a speedup."""
+    done = gpubench("run", "matmul", "--sizes", "1024,4096", "--variants", "triton_tc")
+    assert done.code == 0, done.output
+    rows = [r for r in done.results()["results"] if r["variant"] == "triton_tc"]
+    assert len(rows) == 2 and all(r["status"] == "ok" for r in rows), done.output
+    for row in rows:
+        assert row["precision"] == "tf32" and row["roofline"]["compute"] == "tf32"
+        assert row["roof_fraction"] <= 1.1 and row["speedup_vs_baseline"], row
+    assert "tf32" in done.output

@@ -14,8 +14,9 @@ from gpubench import errors
 from gpubench.format import rate as rate_text
 from gpubench.records.strict_json import strict_dumps
 from gpubench.run.machine import detect_machine
-from gpubench.timing.ceilings import cache_dir, load_checked
+from gpubench.timing.ceilings import Ceilings, cache_dir, load_checked
 from gpubench.timing.envinfo import device_env
+from gpubench.timing.precision import PRECISIONS
 
 
 @dataclass(frozen=True)
@@ -40,18 +41,35 @@ def show_peaks(request: PeakRequest, console: Console) -> int:
             _say_check(check, Console(stderr=True, highlight=False))
         print(strict_dumps(ceilings.to_dict()))
         return errors.EXIT_OK
-    table = Table(title=f"Measured ceilings: {ceilings.device}", title_justify="left",
-                  caption=f"{ceilings.method}; measured {ceilings.measured}; cached in "
-                          f"{cache_dir() / (ceilings.key + '.json')}", caption_justify="left")
-    for header in ("dtype", "matmul TFLOP/s", "copy GB/s", "ridge FLOP/byte"):
-        table.add_column(header, justify="right" if header != "dtype" else "left")
-    for dtype, rate in ceilings.tflops.items():
-        ridge = rate * 1e12 / (ceilings.bandwidth_gbps * 1e9)
-        table.add_row(dtype, rate_text(rate), rate_text(ceilings.bandwidth_gbps), rate_text(ridge))
-    console.print(table)
+    console.print(ceilings_table(ceilings))
     if check:
         _say_check(check, console)
     return errors.EXIT_OK
+
+
+def ceilings_table(ceilings: Ceilings) -> Table:
+    """One row per precision (timing/precision.py), measured or not: its matmul rate and
+    ridge point, or 'unknown' and why (fp8 before sm_89, a failed measurement, a cache
+    from before the precision was measured); the copy bandwidth in the title."""
+    bandwidth = ceilings.bandwidth_gbps
+    copy = (f"copy {rate_text(bandwidth)} GB/s" if bandwidth else
+            f"copy unknown ({ceilings.unmeasured.get('copy', 'not measured')})")
+    table = Table(title=f"Measured ceilings: {ceilings.device}; {copy}", title_justify="left",
+                  caption=f"{ceilings.method}; measured {ceilings.measured}; cached in "
+                          f"{cache_dir() / (ceilings.key + '.json')}", caption_justify="left")
+    for header in ("precision", "matmul TFLOP/s", "ridge FLOP/byte", "computes"):
+        table.add_column(header, justify="left" if header in ("precision", "computes")
+                         else "right")
+    for name, meaning in PRECISIONS.items():
+        rate = ceilings.tflops.get(name)
+        if rate is None:
+            why = ceilings.unmeasured.get(name) or \
+                "not measured: the cache predates it (`gpubench peak --force`)"
+            table.add_row(name, "unknown", "-", f"{meaning}; {why}")
+            continue
+        ridge = rate * 1e12 / (bandwidth * 1e9) if bandwidth else None
+        table.add_row(name, rate_text(rate), rate_text(ridge), meaning)
+    return table
 
 
 def probe_enabled() -> bool:

@@ -20,6 +20,7 @@ from pathlib import Path
 from gpubench.errors import SpecError, UsageError
 from gpubench.parsing import DTYPE_ALIASES, parse_dtypes
 from gpubench.records.shape import Axis, Shape, make_shape
+from gpubench.timing.precision import PRECISIONS
 
 __all__ = ["Axis", "CudaVariant", "Family", "Machine", "Shape", "TorchVariant", "TritonVariant",
            "Variant"]
@@ -61,6 +62,11 @@ class Variant:
     # than the family's tolerances assume on purpose (fp32 inputs on TF32 tensor cores).
     # Said in the variant's description; the check's tolerances are recorded per result.
     tolerances: dict | None = field(default=None, hash=False, compare=False)
+    # What the variant computes in when it is not its inputs' dtype: "tf32" (fp32 inputs on
+    # tensor cores), "fp16", "bf16", "fp8" or "fp32" (timing/precision.py), for every dtype
+    # or as {dtype: precision} for some. It picks the measured ceiling the result's "of
+    # roof" is taken against; None: each dtype's own (float32 -> fp32 on CUDA cores).
+    precision: str | dict | None = field(default=None, hash=False, compare=False)
 
     kind = "variant"
 
@@ -69,6 +75,13 @@ class Variant:
             raise SpecError(f"variant name '{self.name}' must be letters, digits, '_' or '-'")
         if self.dtypes is not None:
             object.__setattr__(self, "dtypes", _checked_dtypes(self.dtypes, self.name))
+        _check_precision(self.precision, self.name)
+
+    def precision_for(self, dtype: str) -> str | None:
+        """The precision declared for `dtype`, None when it computes in the dtype's own."""
+        if isinstance(self.precision, Mapping):
+            return self.precision.get(dtype)
+        return self.precision
 
     def unavailable_reason(self, dtype: str, machine: Machine) -> str | None:
         """Why this variant cannot run at `dtype` here, or None if it can."""
@@ -214,6 +227,17 @@ class CudaVariant(Variant):
         if machine.has_cuda:
             return self.cuda, self.cpp
         return (), self.cpu
+
+
+def _check_precision(precision, variant: str) -> None:
+    """A declared precision is one `gpubench peak` measures, keyed by known dtypes."""
+    named = precision.items() if isinstance(precision, Mapping) else [(None, precision)]
+    for dtype, name in named:
+        if dtype is not None and dtype not in KNOWN_DTYPES:
+            raise SpecError(f"variant '{variant}': precision for unknown dtype '{dtype}'")
+        if name is not None and name not in PRECISIONS:
+            raise SpecError(f"variant '{variant}': unknown precision {name!r}; one of "
+                            f"{', '.join(PRECISIONS)}")
 
 
 # (atol, rtol) against a float64 reference. fp32 arithmetic lands far under

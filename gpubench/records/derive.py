@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from gpubench.records import trust
 from gpubench.records.result import OK, SUSPECT, Result
-from gpubench.timing import noise, roofline
+from gpubench.timing import noise, precision, roofline
 
 
 def speedups(group: list[Result]) -> list[float | None]:
@@ -34,13 +34,15 @@ def same_model(one: Result, other: Result) -> bool:
 
 def roof_position(result: Result, ceilings: dict | None) -> dict | None:
     """Where a passing row sits under the measured roofline ({'bandwidth_gbps',
-    'tflops': {dtype: x}}), or None."""
+    'tflops': {precision: x}}, or the older {dtype: x}), or None. The compute ceiling is
+    that of the precision the variant declares (fp32 inputs as TF32), else its dtype's
+    (precision.compute_roof); the roof names it in "compute" ("tf32")."""
     if not ceilings or not result.correct or result.bytes_moved is None:
         return None
-    rates = ceilings.get("tflops", {})
-    peak = rates.get(result.dtype) or rates.get("float32")
-    return roofline.position(result.flops or 0.0, result.bytes_moved, result.median_s,
+    used, peak = precision.compute_roof(ceilings, result.dtype, result.precision) or (None, None)
+    roof = roofline.position(result.flops or 0.0, result.bytes_moved, result.median_s,
                              ceilings.get("bandwidth_gbps"), peak)
+    return {**roof, "compute": used} if roof else None
 
 
 def measurement_warnings(result: Result) -> list[noise.Warning]:

@@ -45,7 +45,8 @@ ITEMSIZE = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
 
 # Columns of the flat record that an axis may not be named after (it would overwrite them).
 RESERVED_COLUMNS = frozenset({
-    "family", "variant", "kind", "shape", "dtype", "mode", "status", "baseline", "device",
+    "family", "variant", "kind", "precision", "shape", "dtype", "mode", "status", "baseline",
+    "device",
     "median_s", "ci95_low_s", "ci95_high_s", "q1_s", "q3_s", "iqr_s", "mean_s", "min_s",
     "max_s", "stdev_s", "samples", "outliers", "significant_digits", "tflops", "gbps",
     "roof_fraction", "bound", "intensity_flop_per_byte", "speedup_vs_baseline", "flops",
@@ -92,6 +93,9 @@ class Result:
     # ("cuda:1", "cpu:0", a Dask worker's "tcp://host:port cuda:0") and model.
     device_id: str = ""
     device_name: str = ""
+    # What the variant computes in when its spec declares another precision than the dtype's
+    # own ("tf32" for fp32 inputs on tensor cores): picks the ceiling of its roof. "": none.
+    precision: str = ""
 
     # Identity, from the key; what was measured, from the measurement (empty without one).
     family = _delegate("key", "family")
@@ -221,7 +225,7 @@ class Result:
             "dtype": self.dtype, "mode": self.mode, "status": self.status,
             "median_s": s.median if s else None,
             "shape": self.shape.text(), "kind": self.kind,
-            "baseline": self.baseline, "device": self.device,
+            "precision": self.precision or None, "baseline": self.baseline, "device": self.device,
             "device_id": self.device_id or None, "device_name": self.device_name or None,
             "ci95_low_s": s.ci_low if s else None, "ci95_high_s": s.ci_high if s else None,
             "q1_s": s.q1 if s else None, "q3_s": s.q3 if s else None,
@@ -286,6 +290,7 @@ class Result:
             extras={spec.name: Extra(spec, data[spec.name]) for spec in EXTRAS
                     if spec.saved and data.get(spec.name) is not None},
             device_id=data.get("device_id") or "", device_name=data.get("device_name") or "",
+            precision=data.get("precision") or "",
         )
 
 

@@ -5,7 +5,7 @@ each spec to vega-embed. Three kinds:
 
 - **roofline**: log-log, x = arithmetic intensity (FLOP/byte of the family's cost
   model), y = achieved TFLOP/s; the measured ceilings (`gpubench peak`) drawn as
-  min(bandwidth * x, peak) per dtype, every passing variant x shape x dtype x mode as a
+  min(bandwidth * x, peak) per precision, every passing variant x shape x dtype x mode as a
   point. Distance below the roof is the headroom.
 - **sweep**: when a family ran over several values of an axis: time (and the rate that
   sets the roof) against that axis, one line per variant, the 95% CI of the median as
@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from gpubench import format as fmt
 from gpubench.parsing import format_size
 from gpubench.records.result import Result
+from gpubench.timing import precision
 
 WIDTH, HEIGHT = 560, 320
 # The roof lines reach this factor past the points on both sides, so a point near the
@@ -50,8 +51,10 @@ def point_row(result: Result) -> dict:
         "tflops": result.tflops, "gbps": result.gbps,
         "TFLOP/s": fmt.rate(result.tflops), "GB/s": fmt.rate(result.gbps),
         "intensity": roof.get("intensity"),
+        # The compute roof it is under: its variant's declared precision or its dtype's.
+        "roof of": roof.get("compute") or precision.of_dtype(result.dtype),
         "of roof": (f"{fmt.percent(roof['fraction'], 0)} "
-                    f"{'mem' if roof.get('bound') == 'memory' else 'comp'}") if roof else "-",
+                    f"{precision.roof_label(roof, result.dtype)}") if roof else "-",
         "vs base": fmt.ratio(result.speedup),
     }
     row.update({axis: value for axis, value in result.shape.items()})
@@ -104,8 +107,8 @@ def roofline_spec(results: Sequence[Result], ceilings: dict | None, title: str) 
     rows = [r for r in rows if r["intensity"] and r["tflops"]]
     if not rows:
         return None
-    dtypes = sorted({r["dtype"] for r in rows})
-    roofs = roof_lines(ceilings, dtypes, [r["intensity"] for r in rows])
+    names = sorted({r["roof of"] for r in rows})
+    roofs = roof_lines(ceilings, names, [r["intensity"] for r in rows])
     return {
         "title": title, "width": WIDTH, "height": HEIGHT,
         "layer": [
@@ -119,7 +122,7 @@ def roofline_spec(results: Sequence[Result], ceilings: dict | None, title: str) 
                  "detail": {"field": "roof", "type": "nominal"},
                  "color": {"value": "#888"},
                  "tooltip": [{"field": "roof", "type": "nominal"}]}},
-            *(_roof_label(roofs, dtype, i) for i, dtype in enumerate(dtypes)),
+            *(_roof_label(roofs, name, i) for i, name in enumerate(names)),
             {"data": {"values": rows},
              "mark": {"type": "point", "filled": True, "size": 70},
              "encoding": {
@@ -132,10 +135,10 @@ def roofline_spec(results: Sequence[Result], ceilings: dict | None, title: str) 
     }
 
 
-def _roof_label(roofs: list[dict], dtype: str, index: int) -> dict:
-    """A dtype's peak written above its roof's right end; one label layer per dtype, each
+def _roof_label(roofs: list[dict], name: str, index: int) -> dict:
+    """A precision's peak written above its roof's right end; one label layer per roof, each
     a line higher, so near-equal peaks (fp16 656, bf16 675 TFLOP/s) do not overprint."""
-    return {"data": {"values": [r for r in roofs if r["label"] and r["dtype"] == dtype]},
+    return {"data": {"values": [r for r in roofs if r["label"] and r["precision"] == name]},
             "mark": {"type": "text", "align": "right", "dy": -6 - 12 * index,
                      "color": "#666", "fontSize": 10},
             "encoding": {"x": {"field": "intensity", "type": "quantitative"},
@@ -143,26 +146,27 @@ def _roof_label(roofs: list[dict], dtype: str, index: int) -> dict:
                          "text": {"field": "label"}}}
 
 
-def roof_lines(ceilings: dict, dtypes: Sequence[str], intensities: Sequence[float]) -> list[dict]:
-    """Each dtype's roof, min(bandwidth x intensity, peak), as three vertices: the left
+def roof_lines(ceilings: dict, names: Sequence[str], intensities: Sequence[float]) -> list[dict]:
+    """Each compute precision's roof (timing/precision.py: the dtypes' own and any a variant
+    declared, such as tf32), min(bandwidth x intensity, peak), as three vertices: the left
     edge, the ridge point and the right edge (straight segments on log-log axes)."""
     bandwidth_tflops = ceilings["bandwidth_gbps"] * 1e9 / 1e12  # TFLOP/s per FLOP/byte
-    peaks = {d: (ceilings.get("tflops") or {}).get(d) for d in dtypes}
+    peaks = {name: precision.peak_tflops(ceilings, name) for name in names}
     ridges = [p / bandwidth_tflops for p in peaks.values() if p]
     # From left of the lowest ridge: the memory slope shows even for compute-bound points.
     left = min([*intensities, *ridges]) / X_MARGIN
     right = max([*intensities, *ridges]) * X_MARGIN
     lines = []
-    for dtype, peak in peaks.items():
-        name = (f"{dtype} roof: {fmt.rate(ceilings['bandwidth_gbps'])} GB/s, "
-                f"{fmt.rate(peak)} TFLOP/s" if peak else
-                f"memory roof: {fmt.rate(ceilings['bandwidth_gbps'])} GB/s")
+    for name, peak in peaks.items():
+        title = (f"{name} roof: {fmt.rate(ceilings['bandwidth_gbps'])} GB/s, "
+                 f"{fmt.rate(peak)} TFLOP/s" if peak else
+                 f"memory roof: {fmt.rate(ceilings['bandwidth_gbps'])} GB/s")
         ridge = peak / bandwidth_tflops if peak else right
         xs = [left, min(max(ridge, left), right), right]
         for i, x in enumerate(xs):
-            lines.append({"roof": name, "dtype": dtype, "intensity": x,
+            lines.append({"roof": title, "precision": name, "intensity": x,
                           "tflops": min(bandwidth_tflops * x, peak or math.inf),
-                          "label": f"{dtype} {fmt.rate(peak)} TFLOP/s"
+                          "label": f"{name} {fmt.rate(peak)} TFLOP/s"
                           if peak and i == len(xs) - 1 else ""})
     return lines
 

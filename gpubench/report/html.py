@@ -144,7 +144,9 @@ def _timing_text(timing: dict) -> str:
 def _ceilings_text(ceilings: dict | None) -> str | None:
     if not ceilings:
         return None
-    rates = ", ".join(f"{d} {fmt.rate(v)}" for d, v in (ceilings.get("tflops") or {}).items())
+    rates = ", ".join([f"{d} {fmt.rate(v)}" for d, v in (ceilings.get("tflops") or {}).items()]
+                      + [f"{name} unknown" for name in ceilings.get("unmeasured") or {}
+                         if name != "copy"])
     return (f"copy {fmt.rate(ceilings.get('bandwidth_gbps'))} GB/s; matmul TFLOP/s {rates} "
             f"(gpubench peak, measured {ceilings.get('measured', '?')})")
 

@@ -16,6 +16,7 @@ from gpubench.records.extras import ExtraSpec
 from gpubench.records.features import EXTRAS
 from gpubench.records.features.vs_baseline import VS_BASELINE
 from gpubench.report.compare_view import verdict_cell
+from gpubench.timing import precision
 
 STATUS_STYLE = {
     R.OK: ("PASS", "green"),
@@ -323,11 +324,12 @@ def _kernels_cell(result: R.Result) -> str:
 
 
 def _roof_cell(result: R.Result) -> str:
-    """'97% mem' / '11% comp': the fraction of the roof at this intensity, and which roof."""
+    """'97% mem' / '11% comp': the fraction of the roof at this intensity, and which roof;
+    a compute roof of another precision than the dtype's own is named: '85% tf32'."""
     if not result.roof:
         return "-"
-    bound = "mem" if result.roof["bound"] == "memory" else "comp"
-    return f"{fmt.percent(result.roof['fraction'], 0)} {bound}"
+    return (f"{fmt.percent(result.roof['fraction'], 0)} "
+            f"{precision.roof_label(result.roof, result.dtype)}")
 
 
 def group_notes(group: list[R.Result]) -> list[str]:
@@ -376,6 +378,9 @@ def _caption(group: list[R.Result]) -> str:
             "% of the median. TFLOP/s, GB/s: the family's napkin-math FLOPs and bytes. "
             "of roof: share of the measured roofline at this intensity (mem/comp-bound). "
             "vs base: baseline median / variant median, same mode, PASS rows only." + (
+                " of roof 'tf32' (or another precision): the variant computes in that "
+                "precision, and its roof is that precision's measured ceiling."
+                if any(precision.differs(r.roof, r.dtype) for r in group) else "") + (
                 " (alloc): the variant returns a new output tensor; allocating it is part of "
                 "its time." if any(r.build.get("allocates_output") for r in group) else "") +
             "".join(marks))

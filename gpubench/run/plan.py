@@ -51,6 +51,7 @@ class Point:
         itemsize = ITEMSIZE.get(self.dtype, 4)
         return Result(key=self.key(mode), kind=self.variant.kind, status=status,
                       baseline=self.variant.baseline, device=device,
+                      precision=self.variant.precision_for(self.dtype) or "",
                       flops=self.family.flop_count(self.shape),
                       bytes_moved=self.family.byte_count(self.shape, itemsize), seed=self.seed,
                       measurement=measurement, check=check, build=build or {}, error=error,

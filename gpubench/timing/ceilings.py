@@ -1,10 +1,12 @@
-"""This machine's measured ceilings: memory bandwidth and matmul rates per dtype.
+"""This machine's measured ceilings: memory bandwidth and matmul rates per precision.
 
 Datasheet numbers are leads; the roofline uses what this GPU actually does:
 a large device-to-device copy (bytes read + written over time) and a large
-torch.matmul per dtype (cuBLAS on GPUs). Measured once per GPU model, driver
-and torch version, cached as JSON under <cache>/ceilings/, re-measured with
-`gpubench peak --force`.
+torch matmul per precision (timing/precision.py: fp32 on CUDA cores, TF32, fp16,
+bf16, fp8; cuBLAS on GPUs, see matmul_ceilings.py). Measured once per GPU model,
+driver and torch version, cached as JSON under <cache>/ceilings/, re-measured with
+`gpubench peak --force`. A cache from before precisions (rates keyed by dtype, no TF32)
+still loads; the first run that finds one measures again, once, to add what it lacks.
 
 A cache measured at a bad moment (a busy 2-core CPU, a GPU at idle clocks) would
 otherwise skew every later "of roof" silently (issue 12: a cached bandwidth half of what
@@ -19,19 +21,17 @@ import json
 import math
 import os
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gpubench.timing import matmul_ceilings
+from gpubench.timing.precision import PRECISIONS, normalized_rates
 from gpubench.timing.stopping import TimingSettings
 
-# Sizes that run at the ceiling: a 1 GiB copy is 20x the H100's 50 MB L2; an
-# 8192^3 matmul (1.1 TFLOP) keeps cuBLAS in its steady state for 1-25 ms.
+# A copy that runs at the ceiling: 1 GiB is 20x the H100's 50 MB L2. On CPUs 64 MiB, beyond
+# any L3. (The matmul sizes are in matmul_ceilings.py.)
 GPU_COPY_BYTES = 1 << 30
-GPU_MATMUL_N = 8192
-# On CPUs: 64 MiB (beyond any L3) and 1024^3 (2 GFLOP, ~0.1 s on 2 cores).
 CPU_COPY_BYTES = 64 << 20
-CPU_MATMUL_N = {"float32": 1024, "float16": 256, "bfloat16": 512}
-DTYPES = ("float32", "float16", "bfloat16")
 SETTINGS = TimingSettings(warmup_s=0.2, min_samples=10, min_time_s=0.1, max_time_s=1.0,
                           target_rel_ci=0.005)
 # The probe of a cached bandwidth: the same copy, far fewer samples. On a GPU a 1 GiB copy
@@ -63,17 +63,26 @@ STALE_FACTOR_CPU = 1.6
 class Ceilings:
     key: str
     device: str
-    bandwidth_gbps: float  # copy: bytes read + bytes written, per second
-    tflops: dict[str, float]  # dense matmul rate per dtype
+    bandwidth_gbps: float | None  # copy: bytes read + bytes written, per second
+    tflops: dict[str, float]  # dense matmul rate per precision (timing/precision.py)
     measured: str
     method: str
+    # What was not measured and why: a precision this device lacks (fp8 before sm_89), one
+    # whose measurement failed, or "copy". Empty in caches from before precisions.
+    unmeasured: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict) -> Ceilings:
-        return cls(**data)
+        """Either form: a cache from before precisions has rates keyed by dtype."""
+        return cls(**{**data, "tflops": normalized_rates(data.get("tflops")),
+                      "unmeasured": dict(data.get("unmeasured") or {})})
+
+    def missing(self) -> tuple[str, ...]:
+        """Precisions neither measured nor explained: the cache predates them."""
+        return tuple(p for p in PRECISIONS if p not in self.tflops and p not in self.unmeasured)
 
 
 def device_key(env: dict) -> str:
@@ -110,7 +119,7 @@ def load_checked(env: dict, force: bool = False, probe: bool = True
     (check_cached). Freshly measured ones get no check (None): they are this moment's."""
     key = device_key(env)
     cached = None if force else load_cached(key)
-    if cached is not None:
+    if cached is not None and not cached.missing():
         return cached, check_cached(cached, env["device"]) if probe else None
     ceilings = measure(env["device"], key, env.get("gpu") or "CPU")
     # Written whole or not at all: workers of one node (--devices) share this cache.
@@ -125,6 +134,12 @@ def check_cached(cached: Ceilings, device: str) -> dict:
     """Probe the copy now and judge the cached bandwidth by it (see bandwidth_check). A
     probe that cannot run (out of memory, say) is recorded, not raised: a worker must
     still start, and an unchecked cache is no worse than before."""
+    if not _positive(cached.bandwidth_gbps):
+        why = cached.unmeasured.get("copy") or "not a bandwidth"
+        return {"probe_gbps": None, "cached_gbps": cached.bandwidth_gbps, "ratio": None,
+                "stale": True, "message": f"the cached ceilings have no copy bandwidth ({why}): "
+                                          "no \"of roof\" figures; re-measure with "
+                                          "`gpubench peak --force`"}
     try:
         probe_gbps = probe_bandwidth_gbps(device)
     except Exception as exc:
@@ -212,26 +227,44 @@ def _mode(device: str) -> str:
 
 
 def measure(device: str, key: str, name: str) -> Ceilings:
-    """Time a large copy and a large matmul per dtype with gpubench's own timers."""
+    """Time a large copy and a large matmul per precision with gpubench's own timers. What
+    fails (out of memory, a precision this torch cannot run) is recorded in `unmeasured`
+    with its reason, never raised: a run's worker measures these before any kernel."""
     import torch
 
     from gpubench.timing.timers import make_timer
 
     timer = make_timer(_mode(device), SETTINGS)
     nbytes = copy_size(device)
-    copy_s = _median_s(timer, *_copy_call(torch, nbytes, device))
-    rates = {}
-    for dtype in DTYPES:
-        n = GPU_MATMUL_N if device == "cuda" else CPU_MATMUL_N[dtype]
-        a = torch.randn(n, n, device=device).to(getattr(torch, dtype))
-        b = torch.randn(n, n, device=device).to(getattr(torch, dtype))
-        out = torch.empty_like(a)
-        seconds = _median_s(timer, lambda a=a, b=b, out=out: torch.matmul(a, b, out=out))
-        rates[dtype] = 2 * n**3 / seconds / 1e12
-    return Ceilings(key=key, device=name, bandwidth_gbps=2 * nbytes / copy_s / 1e9,
-                    tflops=rates, measured=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    bandwidth, unmeasured = None, {}
+    try:
+        bandwidth = 2 * nbytes / _median_s(timer, *_copy_call(torch, nbytes, device)) / 1e9
+    except Exception as exc:
+        unmeasured["copy"] = matmul_ceilings.failure_text(exc)
+    skips = _skips(torch, device)
+    try:
+        rates, failed = matmul_ceilings.measure_rates(
+            lambda p: matmul_ceilings.matmul_tflops(torch, p, device,
+                                                    lambda call: _median_s(timer, call)),
+            skips)
+    finally:
+        if device == "cuda":
+            torch.cuda.empty_cache()  # ~1 GiB of operands, not kept from the kernels
+    return Ceilings(key=key, device=name, bandwidth_gbps=bandwidth, tflops=rates,
+                    measured=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                     method=f"median of {timer.method}: copy of {nbytes >> 20} MiB "
-                           f"(read + write), torch.matmul per dtype")
+                           f"(read + write), a square torch matmul per precision",
+                    unmeasured={**unmeasured, **failed})
+
+
+def _skips(torch, device: str) -> dict[str, str]:
+    """The precisions this device cannot measure. A capability that cannot be read skips
+    nothing: each precision is then tried, and a failure recorded."""
+    try:
+        found = matmul_ceilings.capability(torch, device)
+    except Exception:
+        found = None
+    return matmul_ceilings.skip_reasons(device, found, hasattr(torch, "_scaled_mm"))
 
 
 def _copy_call(torch, nbytes: int, device: str):
