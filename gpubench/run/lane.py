@@ -198,8 +198,12 @@ class ForeignMessage(Exception):
 
 
 def _foreign(message: dict, phase: str) -> str:
-    what = "a line that is not JSON" if message.get("type") == GARBAGE else \
-        "a message without this task's secret"
+    if message.get("type") == GARBAGE:
+        what = "a line that is not JSON"
+    elif message.get("type") == "result":
+        what = "a result without the one-time key gpubench sends once the task is done"
+    else:
+        what = "a message without this task's secret"
     sample = message.get("text") if message.get("type") == GARBAGE else message
     return (f"{what} appeared on gpubench's private result channel during '{phase}': the "
             f"variant (or something it ran) wrote to it, so nothing it reports can be "
