@@ -20,12 +20,12 @@ call's own slowness cancels out. The times travel in each mode's details
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpubench.families.check import compare, poison
 from gpubench.run.rotation import InputSet, output_problem
+from gpubench.timing import pristine
 
 # 9 pairs: medians robust to two stragglers; ~9 x (inputs + 2 x 2 ms of spin) per point.
 FRESH_CALLS = 9
@@ -84,18 +84,18 @@ def _retire(produced, chosen: InputSet) -> None:
 def _timed_call(invoke, fresh: InputSet, support, finite: bool) -> tuple[float, object]:
     poison(fresh.out, finite=finite)
     if support is None:
-        start = time.perf_counter()
+        start = pristine.perf_counter()
         produced = invoke(fresh.inputs, fresh.out)
-        return time.perf_counter() - start, produced
+        return pristine.perf_counter() - start, produced
     support.flush()
     support.spin_for_us(PROBE_SPIN_US)
     begin, end = support.event(), support.event()
-    begin.record()
+    support.record(begin)
     produced = invoke(fresh.inputs, fresh.out)
-    end.record()
+    support.record(end)
     support.synchronize()
     cost = support.window_cost().fixed_s
-    return max(begin.elapsed_time(end) / 1e3 - cost, 0.0), produced
+    return max(support.elapsed_s(begin, end) - cost, 0.0), produced
 
 
 def _check(produced, fresh: InputSet, index: int, reference_of, tolerance) -> str | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from gpubench.records import result as R
 from gpubench.records.point import Task
 from gpubench.records.worker_result import MalformedWorkerResult, WorkerResult
-from gpubench.run.protocol import GARBAGE, Envelope
+from gpubench.run.protocol import GARBAGE, Envelope, ResultKey
 from gpubench.run.worker_process import WorkerDied, WorkerProcess, WorkerTimeout
 
 
@@ -67,6 +67,7 @@ class Lane:
         self.worker: WorkerProcess | None = None
         self.workers_started = 0
         self.env: dict = {}  # the first worker's hello: the device's facts
+        self.previous: Task | None = None  # the last task this worker answered
 
     def start(self) -> dict:
         """Start the worker now (not at the first task) and return its environment."""
@@ -81,7 +82,8 @@ class Lane:
         try:
             worker = self._live_worker()
             worker.send(envelope)
-            result = _await_result(worker, envelope, timeout_s, build_timeout_s, on_phase)
+            exchange = Exchange(worker, envelope, self.previous)
+            result = exchange.await_result(timeout_s, build_timeout_s, on_phase)
         except WorkerTimeout as timeout:
             self.kill()
             return Outcome(failure=R.TIMEOUT, error=str(timeout), device=self.env)
@@ -94,7 +96,8 @@ class Lane:
         except MalformedWorkerResult as malformed:  # gpubench's own bug: say so, go on
             return Outcome(failure=R.ERROR, error=f"the worker's result cannot be read: "
                                                   f"{malformed}", device=self.env)
-        if result.status == R.CRASHED:  # a CUDA fault; the worker exits by itself
+        self.previous = task
+        if result.status == R.CRASHED or exchange.retired:  # the worker exits by itself
             self.kill()
         return Outcome(result, device=self.env)
 
@@ -118,6 +121,7 @@ class Lane:
         if self.worker is not None:
             self.worker.kill()
             self.worker = None
+        self.previous = None
 
     def stop(self) -> None:
         """End the worker politely (the run is over)."""
@@ -126,30 +130,67 @@ class Lane:
             self.worker = None
 
 
-def _await_result(worker: WorkerProcess, envelope: Envelope, timeout_s: float,
-                  build_timeout_s: float, on_phase: Callable[[str], None]) -> WorkerResult:
-    """The task's result, phase by phase: the build timeout while starting and compiling,
-    the run timeout otherwise."""
-    phase = "start"
+class Exchange:
+    """The parent's side of one task (see protocol.py): progress messages vouched for by
+    the envelope's secret, then "done", the one-time key, and the result with the key."""
 
-    def limit(name: str) -> float:
-        return build_timeout_s if name in ("start", "build") else timeout_s
+    def __init__(self, worker: WorkerProcess, envelope: Envelope, previous: Task | None):
+        self.worker, self.envelope, self.previous = worker, envelope, previous
+        self.key: ResultKey | None = None  # sent once the worker said "done"
+        self.retired = False  # the worker said it exits after this task
 
-    deadline = time.monotonic() + build_timeout_s
-    while True:
-        try:
-            message = worker.next_message(deadline)
-        except WorkerTimeout:
-            raise WorkerTimeout(f"no answer within {limit(phase):.0f} s while in phase "
-                                f"'{phase}' (raise --timeout if it is just slow)") from None
-        if not envelope.vouches_for(message):
-            raise ForeignMessage(_foreign(message, phase))
-        if message.get("type") == "phase":
-            phase = message["phase"]
-            deadline = time.monotonic() + limit(phase)
-            on_phase(phase)
-        elif message.get("type") == "result":
+    def await_result(self, timeout_s: float, build_timeout_s: float,
+                     on_phase: Callable[[str], None]) -> WorkerResult:
+        """The task's result, phase by phase: the build timeout while starting and
+        compiling, the run timeout otherwise."""
+        phase = "start"
+
+        def limit(name: str) -> float:
+            return build_timeout_s if name in ("start", "build") else timeout_s
+
+        deadline = time.monotonic() + build_timeout_s
+        while True:
+            try:
+                message = self.worker.next_message(deadline)
+            except WorkerTimeout:
+                raise WorkerTimeout(f"no answer within {limit(phase):.0f} s while in phase "
+                                    f"'{phase}' (raise --timeout if it is just slow)") from None
+            result = self._take(message, phase)
+            if isinstance(result, WorkerResult):
+                return result
+            if message.get("type") == "phase":
+                phase = message["phase"]
+                deadline = time.monotonic() + limit(phase)
+                on_phase(phase)
+
+    def _take(self, message: dict, phase: str) -> WorkerResult | None:
+        """The result when `message` is it; raises ForeignMessage for a line gpubench's
+        worker code did not write at this point of the exchange."""
+        if self.key is not None and message.get("type") == "result":
+            if not self.key.opens(message):
+                raise ForeignMessage(_foreign(message, phase))
             return WorkerResult.from_dict(message.get("result"))
+        if not self.envelope.vouches_for(message) or message.get("type") == "result":
+            raise ForeignMessage(self._stale(message) or _foreign(message, phase))
+        if message.get("type") == "tampered":  # a FAIL needs no key: see protocol.py
+            self.retired = True
+            return WorkerResult(R.FAIL, str(message.get("error")))
+        if message.get("type") == "done":
+            if self.key is not None:
+                raise ForeignMessage(f"'done' came twice during '{phase}': the variant "
+                                     "played gpubench's result exchange itself")
+            self.key = ResultKey(self.envelope.task.id)
+            self.worker.send(self.key)
+        return None
+
+    def _stale(self, message: dict) -> str | None:
+        """The reason when `message` is the previous task's "done": that task's variant
+        answered for the worker, and its reported result was forged."""
+        if self.previous is None or message.get("task") != self.previous.id:
+            return None
+        return (f"the worker's own 'done' for the previous task ({self.previous.label}) "
+                f"came only now: that task's variant played gpubench's result exchange "
+                f"itself, so its reported result was forged")
 
 
 class ForeignMessage(Exception):
@@ -157,8 +198,12 @@ class ForeignMessage(Exception):
 
 
 def _foreign(message: dict, phase: str) -> str:
-    what = "a line that is not JSON" if message.get("type") == GARBAGE else \
-        "a message without this task's secret"
+    if message.get("type") == GARBAGE:
+        what = "a line that is not JSON"
+    elif message.get("type") == "result":
+        what = "a result without the one-time key gpubench sends once the task is done"
+    else:
+        what = "a message without this task's secret"
     sample = message.get("text") if message.get("type") == GARBAGE else message
     return (f"{what} appeared on gpubench's private result channel during '{phase}': the "
             f"variant (or something it ran) wrote to it, so nothing it reports can be "

@@ -3,14 +3,30 @@
 Tasks go to the worker on its stdin, each in an Envelope with a fresh secret;
 messages come back on a dedicated pipe, so that whatever a kernel, a compiler
 or a library prints on stdout/stderr (which go to the worker's log file) can
-never corrupt the protocol. The variant runs inside the worker and could write
-on that pipe too (by accident, or to forge a PASS): every message therefore
-carries the task's id and secret, which the variant never sees (it arrived on
-stdin, which gpubench has already read), and the worker keeps the pipe on a
-descriptor that child processes do not inherit. A line without the right
-secret, or that is not JSON, is reported by the parent as the variant's fault.
-This stops accidents and naive forgeries; it is not a sandbox: code running in
-the worker could still read the secret out of the worker's memory.
+never corrupt the protocol. The worker keeps the pipe on a descriptor that
+child processes do not inherit.
+
+The variant runs inside the worker and can reach anything there: the pipe, and
+the envelope's secret by walking up the stack. So the secret only vouches for
+progress messages ("phase", which drive the timeouts, and "done"); no secret that
+authenticates a result exists in the worker while variant code runs:
+
+    parent -> worker   {"task": ..., "secret": S}           (stdin)
+    worker -> parent   {"type": "phase", ..., auth S}       (while it builds, checks, times)
+    worker -> parent   {"type": "done", auth S}             (variant code has returned,
+                                                              the seal and threads checked)
+    parent -> worker   {"task": id, "key": K}               (a one-time ResultKey, stdin)
+    worker -> parent   {"type": "result", "key": K, ...}
+
+A result before the key was sent, or without it, is foreign and blames the task.
+A worker that finds the process tampered with (gpubench/run/tamper.py) says
+{"type": "tampered", auth S} instead of "done": a FAIL, which needs no key
+(forging it only fails one's own task), and the worker exits.
+
+Limit: a variant that plays the whole exchange itself (sends "done", reads the
+key from stdin before the worker does, writes the result) is not stopped here;
+the worker's own "done" then arrives during the next task, and the parent reports
+the previous task's result as forged on that task (gpubench/run/lane.py).
 """
 
 from __future__ import annotations
@@ -22,7 +38,8 @@ from dataclasses import dataclass, field
 
 from gpubench.records.point import Task
 
-__all__ = ["Envelope", "LineReader", "Task", "private_channel", "read_result", "send"]
+__all__ = ["Envelope", "LineReader", "ResultKey", "Task", "private_channel", "read_result",
+           "send"]
 
 # A message that is not JSON: the reader hands it on as this type, for the parent to judge.
 GARBAGE = "garbage"
@@ -48,8 +65,37 @@ class Envelope:
         send(fd, {**message, "task": self.task.id, "auth": self.secret})
 
     def vouches_for(self, message: dict) -> bool:
-        """Whether `message` came from gpubench's worker code for this task (parent side)."""
+        """Whether `message` carries this task's secret (parent side): a progress message
+        of this task. It proves nothing about a result (see the module's docstring)."""
         return message.get("task") == self.task.id and message.get("auth") == self.secret
+
+
+@dataclass(frozen=True)
+class ResultKey:
+    """The one-time key a task's result must carry: sent only after the worker said
+    "done", so it never exists in the worker while variant code runs."""
+
+    task_id: int
+    key: str = field(default_factory=lambda: secrets.token_hex(16))
+
+    def to_json(self) -> str:
+        return json.dumps({"task": self.task_id, "key": self.key})
+
+    @staticmethod
+    def read(text: str, task_id: int) -> str | None:
+        """The key in a line from the parent, or None when the line is not this task's key
+        (something else read the key first and the parent moved on)."""
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+        if not isinstance(data, dict) or data.get("task") != task_id or "key" not in data:
+            return None
+        return str(data["key"])
+
+    def opens(self, message: dict) -> bool:
+        """Whether `message` is this task's result, sent with this key (parent side)."""
+        return message.get("task") == self.task_id and message.get("key") == self.key
 
 
 def private_channel(fd: int) -> int:

@@ -1,13 +1,17 @@
 """The worker process: runs tasks for the parent, one at a time, and dies alone.
 
 Started as `python -m gpubench.run.worker --fd N`. Tasks arrive as JSON lines on
-stdin, each with a secret; messages leave on a private copy of descriptor N
-(see protocol.py), each carrying the task's secret, so a line a variant writes
-there is told apart from gpubench's own. A segfault or a hang takes down only
-this process: the parent notices (EOF on N, or its timeout), records CRASHED or
-TIMEOUT and starts a fresh worker. A CUDA fault that poisons the context is
-reported, then the worker exits on purpose. A watchdog forked first thing kills
-this worker's whole session when gpubench goes away, even by `kill -9`.
+stdin; messages leave on a private copy of descriptor N, and a result is sent only
+with a one-time key the parent hands over after the worker said "done" (see
+protocol.py), so a result a variant writes there is told apart from gpubench's own.
+Before the first task the worker seals what the harness depends on; after each
+task it checks the seal and the threads left running (seal.py, tamper.py): a
+tampered process reports the task FAIL and exits, so no later variant runs in it.
+A segfault or a hang takes down only this process: the parent notices (EOF on N,
+or its timeout), records CRASHED or TIMEOUT and starts a fresh worker. A CUDA
+fault that poisons the context is reported, then the worker exits on purpose. A
+watchdog forked first thing kills this worker's whole session when gpubench goes
+away, even by `kill -9`.
 """
 
 from __future__ import annotations
@@ -20,10 +24,13 @@ import traceback
 from gpubench.records.point import Task
 from gpubench.records.result import CRASHED, ERROR, OK
 from gpubench.records.worker_result import WorkerResult
-from gpubench.run.protocol import Envelope, private_channel, send
+from gpubench.run.protocol import Envelope, ResultKey, private_channel, send
 
 # Exit status after reporting a CUDA fault: the parent starts a fresh worker.
 EXIT_CUDA_FAULT = 3
+# Exit status after a task tampered with the process (or its result key went to
+# someone else): the parent starts a fresh worker.
+EXIT_TAMPERED = 4
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     if device == "cpu":
         # Triton reads this when a @triton.jit function is defined: before any kernel import.
         os.environ.setdefault("TRITON_INTERPRET", "1")
+    import gpubench.timing.pristine  # noqa: F401  the timers' references, before any variant
     if args.once:
         return _profile_once(device, args.once, args.result, args.region)
     if args.ncu_check:
@@ -86,7 +94,7 @@ def _start(device: str, fd: int):
 
 
 def _serve(machine, fd: int) -> int:
-    from gpubench.run.execute import CudaFault, Executor
+    from gpubench.run.execute import Executor
 
     current: dict = {"envelope": None}
 
@@ -94,25 +102,72 @@ def _serve(machine, fd: int) -> int:
         current["envelope"].send(fd, {"type": "phase", "phase": phase})
 
     executor = Executor(machine, report_phase)
+    watch = _seal()
     print(f"[gpubench worker] pid {os.getpid()}, session {os.getsid(0)}", file=sys.stderr,
           flush=True)
-    for line in sys.stdin:
+    while line := sys.stdin.readline():
         if not line.strip():
             continue
         envelope = Envelope.from_json(line)
         current["envelope"] = envelope
-        task = envelope.task
-        print(f"[gpubench worker] {_now()} task {task.id}: {task.label}", file=sys.stderr,
-              flush=True)
-        try:
-            result = executor.run(task)
-        except CudaFault as exc:
-            crashed = WorkerResult(CRASHED, str(exc))
-            envelope.send(fd, {"type": "result", "result": crashed.to_dict()})
-            return EXIT_CUDA_FAULT
-        envelope.send(fd, {"type": "result", "result": result.to_dict()})
-        print(f"[gpubench worker] {_now()} task {task.id} done", file=sys.stderr, flush=True)
+        status = _serve_one(executor, watch, envelope, fd)
+        if status is not None:
+            return status
     return 0
+
+
+def _serve_one(executor, watch, envelope: Envelope, fd: int) -> int | None:
+    """Run one task and answer for it; an exit status when the worker must exit."""
+    from gpubench.run.execute import CudaFault
+
+    task = envelope.task
+    print(f"[gpubench worker] {_now()} task {task.id}: {task.label}", file=sys.stderr,
+          flush=True)
+    watch.before_task()
+    exit_status = None
+    try:
+        result = executor.run(task)
+    except CudaFault as exc:
+        result, exit_status = WorkerResult(CRASHED, str(exc)), EXIT_CUDA_FAULT
+    tampered = watch.verdict(executor)
+    if tampered:
+        envelope.send(fd, {"type": "tampered", "error": tampered})
+        print(f"[gpubench worker] task {task.id}: {tampered}; exiting", file=sys.stderr,
+              flush=True)
+        return EXIT_TAMPERED
+    watch.after_clean_task()
+    envelope.send(fd, {"type": "done"})
+    key = ResultKey.read(sys.stdin.readline(), task.id)
+    if key is None:  # something in this process read the key first: nothing here is sure
+        print(f"[gpubench worker] task {task.id}: its result key was taken; exiting",
+              file=sys.stderr, flush=True)
+        return EXIT_TAMPERED
+    send(fd, {"type": "result", "task": task.id, "key": key, "result": result.to_dict()})
+    print(f"[gpubench worker] {_now()} task {task.id} done", file=sys.stderr, flush=True)
+    return exit_status
+
+
+def _seal():
+    """Import every module the timing and the check call into (so their names exist to
+    be sealed), then seal them, before any variant code runs."""
+    import importlib
+
+    from gpubench.run.seal import Seal
+    from gpubench.run.tamper import Watch
+
+    for name in EAGER_MODULES:
+        importlib.import_module(name)
+    return Watch(Seal())
+
+
+# Imported lazily elsewhere; imported here before the seal so they are sealed too.
+EAGER_MODULES = (
+    "gpubench.timing.pristine", "gpubench.timing.persisting_l2",
+    "gpubench.timing.timers.cuda_support", "gpubench.timing.timers.cuda_events",
+    "gpubench.timing.timers.graph", "gpubench.timing.timers.cupti",
+    "gpubench.timing.timers.host", "gpubench.timing.timers.wall",
+    "gpubench.timing.device_work_probe", "gpubench.timing.chrome_trace",
+)
 
 
 def _now() -> str:

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from gpubench.run.processes import kill_session
-from gpubench.run.protocol import Envelope, LineReader
+from gpubench.run.protocol import Envelope, LineReader, ResultKey
 
 # A fresh worker imports torch (1-5 s) and, on a GPU, creates a context (~1 s).
 START_TIMEOUT_S = 120.0
@@ -74,9 +74,10 @@ class WorkerProcess:
         self.env = hello["env"]
         return self.env
 
-    def send(self, envelope: Envelope) -> None:
+    def send(self, line: Envelope | ResultKey) -> None:
+        """A task, or the key its result must carry, as one line on the worker's stdin."""
         try:
-            self.process.stdin.write((envelope.to_json() + "\n").encode())
+            self.process.stdin.write((line.to_json() + "\n").encode())
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
             raise WorkerDied(self._death_note()) from None

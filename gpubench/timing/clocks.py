@@ -88,7 +88,8 @@ class ClockMonitor:
 
     def __enter__(self):
         if self._nvml is not None:
-            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread = threading.Thread(target=self._run, daemon=True, name="gpubench-clocks")
+            self._thread.gpubench_owned = True  # not a variant's: the worker's thread check
             self._thread.start()
         return self
 

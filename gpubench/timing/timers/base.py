@@ -3,10 +3,9 @@ Measurement (gpubench/timing/measurement.py)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
-from gpubench.timing import nvtx_ranges
+from gpubench.timing import nvtx_ranges, pristine
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.stopping import TimingSettings, next_batch_size, stop_reason
 
@@ -16,7 +15,7 @@ __all__ = ["Measurement", "sample_until_stopped", "warm_up"]
 def sample_until_stopped(
     take: Callable[[int], list[float]],
     settings: TimingSettings,
-    clock: Callable[[], float] = time.perf_counter,
+    clock: Callable[[], float] = pristine.perf_counter,
 ) -> tuple[list[float], str, float]:
     """Call take(k) for batches of k samples until the stopping rule says stop.
 
@@ -39,7 +38,7 @@ def sample_until_stopped(
 
 def warm_up(call: Callable[[], object], settings: TimingSettings,
             synchronize: Callable[[], None] = lambda: None,
-            clock: Callable[[], float] = time.perf_counter) -> tuple[int, float]:
+            clock: Callable[[], float] = pristine.perf_counter) -> tuple[int, float]:
     """Call until the warmup budget is spent (twice at least), in doubling batches."""
     calls, start, batch = 0, clock(), 1
     with nvtx_ranges.phase("warmup"):

@@ -46,16 +46,16 @@ class EventTimer(CudaTimer):
                 calls.before()
                 prepare()
                 gpu.spin(cycles)
-                begin.record()
+                gpu.record(begin)
                 calls()
-                end.record()
+                gpu.record(end)
                 calls.after()
             gpu.synchronize()
-            return [max(begin.elapsed_time(end) / 1e3 - overhead_s, 0.0)
+            return [max(gpu.elapsed_s(begin, end) - overhead_s, 0.0)
                     for begin, end in events]
 
         samples, reason, spent = sample_until_stopped(take, self.settings)
         details = {"spin_us": spin_us, **cost.to_details(),
-                   "flush_bytes": gpu.flush_bytes if self.flush else 0}
+                   **(gpu.flush_details() if self.flush else {"flush_bytes": 0})}
         return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
                       details)

@@ -1,15 +1,19 @@
 """GPU-side helpers every CUDA timer needs: the L2 flush, the spin, events.
 
 One instance per worker process: the flush buffer (2x L2) is allocated once
-and the spin kernel's clock rate is calibrated once.
+and the spin kernel's clock rate is calibrated once. Events, their records and
+elapsed times, synchronisation, the spin and the host clock go through the
+references captured when the worker started (gpubench/timing/pristine.py), never
+through names a variant could have rebound since.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
+from gpubench.timing import pristine
 from gpubench.timing.calibration import NULL_KERNEL_COUNTS, WindowCost, window_cost
+from gpubench.timing.persisting_l2 import PersistingL2
 from gpubench.timing.settings import TimingSettings
 from gpubench.timing.timers.base import warm_up
 from gpubench.timing.timers.calls import TimedCalls, as_calls
@@ -36,12 +40,22 @@ class CudaSupport:
         self._flush_sink = torch.empty((), dtype=torch.float32, device="cuda")
         self._cycles_per_us: float | None = None
         self._window_cost: WindowCost | None = None
+        self.persisting_l2 = PersistingL2()
 
     def flush(self) -> None:
         """Read the whole flush buffer (a sum): L2 ends full of clean, unrelated lines.
         A write flush (what do_bench does) leaves dirty lines the timed kernel must
-        write back: +9-19% on memory-bound kernels (docs/measurement.md, "Cold mode")."""
+        write back: +9-19% on memory-bound kernels (docs/measurement.md, "Cold mode").
+        Lines a variant marked persisting would survive the read, so they are returned
+        to normal first (persisting_l2.py; a ~1 us host query when nothing was reserved)."""
+        self.persisting_l2.reset_if_reserved()
         self.torch.sum(self._flush_buffer, dim=0, out=self._flush_sink)
+
+    def flush_details(self) -> dict:
+        """What the flush did, for a measurement's details: its size and how many flushes
+        so far had to reset persisting L2 lines a variant reserved."""
+        return {"flush_bytes": self.flush_bytes,
+                "persisting_l2_resets": self.persisting_l2.resets}
 
     def warm_up(self, calls: TimedCalls, settings: TimingSettings,
                 flush: bool = True) -> tuple[int, float]:
@@ -79,13 +93,25 @@ class CudaSupport:
         return graph
 
     def synchronize(self) -> None:
-        self.torch.cuda.synchronize()
+        pristine.synchronize()
 
     def event(self):
-        return self.torch.cuda.Event(enable_timing=True)
+        """A timing event made by the captured constructor."""
+        return pristine.timing_event()
+
+    @staticmethod
+    def record(event) -> None:
+        """Record `event` on the current stream by the captured C-level method."""
+        pristine.record(event)
+
+    @staticmethod
+    def elapsed_s(begin, end) -> float:
+        """Seconds between two recorded events by the captured C-level elapsed_time
+        (event.elapsed_time is a Python method a variant can replace)."""
+        return pristine.elapsed_s(begin, end)
 
     def spin(self, cycles: int) -> None:
-        self.torch.cuda._sleep(cycles)
+        pristine.cuda_sleep(cycles)
 
     def spin_cycles(self, fn: Callable[[], object] | TimedCalls) -> tuple[int, float]:
         """(cycles, microseconds) of spin that cover the host enqueueing one sample of fn."""
@@ -95,11 +121,11 @@ class CudaSupport:
             calls.before()
             self.synchronize()
             begin, end = self.event(), self.event()
-            start = time.perf_counter()
-            begin.record()
+            start = pristine.perf_counter()
+            self.record(begin)
             calls()
-            end.record()
-            enqueue.append((time.perf_counter() - start) * 1e6)
+            self.record(end)
+            enqueue.append((pristine.perf_counter() - start) * 1e6)
             calls.after()
         self.synchronize()
         typical = sorted(enqueue)[len(enqueue) // 2]
@@ -119,11 +145,11 @@ class CudaSupport:
         if self._cycles_per_us is None:
             cycles = 1_000_000
             begin, end = self.event(), self.event()
-            begin.record()
+            self.record(begin)
             self.spin(cycles)
-            end.record()
+            self.record(end)
             self.synchronize()
-            self._cycles_per_us = cycles / max(begin.elapsed_time(end) * 1e3, 1e-3)
+            self._cycles_per_us = cycles / max(self.elapsed_s(begin, end) * 1e6, 1e-3)
         return self._cycles_per_us
 
     # An empty pair costing more than this was not measured behind the spin (the
@@ -152,7 +178,7 @@ class CudaSupport:
                 marks.append((count, *self._window(cycles, count)))
         self.synchronize()
         for count, begin, end in marks:
-            windows[count].append(begin.elapsed_time(end) / 1e3)
+            windows[count].append(self.elapsed_s(begin, end))
         cost = window_cost(windows, empty_s)
         if cost.null_kernel_s is not None:
             self._window_cost = cost  # a fixed cost of the hardware: kept once known
@@ -166,8 +192,8 @@ class CudaSupport:
 
     def _ramp_clocks(self) -> None:
         """Keep the GPU spinning for RAMP_S of host time, then recalibrate the spin."""
-        start = time.perf_counter()
-        while time.perf_counter() - start < self.RAMP_S:
+        start = pristine.perf_counter()
+        while pristine.perf_counter() - start < self.RAMP_S:
             self.spin(int(2000 * self._spin_cycles_per_us()))  # ~2 ms per call at most
             self.synchronize()
         self.recalibrate()
@@ -175,16 +201,16 @@ class CudaSupport:
     def _window(self, cycles: int, null_kernels: int):
         begin, end = self.event(), self.event()
         self.spin(cycles)
-        begin.record()
+        self.record(begin)
         for _ in range(null_kernels):
             self.spin(0)
-        end.record()
+        self.record(end)
         return begin, end
 
     def _median_windows(self, cycles: int, null_kernels: int, count: int) -> float:
         pairs = [self._window(cycles, null_kernels) for _ in range(count)]
         self.synchronize()
-        values = sorted(begin.elapsed_time(end) / 1e3 for begin, end in pairs)
+        values = sorted(self.elapsed_s(begin, end) for begin, end in pairs)
         return values[len(values) // 2]
 
 

@@ -42,7 +42,7 @@ class CuptiTimer(CudaTimer):
         samples, reason, spent = sample_until_stopped(take, self.settings)
         launches = sorted(kernels_per_call)[len(kernels_per_call) // 2] if kernels_per_call else 0
         return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
-                      {"launches_per_call": launches, "flush_bytes": gpu.flush_bytes})
+                      {"launches_per_call": launches, **gpu.flush_details()})
 
     def _profile(self, calls: TimedCalls, count: int):
         gpu = self.support

@@ -49,13 +49,13 @@ class GraphTimer(CudaTimer):
             marks = [(gpu.event(), gpu.event(), gpu.event()) for _ in range(batch)]
             for first, middle, last in marks:
                 gpu.spin(cycles)
-                first.record()
+                gpu.record(first)
                 both.replay()
-                middle.record()
+                gpu.record(middle)
                 flushes.replay()
-                last.record()
+                gpu.record(last)
             gpu.synchronize()
-            return [(a.elapsed_time(b) - b.elapsed_time(c)) / 1e3 / count for a, b, c in marks]
+            return [(gpu.elapsed_s(a, b) - gpu.elapsed_s(b, c)) / count for a, b, c in marks]
 
         samples, reason, spent = sample_until_stopped(take, self.settings)
         both.replay()  # the flush graph poisons the outputs: leave the calls' outputs in them
@@ -63,15 +63,15 @@ class GraphTimer(CudaTimer):
         calls.keep_outputs(False)
         return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
                            {"calls_per_graph": count, "spin_us": spin_us,
-                            "flush_bytes": gpu.flush_bytes})
+                            **gpu.flush_details()})
 
     def _calls_per_graph(self, call: Callable[[], None]) -> int:
         gpu = self.support
         begin, end = gpu.event(), gpu.event()
-        begin.record()
+        gpu.record(begin)
         for _ in range(3):
             call()
-        end.record()
+        gpu.record(end)
         gpu.synchronize()
-        per_call_s = max(begin.elapsed_time(end) / 1e3 / 3, 1e-7)
+        per_call_s = max(gpu.elapsed_s(begin, end) / 3, 1e-7)
         return max(1, min(MAX_CALLS_PER_GRAPH, round(REPLAY_TARGET_S / per_call_s)))

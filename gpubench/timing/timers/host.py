@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
+from gpubench.timing import pristine
 from gpubench.timing.hostload import Snapshot, load_between
 from gpubench.timing.settings import TimingSettings
 from gpubench.timing.timers.base import Measurement, sample_until_stopped, warm_up
@@ -15,7 +15,8 @@ class HostTimer:
     mode = "cpu"
     method = "host-clock (CPU; no cache flush)"
 
-    def __init__(self, settings: TimingSettings, clock: Callable[[], float] = time.perf_counter):
+    def __init__(self, settings: TimingSettings,
+                 clock: Callable[[], float] = pristine.perf_counter):
         self.settings, self.clock = settings, clock
 
     def measure(self, fn: Callable[[], object] | TimedCalls) -> Measurement:

@@ -7,9 +7,9 @@ large, the kernel is launch-bound and a CUDA graph or fusion is the remedy.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
+from gpubench.timing import pristine
 from gpubench.timing.timers.base import Measurement, sample_until_stopped
 from gpubench.timing.timers.calls import TimedCalls, as_calls
 from gpubench.timing.timers.cuda_support import CudaTimer
@@ -30,13 +30,13 @@ class WallTimer(CudaTimer):
                 calls.before()
                 gpu.flush()
                 gpu.synchronize()
-                start = time.perf_counter()
+                start = pristine.perf_counter()
                 calls()
                 gpu.synchronize()
-                samples.append(time.perf_counter() - start)
+                samples.append(pristine.perf_counter() - start)
                 calls.after()
             return samples
 
         samples, reason, spent = sample_until_stopped(take, self.settings)
         return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
-                      {"flush_bytes": gpu.flush_bytes})
+                      gpu.flush_details())
