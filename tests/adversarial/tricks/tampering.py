@@ -8,7 +8,6 @@ only if its tampering worked and went unnoticed."""
 from __future__ import annotations
 
 import gc
-import os
 import sys
 import time
 
@@ -38,7 +37,20 @@ def patch_perf_counter(a, b, out):
 def gc_clock(a, b, out):
     """Finds the harness's timer objects through `gc` (anything of gpubench's holding a
     `clock`) and slows their clock to 0.3x; works honestly. A default argument captured
-    at import (HostTimer's) is out of a module patch's reach, not out of this one's."""
+    at import (HostTimer's) is out of a module patch's reach, not out of this one's.
+    The walk (tens of ms) happens on the first calls only: the check's, and warm-up calls,
+    by when the timer exists even in a worker started for this variant."""
+    _walks["calls"] += 1
+    if _walks["calls"] <= WALKING_CALLS:
+        _slow_every_clock()
+    torch.matmul(a, b, out=out)
+
+
+_walks = {"calls": 0}
+WALKING_CALLS = 3
+
+
+def _slow_every_clock() -> None:
     for obj in gc.get_objects():
         module = getattr(type(obj), "__module__", None)
         if not (isinstance(module, str) and module.startswith("gpubench")):
@@ -51,7 +63,6 @@ def gc_clock(a, b, out):
                 obj.clock = slowed
             except (AttributeError, TypeError):
                 continue
-    torch.matmul(a, b, out=out)
 
 
 def patch_elapsed_time(a, b, out):
