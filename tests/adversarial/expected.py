@@ -1,0 +1,176 @@
+"""The verdict every variant of the exploit suite must get: one table, read by
+tests/test_adversarial.py (CPU in CI, GPU under `-m gpu`) and benchmarks/adversarial.py.
+
+Verdicts: PASS (status ok); FAIL (fail, or error: the variant's own fault, as a forged
+message on the result channel is); SUSPECT (correct output, untrustworthy time); CAUGHT
+(FAIL or SUSPECT, either is right: a result cache is caught by a re-check that FAILs it or
+by a probe that makes it SUSPECT); NEUTRAL (PASS, and no faster than `honest` by more than
+NEUTRAL_SLACK: the defence takes the trick's gain away rather than flagging it). A
+non-PASS verdict must carry a reason; where a substring is given, the reason holds it.
+
+PENDING_DEFENCES is the one list of cases that do not get their verdict yet: the tests mark
+them xfail (strict=False) so CI stays green. An entry is 'family/variant' (everywhere) or
+'family/variant@gpu' / '@cpu' (on that device only). Empty it as the defences land.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PASS, FAIL, SUSPECT, CAUGHT, NEUTRAL = "PASS", "FAIL", "SUSPECT", "CAUGHT", "NEUTRAL"
+
+# The statuses of results.json each verdict accepts.
+ACCEPTED = {
+    PASS: frozenset({"ok"}),
+    FAIL: frozenset({"fail", "error"}),
+    SUSPECT: frozenset({"suspect"}),
+    CAUGHT: frozenset({"fail", "error", "suspect"}),
+    NEUTRAL: frozenset({"ok"}),
+}
+# A NEUTRAL variant may be this much faster than its honest twin (run-to-run noise of a
+# 16 MiB copy in cold mode is ~1-2% on an H200; a persisting window gave more than 10%).
+NEUTRAL_SLACK = 0.10
+
+# Families in run order: the tamperers last, since today their tampering outlives them.
+FAMILIES = ("exploits", "exploits_nanref", "exploits_stream", "exploits_tamper")
+# The GPU modes the GPU cases are checked in (issue 25's acceptance).
+GPU_MODES = ("cold", "graph", "cupti")
+
+
+@dataclass(frozen=True)
+class Expect:
+    verdict: str
+    reason: str | None = None  # a substring the row's reason must hold; None: any reason
+    where: str = "both"  # "cpu", "gpu" or "both": where the variant runs at all
+    honest: str | None = None  # NEUTRAL: the honest variant it must not beat
+
+
+E = Expect
+EXPECTED: dict[str, Expect] = {
+    # ---- exploits: honest variants
+    "exploits/honest_out": E(PASS),
+    "exploits/honest_return": E(PASS),
+    "exploits/honest_plan": E(PASS),
+    "exploits/honest_triton": E(PASS),
+    "exploits/honest_side_stream": E(PASS, where="gpu"),
+    "exploits/honest_after_threads": E(PASS),
+    "exploits/honest_after_write": E(PASS),
+    # ---- work skipped or halved on repeated calls
+    "exploits/memo_ptr_version": E(CAUGHT),
+    "exploits/memo_content": E(CAUGHT),
+    "exploits/fingerprint_memo": E(CAUGHT),
+    "exploits/first_answer": E(FAIL, "differs from the reference"),
+    "exploits/warmup_detect": E(CAUGHT),
+    "exploits/half_write_later": E(CAUGHT),
+    "exploits/half_on_repeat": E(CAUGHT),
+    "exploits/time_throttle": E(CAUGHT),
+    "exploits/stack_sniffer": E(CAUGHT),
+    # ---- work outside the timed window
+    "exploits/thread_later": E(FAIL, "differs from the reference"),
+    "exploits/thread_when_written": E(CAUGHT),
+    "exploits/lazy_subclass": E(FAIL),
+    "exploits/other_stream": E(CAUGHT, where="gpu"),
+    # ---- inputs, outputs, leftovers
+    "exploits/writes_input": E(FAIL, "mutated its input a"),
+    "exploits/returns_same_tensor": E(CAUGHT),
+    "exploits/empty_like_leftover": E(CAUGHT),
+    "exploits/cpp_skip_seen": E(CAUGHT, where="gpu"),
+    "exploits/cpp_skip_seen_cpu": E(CAUGHT, where="cpu"),
+    "exploits/poisons_reference": E(CAUGHT),
+    # ---- a NaN reference
+    "exploits_nanref/honest_nan": E(PASS),
+    "exploits_nanref/writes_nothing": E(FAIL),
+    # ---- L2 persistence
+    "exploits_stream/honest_double": E(PASS),
+    "exploits_stream/persisting_l2": E(NEUTRAL, where="gpu", honest="honest_double"),
+    # ---- tampering with the harness
+    "exploits_tamper/honest_out": E(PASS),
+    "exploits_tamper/forges_via_stack": E(FAIL),
+    "exploits_tamper/patch_perf_counter": E(FAIL),
+    "exploits_tamper/gc_clock": E(FAIL),
+    "exploits_tamper/patch_elapsed_time": E(FAIL, where="gpu"),
+    "exploits_tamper/replaces_compare": E(FAIL),
+    "exploits_tamper/zero_writer": E(FAIL),
+    "exploits_tamper/honest_after_tamper": E(PASS),
+}
+
+# Cases that PASS (or get the wrong verdict) today, before issue 25's defences: marked
+# xfail(strict=False). CPU: measured on the 2-core CPU machine (gpubench at 0044844).
+# GPU: not measured here (no GPU); listed from the issue's H100/H200 findings and by the
+# same reasoning, so the first GPU run decides which of them really still fail.
+PENDING_DEFENCES: frozenset[str] = frozenset({
+    "exploits/memo_ptr_version",
+    "exploits/memo_content",
+    "exploits/fingerprint_memo",
+    "exploits/half_write_later",
+    "exploits/half_on_repeat",
+    "exploits/thread_when_written",
+    "exploits/lazy_subclass",
+    "exploits/returns_same_tensor",
+    "exploits/cpp_skip_seen_cpu",
+    "exploits/poisons_reference",
+    "exploits_nanref/writes_nothing",
+    "exploits_tamper/forges_via_stack",
+    "exploits_tamper/patch_perf_counter",
+    "exploits_tamper/gc_clock",
+    "exploits_tamper/replaces_compare",
+    "exploits_tamper/zero_writer",
+    # GPU only, or caught on a CPU (by luck of the physics bar or the re-check) but not
+    # known to be caught in every GPU mode
+    "exploits/other_stream",
+    "exploits/cpp_skip_seen",
+    "exploits_stream/persisting_l2",
+    "exploits_tamper/patch_elapsed_time",
+    "exploits/warmup_detect@gpu",
+    "exploits/time_throttle@gpu",
+    "exploits/empty_like_leftover@gpu",
+    "exploits/stack_sniffer@gpu",
+})
+
+
+def pending(key: str, device: str) -> bool:
+    """Whether the case is in PENDING_DEFENCES on `device` ("cpu" or "cuda")."""
+    where = "gpu" if device == "cuda" else "cpu"
+    return key in PENDING_DEFENCES or f"{key}@{where}" in PENDING_DEFENCES
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One row against its expectation: whether it got the verdict, and why not."""
+
+    ok: bool
+    why: str = ""
+
+
+def judge(key: str, row: dict, rows: dict[str, dict]) -> Judgement:
+    """`row` (a results.json result) against EXPECTED[key]; `rows` maps 'family/variant' to
+    the rows of the same mode (NEUTRAL compares with its honest twin)."""
+    expect = EXPECTED[key]
+    status, reason = row.get("status"), row.get("error") or ""
+    if status not in ACCEPTED[expect.verdict]:
+        return Judgement(False, f"expected {expect.verdict}, got {status}: {reason}".rstrip(": "))
+    if expect.verdict in (PASS, NEUTRAL):
+        return _neutral(key, row, rows) if expect.verdict == NEUTRAL else Judgement(True)
+    if not reason:
+        return Judgement(False, f"{status} without a reason")
+    if expect.reason and expect.reason not in reason:
+        return Judgement(False, f"reason lacks '{expect.reason}': {reason}")
+    return Judgement(True)
+
+
+def _neutral(key: str, row: dict, rows: dict[str, dict]) -> Judgement:
+    family = key.split("/")[0]
+    twin = rows.get(f"{family}/{EXPECTED[key].honest}") or {}
+    mine, honest = row.get("median_s"), twin.get("median_s")
+    if not mine or not honest:
+        return Judgement(False, "no median to compare with its honest twin")
+    if mine < honest * (1 - NEUTRAL_SLACK):
+        return Judgement(False, f"{honest / mine:.2f}x faster than {EXPECTED[key].honest}: "
+                                "the trick still pays")
+    return Judgement(True)
+
+
+def runs_on(key: str, device: str) -> bool:
+    """Whether the case is judged on `device` ("cpu" or "cuda")."""
+    where = EXPECTED[key].where
+    return where == "both" or where == ("gpu" if device == "cuda" else "cpu")

@@ -1,0 +1,106 @@
+"""Tampering with the harness from variant code: its clocks, its checker, its result channel.
+
+Each is written against gpubench's worker as it is (gpubench/run/worker.py, execute.py,
+protocol.py, timing/timers/): code inside the worker process can reach all of it. Every
+variant here also misbehaves in a way an honest measurement would catch, so it can PASS
+only if its tampering worked and went unnoticed."""
+
+from __future__ import annotations
+
+import gc
+import sys
+import time
+
+import torch
+
+# The tampered clocks run at this fraction of real time: a 3.3x "speedup", plausible on a
+# CPU (whose suspect bar is 2000% of the roof), as the issue measured.
+CLOCK_RATE = 0.3
+
+
+def _slowed(clock):
+    origin = clock()
+    return lambda: origin + (clock() - origin) * CLOCK_RATE
+
+
+_real_perf_counter = time.perf_counter
+
+
+def patch_perf_counter(a, b, out):
+    """Replaces time.perf_counter, the host clock, with one running at 0.3x, then works
+    honestly: every host-clock time taken after it (this variant's, later variants') shrinks."""
+    if time.perf_counter is _real_perf_counter:
+        time.perf_counter = _slowed(_real_perf_counter)
+    torch.matmul(a, b, out=out)
+
+
+def gc_clock(a, b, out):
+    """Finds the harness's timer objects through `gc` (anything of gpubench's holding a
+    `clock`) and slows their clock to 0.3x; works honestly. A default argument captured
+    at import (HostTimer's) is out of a module patch's reach, not out of this one's.
+    The walk (tens of ms) happens on the first calls only: the check's, and warm-up calls,
+    by when the timer exists even in a worker started for this variant."""
+    _walks["calls"] += 1
+    if _walks["calls"] <= WALKING_CALLS:
+        _slow_every_clock()
+    torch.matmul(a, b, out=out)
+
+
+_walks = {"calls": 0}
+WALKING_CALLS = 3
+
+
+def _slow_every_clock() -> None:
+    for obj in gc.get_objects():
+        module = getattr(type(obj), "__module__", None)
+        if not (isinstance(module, str) and module.startswith("gpubench")):
+            continue
+        clock = getattr(obj, "clock", None)
+        if callable(clock) and not getattr(clock, "_tampered", False):
+            slowed = _slowed(clock)
+            slowed._tampered = True
+            try:
+                obj.clock = slowed
+            except (AttributeError, TypeError):
+                continue
+
+
+def patch_elapsed_time(a, b, out):
+    """GPU: makes torch.cuda.Event.elapsed_time report half the real time, then works
+    honestly: every CUDA-event time taken after it (later variants' too) halves."""
+    event = torch.cuda.Event
+    if not getattr(event.elapsed_time, "_tampered", False):
+        real = event.elapsed_time
+
+        def halved(self, end_event):
+            return real(self, end_event) * 0.5
+
+        halved._tampered = True
+        event.elapsed_time = halved
+    torch.matmul(a, b, out=out)
+
+
+def _always_passes(out, ref, atol, rtol, *args, **kwargs):
+    from gpubench.families.check import CheckResult
+
+    total = int(ref.numel()) if hasattr(ref, "numel") else 0
+    return CheckResult(True, 0.0, 0.0, 0, 0, total, atol, rtol)
+
+
+def replaces_compare(*args):
+    """Replaces gpubench's output checker, wherever a module holds it, with one that always
+    passes; writes nothing. Its own check and every later variant's now pass."""
+    from gpubench.families import check
+
+    real = getattr(check, "_real_compare", check.compare)
+    check._real_compare = real
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__name__", "") or ""
+        if name.startswith("gpubench") and getattr(module, "compare", None) is real:
+            module.compare = _always_passes
+    check.compare = _always_passes
+
+
+def zero_writer(*args):
+    """Writes nothing. Runs after replaces_compare in the same run: FAIL unless the replaced
+    checker outlived the variant that replaced it."""
