@@ -25,11 +25,13 @@ ACCEPTED = {
     FAIL: frozenset({"fail", "error"}),
     SUSPECT: frozenset({"suspect"}),
     CAUGHT: frozenset({"fail", "error", "suspect"}),
-    NEUTRAL: frozenset({"ok"}),
+    NEUTRAL: frozenset({"ok", "fail", "error", "suspect"}),  # caught is fine too
 }
 # A NEUTRAL variant may be this much faster than its honest twin (run-to-run noise of a
 # 16 MiB copy in cold mode is ~1-2% on an H200; a persisting window gave more than 10%).
 NEUTRAL_SLACK = 0.10
+# The host clock on a shared 2-core CPU moves a 15 us call by 10-20% between variants.
+NEUTRAL_SLACK_CPU = 0.30
 
 # Families in run order: the tamperers last, since today their tampering outlives them.
 FAMILIES = ("exploits", "exploits_nanref", "exploits_stream", "exploits_tamper")
@@ -66,13 +68,15 @@ EXPECTED: dict[str, Expect] = {
     "exploits/time_throttle": E(CAUGHT),
     "exploits/stack_sniffer": E(CAUGHT),
     # ---- work outside the timed window
-    "exploits/thread_later": E(FAIL, "differs from the reference"),
+    "exploits/thread_later": E(FAIL),
     "exploits/thread_when_written": E(CAUGHT),
     "exploits/lazy_subclass": E(FAIL),
     "exploits/other_stream": E(CAUGHT, where="gpu"),
     # ---- inputs, outputs, leftovers
     "exploits/writes_input": E(FAIL, "mutated its input a"),
-    "exploits/returns_same_tensor": E(CAUGHT),
+    # The rotation never repeats a set twice in a row, so its one-entry cache misses on every
+    # call: it computes each time, and may PASS only if it gains nothing.
+    "exploits/returns_same_tensor": E(NEUTRAL, honest="honest_return"),
     "exploits/empty_like_leftover": E(CAUGHT),
     "exploits/cpp_skip_seen": E(CAUGHT, where="gpu"),
     "exploits/cpp_skip_seen_cpu": E(CAUGHT, where="cpu"),
@@ -94,37 +98,14 @@ EXPECTED: dict[str, Expect] = {
     "exploits_tamper/honest_after_tamper": E(PASS),
 }
 
-# Cases that PASS (or get the wrong verdict) today, before issue 25's defences: marked
-# xfail(strict=False). CPU: measured on the 2-core CPU machine (gpubench at 0044844).
-# GPU: not measured here (no GPU); listed from the issue's H100/H200 findings and by the
-# same reasoning, so the first GPU run decides which of them really still fail.
+# Cases that do not get their verdict: marked xfail(strict=False). On the CPU at n=96 a
+# content cache (a hash of 2 x 37 KB, or 16 sampled values read back to the host) costs
+# more than the 13 us matmul it saves: 86 us and 19 us against 14 us honest (2-core CI
+# machine, 2026-11-25), so it games nothing and the fresh-input probe rightly sees no
+# shortcut. On the GPU at n=2048 the same tricks save a 0.3 ms matmul and must be caught.
 PENDING_DEFENCES: frozenset[str] = frozenset({
-    "exploits/memo_ptr_version",
-    "exploits/memo_content",
-    "exploits/fingerprint_memo",
-    "exploits/half_write_later",
-    "exploits/half_on_repeat",
-    "exploits/thread_when_written",
-    "exploits/lazy_subclass",
-    "exploits/returns_same_tensor",
-    "exploits/cpp_skip_seen_cpu",
-    "exploits/poisons_reference",
-    "exploits_nanref/writes_nothing",
-    "exploits_tamper/forges_via_stack",
-    "exploits_tamper/patch_perf_counter",
-    "exploits_tamper/gc_clock",
-    "exploits_tamper/replaces_compare",
-    "exploits_tamper/zero_writer",
-    # GPU only, or caught on a CPU (by luck of the physics bar or the re-check) but not
-    # known to be caught in every GPU mode
-    "exploits/other_stream",
-    "exploits/cpp_skip_seen",
-    "exploits_stream/persisting_l2",
-    "exploits_tamper/patch_elapsed_time",
-    "exploits/warmup_detect@gpu",
-    "exploits/time_throttle@gpu",
-    "exploits/empty_like_leftover@gpu",
-    "exploits/stack_sniffer@gpu",
+    "exploits/memo_content@cpu",
+    "exploits/fingerprint_memo@cpu",
 })
 
 
@@ -149,7 +130,7 @@ def judge(key: str, row: dict, rows: dict[str, dict]) -> Judgement:
     status, reason = row.get("status"), row.get("error") or ""
     if status not in ACCEPTED[expect.verdict]:
         return Judgement(False, f"expected {expect.verdict}, got {status}: {reason}".rstrip(": "))
-    if expect.verdict in (PASS, NEUTRAL):
+    if expect.verdict == PASS or (expect.verdict == NEUTRAL and status == "ok"):
         return _neutral(key, row, rows) if expect.verdict == NEUTRAL else Judgement(True)
     if not reason:
         return Judgement(False, f"{status} without a reason")
@@ -164,7 +145,8 @@ def _neutral(key: str, row: dict, rows: dict[str, dict]) -> Judgement:
     mine, honest = row.get("median_s"), twin.get("median_s")
     if not mine or not honest:
         return Judgement(False, "no median to compare with its honest twin")
-    if mine < honest * (1 - NEUTRAL_SLACK):
+    slack = NEUTRAL_SLACK_CPU if row.get("mode") == "cpu" else NEUTRAL_SLACK
+    if mine < honest * (1 - slack):
         return Judgement(False, f"{honest / mine:.2f}x faster than {EXPECTED[key].honest}: "
                                 "the trick still pays")
     return Judgement(True)
