@@ -217,18 +217,17 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       timed core-passes gpubench run square --sizes 2^20 --sanitize --ncu-check --ncu \
         --baseline profiles/core-devices --report --out profiles/core-passes ;;
     verdicts)
-      # Issue 25: the per-precision ceilings, the README's run, every shipped family at its
-      # default shapes (no SUSPECT, no roof above 110%), the exploit suite in three modes.
+      # Issue 25: the per-precision ceilings, the README's run, the exploit suite in three
+      # modes (every shipped family at its default shapes: verdicts-cost's cost-new).
       timed peak gpubench peak --force
       timed verdicts-matmul gpubench run matmul --sizes 1024,4096 --out profiles/v-matmul
-      timed verdicts-all gpubench run --out profiles/v-all
       timed verdicts-exploits python3 benchmarks/adversarial.py --modes cold,graph,cupti \
         --out "$LOGS/adversarial" ;;
     verdicts-cost)
       # Issue 25: a run's wall time before the defences (the tree in old-tree/, put there by
       # `git archive`) and after, both with warm build caches (the first run warms them).
-      timed cost-warmup gpubench run --out profiles/cost-warmup
-      timed cost-old env PYTHONPATH="$PWD/old-tree:${PYTHONPATH:-}" python3 -m gpubench.cli run \
+      [ -d /tmp/gpubench-cache ] || timed cost-warmup gpubench run --out profiles/cost-warmup
+      timed cost-old env PYTHONPATH="$PWD/old-tree:${PYTHONPATH:-}" python3 -m gpubench run \
         --out profiles/cost-old
       timed cost-new gpubench run --out profiles/cost-new ;;
     gpu-tests-ladder)  # the GPU tests that follow the ladder's variants

@@ -29,10 +29,13 @@ from __future__ import annotations
 import builtins
 import json
 import os
+import pathlib
 import sys
 import threading
 import time
 import types
+
+import torch
 
 # Attributes that change under honest use: the warnings filter's per-module registry.
 IGNORED = frozenset({"__warningregistry__"})
@@ -131,10 +134,34 @@ def _changes(label: str, now: dict, sealed: dict, kind: str) -> list[str]:
     not appear: any in a CLOSED namespace, any but a submodule in an OPEN one (a new
     global would shadow a builtin the module calls); a CALLABLES one may gain names."""
     changed = [f"{label}.{name}" for name, value in sealed.items()
-               if name not in IGNORED and now.get(name, _MISSING) is not value]
+               if name not in IGNORED and now.get(name, _MISSING) is not value
+               and not _torch_wrapper_of(now.get(name, _MISSING), value)]
     if kind != CALLABLES:
         changed += [f"{label}.{name}" for name in _added(now, sealed, kind)]
     return changed
+
+
+# torch rebinds some of its own functions on first use of a subsystem: importing
+# torch._dynamo (a Triton kernel's first launch, torch.compile, some ops) replaces
+# torch.manual_seed with a functools.wraps wrapper that disables dynamo (seen on an H100,
+# 2026-11-25: every later variant was blamed). Such a wrapper, defined in torch's own
+# files and wrapping the sealed original, is torch's doing, not the variant's.
+_TORCH_DIR = str(pathlib.Path(torch.__file__).parent)
+
+
+def _torch_wrapper_of(value: object, original: object) -> bool:
+    """Whether `value` is a torch-defined wrapper (functools.wraps) of `original`."""
+    code = getattr(value, "__code__", None)
+    if code is None or not code.co_filename.startswith(_TORCH_DIR):
+        return False
+    inner = value
+    for _ in range(4):  # a wrapper of a wrapper at most a few levels deep
+        inner = getattr(inner, "__wrapped__", None)
+        if inner is original:
+            return True
+        if inner is None:
+            return False
+    return False
 
 
 def _added(now: dict, sealed: dict, kind: str) -> list[str]:
