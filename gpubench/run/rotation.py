@@ -99,7 +99,9 @@ class Rotation:
     def after(self) -> None:
         self.calls += 1
         if self.capturing:  # copies would be captured too: keep the outputs themselves
-            self.kept.append(Drawn(self.calls, self.current, self.produced, self.finite))
+            if _stream_capturing():  # not the eager run before a capture: its sets may
+                # be left out of the graph, and the flush graph may poison them after
+                self.kept.append(Drawn(self.calls, self.current, self.produced, self.finite))
             return
         slot = self._slot()
         if slot is None:
@@ -206,6 +208,13 @@ def _byte_range(tensor) -> tuple[int, int]:
     storage = tensor.untyped_storage()
     base = storage.data_ptr()
     return base, base + max(storage.nbytes(), 1)
+
+
+def _stream_capturing() -> bool:
+    """Whether the current CUDA stream is being captured into a graph."""
+    import torch
+
+    return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
 
 
 def _touch(inputs: tuple) -> None:
