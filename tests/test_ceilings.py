@@ -67,11 +67,13 @@ def test_a_probe_that_measured_nothing_blames_no_cache(probe):
 
 
 def fake_ceilings(bandwidth_gbps: float) -> Ceilings:
-    """Complete ceilings of a CPU (every precision measured or explained): a cache of them
-    is used as it is, never measured again for a missing precision."""
+    """Complete ceilings of a CPU (every precision measured or explained, the copy curve
+    its one large copy): a cache of them is used as it is, never measured again for a
+    missing precision or curve."""
     return Ceilings(key="k", device="CPU", bandwidth_gbps=bandwidth_gbps,
                     tflops={"fp32": 0.1, "fp16": 0.01, "bf16": 0.02}, measured=WHEN,
-                    method="fake", unmeasured={"tf32": "a CPU has no TF32", "fp8": "no GPU"})
+                    method="fake", unmeasured={"tf32": "a CPU has no TF32", "fp8": "no GPU"},
+                    bandwidth_curve=((2 * ceilings.CPU_COPY_BYTES, bandwidth_gbps),))
 
 
 def test_only_cached_ceilings_are_probed(tmp_path, monkeypatch):

@@ -136,7 +136,7 @@ def test_an_old_cache_loads_and_is_measured_again_for_what_it_lacks(tmp_path, mo
     (ceilings.cache_dir() / f"{key}.json").write_text(json.dumps(old))
     loaded = ceilings.load_cached(key)
     assert loaded.tflops == {"fp32": 0.1, "fp16": 0.01, "bf16": 0.02}
-    assert loaded.missing() == ("tf32", "fp8")
+    assert loaded.missing() == ("tf32", "fp8", "copy_curve")  # the curve came later still
     fresh = Ceilings(key=key, device="CPU", bandwidth_gbps=31.0, tflops={"fp32": 0.1},
                      measured=WHEN, method="new",
                      unmeasured={"tf32": "cpu", "fp16": "x", "bf16": "x", "fp8": "cpu"})

@@ -42,6 +42,9 @@ def show_peaks(request: PeakRequest, console: Console) -> int:
         print(strict_dumps(ceilings.to_dict()))
         return errors.EXIT_OK
     console.print(ceilings_table(ceilings))
+    curve = curve_table(ceilings)
+    if curve is not None:
+        console.print(curve)
     if check:
         _say_check(check, console)
     return errors.EXIT_OK
@@ -70,6 +73,33 @@ def ceilings_table(ceilings: Ceilings) -> Table:
         ridge = rate * 1e12 / (bandwidth * 1e9) if bandwidth else None
         table.add_row(name, rate_text(rate), rate_text(ridge), meaning)
     return table
+
+
+def curve_table(ceilings: Ceilings) -> Table | None:
+    """The copy bandwidth by footprint (timing/copy_curve.py), one row per copy: the memory
+    roof of a row that moves that many bytes. None for a curve of one point or none (a
+    CPU's is its large copy, shown in the title already) unless it failed: then why."""
+    curve = ceilings.bandwidth_curve or ()
+    failed = ceilings.unmeasured.get("copy_curve")
+    if len(curve) < 2 and not failed:
+        return None
+    table = Table(title="Copy bandwidth by footprint (L2 flushed by reads): the memory roof "
+                        "of a row moving that many bytes, never below the large copy's",
+                  title_justify="left",
+                  caption=f"copy curve unknown: {failed}" if failed else None,
+                  caption_justify="left")
+    for header in ("bytes moved", "GB/s", "of large copy"):
+        table.add_column(header, justify="right")
+    headline = ceilings.bandwidth_gbps
+    for moved, gbps in curve:
+        table.add_row(_mib(moved), rate_text(gbps),
+                      f"{gbps / headline:.2f}x" if headline else "-")
+    return table
+
+
+def _mib(nbytes: int) -> str:
+    """'4 MiB', '1 GiB': the ladder's sizes are powers of two."""
+    return f"{nbytes >> 30} GiB" if nbytes >= 1 << 30 else f"{nbytes / (1 << 20):g} MiB"
 
 
 def probe_enabled() -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from gpubench.records import trust
 from gpubench.records.result import OK, SUSPECT, Result
-from gpubench.timing import noise, precision, roofline
+from gpubench.timing import copy_curve, noise, precision, roofline
 
 
 def speedups(group: list[Result]) -> list[float | None]:
@@ -36,13 +36,16 @@ def roof_position(result: Result, ceilings: dict | None) -> dict | None:
     """Where a passing row sits under the measured roofline ({'bandwidth_gbps',
     'tflops': {precision: x}}, or the older {dtype: x}), or None. The compute ceiling is
     that of the precision the variant declares (fp32 inputs as TF32), else its dtype's
-    (precision.compute_roof); the roof names it in "compute" ("tf32")."""
+    (precision.compute_roof); the roof names it in "compute" ("tf32"). The memory ceiling
+    is the copy's bandwidth at the row's footprint (copy_curve.memory_roof_gbps: a kernel
+    whose writes fit in L2 beats a large copy honestly), recorded in "bandwidth_gbps"."""
     if not ceilings or not result.correct or result.bytes_moved is None:
         return None
     used, peak = precision.compute_roof(ceilings, result.dtype, result.precision) or (None, None)
+    bandwidth = copy_curve.memory_roof_gbps(ceilings, result.bytes_moved)
     roof = roofline.position(result.flops or 0.0, result.bytes_moved, result.median_s,
-                             ceilings.get("bandwidth_gbps"), peak)
-    return {**roof, "compute": used} if roof else None
+                             bandwidth, peak)
+    return {**roof, "compute": used, "bandwidth_gbps": bandwidth} if roof else None
 
 
 def measurement_warnings(result: Result) -> list[noise.Warning]:

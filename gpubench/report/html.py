@@ -146,7 +146,7 @@ def _ceilings_text(ceilings: dict | None) -> str | None:
         return None
     rates = ", ".join([f"{d} {fmt.rate(v)}" for d, v in (ceilings.get("tflops") or {}).items()]
                       + [f"{name} unknown" for name in ceilings.get("unmeasured") or {}
-                         if name != "copy"])
+                         if name not in ("copy", "copy_curve")])
     return (f"copy {fmt.rate(ceilings.get('bandwidth_gbps'))} GB/s; matmul TFLOP/s {rates} "
             f"(gpubench peak, measured {ceilings.get('measured', '?')})")
 

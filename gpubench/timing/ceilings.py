@@ -1,12 +1,14 @@
 """This machine's measured ceilings: memory bandwidth and matmul rates per precision.
 
 Datasheet numbers are leads; the roofline uses what this GPU actually does:
-a large device-to-device copy (bytes read + written over time) and a large
-torch matmul per precision (timing/precision.py: fp32 on CUDA cores, TF32, fp16,
-bf16, fp8; cuBLAS on GPUs, see matmul_ceilings.py). Measured once per GPU model,
-driver and torch version, cached as JSON under <cache>/ceilings/, re-measured with
-`gpubench peak --force`. A cache from before precisions (rates keyed by dtype, no TF32)
-still loads; the first run that finds one measures again, once, to add what it lacks.
+a large device-to-device copy (bytes read + written over time), the same copy at a
+ladder of footprints from inside the L2 to 20x it (the memory roof of a row near the L2
+size, timing/copy_curve.py says why) and a large torch matmul per precision
+(timing/precision.py: fp32 on CUDA cores, TF32, fp16, bf16, fp8; cuBLAS on GPUs, see
+matmul_ceilings.py). Measured once per GPU model, driver and torch version, cached as
+JSON under <cache>/ceilings/, re-measured with `gpubench peak --force`. A cache from
+before precisions (rates keyed by dtype, no TF32) still loads, as does one from before the
+copy curve; the first run that finds one measures again, once, to add what it lacks.
 
 A cache measured at a bad moment (a busy 2-core CPU, a GPU at idle clocks) would
 otherwise skew every later "of roof" silently (issue 12: a cached bandwidth half of what
@@ -24,7 +26,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from gpubench.timing import matmul_ceilings
+from gpubench.timing import copy_curve, matmul_ceilings
 from gpubench.timing.precision import PRECISIONS, normalized_rates
 from gpubench.timing.stopping import TimingSettings
 
@@ -57,6 +59,13 @@ PROBE_SETTINGS = TimingSettings(warmup_s=0.02, min_samples=5, min_time_s=0.01,
 # midway (geometric) between the quiet spread (1.35x) and that 2x.
 STALE_FACTOR_GPU = 1.1
 STALE_FACTOR_CPU = 1.6
+# The copy curve's copies (copy_curve.LADDER_BYTES, cold: the L2 flushed by reads before
+# each, as the rows it judges are timed). Each copy of 2-512 MiB takes 1-170 us at ~3 TB/s;
+# a sample adds the ~40 us flush and a >= 20 us spin: under 0.3 ms. 10 ms of warmup, then
+# 10 samples and 10 ms at least, 50 ms at most: <= ~70 ms a size, ~0.6 s for nine, plus the
+# ~70 ms window-cost fit the first cold measurement makes. GPU copies repeat within ~1%.
+CURVE_SETTINGS = TimingSettings(warmup_s=0.01, min_samples=10, min_time_s=0.01,
+                                max_time_s=0.05, target_rel_ci=0.01)
 
 
 @dataclass(frozen=True)
@@ -68,21 +77,32 @@ class Ceilings:
     measured: str
     method: str
     # What was not measured and why: a precision this device lacks (fp8 before sm_89), one
-    # whose measurement failed, or "copy". Empty in caches from before precisions.
+    # whose measurement failed, "copy" or "copy_curve". Empty in caches from before
+    # precisions.
     unmeasured: dict[str, str] = field(default_factory=dict)
+    # Copy bandwidth by footprint, cold: ((bytes moved, GB/s), ...) ascending
+    # (timing/copy_curve.py). A CPU has one point, the large copy. None in caches from
+    # before the curve.
+    bandwidth_curve: copy_curve.Curve | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict) -> Ceilings:
-        """Either form: a cache from before precisions has rates keyed by dtype."""
+        """Either form: a cache from before precisions has rates keyed by dtype, one from
+        before the copy curve none (None)."""
         return cls(**{**data, "tflops": normalized_rates(data.get("tflops")),
-                      "unmeasured": dict(data.get("unmeasured") or {})})
+                      "unmeasured": dict(data.get("unmeasured") or {}),
+                      "bandwidth_curve": copy_curve.normalized(data.get("bandwidth_curve"))})
 
     def missing(self) -> tuple[str, ...]:
-        """Precisions neither measured nor explained: the cache predates them."""
-        return tuple(p for p in PRECISIONS if p not in self.tflops and p not in self.unmeasured)
+        """Precisions, and the copy curve ("copy_curve"), neither measured nor explained:
+        the cache predates them."""
+        lacks = [p for p in PRECISIONS if p not in self.tflops and p not in self.unmeasured]
+        if self.bandwidth_curve is None and "copy_curve" not in self.unmeasured:
+            lacks.append("copy_curve")
+        return tuple(lacks)
 
 
 def device_key(env: dict) -> str:
@@ -227,20 +247,28 @@ def _mode(device: str) -> str:
 
 
 def measure(device: str, key: str, name: str) -> Ceilings:
-    """Time a large copy and a large matmul per precision with gpubench's own timers. What
+    """Time a large copy, on GPUs the copy curve, and a large matmul per precision with
+    gpubench's own timers (a CPU's curve is its one large copy). What
     fails (out of memory, a precision this torch cannot run) is recorded in `unmeasured`
     with its reason, never raised: a run's worker measures these before any kernel."""
     import torch
 
     from gpubench.timing.timers import make_timer
 
-    timer = make_timer(_mode(device), SETTINGS)
+    shared: dict = {}  # one flush buffer and window-cost fit for the copies' timers
+    timer = make_timer(_mode(device), SETTINGS, shared)
     nbytes = copy_size(device)
     bandwidth, unmeasured = None, {}
     try:
         bandwidth = 2 * nbytes / _median_s(timer, *_copy_call(torch, nbytes, device)) / 1e9
     except Exception as exc:
         unmeasured["copy"] = matmul_ceilings.failure_text(exc)
+    curve = ((2 * nbytes, bandwidth),) if bandwidth else ()
+    if device == "cuda":
+        try:
+            curve = _copy_curve(torch, make_timer("cold", CURVE_SETTINGS, shared), device)
+        except Exception as exc:
+            unmeasured["copy_curve"] = matmul_ceilings.failure_text(exc)
     skips = _skips(torch, device)
     try:
         rates, failed = matmul_ceilings.measure_rates(
@@ -253,8 +281,34 @@ def measure(device: str, key: str, name: str) -> Ceilings:
     return Ceilings(key=key, device=name, bandwidth_gbps=bandwidth, tflops=rates,
                     measured=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                     method=f"median of {timer.method}: copy of {nbytes >> 20} MiB "
-                           f"(read + write), a square torch matmul per precision",
-                    unmeasured={**unmeasured, **failed})
+                           f"(read + write), a square torch matmul per precision"
+                           + ("; copies of 2-512 MiB, L2 flushed by reads, for the curve"
+                              if device == "cuda" else ""),
+                    unmeasured={**unmeasured, **failed}, bandwidth_curve=curve)
+
+
+def _copy_curve(torch, timer, device: str) -> copy_curve.Curve:
+    """Copy bandwidth at each footprint of copy_curve.LADDER_BYTES, timed cold: slices of
+    one pair of buffers as large as the largest copy (512 MiB each), so nothing is
+    allocated per size. A size whose median is not positive is left out (the window-cost
+    subtraction can floor a sample at 0); the rest still make a curve."""
+    largest = max(copy_curve.LADDER_BYTES) // 2
+    source = torch.ones(largest // 4, device=device)
+    target = torch.empty_like(source)
+    points = []
+    try:
+        for moved in copy_curve.LADDER_BYTES:
+            count = moved // 2 // 4
+
+            def call(src=source[:count], dst=target[:count]):
+                dst.copy_(src)
+
+            seconds = _median_s(timer, call)
+            if seconds > 0:
+                points.append((moved, moved / seconds / 1e9))
+    finally:
+        del source, target
+    return tuple(points)
 
 
 def _skips(torch, device: str) -> dict[str, str]:
