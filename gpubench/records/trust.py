@@ -75,8 +75,8 @@ def _shortcut(fresh_s: float, seen_s: float, seen_what: str) -> noise.Warning:
     return noise.Warning(
         "repeat_shortcut",
         f"calls on inputs it had never seen take {_us(fresh_s)} at best, "
-        f"{fresh_s / max(seen_s, 1e-12):.1f}x the {_us(seen_s)} of {seen_what}: it skips "
-        "work on inputs it has seen",
+        f"{_times(fresh_s, seen_s)} the {_us(seen_s)} of {seen_what}: it skips work on "
+        "inputs it has seen",
         "a kernel must do its work on every call; its figures are not shown as a speedup")
 
 
@@ -108,6 +108,11 @@ def behavioural_doubt(result: Result) -> noise.Warning | None:
         if found is not None:
             return found
     return None
+
+
+def _times(slow_s: float, fast_s: float) -> str:
+    """'2.2x' — or 'against' when the fast side took no measurable time at all."""
+    return f"{slow_s / fast_s:.1f}x" if fast_s >= 1e-8 else "against"
 
 
 def _us(seconds: float) -> str:

@@ -24,7 +24,8 @@ ACCEPTED = {
     PASS: frozenset({"ok"}),
     FAIL: frozenset({"fail", "error"}),
     SUSPECT: frozenset({"suspect"}),
-    CAUGHT: frozenset({"fail", "error", "suspect"}),
+    # crashed: a trick that syncs with the host dies in graph capture, which ends the task
+    CAUGHT: frozenset({"fail", "error", "suspect", "crashed"}),
     NEUTRAL: frozenset({"ok", "fail", "error", "suspect"}),  # caught is fine too
 }
 # A NEUTRAL variant may be this much faster than its honest twin (run-to-run noise of a
@@ -91,7 +92,9 @@ EXPECTED: dict[str, Expect] = {
     "exploits_tamper/honest_out": E(PASS),
     "exploits_tamper/forges_via_stack": E(FAIL),
     "exploits_tamper/patch_perf_counter": E(FAIL),
-    "exploits_tamper/gc_clock": E(FAIL),
+    # A GPU times with events, not a host clock: there it finds nothing to slow and does
+    # the whole work (341 us, as honest_out, on an H100, 2026-11-25).
+    "exploits_tamper/gc_clock": E(FAIL, where="cpu"),
     "exploits_tamper/patch_elapsed_time": E(FAIL, where="gpu"),
     "exploits_tamper/replaces_compare": E(FAIL),
     "exploits_tamper/zero_writer": E(FAIL),
