@@ -228,8 +228,8 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       # `git archive`) and after, both with warm build caches (the first run warms them).
       [ -d /tmp/gpubench-cache ] || timed cost-warmup gpubench run --out profiles/cost-warmup
       timed cost-old env PYTHONPATH="$PWD/old-tree:${PYTHONPATH:-}" python3 -m gpubench run \
-        --out profiles/cost-old
-      timed cost-new gpubench run --out profiles/cost-new ;;
+        --out profiles/cost-old --force
+      timed cost-new gpubench run --out profiles/cost-new --force ;;
     gpu-tests-ladder)  # the GPU tests that follow the ladder's variants
       timed pytest-gpu-ladder python3 -m pytest -q -m gpu tests/test_gpu.py \
         -k "every_mode_times_every_variant or shapes_on_the_gpu" ;;
