@@ -217,10 +217,11 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       timed core-passes gpubench run square --sizes 2^20 --sanitize --ncu-check --ncu \
         --baseline profiles/core-devices --report --out profiles/core-passes ;;
     verdicts)
-      # Issue 25: the per-precision ceilings, the README's run, the exploit suite in three
-      # modes (every shipped family at its default shapes: verdicts-cost's cost-new).
+      # Issue 25: the per-precision ceilings, the README's run, every shipped family at its
+      # default shapes (no SUSPECT, no roof above 110%), the exploit suite in three modes.
       timed peak gpubench peak --force
       timed verdicts-matmul gpubench run matmul --sizes 1024,4096 --out profiles/v-matmul
+      timed verdicts-all gpubench run --out profiles/v-all
       timed verdicts-exploits python3 benchmarks/adversarial.py --modes cold,graph,cupti \
         --out "$LOGS/adversarial" ;;
     verdicts-cost)
