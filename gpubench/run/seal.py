@@ -38,7 +38,13 @@ import types
 import torch
 
 # Attributes that change under honest use: the warnings filter's per-module registry.
-IGNORED = frozenset({"__warningregistry__"})
+# Bookkeeping Python writes into namespaces on its own: the warnings registry, and the
+# caches typing and abc fill on first use (isinstance against a runtime-checkable
+# Protocol stores `__annotations__` and its member sets in the class on Python 3.11-3.12:
+# a false "replaced" on CI before this list had them).
+IGNORED = frozenset({"__warningregistry__", "__annotations__", "__protocol_attrs__",
+                     "__non_callable_proto_members__", "__callable_proto_members_only__",
+                     "_abc_impl", "__abstractmethods__", "__parameters__"})
 # Third-party namespaces whose callables and submodules the timing, the check and the
 # protocol rely on (data attributes such as torch.cuda._initialized change legitimately).
 THIRD_PARTY = ("torch", "torch.cuda", "time", "os", "json", "threading", "builtins", "gc")
