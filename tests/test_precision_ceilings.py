@@ -173,13 +173,18 @@ def test_an_unmeasured_precision_falls_back_to_the_dtypes_and_old_ceilings_still
     assert precision.compute_roof(OLD, "float64", None) == ("fp32", 51.0)
 
 
-def test_a_tf32_kernel_is_not_suspect_under_its_own_roof_and_the_cell_names_it():
+
+def cublas_fp32_row() -> R.Result:
+    """The cuBLAS fp32 baseline of a 4096^3 matmul at 2.7 ms: the row a TF32 kernel beats."""
     key = PointKey("matmul", "torch", "float32", Shape({"M": 4096, "N": 4096, "K": 4096}),
                    "cold")
-    base = R.Result(key=key, kind="torch", status=R.OK, baseline=True, flops=2 * 4096**3,
+    return R.Result(key=key, kind="torch", status=R.OK, baseline=True, flops=2 * 4096**3,
                     bytes_moved=3 * 4096**2 * 4,
                     measurement=Measurement("cold", "fake", [2.7e-3] * 20,
                                             target_rel_ci=0.005, stop_reason="converged"))
+
+def test_a_tf32_kernel_is_not_suspect_under_its_own_roof_and_the_cell_names_it():
+    base = cublas_fp32_row()
     torch_row, tc = finish_group([base, row(declared="tf32")], H200)
     assert tc.status == R.OK and tc.speedup == pytest.approx(1.7)
     _, rows, caption = table_layout([torch_row, tc])
@@ -241,12 +246,7 @@ def test_precision_round_trips_and_an_old_results_json_loads():
 def test_the_roofline_draws_the_declared_precisions_roof_beside_the_dtypes():
     from gpubench.report import charts
 
-    key = PointKey("matmul", "torch", "float32", Shape({"M": 4096, "N": 4096, "K": 4096}),
-                   "cold")
-    base = R.Result(key=key, kind="torch", status=R.OK, baseline=True, flops=2 * 4096**3,
-                    bytes_moved=3 * 4096**2 * 4,
-                    measurement=Measurement("cold", "fake", [2.7e-3] * 20,
-                                            target_rel_ci=0.005, stop_reason="converged"))
+    base = cublas_fp32_row()
     group = finish_group([base, row(declared="tf32")], H200)
     spec = charts.roofline_spec(group, H200, "matmul")
     roofs = spec["layer"][0]["data"]["values"]
