@@ -1,0 +1,155 @@
+"""The pieces behind SUSPECT and the re-checks: trust.py's verdicts on recorded evidence,
+finish_group's spreading of a behavioural doubt to every mode of a variant, and the
+Rotation's calls (sets, poison, reservoir draws) on CPU tensors."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+
+from gpubench.records import result as R
+from gpubench.records import trust
+from gpubench.records.derive import finish_group
+from gpubench.records.point import PointKey
+from gpubench.records.shape import Shape
+from gpubench.run.rotation import RECHECKS, InputSet, Rotation, set_count
+from gpubench.timing.device_work import DeviceWork
+from gpubench.timing.measurement import Measurement
+
+
+def row(variant="v", mode="cold", median=100e-6, details=None, work=None, baseline=False):
+    key = PointKey("fam", variant, "float32", Shape({"n": 1024}), mode)
+    measurement = Measurement(mode, "fake", [median] * 20, details=details or {},
+                              target_rel_ci=0.005, stop_reason="converged")
+    return R.Result(key=key, kind="torch", status=R.OK, baseline=baseline,
+                    measurement=measurement, device_work=work)
+
+
+def test_fresh_calls_as_fast_as_repeated_ones_are_trusted():
+    honest = row(details={"fresh_s": [104e-6] * 9, "repeat_s": [100e-6] * 9})
+    assert trust.repeat_shortcut(honest) is None
+
+
+def test_fresh_calls_slower_than_repeated_ones_are_a_shortcut():
+    cached = row(details={"fresh_s": [300e-6] * 9, "repeat_s": [100e-6] * 9})
+    found = trust.repeat_shortcut(cached)
+    assert found is not None and "3.0x" in found.message and "inputs it had seen" in found.message
+
+
+def test_the_fastest_call_decides_so_load_spikes_do_not_accuse():
+    # a loaded host: most single calls slow, but the fastest of each side agree
+    noisy = row(mode="cpu", median=1.2e-3, details={"fresh_s": [9e-3, 50e-3, 1.2e-3, 800e-3] * 2 + [1.2e-3],
+                                     "repeat_s": [1.2e-3, 20e-3, 640e-3] * 3})
+    assert trust.repeat_shortcut(noisy) is None
+
+
+def test_a_variant_that_behaves_in_the_probe_is_caught_against_its_median():
+    # fresh and repeated calls alike (it detects an isolated call), the timed loop 2x faster
+    sly = row(median=100e-6, details={"fresh_s": [200e-6] * 9, "repeat_s": [200e-6] * 9})
+    assert trust.repeat_shortcut(sly) is not None
+    warm = row(mode="warm", median=100e-6, details={"fresh_s": [200e-6] * 9,
+                                                    "repeat_s": [200e-6] * 9})
+    assert trust.repeat_shortcut(warm) is None  # L2 may serve a warm loop
+
+
+def test_device_work_beyond_the_window_is_outside_it():
+    escaped = DeviceWork(kernels=40, kernel_us=240.0, span_us=250.0, source="cupti")
+    assert trust.work_outside_window(row(median=3.1e-6, work=escaped)) is not None
+    joined = DeviceWork(kernels=2, kernel_us=95.0, span_us=101.0, source="cupti")
+    assert trust.work_outside_window(row(median=100e-6, work=joined)) is None
+    counted = DeviceWork(kernels=1, source="graph")  # a capture's count has no span
+    assert trust.work_outside_window(row(median=3.1e-6, work=counted)) is None
+
+
+def test_a_shortcut_seen_in_one_mode_makes_every_mode_suspect_and_costs_the_speedup():
+    evidence = {"fresh_s": [300e-6] * 9, "repeat_s": [100e-6] * 9}
+    base = row("torch", baseline=True)
+    cold = row("cheat", median=50e-6, details=evidence)
+    warm = row("cheat", mode="warm", median=50e-6)
+    base_warm = row("torch", mode="warm", baseline=True)
+    done = {(r.variant, r.mode): r for r in finish_group([base, cold, base_warm, warm], None)}
+    assert done[("cheat", "cold")].status == R.SUSPECT
+    assert done[("cheat", "warm")].status == R.SUSPECT
+    assert "(cold mode)" in done[("cheat", "warm")].error
+    assert done[("cheat", "cold")].speedup is None and done[("torch", "cold")].speedup == 1.0
+    assert R.exit_code(list(done.values())) == 15
+
+
+def rotation(invoke, sets=3, **kwargs):
+    made = [InputSet((torch.randn(64),), torch.empty(64)) for _ in range(sets)]
+    return Rotation(invoke, made, lambda inputs: 2 * inputs[0].double(), (1e-5, 1e-5),
+                    **kwargs), made
+
+
+def drive(calls, count):
+    for _ in range(count):
+        calls.before()
+        calls()
+        calls.after()
+
+
+def test_an_honest_variant_passes_its_re_checks_and_sets_never_repeat_in_a_row():
+    seen = []
+
+    def honest(inputs, out):
+        seen.append(id(out))
+        torch.mul(inputs[0], 2, out=out)
+        return out
+
+    calls, _ = rotation(honest)
+    drive(calls, 500)
+    check, failure = calls.verdict()
+    assert failure is None and check.passed
+    assert all(a != b for a, b in itertools.pairwise(seen))
+    assert len(calls.drawn) == RECHECKS
+    assert max(d.call for d in calls.drawn) > 100  # late calls get drawn too
+
+
+def test_a_variant_that_stops_working_after_its_first_calls_fails_the_re_check():
+    done = {"calls": 0}
+
+    def lazy(inputs, out):
+        done["calls"] += 1
+        if done["calls"] <= 3:
+            torch.mul(inputs[0], 2, out=out)
+        return out
+
+    calls, _ = rotation(lazy)
+    drive(calls, 300)
+    _, failure = calls.verdict()
+    assert failure is not None and "differs from the reference" in failure
+
+
+def test_a_returned_subclass_or_an_input_is_not_an_output():
+    class Lazy(torch.Tensor):
+        pass
+
+    calls, _ = rotation(lambda inputs, out: (2 * inputs[0]).as_subclass(Lazy))
+    drive(calls, 20)
+    assert "tensor subclass" in calls.verdict()[1]
+    calls, _ = rotation(lambda inputs, out: inputs[0].mul_(2))
+    drive(calls, 20)
+    assert "memory of input 0" in calls.verdict()[1]
+
+
+def test_the_previous_returned_output_is_poisoned_before_it_is_dropped():
+    kept = []
+
+    def returning(inputs, out):
+        kept.append(2 * inputs[0])
+        return kept[-1]
+
+    calls, _ = rotation(returning)
+    drive(calls, 3)
+    assert torch.isnan(kept[0]).all() and torch.isnan(kept[1]).all()
+    assert not torch.isnan(kept[2]).any()  # the last one is retired by close()
+    calls.close()
+    assert torch.isnan(kept[2]).all()
+
+
+@pytest.mark.parametrize(("set_bytes", "free", "count"), [
+    (3 << 26, 80 << 30, 4), (40 << 30, 80 << 30, 2), (1 << 20, None, 4), (1 << 31, None, 2)])
+def test_as_many_sets_as_fit(set_bytes, free, count):
+    assert set_count(set_bytes, free) == count
