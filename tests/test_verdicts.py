@@ -154,3 +154,13 @@ def test_the_previous_returned_output_is_poisoned_before_it_is_dropped():
     (3 << 26, 80 << 30, 4), (40 << 30, 80 << 30, 2), (1 << 20, None, 4), (1 << 31, None, 2)])
 def test_as_many_sets_as_fit(set_bytes, free, count):
     assert set_count(set_bytes, free) == count
+
+
+def test_a_probe_on_a_busy_host_is_not_judged():
+    busy = {"preempted_per_call": 0.0, "preempted_per_s": 0.0, "others_cpus": 1.5}
+    cached = row(mode="cpu", details={"fresh_s": [300e-6] * 9, "repeat_s": [100e-6] * 9,
+                                      "fresh_host_load": busy})
+    assert trust.repeat_shortcut(cached) is None
+    idle = {**busy, "others_cpus": 0.1}
+    calm = row(mode="cpu", details={**cached.measurement.details, "fresh_host_load": idle})
+    assert trust.repeat_shortcut(calm) is not None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from gpubench.records.result import Result
 from gpubench.timing import noise
+from gpubench.timing.hostload import busy_reason
 
 # Fresh calls against repeated ones timed in the same conditions, pair by pair (run/
 # fresh_probe.py): an honest kernel does the same work on both, so their medians agree
@@ -51,8 +52,8 @@ def repeat_shortcut(result: Result) -> noise.Warning | None:
     Checked pair by pair (same conditions) and against the mode's median."""
     details = result.measurement.details if result.measurement else {}
     fresh, repeat = details.get("fresh_s") or (), details.get("repeat_s") or ()
-    if not fresh:
-        return None
+    if not fresh or busy_reason(details.get("fresh_host_load")):
+        return None  # a busy host's isolated calls wait for CPUs, not for work
     # Minima, not medians: other work on the machine only ever adds time to a single
     # call (a loaded 2-core CI host turned 1.2 ms calls into 20-800 ms ones, 2026-11-25),
     # while a shortcut makes every repeated call fast; the fastest of 9 is the call alone.

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from gpubench.families.check import compare, poison
 from gpubench.run.rotation import InputSet, output_problem
 from gpubench.timing import pristine
+from gpubench.timing.hostload import Snapshot, load_between
 
 # 9 pairs: medians robust to two stragglers; ~9 x (inputs + 2 x 2 ms of spin) per point.
 FRESH_CALLS = 9
@@ -39,9 +40,13 @@ class FreshProbe:
     fresh_s: tuple[float, ...]
     repeat_s: tuple[float, ...]
     failure: str | None = None  # a checked fresh call's output was wrong
+    host_load: dict | None = None  # on a CPU: what else ran meanwhile (timing/hostload.py)
 
     def details(self) -> dict:
-        return {"fresh_s": list(self.fresh_s), "repeat_s": list(self.repeat_s)}
+        found = {"fresh_s": list(self.fresh_s), "repeat_s": list(self.repeat_s)}
+        if self.host_load is not None:
+            found["fresh_host_load"] = self.host_load
+        return found
 
 
 def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet],
@@ -51,6 +56,7 @@ def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet
     `seen`, in random order; `support` is the worker's CudaSupport on a GPU, None on a CPU."""
     order = random.Random(random.SystemRandom().getrandbits(64))
     fresh_times, repeat_times = [], []
+    before = Snapshot.now() if support is None else None
     for index in range(FRESH_CALLS):
         fresh, known = make_set(index), order.choice(seen)
         finite = index % 2 == 1
@@ -65,7 +71,10 @@ def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet
             return FreshProbe(tuple(fresh_times), tuple(repeat_times), failure)
         if fresh_first:
             repeat_times.append(_retired(invoke, known, support, finite)[0])
-    return FreshProbe(tuple(fresh_times), tuple(repeat_times))
+    # On a shared CPU an isolated call waits for the intra-op threads to wake (ms on a
+    # loaded 2-core host, 2026-11-25): records/trust.py does not judge a busy probe.
+    load = load_between(before, Snapshot.now(), 2 * FRESH_CALLS) if before else None
+    return FreshProbe(tuple(fresh_times), tuple(repeat_times), host_load=load)
 
 
 def _retired(invoke, chosen: InputSet, support, finite: bool) -> tuple[float, object]:
