@@ -6,14 +6,15 @@ that notices it ran before — makes repeated calls faster than first ones. An
 honest kernel takes as long on new inputs as on old ones: the same work, the L2
 flushed either way. So after the timing, FRESH_CALLS pairs of calls are made one
 by one: one on a new set of inputs drawn from the family's generator (new values,
-new buffers), one on a set the timing used, in random order, each timed as a cold
+new buffers), right after one on a set the timing used, each timed as a cold
 sample is (poison, flush, a long spin, an event pair, minus the window's fixed
-cost; the host clock on a CPU). Every fresh call is checked (a float64 reference
+cost; the host clock on a CPU). The seen call goes first: after the pause that
+making and checking a set costs, a CPU's first call also wakes the intra-op
+threads (27 ms for a 40 us matmul on a loaded 2-core host, 2026-11-25), and that
+must not land on the fresh call. Every fresh call is checked (a float64 reference
 each): a pointer-keyed cache may hit on a fresh set that landed where an earlier
 one was freed, and its stale answer must fail, not pass as a fast call. Odd calls
-get the finite poison, which meets a NaN reference. The pairs share
-their conditions (a set was just made, the caches are as cold), so an isolated
-call's own slowness cancels out. The times travel in each mode's details
+get the finite poison, which meets a NaN reference. The times travel in each mode's details
 ("fresh_s", "repeat_s"); the verdict, a pure comparison, is records/trust.py's.
 """
 
@@ -52,25 +53,21 @@ class FreshProbe:
 def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet],
                 reference_of: Callable, tolerance: tuple[float, float],
                 support=None) -> FreshProbe:
-    """FRESH_CALLS pairs: a call on a set made by `make_set(i)` and one on a set of
-    `seen`, in random order; `support` is the worker's CudaSupport on a GPU, None on a CPU."""
-    order = random.Random(random.SystemRandom().getrandbits(64))
+    """FRESH_CALLS pairs: a call on a set of `seen` (drawn at random), then one on a set
+    made by `make_set(i)`; `support` is the worker's CudaSupport on a GPU, None on a CPU."""
+    draw = random.Random(random.SystemRandom().getrandbits(64))
     fresh_times, repeat_times = [], []
     before = Snapshot.now() if support is None else None
     for index in range(FRESH_CALLS):
-        fresh, known = make_set(index), order.choice(seen)
+        fresh, known = make_set(index), draw.choice(seen)
         finite = index % 2 == 1
-        fresh_first = order.random() < 0.5
-        if not fresh_first:
-            repeat_times.append(_retired(invoke, known, support, finite)[0])
+        repeat_times.append(_retired(invoke, known, support, finite)[0])
         seconds, produced = _timed_call(invoke, fresh, support, finite)
         fresh_times.append(seconds)
         failure = _check(produced, fresh, index, reference_of, tolerance)
         _retire(produced, fresh)
         if failure:
             return FreshProbe(tuple(fresh_times), tuple(repeat_times), failure)
-        if fresh_first:
-            repeat_times.append(_retired(invoke, known, support, finite)[0])
     # On a shared CPU an isolated call waits for the intra-op threads to wake (ms on a
     # loaded 2-core host, 2026-11-25): records/trust.py does not judge a busy probe.
     load = load_between(before, Snapshot.now(), 2 * FRESH_CALLS) if before else None
