@@ -148,11 +148,18 @@ def _neutral(key: str, row: dict, rows: dict[str, dict]) -> Judgement:
     mine, honest = row.get("median_s"), twin.get("median_s")
     if not mine or not honest:
         return Judgement(False, "no median to compare with its honest twin")
+    if _busy(row) or _busy(twin):  # a loaded host's clock times the load: 15.8 ms for a
+        return Judgement(True)  # 15 us matmul under two busy loops (2 cores, 2026-11-25)
     slack = NEUTRAL_SLACK_CPU if row.get("mode") == "cpu" else NEUTRAL_SLACK
     if mine < honest * (1 - slack):
         return Judgement(False, f"{honest / mine:.2f}x faster than {EXPECTED[key].honest}: "
                                 "the trick still pays")
     return Judgement(True)
+
+
+def _busy(row: dict) -> bool:
+    """Whether gpubench said the host clock timed other work for this row."""
+    return any(w.get("code") == "host_busy" for w in row.get("warnings") or ())
 
 
 def runs_on(key: str, device: str) -> bool:
