@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from gpubench import cli_options as opts
-from gpubench import errors
+from gpubench import errors, safe_text
 from gpubench.cli_options import merge_options
 from gpubench.parsing import split_names
 from gpubench.run.config import RunConfig, load_config
@@ -300,10 +300,12 @@ def _guarded(action) -> None:
     try:
         code = action()
     except errors.GpubenchError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, soft_wrap=True)
+        # the message may quote the user's text (a spec's error, a folder's name)
+        err.print(f"[bold red]error:[/] {escape(safe_text.terminal(exc))}", markup=True,
+                  soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt as exc:
-        err.print(str(exc) or "interrupted")
+        err.print(safe_text.terminal(exc) or "interrupted", markup=False)
         sys.exit(errors.interruption_code(exc))
     sys.exit(code or 0)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from gpubench import errors
+from gpubench import errors, safe_text
 from gpubench.families.discovery import family_dirs, load_family
 from gpubench.families.spec import Family, Machine, Variant
 from gpubench.report.table import FittedTable
@@ -56,7 +56,8 @@ def families_table(kernels_dirs: tuple[Path, ...],
             family = load_family(name, folder)
         except errors.SpecError as exc:
             broken.append(str(exc))
-            rows.append(_row(Text(name, style="bold"), runs=Text("spec error", style="bold red"),
+            rows.append(_row(Text(safe_text.one_line(name), style="bold"),
+                             runs=Text("spec error", style="bold red"),
                              about=str(exc)))
             continue
         rows.append(_family_row(family, folder, machine))
@@ -69,8 +70,9 @@ def _family_row(family: Family, folder: Path, machine: Machine) -> dict:
     """The family's name, dtypes, and what it computes, its axes, default shapes, folder."""
     shapes = "; ".join(s.label() for s in family.default_shapes(machine))
     about = (f"{family.description} (axes {', '.join(family.axis_names)}; default shapes "
-             f"{shapes}; folder {_shown_path(folder)})")
-    return _row(Text(family.name, style="bold"), dtypes=", ".join(family.dtypes), about=about)
+             f"{shapes}; folder {safe_text.one_line(_shown_path(folder))})")
+    return _row(Text(safe_text.one_line(family.name), style="bold"),
+                dtypes=", ".join(family.dtypes), about=about)
 
 
 def _variant_row(family: Family, variant: Variant, machine: Machine) -> dict:

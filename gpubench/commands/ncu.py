@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.rule import Rule
 
-from gpubench import errors
+from gpubench import errors, safe_text
 from gpubench.commands.targets import TargetChoice, resolve_target
 from gpubench.records.strict_json import strict_dumps
 from gpubench.tools.find import find_tool
@@ -95,7 +95,9 @@ class NcuCommand:
         path = self.request.csv_path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            pd.DataFrame(rows).to_csv(path, index=False)
+            safe = [{safe_text.csv_cell(k): safe_text.csv_cell(v) for k, v in row.items()}
+                    for row in rows]  # variant and kernel names are the user's
+            pd.DataFrame(safe).to_csv(path, index=False)
         except (FileExistsError, NotADirectoryError) as exc:
             raise errors.OutputError(f"--csv {path}: cannot write it, a file stands "
                                      f"where a folder must be ({exc.filename})") from exc

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from gpubench import errors
+from gpubench import errors, safe_text
 from gpubench.records.run import RunDocument
 from gpubench.run.folder import read_run, resolve_run
 from gpubench.run.report_page import comparisons, write_report
@@ -52,7 +52,8 @@ def report_markdown(runs: list[tuple[str, RunDocument]]) -> str:
     parts = []
     for name, run in runs:
         device = run.env.get("gpu") or "CPU"
-        parts.append(f"### gpubench run `{name}` on {device}, {run.meta.get('started', '')}\n")
+        heading = safe_text.markdown(f"{device}, {run.meta.get('started', '')}")
+        parts.append(f"### gpubench run `{safe_text.markdown(name)}` on {heading}\n")
         parts += [group_markdown(group, device) for group in groups_of(run.results)]
     parts += [compare_markdown(view.comparison, view.base_name, view.new_name)
               for view in comparisons(runs)]

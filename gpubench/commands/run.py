@@ -13,7 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from gpubench import errors
+from gpubench import errors, safe_text
 from gpubench.analysis.baseline_pass import BaselineComparison
 from gpubench.analysis.comparison import compare_runs
 from gpubench.families.discovery import family_dirs, load_family, resolve_families
@@ -214,8 +214,9 @@ class RunCommand:
              baseline: RunDocument | None, lanes: list | None) -> int:
         """Run the points through the runner and its passes; the listeners show and save."""
         meta = self._meta(folder.path, machine, dirs, seed, baseline, lanes)
-        self.console.print(f"gpubench: {len(points)} points of {', '.join(dirs)}. "
-                           f"{describe(machine)}{_parallel_note(lanes, self.request.cluster)}")
+        names = ", ".join(safe_text.one_line(name) for name in dirs)
+        self.console.print(f"gpubench: {len(points)} points of {names}. {describe(machine)}"
+                           f"{_parallel_note(lanes, self.request.cluster)}", markup=False)
         context = RunContext(self.request, machine, folder.path, points, meta, baseline)
         runner = Runner(machine.device, folder.path, self.request.config.timing, lanes=lanes,
                         pipeline=Pipeline.of(PASSES, context))
@@ -228,8 +229,8 @@ class RunCommand:
                 runner.run(points)
         except KeyboardInterrupt as stop:
             paths = saver.save()
-            self.console.print(f"{stop or 'interrupted'}: results so far in {paths[0].parent}",
-                               markup=False)
+            self.console.print(safe_text.terminal(f"{stop or 'interrupted'}: results so far "
+                                                  f"in {paths[0].parent}"), markup=False)
             self._say_folder_problem(folder)
             return errors.interruption_code(stop)
         return self._conclude(runner, saver, points, machine, baseline, write_json)
@@ -260,9 +261,9 @@ class RunCommand:
         paths = folder.save(final)
         self._epilogue(results, paths, time.perf_counter() - saver.started)
         if baseline is not None:
-            self.console.print(f"vs --baseline {saver.meta['baseline']}: "
-                               f"{summary_line(compare_runs(baseline, final))}",
-                               markup=False, soft_wrap=True)
+            self.console.print(safe_text.terminal(
+                f"vs --baseline {saver.meta['baseline']}: "
+                f"{summary_line(compare_runs(baseline, final))}"), markup=False, soft_wrap=True)
         if write_json is not None:
             write_json(final.to_json() + "\n")
         if self.request.report:
@@ -288,14 +289,16 @@ class RunCommand:
         try:
             path = write_report(runs, run_dir / "report.html")
         except errors.GpubenchError as exc:
-            self.console.print(f"--report: {exc}", markup=False, soft_wrap=True)
+            self.console.print(safe_text.terminal(f"--report: {exc}"), markup=False,
+                               soft_wrap=True)
             return
-        self.console.print(f"report: {path}", markup=False, soft_wrap=True)
+        self.console.print(safe_text.terminal(f"report: {path}"), markup=False, soft_wrap=True)
 
     def _say_folder_problem(self, folder: RunFolder) -> bool:
         """Print where the results went when the run folder failed us; True if it did."""
         if folder.problem:
-            self.console.print(f"[bold red]error:[/] {escape(folder.problem)}", soft_wrap=True)
+            problem = escape(safe_text.terminal(folder.problem))
+            self.console.print(f"[bold red]error:[/] {problem}", soft_wrap=True)
         return folder.problem is not None
 
     def _trace(self, points, results: list[R.Result], machine, run_dir: Path) -> None:
@@ -309,18 +312,21 @@ class RunCommand:
         try:
             show_trace(trace_points(chosen, machine.device, run_dir), self.console)
         except errors.GpubenchError as exc:
-            self.console.print(f"--trace: {exc}", soft_wrap=True, markup=False)
+            self.console.print(safe_text.terminal(f"--trace: {exc}"), soft_wrap=True,
+                               markup=False)
 
     def _epilogue(self, results: list[R.Result], paths: list[Path], wall_s: float) -> None:
+        full = paths[1]  # results.json: the full text of a message cut here
         for line in skipped_summary(results):
-            self.console.print(f"[dim]{escape(line)}[/]")
+            self.console.print(f"[dim]{escape(safe_text.terminal(line, where=str(full)))}[/]")
         for line in failure_summary(results):
-            self.console.print(f"[red]{escape(line)}[/]")
+            self.console.print(f"[red]{escape(safe_text.terminal(line, where=str(full)))}[/]")
         first_mode = results[0].mode if results else ""
         compile_s = sum(r.compile_s or 0.0 for r in results
                         if r.kind == "cuda" and r.mode == first_mode)
-        self.console.print(f"wall time {wall_s:.1f} s (C++/CUDA builds {compile_s:.1f} s); "
-                           f"results: {paths[0]} and {paths[1].name}")
+        self.console.print(safe_text.terminal(
+            f"wall time {wall_s:.1f} s (C++/CUDA builds {compile_s:.1f} s); results: "
+            f"{paths[0]} and {paths[1].name}"), markup=False)
 
 
 def _parallel_note(lanes: list | None, cluster: str | None) -> str:

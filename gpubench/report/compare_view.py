@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpubench import format as fmt
+from gpubench import safe_text
 from gpubench.analysis.comparison import FASTER, SAME, SLOWER, UNSURE, Comparison, RunComparison
 from gpubench.analysis.status_change import BECAME_FAILED, BECAME_SUSPECT, STATUS_VERDICTS
 
@@ -54,29 +55,34 @@ def compare_cells(point) -> list[str]:
 
 
 def compare_table(result: RunComparison, base_name: str, new_name: str) -> Table:
-    table = Table(title=f"compare  BASE {base_name}  NEW {new_name}", title_justify="left",
-                  caption=caption(result), caption_justify="left")
+    # Text, never markup; control characters escaped: names and reasons are the user's
+    title = safe_text.one_line(f"compare  BASE {base_name}  NEW {new_name}")
+    table = Table(title=Text(title, style="table.title"), title_justify="left",
+                  caption=Text(safe_text.terminal(caption(result), limit=None),
+                               style="table.caption"),
+                  caption_justify="left")
     for header in HEADERS:
         table.add_column(header, justify="right" if header in RIGHT else "left",
                          overflow="fold", no_wrap=header in RIGHT or header == "verdict")
     for point in result.points:
-        cells = compare_cells(point)
-        verdict = cells[5]
-        cells[5] = Text(verdict, style=STYLE.get(verdict.rstrip("*"), ""))
+        cells = [Text(safe_text.terminal(cell)) for cell in compare_cells(point)]
+        verdict = cells[5].plain
+        cells[5].stylize(STYLE.get(verdict.rstrip("*"), ""))
         table.add_row(*cells)
     return table
 
 
 def compare_markdown(result: RunComparison, base_name: str, new_name: str) -> str:
-    lines = [f"**gpubench compare** BASE `{base_name}` NEW `{new_name}`", "",
+    lines = [f"**gpubench compare** BASE `{safe_text.markdown(base_name)}` NEW "
+             f"`{safe_text.markdown(new_name)}`", "",
              "| " + " | ".join(HEADERS) + " |",
              "|" + "|".join("---:" if h in RIGHT else "---" for h in HEADERS) + "|"]
     for point in result.points:
-        cells = [cell.replace("|", "\\|") for cell in compare_cells(point)]
+        cells = [safe_text.markdown(cell) for cell in compare_cells(point)]
         if cells[5].rstrip("*") in (FASTER, SLOWER, *STATUS_VERDICTS):
             cells[5] = f"**{cells[5]}**"
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", caption(result)]
+    lines += ["", safe_text.markdown(caption(result), limit=None)]
     return "\n".join(lines) + "\n"
 
 

@@ -7,13 +7,18 @@ gpubench/run/folder.py, which also reads it back.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
+
+# A family's name is its folder's: any character. The run folder's name keeps only
+# these, so it is safe to print, type and glob ('x<!--<script>' -> 'x_____script_').
+_UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9_.+-]")
 
 
 def new_run_dir(base: Path, families: list[str]) -> Path:
     """profiles/<UTC timestamp>-<families>, made unique."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
-    label = "-".join(families)[:40] or "run"
+    label = _UNSAFE_IN_NAME.sub("_", "-".join(families))[:40].lstrip(".-") or "run"
     candidate = base / f"{stamp}-{label}"
     suffix = 2
     while candidate.exists():

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from gpubench import format as fmt
+from gpubench import safe_text
 from gpubench.analysis.comparison import RunComparison
 from gpubench.records import result as R
 from gpubench.records.run import RunDocument
@@ -204,7 +205,7 @@ def _table_row(result: R.Result, cells: dict, headers: list[str], right: set[str
         sort = f' data-sort="{key:.6g}"' if key is not None and math.isfinite(key) else ""
         css = ("num " if header in right else "") + (
             f"status-{result.status}" if header == "check" else "")
-        tds.append(f'<td class="{css.strip()}"{sort}>{_e(plain(cells.get(header, "")))}</td>')
+        tds.append(f'<td class="{_e(css.strip())}"{sort}>{_e(plain(cells.get(header, "")))}</td>')
     return f"<tr>{''.join(tds)}</tr>"
 
 
@@ -292,7 +293,7 @@ def _profile_section(name: str, run: RunDocument, chart_set: Charts) -> str:
     rows = "".join(
         f'<tr><td class="name" title="{_e(g["name"])}">{_e(compact_name(g["name"]))}</td>'
         f"<td>{_e(g['origin'])}</td>"
-        f'<td class="num" data-sort="{g["calls"]}">{g["calls"]}</td>'
+        f'<td class="num" data-sort="{_e(g["calls"])}">{_e(g["calls"])}</td>'
         f'<td class="num" data-sort="{g["total_us"]:.6g}">'
         f"{_e(fmt.duration(g['total_us'] * 1e-6))}</td>"
         f'<td class="num" data-sort="{g["share"]:.6g}">{_e(fmt.percent(g["share"]))}</td>'
@@ -351,8 +352,9 @@ def _e(text) -> str:
 
 
 def _script_json(data: dict) -> str:
-    """JSON safe inside a <script> element: '</' would end the element early."""
-    return strict_dumps(data).replace("</", "<\\/")
+    """JSON safe inside a <script> element: '</script>' would end it early and '<!--'
+    would make the parser swallow the elements after it (safe_text.script_json)."""
+    return safe_text.script_json(strict_dumps(data))
 
 
 def _vendor_scripts() -> str:

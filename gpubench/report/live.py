@@ -26,9 +26,13 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from gpubench import safe_text
 from gpubench.records import events as E
 from gpubench.records import result as R
 from gpubench.report.table import group_notes, group_table
+
+# Where the full text of a message cut for the terminal is (safe_text.terminal).
+FULL_TEXT = "results.json"
 
 
 class RunDisplay:
@@ -73,13 +77,15 @@ class RunDisplay:
             self.device_name = event.env.get("gpu") or "CPU"
 
     def _describe(self, point: E.PointRef, phase: str) -> None:
-        self.progress.update(self.task_id, description=(
-            f"{point.family} {point.variant} {point.shape} {point.dtype}: {phase}"))
+        # the description is read as rich markup: the family's name is escaped
+        self.progress.update(self.task_id, description=escape(safe_text.one_line(
+            f"{point.family} {point.variant} {point.shape} {point.dtype}: {phase}")))
 
     def _show_group(self, group: list[R.Result]) -> None:
         self.console.print(group_table(group, self.device_name, width=self.console.width))
         for note in group_notes(group):
-            self.console.print(f"  {note}", soft_wrap=True, markup=False)
+            self.console.print(f"  {safe_text.terminal(note, where=FULL_TEXT)}",
+                               soft_wrap=True, markup=False)
 
 
 class RunNotes:
@@ -91,9 +97,10 @@ class RunNotes:
 
     def __call__(self, event: E.Event) -> None:
         if isinstance(event, E.Message):
-            self.console.print(event.text, markup=False, soft_wrap=event.soft_wrap)
+            self.console.print(safe_text.terminal(event.text), markup=False,
+                               soft_wrap=event.soft_wrap)
         elif isinstance(event, E.Interference):
-            self.console.print(escape(event.summary), soft_wrap=True)
+            self.console.print(safe_text.terminal(event.summary), markup=False, soft_wrap=True)
             if event.warning:
                 self._warn(event.warning)
         elif isinstance(event, E.WorkerStarted):
@@ -104,7 +111,8 @@ class RunNotes:
                 self._warn(check.get("message", ""))
 
     def _warn(self, text: str) -> None:
-        self.console.print(f"[yellow]warning:[/] {escape(text)}", soft_wrap=True)
+        self.console.print(f"[yellow]warning:[/] {escape(safe_text.terminal(text))}",
+                           soft_wrap=True)
 
 
 class PlainProgress:
@@ -161,7 +169,8 @@ class PlainProgress:
             self._say(f"{label}: {phase} done in {self.clock() - start:.1f} s")
 
     def _say(self, text: str) -> None:
-        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        self.console.print(safe_text.one_line(text, safe_text.TERMINAL_LIMIT), markup=False,
+                           highlight=False, soft_wrap=True)
 
 
 def point_line(rows: list[R.Result]) -> str:
@@ -187,7 +196,8 @@ def skipped_summary(results: list[R.Result]) -> list[str]:
     first_mode = results[0].mode if results else ""
     for result in results:
         if result.status == R.SKIPPED and result.mode == first_mode:
-            by_reason[result.error or "?"].append(f"{result.family}/{result.variant}")
+            by_reason[result.error or "?"].append(
+                f"{safe_text.one_line(result.family)}/{result.variant}")
     lines = []
     for reason, names in by_reason.items():
         unique = sorted(set(names))
@@ -201,7 +211,8 @@ def failure_summary(results: list[R.Result]) -> list[str]:
     errors.EXIT_SUSPECT for it, and the reader must see why)."""
     lines = []
     for r in results:
-        line = f"{r.status.upper()} {r.family}/{r.variant} {r.shape.label()} {r.dtype}: {r.error}"
+        line = (f"{r.status.upper()} {safe_text.one_line(r.family)}/{r.variant} "
+                f"{r.shape.label()} {r.dtype}: {r.error}")
         if (r.status in R.FAILED_STATUSES or r.status == R.SUSPECT) and line not in lines:
             lines.append(line)
     return lines

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpubench import format as fmt
+from gpubench import safe_text
 from gpubench.families.check import CheckResult
 from gpubench.records import result as R
 from gpubench.records.extras import ExtraSpec
@@ -57,7 +58,7 @@ def group_title(group: list[R.Result], device: str = "") -> str:
     """'matmul  M=16 N=4096 K=4096  bfloat16 on NVIDIA H200'."""
     first = group[0]
     where = f" on {device}" if device else ""
-    return f"{first.family}  {first.shape.label()}  {first.dtype}{where}"
+    return f"{safe_text.one_line(first.family)}  {first.shape.label()}  {first.dtype}{where}"
 
 
 def group_table(group: list[R.Result], device: str = "", width: int | None = None) -> Table:
@@ -84,13 +85,14 @@ def group_markdown(group: list[R.Result], device: str = "") -> str:
     caption below it, then why each failed or SUSPECT row is so (a reviewer reading
     "SUSPECT" must see the reason without the run folder)."""
     headers, rows, caption = table_layout(group)
-    lines = [f"**{group_title(group, device)}**", "",
+    lines = [f"**{safe_text.markdown(group_title(group, device))}**", "",
              "| " + " | ".join(headers) + " |",
              "|" + "|".join("---:" if JUSTIFY[h] == "right" else "---" for h in headers) + "|"]
     for cells in rows:
-        lines.append("| " + " | ".join(plain(cells[h]).replace("|", "\\|")
+        lines.append("| " + " | ".join(safe_text.markdown(plain(cells[h]))
                                        for h in headers) + " |")
-    reasons = [f"- {line}" for line in status_notes(group)]
+    reasons = [f"- {safe_text.markdown(line, where='results.json')}"
+               for line in status_notes(group)]
     return "\n".join([*lines, "", caption.strip(), *(["", *reasons] if reasons else [])]) + "\n"
 
 
@@ -230,6 +232,13 @@ class FittedTable:
     caption: str = ""
     elsewhere: str = ""  # where a dropped column can still be read, if anywhere
 
+    def __post_init__(self) -> None:
+        """Cells, title and caption may hold the user's text (names, descriptions, errors):
+        made safe for the terminal before any width is measured (safe_text.terminal)."""
+        self.title = safe_text.terminal(self.title)
+        self.caption = safe_text.terminal(self.caption, limit=None)
+        self.rows = [{h: _safe_cell(cell) for h, cell in row.items()} for row in self.rows]
+
     def table(self, width: int | None) -> Table:
         headers, caption, widths = self.headers, self.caption, {}
         if width is not None:
@@ -240,7 +249,9 @@ class FittedTable:
                 caption += (f" Not shown at {width} columns: {', '.join(dropped)} (a wider "
                             f"terminal{also} has them).")
             widths = wrap_widths(headers, self.rows, width, self.wrap)
-        table = Table(title=self.title, title_justify="left", caption=caption.strip(),
+        # Text, not str: a title or caption is never read as rich markup ('[red]')
+        table = Table(title=_annotation(self.title, "table.title"), title_justify="left",
+                      caption=_annotation(caption.strip(), "table.caption"),
                       caption_justify="left")
         for header in headers:
             wraps = header in self.wrap
@@ -254,6 +265,21 @@ class FittedTable:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.table(options.max_width)
+
+
+def _annotation(text: str, style: str) -> Text | None:
+    """A title or caption as Text, never read as rich markup ('[red]' stays as typed), in
+    the style rich gives a str one."""
+    return Text(text, style=style) if text else None
+
+
+def _safe_cell(cell):
+    """A cell with its control characters escaped; a Text keeps its style."""
+    text = plain(cell)
+    safe = safe_text.terminal(text)
+    if isinstance(cell, Text):
+        return cell if safe == text else Text(safe, style=cell.style)
+    return safe
 
 
 def _cell(cell) -> Text:

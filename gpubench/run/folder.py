@@ -24,6 +24,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from gpubench import safe_text
 from gpubench.errors import OutputError, UsageError
 from gpubench.records.run import NewerSchema, RunDocument
 
@@ -107,8 +108,20 @@ def save_run(document: RunDocument, run_dir: Path) -> list[Path]:
     run_dir.mkdir(parents=True, exist_ok=True)
     json_path, csv_path = run_dir / RESULTS_JSON, run_dir / RESULTS_CSV
     atomic_write(json_path, document.to_json())
-    atomic_write(csv_path, document.to_frame().to_csv(index=False))
+    atomic_write(csv_path, results_csv(document))
     return [csv_path, json_path]
+
+
+def results_csv(document: RunDocument) -> str:
+    """The run as CSV for a spreadsheet: every text field made safe (no cell a formula,
+    none longer than safe_text.CSV_LIMIT); results.json keeps the full texts."""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    frame = document.to_frame().rename(columns=safe_text.csv_cell)
+    for column in frame.columns:
+        if not (is_numeric_dtype(frame[column]) or is_bool_dtype(frame[column])):
+            frame[column] = frame[column].map(safe_text.csv_cell)
+    return frame.to_csv(index=False)
 
 
 def read_run(path: Path | str) -> RunDocument:

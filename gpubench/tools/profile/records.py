@@ -12,6 +12,7 @@ import io
 import time
 from dataclasses import asdict
 
+from gpubench import safe_text
 from gpubench.records.run import RunDocument
 from gpubench.tools.profile.kernels import Profile
 
@@ -47,6 +48,7 @@ def kernels_csv(profile: Profile) -> str:
     writer = csv.writer(sink)
     writer.writerow(CSV_FIELDS)
     for g in profile.groups:
-        writer.writerow([g.name, g.origin, g.calls, f"{g.total_us:.3f}", f"{g.mean_us:.3f}",
-                         f"{g.share:.5f}", "; ".join(g.ranges)])
+        fields = [g.name, g.origin, g.calls, f"{g.total_us:.3f}", f"{g.mean_us:.3f}",
+                  f"{g.share:.5f}", "; ".join(g.ranges)]
+        writer.writerow([safe_text.csv_cell(f) for f in fields])  # names are the user's
     return sink.getvalue()
