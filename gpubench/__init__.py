@@ -14,6 +14,7 @@ The packages are the layers, top to bottom; a layer imports only those below it
   timing/          timers, statistics, stopping, noise, clocks, ceilings, roofline
   build/           C++/CUDA extensions with a content-hashed cache
   errors.py, parsing.py, format.py   exit codes, sizes and dtypes, units for people
+  safe_text.py     the user's text made safe where it is shown (terminal, HTML, CSV, markdown)
 """
 
 __version__ = "0.1.0"
