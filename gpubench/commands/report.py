@@ -34,6 +34,9 @@ class ReportRequest:
 
 def report_command(request: ReportRequest, console: Console) -> int:
     runs = load_runs(request.runs)
+    for name, run in runs:
+        if run.incomplete:  # stderr: stdout may carry the markdown
+            sys.stderr.write(f"warning: run {name} is incomplete: {run.incomplete}\n")
     if request.markdown:
         sys.stdout.write(report_markdown(runs))
         if request.output is None:
@@ -53,6 +56,8 @@ def report_markdown(runs: list[tuple[str, RunDocument]]) -> str:
     for name, run in runs:
         device = run.env.get("gpu") or "CPU"
         parts.append(f"### gpubench run `{name}` on {device}, {run.meta.get('started', '')}\n")
+        if run.incomplete:
+            parts.append(f"**Incomplete run:** {run.incomplete}.\n")
         parts += [group_markdown(group, device) for group in groups_of(run.results)]
     parts += [compare_markdown(view.comparison, view.base_name, view.new_name)
               for view in comparisons(runs)]
