@@ -26,7 +26,8 @@ def incomplete_reason(missing: int, total: int, final: bool) -> str:
     if final:
         return f"{missing} of {total} planned results got no status"
     return (f"{missing} of {total} planned results had no status at the last save (the run "
-            "did not finish: gpubench was killed, or its process ended early)")
+            "was still going then; if no gpubench runs into this folder now, it was killed "
+            "or its process ended early)")
 
 
 def incomplete_of(meta: dict) -> str | None:
