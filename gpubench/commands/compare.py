@@ -46,9 +46,21 @@ def compare_command(request: CompareRequest, console: Console) -> int:
         raise errors.UsageError(f"BASE {base_dir} and NEW {new_dir} have no point in common: "
                                 f"{_differences(base, new)}")
     _show(request, result, str(base_dir), str(new_dir), console)
+    # An incomplete NEW's unrun points are NOT_RUN rows, which the gate counts missing;
+    # the gate names the run too (it cannot vouch for a run that did not finish).
+    warned = _incomplete_runs(("BASE", base_dir, base)) if request.fail_on_regression else \
+        _incomplete_runs(("BASE", base_dir, base), ("NEW", new_dir, new))
+    for line in warned:
+        sys.stderr.write(f"warning: {line}\n")
     if request.fail_on_regression:
-        return gate(result)
+        return gate(result, _incomplete_runs(("NEW", new_dir, new)))
     return errors.EXIT_OK
+
+
+def _incomplete_runs(*runs: tuple[str, Path, RunDocument]) -> list[str]:
+    """A line per run marked incomplete (records/completeness.py)."""
+    return [f"{role} run {folder} is incomplete: {run.incomplete}"
+            for role, folder, run in runs if run.incomplete]
 
 
 def _differences(base: RunDocument, new: RunDocument) -> str:
@@ -80,10 +92,11 @@ def _write_markdown(path: Path, text: str) -> None:
                                  f"{exc.strerror or exc}") from None
 
 
-def gate(result: RunComparison) -> int:
+def gate(result: RunComparison, problems: list[str] | None = None) -> int:
     """`--fail-on-regression`: EXIT_REGRESSION with a line on stderr per reason, or
-    EXIT_OK. No verdict is not a pass: a gate that compared nothing has vouched for nothing."""
-    reasons = []
+    EXIT_OK. No verdict is not a pass: a gate that compared nothing has vouched for nothing.
+    `problems`: further reasons found by the caller (an incomplete NEW run)."""
+    reasons = list(problems or [])
     regressions = result.regressions()
     if regressions:
         names = ", ".join(p.key.text() + (f" ({p.note})" if p.status_verdict else "")

@@ -34,6 +34,9 @@ class ReportRequest:
 
 def report_command(request: ReportRequest, console: Console) -> int:
     runs = load_runs(request.runs)
+    for name, run in runs:
+        if run.incomplete:  # stderr: stdout may carry the markdown
+            sys.stderr.write(f"warning: run {name} is incomplete: {run.incomplete}\n")
     if request.markdown:
         sys.stdout.write(report_markdown(runs))
         if request.output is None:
@@ -54,6 +57,8 @@ def report_markdown(runs: list[tuple[str, RunDocument]]) -> str:
         device = run.env.get("gpu") or "CPU"
         heading = safe_text.markdown(f"{device}, {run.meta.get('started', '')}")
         parts.append(f"### gpubench run `{safe_text.markdown(name)}` on {heading}\n")
+        if run.incomplete:
+            parts.append(f"**Incomplete run:** {safe_text.markdown(run.incomplete)}.\n")
         parts += [group_markdown(group, device) for group in groups_of(run.results)]
     parts += [compare_markdown(view.comparison, view.base_name, view.new_name)
               for view in comparisons(runs)]

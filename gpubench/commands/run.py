@@ -17,6 +17,7 @@ from gpubench import errors, safe_text
 from gpubench.analysis.baseline_pass import BaselineComparison
 from gpubench.analysis.comparison import compare_runs
 from gpubench.families.discovery import family_dirs, load_family, resolve_families
+from gpubench.records import completeness as C
 from gpubench.records import events as E
 from gpubench.records import result as R
 from gpubench.records.run import RunDocument
@@ -75,6 +76,7 @@ class RunSaver:
     folder: RunFolder
     meta: dict
     runner: Runner
+    points: list = field(default_factory=list)  # every planned point
     started: float = field(default_factory=time.perf_counter)
     unsaved: bool = False
 
@@ -87,13 +89,22 @@ class RunSaver:
         elif isinstance(event, E.GroupComplete):
             self.save()
 
-    def document(self) -> RunDocument:
-        return RunDocument({**self.meta, "wall_s": time.perf_counter() - self.started,
-                            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
-                           self.runner.env, tuple(self.runner.results))
+    def document(self, final: bool = False) -> RunDocument:
+        """The run so far. `finished` only in a final document where every planned point
+        has a status; any other lists the points still without one as NOT_RUN and is
+        marked incomplete (records/completeness.py), so a gpubench killed or ended early
+        after this save leaves a folder that says so."""
+        unrun = self.runner.unrun(self.points, C.NO_STATUS_YET if not final else C.NO_STATUS)
+        meta = {**self.meta, "wall_s": time.perf_counter() - self.started}
+        if unrun:
+            total = len(self.runner.results) + len(unrun)
+            meta[C.INCOMPLETE] = C.incomplete_reason(len(unrun), total, final)
+        elif final:
+            meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        return RunDocument(meta, self.runner.env, (*self.runner.results, *unrun))
 
-    def save(self) -> list[Path]:
-        return self.folder.save(self.document())
+    def save(self, final: bool = False) -> list[Path]:
+        return self.folder.save(self.document(final))
 
 
 @dataclass
@@ -220,15 +231,17 @@ class RunCommand:
         context = RunContext(self.request, machine, folder.path, points, meta, baseline)
         runner = Runner(machine.device, folder.path, self.request.config.timing, lanes=lanes,
                         pipeline=Pipeline.of(PASSES, context))
-        saver = RunSaver(folder, meta, runner)
+        saver = RunSaver(folder, meta, runner, points)
         display = RunDisplay(self.console, len(points), show_progress=not self.request.as_json)
         for listener in (display, RunNotes(self.console), saver):
             runner.subscribe(listener)
+        saver.save()  # at once, every point NOT_RUN and the run marked incomplete: a
+        # gpubench ended before its first point still leaves a folder that says so
         try:
             with display:
                 runner.run(points)
         except KeyboardInterrupt as stop:
-            paths = saver.save()
+            paths = saver.save(final=True)
             self.console.print(safe_text.terminal(f"{stop or 'interrupted'}: results so far "
                                                   f"in {paths[0].parent}"), markup=False)
             self._say_folder_problem(folder)
@@ -257,9 +270,12 @@ class RunCommand:
         folder, results = saver.folder, runner.results
         if self.request.trace:
             self._trace(points, results, machine, folder.path)
-        final = saver.document()  # one document: saved, printed and reported alike
+        final = saver.document(final=True)  # one document: saved, printed and reported alike
         paths = folder.save(final)
         self._epilogue(results, paths, time.perf_counter() - saver.started)
+        if final.incomplete:
+            self.console.print(f"[bold red]error:[/] the run is incomplete: "
+                               f"{escape(final.incomplete)}", soft_wrap=True)
         if baseline is not None:
             self.console.print(safe_text.terminal(
                 f"vs --baseline {saver.meta['baseline']}: "
@@ -272,6 +288,8 @@ class RunCommand:
             self._print_markdown(results, runner.env.get("gpu") or "CPU")
         if self._say_folder_problem(folder):
             return errors.EXIT_OUTPUT
+        if final.incomplete:  # a point without a status is not a run that passed
+            return errors.EXIT_VARIANT_FAILED
         return R.exit_code(results)
 
     def _print_markdown(self, results: list[R.Result], device: str) -> None:

@@ -18,6 +18,7 @@ import traceback
 from pathlib import Path
 
 from gpubench.errors import SpecError, UsageError, unknown_name
+from gpubench.families.interrupts import sigint_watch
 from gpubench.families.spec import Family
 
 SPEC_FILE = "spec.py"
@@ -100,8 +101,14 @@ def _import_file(path: Path, prefix: str):
     # Registered before executing: @triton.jit and dataclasses look the module up.
     sys.modules[module_name] = module
     try:
-        with _guarded_import(path):
-            spec.loader.exec_module(module)
+        with _guarded_import(path), sigint_watch() as pressed:
+            try:
+                spec.loader.exec_module(module)
+            except KeyboardInterrupt as exc:
+                if pressed():
+                    raise  # the user's Ctrl-C, while the spec was importing
+                raise _ImportAborted(f"{_where(exc, path)} raised while being imported, "
+                                     "with no Ctrl-C pressed") from None
     except SpecError as exc:
         sys.modules.pop(module_name, None)
         raise SpecError(f"{path}: {exc}") from None

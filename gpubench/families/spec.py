@@ -337,7 +337,11 @@ class Family:
     def shape_of(self, given: Mapping) -> Shape:
         """A complete, checked Shape of this family (UsageError naming family and axis)."""
         shape = make_shape(self.name, self.axes, given)
-        reason = self.check_shape(shape) if self.check_shape is not None else None
+        try:
+            reason = self.check_shape(shape) if self.check_shape is not None else None
+        except Exception as exc:  # the spec's own code: its fault, said in one line
+            raise SpecError(f"family '{self.name}': check_shape({shape.text()}) failed: "
+                            f"{type(exc).__name__}: {exc}") from None
         if reason:
             raise UsageError(f"family '{self.name}' refuses shape {shape.text()}: {reason}")
         return shape

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from gpubench.records.completeness import incomplete_of
 from gpubench.records.result import Result
 from gpubench.records.strict_json import restore_nonfinite, strict_dumps
 from gpubench.timing.settings import TimingSettings
@@ -34,6 +35,11 @@ class RunDocument:
     schema: int = SCHEMA_VERSION
 
     # ------------------------------------------------------------ views
+
+    @property
+    def incomplete(self) -> str | None:
+        """Why this run lacks some of its planned points (records/completeness.py), or None."""
+        return incomplete_of(self.meta)
 
     @property
     def timing(self) -> TimingSettings:

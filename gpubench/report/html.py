@@ -105,6 +105,8 @@ def _environment(run: RunDocument) -> str:
     check = (run.env.get("ceilings_check") or {})
     stale = (f'<p class="warning">{_e(check["message"])}</p>'
              if check.get("stale") and check.get("message") else "")
+    if run.incomplete:
+        stale += f'<p class="warning">Incomplete run: {_e(run.incomplete)}.</p>'
     return f'<dl class="env">{items}</dl>{stale}'
 
 

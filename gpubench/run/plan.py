@@ -13,6 +13,7 @@ import zlib
 from dataclasses import dataclass
 
 from gpubench.errors import ConfigError, UsageError, unknown_name
+from gpubench.families.cost import Cost, cost_of
 from gpubench.families.spec import Family, Machine, Variant
 from gpubench.records.point import PointKey, Task
 from gpubench.records.result import ITEMSIZE, Result
@@ -30,6 +31,9 @@ class Point:
     dtype: str
     seed: int
     skip: str | None = None  # why it will not run here, or None
+    # flops and bytes_moved, evaluated once where a broken cost model is contained
+    # (families/cost.py); None: evaluated when first needed
+    cost: Cost | None = None
 
     @property
     def group(self) -> tuple[str, str, Shape]:
@@ -43,17 +47,28 @@ class Point:
         return Task(task_id, self.family.name, str(self.family.directory), self.variant.name,
                     self.dtype, self.shape, self.seed, timing or TimingSettings())
 
+    @property
+    def napkin(self) -> Cost:
+        """The point's cost: the one planned, else evaluated now (contained as well)."""
+        if self.cost is not None:
+            return self.cost
+        return cost_of(self.family, self.shape, ITEMSIZE.get(self.dtype, 4))
+
+    @property
+    def spec_error(self) -> str | None:
+        """Why the family's own code fails at this point (its ERROR reason), or None."""
+        return self.napkin.error
+
     def result(self, mode: str, status: str, *, error: str | None = None,
                measurement: Measurement | None = None, check: dict | None = None,
                build: dict | None = None, device: str = "",
                device_work: DeviceWork | None = None) -> Result:
         """A Result of this point, with its identity and napkin math."""
-        itemsize = ITEMSIZE.get(self.dtype, 4)
+        cost = self.napkin
         return Result(key=self.key(mode), kind=self.variant.kind, status=status,
                       baseline=self.variant.baseline, device=device,
                       precision=self.variant.precision_for(self.dtype) or "",
-                      flops=self.family.flop_count(self.shape),
-                      bytes_moved=self.family.byte_count(self.shape, itemsize), seed=self.seed,
+                      flops=cost.flops, bytes_moved=cost.bytes_moved, seed=self.seed,
                       measurement=measurement, check=check, build=build or {}, error=error,
                       device_work=device_work)
 
@@ -145,9 +160,10 @@ def plan_points(
         for dtype in choose_dtypes(family, dtypes):
             for shape in shapes:
                 seed = group_seed(base_seed, family.name, dtype, shape)
+                cost = cost_of(family, shape, ITEMSIZE.get(dtype, 4))
                 for variant in chosen:
                     skip = variant.unavailable_reason(dtype, machine)
-                    points.append(Point(family, variant, shape, dtype, seed, skip))
+                    points.append(Point(family, variant, shape, dtype, seed, skip, cost))
     if not points:
         raise UsageError("nothing to run: no chosen family has the chosen variants")
     return points

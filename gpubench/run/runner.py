@@ -198,6 +198,13 @@ class Runner:
         for group in open_groups.values():
             self._finish_group([r for i in sorted(group) for r in group[i]])
 
+    def unrun(self, points: list[Point], reason: str) -> list[R.Result]:
+        """A NOT_RUN row, with `reason`, for each planned point and mode that has no
+        result yet: what a save during the run, or after a lane died, must still list."""
+        done = {r.key for r in self.results}
+        return [point.result(mode, R.NOT_RUN, error=reason) for point in points
+                for mode in self._modes() if point.key(mode) not in done]
+
     def _sort(self, plan_index: dict, points: list[Point]) -> None:
         """Results in plan order, whatever order the lanes finished in."""
         order = {p.key(mode): plan_index[id(p)] for p in points for mode in self._modes()}
@@ -214,7 +221,7 @@ class Runner:
                         return
                     index, point = pending.popleft()
                 self._events.put(("started", point))
-                rows = self._run_point(lane, index, point)
+                rows = self._contained_point(lane, index, point)
                 if self._stopping.is_set():  # killed by Ctrl-C: the main thread decides
                     return
                 # The next point waits until this one is saved (a `kill -9` of gpubench
@@ -228,10 +235,23 @@ class Runner:
         finally:
             self._events.put(("lane_end", lane))
 
+    def _contained_point(self, lane, index: int, point: Point) -> list[R.Result]:
+        """The point's results; a fault in turning its outcome into rows is its ERROR, so
+        that this lane thread lives on and every point gets a status."""
+        try:
+            return self._run_point(lane, index, point)
+        except Exception as exc:
+            if self._stopping.is_set():
+                return []
+            return self._expand(point, R.ERROR, f"gpubench could not record this point: "
+                                                f"{type(exc).__name__}: {exc}")
+
     def _run_point(self, lane, index: int, point: Point) -> list[R.Result]:
         """The point's results, one per timing mode."""
         if point.skip:
             return self._expand(point, R.SKIPPED, point.skip)
+        if point.spec_error:  # the family's cost model failed here: nothing to run
+            return self._expand(point, R.ERROR, point.spec_error)
         try:
             outcome = lane.execute(point.task(index, self.timing), self.timing.timeout_s,
                                    self.timing.build_timeout_s,

@@ -33,9 +33,8 @@ RIDGE_FLOP_PER_BYTE = 20.0
 
 def estimated_cost(point: Point) -> float:
     """The napkin cost of one call of this point, in bytes-equivalent (see module doc)."""
-    flops = point.family.flop_count(point.shape) or 0.0
-    nbytes = point.family.byte_count(point.shape, _itemsize(point.dtype)) or 0.0
-    return max(flops / RIDGE_FLOP_PER_BYTE, nbytes)
+    cost = point.napkin  # a broken cost model costs 0: that point is not run anyway
+    return max((cost.flops or 0.0) / RIDGE_FLOP_PER_BYTE, cost.bytes_moved or 0.0)
 
 
 def build_identity(point: Point) -> tuple | None:
@@ -55,7 +54,7 @@ def order_for_workers(points: list[Point], workers: int) -> list[Point]:
     """The order in which `workers` free workers should take the points."""
     if workers <= 1:
         return list(points)
-    runnable = [p for p in points if not p.skip]
+    runnable = [p for p in points if not p.skip and not p.spec_error]
     first_of_build: dict[tuple, Point] = {}
     for point in sorted(runnable, key=estimated_cost, reverse=True):
         identity = build_identity(point)
@@ -67,8 +66,9 @@ def order_for_workers(points: list[Point], workers: int) -> list[Point]:
                   reverse=True)
     unbuilt = [p for p in rest if build_identity(p) is None]
     built = [p for p in rest if build_identity(p) is not None]
-    # Skipped points cost nothing: they go first, so their groups can complete early.
-    return [p for p in points if p.skip] + builds + unbuilt + built
+    # Skipped points, and those whose cost model failed (recorded ERROR, not run), cost
+    # nothing: they go first, so their groups can complete early.
+    return [p for p in points if p.skip or p.spec_error] + builds + unbuilt + built
 
 
 class GroupTracker:
@@ -86,8 +86,3 @@ class GroupTracker:
     def open_groups(self) -> list[tuple]:
         return [group for group, count in self.pending.items() if count > 0]
 
-
-def _itemsize(dtype: str) -> int:
-    from gpubench.records.result import ITEMSIZE
-
-    return ITEMSIZE.get(dtype, 4)
