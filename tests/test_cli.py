@@ -158,6 +158,15 @@ def test_ctrl_c_writes_what_was_measured(tmp_path, build_cache):
     status = {r["variant"]: r["status"] for r in document["results"]}
     assert status == {"torch": "ok", "hang": "not_run"}
     assert "Traceback" not in output
+    assert "interrupted: results so far in" in output  # not ": results so far"
+    mode = (tmp_path / "run" / "results.json").stat().st_mode & 0o777
+    assert mode == 0o666 & ~current_umask()  # shared like report.html, not 0600
+
+
+def current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 # ---------------------------------------------------------------- shapes and run records

@@ -242,7 +242,7 @@ class RunCommand:
                 runner.run(points)
         except KeyboardInterrupt as stop:
             paths = saver.save(final=True)
-            self.console.print(safe_text.terminal(f"{stop or 'interrupted'}: results so far "
+            self.console.print(safe_text.terminal(f"{str(stop) or 'interrupted'}: results so far "
                                                   f"in {paths[0].parent}"), markup=False)
             self._say_folder_problem(folder)
             return errors.interruption_code(stop)

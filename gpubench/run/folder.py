@@ -146,12 +146,21 @@ def atomic_write(path: Path, text: str) -> None:
     never see half a file, and two writers never share a temporary name."""
     handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp makes the file 0600; results are shared like report.html: 0666 less the umask
+        os.fchmod(handle, 0o666 & ~_umask())
         with os.fdopen(handle, "w") as sink:
             sink.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it, then putting it back)."""
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
 def point_latest(base: Path, run_dir: Path) -> None:
