@@ -195,3 +195,37 @@ def test_every_gpu_of_the_node_and_a_local_dask_cluster(tmp_path, build_cache):
         assert len(uuids) == torch.cuda.device_count() and all(uuids), doc["env"]["devices"]
         assert doc["env"]["interference"]["shifts"]
     assert_nothing_left(mark)
+
+
+def test_a_local_dask_cluster_listens_on_loopback_and_logs_to_the_run_folder(
+        tmp_path, build_cache):
+    """Issue 26: Dask's comms have no authentication, so a local cluster binds 127.0.0.1
+    only (scheduler, nannies, workers, their HTTP servers); its INFO lines go to
+    dask.log in the run folder, not amid the tables."""
+    pytest.importorskip("distributed")
+    import re
+
+    env, mark = marked_env(build_cache)
+    out = tmp_path / "run"
+    done = run(["run", "square", "--sizes", "4096", *FAST, "--cluster", "local",
+                "--workers", "2", "--out", str(out)], tmp_path, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "distributed." not in done.stdout + done.stderr
+    log = (out / "dask.log").read_text()
+    assert "Scheduler at:" in log and log.count("Start worker at:") == 2, log
+    addresses = re.findall(r"(?:at|to):\s+'?(?:\w+://)?([^\s:']+):\d+", log)
+    assert len(addresses) >= 7, log  # scheduler, dashboard, 2 nannies, 2 workers, ...
+    assert set(addresses) == {"127.0.0.1"}, addresses
+    assert "DASK_LOGGING" not in os.environ
+    assert_nothing_left(mark)
+
+
+def test_a_tls_cluster_without_tls_settings_says_which_to_set(tmp_path, build_cache):
+    pytest.importorskip("distributed")
+    env, mark = marked_env(build_cache)
+    done = run(["run", "square", "--sizes", "4096", *FAST, "--cluster", "tls://127.0.0.1:9"],
+               tmp_path, env, timeout=180)
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert "distributed.comm.tls.ca-file" in done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert_nothing_left(mark)
