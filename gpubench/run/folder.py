@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 from gpubench.errors import OutputError, UsageError
+from gpubench.parsing import shown
 from gpubench.records.run import NewerSchema, RunDocument
 
 LOCK_NAME = ".gpubench.lock"
@@ -166,7 +167,8 @@ def resolve_run(reference: str | Path, base: Path = Path("profiles")) -> Path:
         if back == 0 and (base / LATEST).exists():
             return _follow_latest(base)
         if len(runs) <= back:
-            raise UsageError(f"'{text}': only {len(runs)} run(s) with results in {base}/")
+            raise UsageError(f"'{shown(text)}': only {len(runs)} run(s) with results in "
+                             f"{base}/")
         return runs[-1 - back]
     path = Path(reference)
     if path.name == RESULTS_JSON:
@@ -176,11 +178,16 @@ def resolve_run(reference: str | Path, base: Path = Path("profiles")) -> Path:
     return path
 
 
+_MAX_BACK_DIGITS = 18  # 10^18 runs back: more than any folder holds
+
+
 def _steps_back(text: str) -> int:
     suffix = text.removeprefix(LATEST).removeprefix("~") or "0"
-    if not suffix.isdigit():
-        raise UsageError(f"'{text}': expected latest or latest~N (N = runs back)")
-    return int(suffix)
+    # ASCII digits only (str.isdigit also takes '²', which int() refuses); more runs
+    # back than any folder holds need no conversion (int() refuses past 4300 digits).
+    if not (suffix.isascii() and suffix.isdigit()):
+        raise UsageError(f"'{shown(text)}': expected latest or latest~N (N = runs back)")
+    return int(suffix) if len(suffix) <= _MAX_BACK_DIGITS else 10**_MAX_BACK_DIGITS
 
 
 def _follow_latest(base: Path) -> Path:
