@@ -118,14 +118,19 @@ def read_run(path: Path | str) -> RunDocument:
     if file.is_dir():
         file = file / RESULTS_JSON
     try:
-        text = file.read_text()
+        text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"no run results at {file}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{file} is not a gpubench results file: not UTF-8 text "
+                         f"({exc.reason} at byte {exc.start})") from None
     try:
         return RunDocument.from_dict(json.loads(text))
     except NewerSchema as exc:
         raise UsageError(str(exc)) from None
-    except (ValueError, KeyError, TypeError) as exc:
+    except RecursionError:  # json and restore_nonfinite descend recursively
+        raise UsageError(f"{file} is not a gpubench results file: nested too deeply") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"{file} is not a gpubench results file: {exc}") from None
 
 
