@@ -32,12 +32,29 @@ DTYPE_ALIASES = {
 # already beyond any GPU, so anything larger is certainly a typo.
 MAX_SIZE = 2**40
 
-_POWER = re.compile(r"^(\d+)\s*(?:\^|\*\*)\s*(\d+)$")
+# ASCII digits only: `\d` also matches other scripts' digits, which int() reads but no
+# user means in a size.
+_POWER = re.compile(r"^(\d+)\s*(?:\^|\*\*)\s*(\d+)$", re.ASCII)
 # Binary multiples, as kernel engineers mean them: 4k = 4096 (a tile count, a
 # head dim, a context length), 1M = 2^20 elements. 'm' is left out on purpose:
 # it reads as milli as often as mega.
 _SUFFIXES = {"k": 2**10, "K": 2**10, "M": 2**20, "G": 2**30}
-_SCALED = re.compile(r"^(\d+)([kKMG])$")
+_SCALED = re.compile(r"^(\d+)([kKMG])$", re.ASCII)
+# More significant digits than 2^64 has are certainly too large: such numbers are not
+# converted (int() refuses past 4300 digits, and is slow well before that).
+_MAX_DIGITS = 20
+
+
+def _digits(text: str) -> int:
+    """An ASCII digit string as an int; one too long to be a size reads as too large."""
+    significant = text.lstrip("+-").lstrip("0")
+    return MAX_SIZE + 1 if len(significant) > _MAX_DIGITS else int(text)
+
+
+def shown(text, limit: int = 40) -> str:
+    """What a user typed, shortened for a message (a 5000-digit size is not echoed)."""
+    text = str(text)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def parse_size(text: str) -> int:
@@ -47,20 +64,22 @@ def parse_size(text: str) -> int:
     power = _POWER.match(raw)
     scaled = _SCALED.match(raw)
     if power:
-        base, exp = int(power.group(1)), int(power.group(2))
-        value = base**exp if exp <= 64 else MAX_SIZE + 1
+        base, exp = _digits(power.group(1)), _digits(power.group(2))
+        value = base**exp if exp <= 64 and base <= MAX_SIZE else MAX_SIZE + 1
     elif scaled:
-        value = int(scaled.group(1)) * _SUFFIXES[scaled.group(2)]
-    elif re.fullmatch(r"[+-]?\d+", raw):
-        value = int(raw)
+        value = _digits(scaled.group(1)) * _SUFFIXES[scaled.group(2)]
+    elif re.fullmatch(r"[+-]?[0-9]+", raw):
+        value = _digits(raw)
     else:
         raise UsageError(
-            f"invalid size '{text}': sizes are positive integers such as 4096, 2^20, 4k or 1M"
+            f"invalid size '{shown(text)}': sizes are positive integers such as 4096, 2^20, "
+            "4k or 1M"
         )
     if value <= 0:
-        raise UsageError(f"invalid size '{text}': sizes must be positive")
+        raise UsageError(f"invalid size '{shown(text)}': sizes must be positive")
     if value > MAX_SIZE:
-        raise UsageError(f"invalid size '{text}': larger than 2^40, which no GPU holds")
+        raise UsageError(f"invalid size '{shown(text)}': larger than 2^40, which no GPU "
+                         "holds")
     return value
 
 

@@ -97,3 +97,18 @@ def test_the_failure_lines_list_suspect_rows_with_their_reason():
         "SUSPECT square/cached n=2^20 float32: 0.0 ns: faster than any launch",
         "FAIL square/wrong n=2^20 float32: None"]
     assert point_line([cheat]) == "square/cached n=2^20 float32: cold SUSPECT"
+
+
+def test_a_phase_that_timed_out_is_not_logged_as_done():
+    """Issue 26: the point's status ends the phase line ("check ended in TIMEOUT")."""
+    console, sink = plain_console()
+    clock = FakeClock()
+    lines = PlainProgress(console, total=1, clock=clock)
+    lines.phase("faulty/hang n=4096 float32", "check")
+    clock.now += 8.2
+    lines.announce()
+    lines.point_done([row("hang", "cold", status=R.TIMEOUT)])
+    lines.close()
+    text = sink.getvalue()
+    assert "check ended in TIMEOUT after 8.2 s" in text, text
+    assert "check done" not in text

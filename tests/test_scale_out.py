@@ -195,3 +195,87 @@ def test_every_gpu_of_the_node_and_a_local_dask_cluster(tmp_path, build_cache):
         assert len(uuids) == torch.cuda.device_count() and all(uuids), doc["env"]["devices"]
         assert doc["env"]["interference"]["shifts"]
     assert_nothing_left(mark)
+
+
+def test_a_local_dask_cluster_listens_on_loopback_and_logs_to_the_run_folder(
+        tmp_path, build_cache):
+    """Issue 26: Dask's comms have no authentication, so a local cluster binds 127.0.0.1
+    only (scheduler, nannies, workers, their HTTP servers); its INFO lines go to
+    dask.log in the run folder, not amid the tables."""
+    pytest.importorskip("distributed")
+    import re
+
+    env, mark = marked_env(build_cache)
+    out = tmp_path / "run"
+    done = run(["run", "square", "--sizes", "4096", *FAST, "--cluster", "local",
+                "--workers", "2", "--out", str(out)], tmp_path, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "distributed." not in done.stdout + done.stderr
+    log = (out / "dask.log").read_text()
+    assert "Scheduler at:" in log and log.count("Start worker at:") == 2, log
+    addresses = re.findall(r"(?:at|to):\s+'?(?:\w+://)?([^\s:']+):\d+", log)
+    assert len(addresses) >= 7, log  # scheduler, dashboard, 2 nannies, 2 workers, ...
+    assert set(addresses) == {"127.0.0.1"}, addresses
+    assert "DASK_LOGGING" not in os.environ
+    assert_nothing_left(mark)
+
+
+def test_a_tls_cluster_without_tls_settings_says_which_to_set(tmp_path, build_cache):
+    pytest.importorskip("distributed")
+    env, mark = marked_env(build_cache)
+    done = run(["run", "square", "--sizes", "4096", *FAST, "--cluster", "tls://127.0.0.1:9"],
+               tmp_path, env, timeout=180)
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert "distributed.comm.tls.ca-file" in done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert_nothing_left(mark)
+
+
+def test_a_remote_cluster_over_mutual_tls(tmp_path, build_cache):
+    """A scheduler and a worker that accept TLS clients with a certificate only: gpubench
+    connects with Dask's TLS settings (guide, "Security"), and plain tcp:// is refused."""
+    pytest.importorskip("distributed")
+    import shutil
+    import socket
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env, mark = marked_env(build_cache)
+    tls = ["--tls-ca-file", str(cert), "--tls-cert", str(cert), "--tls-key", str(key)]
+    dask = [sys.executable, "-m"]
+    local = ["--dashboard-address", "127.0.0.1:0"]
+    started = [subprocess.Popen([*dask, "distributed.cli.dask_scheduler", "--protocol",
+                                 "tls", "--host", "127.0.0.1", "--port", str(port), *local,
+                                 *tls], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL),
+               subprocess.Popen([*dask, "distributed.cli.dask_worker",
+                                 f"tls://127.0.0.1:{port}", "--nthreads", "1", "--host",
+                                 "127.0.0.1", *local, *tls], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        client_env = {**env, "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": str(cert),
+                      "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": str(cert),
+                      "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": str(key),
+                      "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "20s"}
+        done = run(["run", "square", "--sizes", "4096", *FAST, "--cluster",
+                    f"tls://127.0.0.1:{port}", "--out", str(tmp_path / "run")],
+                   tmp_path, client_env, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert set(statuses(tmp_path / "run").values()) == {"ok"}
+        plain = run(["run", "square", "--sizes", "4096", *FAST, "--cluster",
+                     f"tcp://127.0.0.1:{port}"], tmp_path,
+                    {**env, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "5s"}, timeout=120)
+        assert plain.returncode == 5, plain.stdout + plain.stderr
+        assert "Traceback" not in plain.stdout + plain.stderr
+    finally:
+        for process in reversed(started):
+            process.terminate()
+            process.wait(timeout=60)
+    assert_nothing_left(mark)

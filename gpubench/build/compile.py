@@ -56,6 +56,7 @@ source given as text, its label) rather than load_inline's concatenated main.cpp
 
 from __future__ import annotations
 
+import errno
 import inspect
 import itertools
 import json
@@ -67,6 +68,7 @@ from pathlib import Path
 
 from gpubench.build.cache import (
     build_lock,
+    cache_base,
     cache_root,
     import_library,
     load_finished,
@@ -128,6 +130,29 @@ def build_extension(request: BuildRequest, lock_timeout_s: float = 1800.0) -> Bu
     name = extension_name(request, key)
     if name in _FAILED:  # the same failure, without counting its build time twice
         raise CompileError(_FAILED[name].summary, _FAILED[name].log_path)
+    try:
+        return _build_or_load(request, sources, toolchain, key, name, start, lock_timeout_s)
+    except OSError as exc:
+        if exc.errno not in _CACHE_UNWRITABLE:
+            raise
+        raise CompileError(_unwritable_message(exc), seconds=time.perf_counter() - start) \
+            from None
+
+
+# A full disk or quota, a read-only or foreign cache folder: Python's message for a failed
+# write often names no file ("[Errno 28] No space left on device"), so the cache is named.
+_CACHE_UNWRITABLE = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def _unwritable_message(exc: OSError) -> str:
+    where = exc.filename or cache_base()
+    return (f"cannot write the build cache ({exc.strerror or exc}: {where}); free space "
+            f"there, or set GPUBENCH_CACHE_DIR to another folder")
+
+
+def _build_or_load(request: BuildRequest, sources: Sources, toolchain: dict[str, str],
+                   key: str, name: str, start: float, lock_timeout_s: float) -> BuildOutcome:
+    """The cached build of `name` when intact, else a fresh one, published to the cache."""
     directory = cache_root() / name
     module, _ = load_finished(name, directory, key)
     if module is None:

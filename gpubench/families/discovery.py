@@ -43,6 +43,9 @@ def family_dirs(extra_dirs: tuple[Path | str, ...] = ()) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for root in (shipped_kernels_dir(), *map(Path, extra_dirs)):
         root = root.expanduser()
+        if root.exists() and not root.is_dir():
+            raise UsageError(f"kernels folder '{root}' is not a folder (a family's folder "
+                             f"or a folder of families)")
         if not root.is_dir():
             raise UsageError(f"kernels folder '{root}' does not exist")
         if (root / SPEC_FILE).is_file():

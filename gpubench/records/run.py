@@ -73,16 +73,27 @@ class RunDocument:
 
     @classmethod
     def from_dict(cls, data: dict) -> RunDocument:
+        if not isinstance(data, dict):
+            raise ValueError(f"a JSON {type(data).__name__}, not an object")
         data = restore_nonfinite(data)
         schema = data.get("schema", 1)
+        if not isinstance(data.get("results"), list):
+            # null, or a missing list, would load as a run that measured nothing
+            raise ValueError(f"'results' is {_json_kind(data, 'results')}, not a list")
         if schema > SCHEMA_VERSION:
             raise NewerSchema(f"results written by a newer gpubench (schema {schema}; this one "
                              f"reads up to {SCHEMA_VERSION}): upgrade gpubench")
-        rows = data.get("results") or []
+        rows = data["results"]
         if schema == 1:
             rows = [_upgrade_v1(row) for row in rows]
         return cls(meta=data.get("meta") or {}, env=data.get("env") or {},
                    results=tuple(Result.from_dict(row) for row in rows))
+
+
+def _json_kind(data: dict, key: str) -> str:
+    if key not in data:
+        return "missing"
+    return "null" if data[key] is None else f"a {type(data[key]).__name__}"
 
 
 # ---------------------------------------------------------------- older files

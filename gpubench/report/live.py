@@ -29,7 +29,7 @@ from rich.progress import (
 from gpubench import safe_text
 from gpubench.records import events as E
 from gpubench.records import result as R
-from gpubench.report.table import group_notes, group_table
+from gpubench.report.table import STATUS_STYLE, group_notes, group_table
 
 # Where the full text of a message cut for the terminal is (safe_text.terminal).
 FULL_TEXT = "results.json"
@@ -150,7 +150,7 @@ class PlainProgress:
 
     def point_done(self, rows: list[R.Result]) -> None:
         with self.lock:
-            self._end_phase()
+            self._end_phase(_outcome(rows))
             self.current = None
             self.done += 1
             if rows:
@@ -161,16 +161,25 @@ class PlainProgress:
             if self.timer is not None:
                 self.timer.cancel()
 
-    def _end_phase(self) -> None:
+    def _end_phase(self, outcome: str | None = None) -> None:
+        """Says how the announced phase ended: "done" when the point went on or passed,
+        else the point's status (a phase that timed out is not "done")."""
         if self.timer is not None:
             self.timer.cancel()
         if self.current is not None and self.announced:
             label, phase, start = self.current
-            self._say(f"{label}: {phase} done in {self.clock() - start:.1f} s")
+            ended = f"ended in {outcome} after" if outcome else "done in"
+            self._say(f"{label}: {phase} {ended} {self.clock() - start:.1f} s")
 
     def _say(self, text: str) -> None:
         self.console.print(safe_text.one_line(text, safe_text.TERMINAL_LIMIT), markup=False,
                            highlight=False, soft_wrap=True)
+
+
+def _outcome(rows: list[R.Result]) -> str | None:
+    """The status that ended a point which did not pass (TIMEOUT, CRASHED ...), or None."""
+    failed = [row.status for row in rows if row.status not in (R.OK, R.SKIPPED)]
+    return STATUS_STYLE.get(failed[0], (failed[0].upper(), ""))[0] if failed else None
 
 
 def point_line(rows: list[R.Result]) -> str:

@@ -32,6 +32,7 @@ from gpubench.errors import EnvironmentProblem, UsageError
 from gpubench.records import result as R
 from gpubench.records.point import Task
 from gpubench.records.worker_result import MalformedWorkerResult
+from gpubench.run import dask_logging
 from gpubench.run.lane import Lane, Outcome, Slot, visible_gpus
 
 # How long to wait for the first worker: a worker on a busy node imports Python
@@ -39,6 +40,11 @@ from gpubench.run.lane import Lane, Outcome, Slot, visible_gpus
 # timeout (distributed.comm.timeouts.connect, 30 s unless configured).
 WORKER_TIMEOUT_S = 60.0
 INSTALL_HINT = "pip install 'gpubench[cluster]' (dask's distributed package)"
+# A local cluster listens on the loopback interface only: Dask's comms carry no
+# authentication, so anyone who reaches a port could run code in the workers.
+LOOPBACK = "127.0.0.1"
+TLS_HINT = ("a tls:// scheduler needs Dask's TLS settings: distributed.comm.tls.ca-file, "
+            ".client.cert and .client.key (e.g. DASK_DISTRIBUTED__COMM__TLS__CA_FILE=...)")
 
 
 def _distributed():
@@ -58,16 +64,22 @@ class Cluster:
         self.gpus, self.cpu_workers, self.log_dir = gpus, cpu_workers, log_dir
         self.local = None
         self.client = None
+        self.logs = contextlib.ExitStack()
 
     def __enter__(self) -> Cluster:
         distributed = _distributed()
         try:
             if self.address == "local":
+                if self.log_dir is not None:
+                    self.logs.enter_context(dask_logging.environ_restored())
+                    self.logs.enter_context(
+                        dask_logging.redirected_to(self.log_dir / dask_logging.LOG_NAME))
                 self.local = _local_cluster(distributed, self.device, self.gpus,
                                             self.cpu_workers, self.log_dir)
                 target = self.local
             else:
                 target = self.address
+                _check_tls_settings(distributed, target)
             self.client = distributed.Client(target, set_as_default=False)
             self.client.wait_for_workers(1, timeout=WORKER_TIMEOUT_S)
         except (OSError, TimeoutError) as exc:
@@ -89,6 +101,7 @@ class Cluster:
         if self.local is not None:
             self.local.close()
             self.local = None
+        self.logs.close()
 
     def lanes(self) -> list[DaskLane]:
         """One lane per slot: a GPU of a worker (resource GPU), or a worker's thread."""
@@ -110,6 +123,16 @@ class Cluster:
     def machine_facts(self) -> dict:
         """What a worker of the cluster can run (the parent may have no GPU at all)."""
         return self.client.submit(remote_machine_facts, pure=False).result()
+
+
+def _check_tls_settings(distributed, address: str) -> None:
+    """A tls:// scheduler with no CA file or client certificate in Dask's settings: Dask
+    would fail inside Client() with a TypeError (and a traceback at exit)."""
+    if not address.startswith("tls://"):
+        return
+    tls = distributed.Security().get_tls_config_for_role("client")
+    if not (tls.get("ca_file") and tls.get("cert")):
+        raise EnvironmentProblem(f"--cluster {address}: {TLS_HINT}")
 
 
 class DaskLane:
@@ -219,11 +242,16 @@ def _local_cluster(distributed, device: str, gpus: list[str] | None, cpu_workers
     once (allowed-failures 1), then recorded CRASHED."""
     import dask
 
-    # Workers log every start and stop at INFO on the terminal, amid the tables.
+    environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}))
+    if log_dir is not None:
+        environ.update(dask_logging.worker_environ(log_dir / dask_logging.LOG_NAME))
     dask.config.set({"distributed.scheduler.allowed-failures": 1,
-                     "logging.distributed": "error"})
+                     "distributed.nanny.pre-spawn-environ": environ})
     local_dir = str(log_dir / "dask") if log_dir else None
-    common = {"nthreads": 1, "local_directory": local_dir}
+    # Every port on loopback: the nanny's, the worker's comm and its HTTP server (port 0:
+    # any free one; Dask's default would take 8787 on every interface).
+    common = {"nthreads": 1, "local_directory": local_dir, "host": LOOPBACK,
+              "dashboard_address": f"{LOOPBACK}:0"}
     if device == "cuda":
         chosen = gpus or visible_gpus()
         if not chosen:
@@ -235,5 +263,8 @@ def _local_cluster(distributed, device: str, gpus: list[str] | None, cpu_workers
     else:
         specs = {f"cpu{index}": {"cls": distributed.Nanny, "options": dict(common)}
                  for index in range(cpu_workers)}
-    scheduler = {"cls": distributed.Scheduler, "options": {"dashboard_address": None}}
-    return distributed.SpecCluster(workers=specs, scheduler=scheduler, silence_logs=40)
+    scheduler = {"cls": distributed.Scheduler,
+                 "options": {"host": LOOPBACK, "dashboard_address": f"{LOOPBACK}:0",
+                             "dashboard": False}}
+    # silence_logs=False: Dask's log lines are already sent to the run folder (dask_logging)
+    return distributed.SpecCluster(workers=specs, scheduler=scheduler, silence_logs=False)

@@ -64,14 +64,29 @@ def load_config(path: Path | str) -> RunConfig:
     """Read and validate a suite file."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(_read_capped(path))
+        return _from_dict(data, path)
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such config file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    return _from_dict(data, path)
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise ConfigError(f"{path}: nested too deeply to be a suite file") from None
+
+
+# A suite file is a few kB; one past this is not one (and /dev/zero never ends).
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def _read_capped(path: Path) -> str:
+    with path.open("rb") as handle:
+        raw = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES >> 20} MiB, which no "
+                          "suite file is")
+    return raw.decode("utf-8")
 
 
 def _from_dict(data: dict, path: Path) -> RunConfig:

@@ -91,11 +91,13 @@ class Executor:
                 build["log"] = str(exc.log_path)
             return WorkerResult(COMPILE_ERROR, exc.summary, build=build)
         except SpecError as exc:
-            return WorkerResult(ERROR, str(exc))
+            failed = WorkerResult(ERROR, str(exc))
         except Exception as exc:
             if _is_cuda_fault(exc):
                 raise CudaFault(_one_line(exc)) from exc
-            return WorkerResult(ERROR, _one_line(exc))
+            failed = WorkerResult(ERROR, _one_line(exc))
+        _release_memory(self.machine)  # out of the except block: the exception is let go
+        return failed
 
     def _run(self, task: Task) -> WorkerResult:
         with nvtx_ranges.labelled(task.label):
@@ -409,6 +411,21 @@ def _reference(family: Family, inputs: tuple):
     upcast = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
               for x in inputs]
     return family.reference(*upcast)
+
+
+def _release_memory(machine: Machine) -> None:
+    """After an ERROR: what the variant held through its exception (its frames' tensors,
+    often in a reference cycle: exception -> traceback -> frame -> exception) is freed
+    now, not at some later full collection during another variant's timing; on a GPU the
+    allocator's cached blocks go back to the driver too, so the next variant gets the
+    memory the failed one hoarded."""
+    import gc
+
+    gc.collect()
+    if machine.has_cuda:
+        import torch
+
+        torch.cuda.empty_cache()
 
 
 def _gpu_uuid() -> str:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from gpubench import safe_text
 from gpubench.errors import OutputError, UsageError
+from gpubench.parsing import shown
 from gpubench.records.run import NewerSchema, RunDocument
 
 LOCK_NAME = ".gpubench.lock"
@@ -130,14 +131,19 @@ def read_run(path: Path | str) -> RunDocument:
     if file.is_dir():
         file = file / RESULTS_JSON
     try:
-        text = file.read_text()
+        text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"no run results at {file}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{file} is not a gpubench results file: not UTF-8 text "
+                         f"({exc.reason} at byte {exc.start})") from None
     try:
         return RunDocument.from_dict(json.loads(text))
     except NewerSchema as exc:
         raise UsageError(str(exc)) from None
-    except (ValueError, KeyError, TypeError) as exc:
+    except RecursionError:  # json and restore_nonfinite descend recursively
+        raise UsageError(f"{file} is not a gpubench results file: nested too deeply") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"{file} is not a gpubench results file: {exc}") from None
 
 
@@ -188,7 +194,8 @@ def resolve_run(reference: str | Path, base: Path = Path("profiles")) -> Path:
         if back == 0 and (base / LATEST).exists():
             return _follow_latest(base)
         if len(runs) <= back:
-            raise UsageError(f"'{text}': only {len(runs)} run(s) with results in {base}/")
+            raise UsageError(f"'{shown(text)}': only {len(runs)} run(s) with results in "
+                             f"{base}/")
         return runs[-1 - back]
     path = Path(reference)
     if path.name == RESULTS_JSON:
@@ -198,11 +205,16 @@ def resolve_run(reference: str | Path, base: Path = Path("profiles")) -> Path:
     return path
 
 
+_MAX_BACK_DIGITS = 18  # 10^18 runs back: more than any folder holds
+
+
 def _steps_back(text: str) -> int:
     suffix = text.removeprefix(LATEST).removeprefix("~") or "0"
-    if not suffix.isdigit():
-        raise UsageError(f"'{text}': expected latest or latest~N (N = runs back)")
-    return int(suffix)
+    # ASCII digits only (str.isdigit also takes '²', which int() refuses); more runs
+    # back than any folder holds need no conversion (int() refuses past 4300 digits).
+    if not (suffix.isascii() and suffix.isdigit()):
+        raise UsageError(f"'{shown(text)}': expected latest or latest~N (N = runs back)")
+    return int(suffix) if len(suffix) <= _MAX_BACK_DIGITS else 10**_MAX_BACK_DIGITS
 
 
 def _follow_latest(base: Path) -> Path:

@@ -8,6 +8,7 @@ pipe and in results.json, so nothing the worker measured is dropped on the way.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields, replace
 
 
@@ -42,4 +43,18 @@ class Measurement:
     @classmethod
     def from_dict(cls, data: dict) -> Measurement:
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        measurement = cls(**{k: v for k, v in data.items() if k in known})
+        _check_samples(measurement.samples_s)
+        return measurement
+
+
+def _check_samples(samples) -> None:
+    """Samples read from a file are times: a NaN or negative one (an edited or corrupted
+    file) would flow into every median and compare as '+nan%', so it is refused."""
+    if not isinstance(samples, list | tuple):
+        raise ValueError(f"samples_s is a {type(samples).__name__}, not a list of times")
+    for sample in samples:
+        if isinstance(sample, bool) or not isinstance(sample, int | float):
+            raise ValueError(f"a timing sample is {sample!r}, not a number of seconds")
+        if not math.isfinite(sample) or sample < 0:
+            raise ValueError(f"a timing sample is {sample!r} s: samples are finite times >= 0")
