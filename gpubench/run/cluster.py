@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import tempfile
 import uuid
 from pathlib import Path
@@ -58,13 +59,15 @@ class Cluster:
         self.gpus, self.cpu_workers, self.log_dir = gpus, cpu_workers, log_dir
         self.local = None
         self.client = None
+        self.scratch: Path | None = None  # Dask's local_directory for 'local', removed on close
 
     def __enter__(self) -> Cluster:
         distributed = _distributed()
         try:
             if self.address == "local":
+                self.scratch = Path(tempfile.mkdtemp(prefix="gpubench-dask-"))
                 self.local = _local_cluster(distributed, self.device, self.gpus,
-                                            self.cpu_workers, self.log_dir)
+                                            self.cpu_workers, self.scratch)
                 target = self.local
             else:
                 target = self.address
@@ -89,6 +92,9 @@ class Cluster:
         if self.local is not None:
             self.local.close()
             self.local = None
+        if self.scratch is not None:  # Dask leaves dask-scratch-space/ and its lock files
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
 
     def lanes(self) -> list[DaskLane]:
         """One lane per slot: a GPU of a worker (resource GPU), or a worker's thread."""
@@ -213,17 +219,17 @@ def remote_machine_facts() -> dict:
 
 
 def _local_cluster(distributed, device: str, gpus: list[str] | None, cpu_workers: int,
-                   log_dir: Path | None):
+                   scratch: Path):
     """One worker process per GPU (CUDA_VISIBLE_DEVICES=that GPU, resource GPU=1), or
     `cpu_workers` single-threaded CPU workers; a task that loses its worker is re-queued
     once (allowed-failures 1), then recorded CRASHED."""
     import dask
 
     # Workers log every start and stop at INFO on the terminal, amid the tables.
+    # Dask's scratch files (scheduler and workers) go to `scratch`, removed on close.
     dask.config.set({"distributed.scheduler.allowed-failures": 1,
-                     "logging.distributed": "error"})
-    local_dir = str(log_dir / "dask") if log_dir else None
-    common = {"nthreads": 1, "local_directory": local_dir}
+                     "logging.distributed": "error", "temporary-directory": str(scratch)})
+    common = {"nthreads": 1, "local_directory": str(scratch)}
     if device == "cuda":
         chosen = gpus or visible_gpus()
         if not chosen:

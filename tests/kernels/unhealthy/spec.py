@@ -2,6 +2,7 @@
 blamed on the variant that made it, and the correct variant after it must still PASS
 in a fresh worker."""
 
+import contextlib
 import os
 import subprocess
 
@@ -17,10 +18,8 @@ def correct(x, out):
 def closes_fds(x, out):
     correct(x, out)
     for fd in (1, 2):  # the worker's log lines and faulthandler write there
-        try:
+        with contextlib.suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
 
 
 def forks(x, out):
