@@ -26,6 +26,7 @@ from gpubench import errors, safe_text
 from gpubench.cli_options import merge_options
 from gpubench.parsing import split_names
 from gpubench.run.config import RunConfig, load_config
+from gpubench.run.processes import become_subreaper, kill_tree
 
 __all__ = ["cli", "main", "merge_options"]
 
@@ -293,10 +294,15 @@ def _target(options: dict):
 
 def _guarded(action) -> None:
     """Run a command body; turn gpubench errors into one line and an exit code. SIGTERM
-    and SIGHUP stop it the way Ctrl-C does (results so far written, workers killed)."""
+    and SIGHUP stop it the way Ctrl-C does (results so far written, workers killed);
+    whichever comes first, later ones are ignored, so that a second Ctrl-C cannot cut
+    the clean-up short and leave a worker's compilers running. gpubench is the subreaper
+    of what it starts: whatever is left below it at the end is killed."""
     err = Console(stderr=True, highlight=False)
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, _raise_terminated)
+    for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) is not signal.SIG_IGN:  # `nohup`, a shell's `&`: kept
+            signal.signal(signum, _raise_stopped)
+    become_subreaper()
     try:
         code = action()
     except errors.GpubenchError as exc:
@@ -307,12 +313,21 @@ def _guarded(action) -> None:
     except KeyboardInterrupt as exc:
         err.print(safe_text.terminal(exc) or "interrupted", markup=False)
         sys.exit(errors.interruption_code(exc))
+    finally:
+        kill_tree(os.getpid())
     sys.exit(code or 0)
 
 
-def _raise_terminated(signum, frame) -> None:
+# Signals that stop a command; SIGINT raises KeyboardInterrupt, the others Terminated.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _raise_stopped(signum, frame) -> None:
     # Once: a second signal during the clean-up must not interrupt the clean-up.
-    signal.signal(signum, signal.SIG_IGN)
+    for other in STOP_SIGNALS:
+        signal.signal(other, signal.SIG_IGN)
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise errors.Terminated(signum)
 
 

@@ -5,12 +5,20 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import FAST, REPO, TEST_KERNELS, start_hanging_run, wait_for_worker_log
+from conftest import (
+    FAST,
+    REPO,
+    TEST_KERNELS,
+    start_gpubench,
+    start_hanging_run,
+    wait_for_worker_log,
+)
 from gpubench.run.processes import session_members
 
 BAD_SPECS = REPO / "tests" / "badspecs"
@@ -74,6 +82,27 @@ def test_side_effects_are_blamed_on_their_variant_and_undone(gpubench):
                for log in logs)
 
 
+def test_a_variant_that_leaves_the_worker_unfit_is_blamed_not_the_next(gpubench):
+    done = gpubench("run", "unhealthy", "--kernels-dir", str(TEST_KERNELS), *FAST,
+                    "--out", "run")
+    assert done.code == 1, done.output
+    rows = done.by_variant(done.cwd / "run")
+    status = {v: r["status"] for v, r in rows.items()}
+    assert status == {"torch": "ok", "closes_fds": "fail", "after_closes_fds": "ok",
+                      "forks": "fail", "after_forks": "ok", "daemonizes": "ok",
+                      "after_daemonizes": "ok"}, done.output
+    assert "closed or replaced descriptor 1 (stdout), 2 (stderr)" in rows["closes_fds"]["error"]
+    assert "forked the worker process and left 1 copy behind" in rows["forks"]["error"]
+    assert "Traceback" not in done.output
+    assert_no_process_left(done.cwd / "run")
+    # `setsid -f sleep` left a helper in a session of its own: the worker was its
+    # subreaper, and the worker restarted (killing it) before the next variant
+    leftover = subprocess.run(["pgrep", "-f", "sleep 3138"], capture_output=True, text=True)
+    assert leftover.stdout.strip() == ""
+    assert any("left 1 process(es) behind" in log.read_text(errors="replace")
+               for log in (done.cwd / "run").glob("worker-*.log"))
+
+
 def test_make_inputs_breaking_its_contract_says_what_to_return(gpubench):
     done = gpubench("run", "badinputs", "--kernels-dir", str(TEST_KERNELS), *FAST)
     assert done.code == 1, done.output
@@ -121,6 +150,46 @@ def test_build_timeout_kills_the_compilers_too(gpubench):
     assert_no_process_left(done.cwd / "run")
     compilers = subprocess.run(["pgrep", "-f", "gb_slowbuild"], capture_output=True, text=True)
     assert compilers.stdout.strip() == "", compilers.stdout
+
+
+def test_repeated_ctrl_c_during_a_build_leaves_no_compiler(tmp_path, env):
+    env = {**env, "GPUBENCH_CACHE_DIR": str(tmp_path / "cache")}  # a build from scratch
+    run_dir = tmp_path / "run"
+    process = start_gpubench(["run", "slowbuild", "--kernels-dir", str(TEST_KERNELS),
+                              "--device", "cpu", "--build-timeout", "300", *FAST,
+                              "--out", str(run_dir)], tmp_path, env)
+    deadline = time.monotonic() + 180
+    while not _compilers(str(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _compilers(str(tmp_path)), "the build never started"
+    for _ in range(3):  # ~60 ms apart: the second lands in the first one's clean-up
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.06)
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == 130, output
+    time.sleep(1.0)
+    assert not _compilers(str(tmp_path)), "compilers outlived the run"
+    assert_no_process_left(run_dir)
+
+
+def _compilers(marker: str) -> list[str]:
+    found = subprocess.run(["pgrep", "-f", f"cc1plus.*{marker}"], capture_output=True,
+                           text=True)
+    return found.stdout.split()
+
+
+def test_a_killed_save_leaves_nothing_a_forced_run_keeps(gpubench):
+    first = gpubench("run", "vector_add", "--variants", "torch", "--sizes", "256", *FAST,
+                     "--out", "run")
+    assert first.code == 0, first.output
+    stale = first.cwd / "run" / ".results.json.x1y2z3.tmp"
+    stale.write_text("")  # what kill -9 between mkstemp and the write leaves
+    forced = gpubench("run", "vector_add", "--variants", "torch", "--sizes", "256", *FAST,
+                      "--out", "run", "--force")
+    assert forced.code == 0, forced.output
+    assert not stale.exists()
+    assert sorted(p.name for p in (forced.cwd / "run").iterdir() if p.name.endswith(".tmp")) \
+        == []
 
 
 # ---------------------------------------------------------------- results never lost
@@ -208,3 +277,32 @@ def test_specs_that_exit_or_hang_are_reported_not_obeyed(gpubench, family, messa
         flat = " ".join(done.output.replace("│", " ").split())  # `list` wraps table cells
         assert family in flat and message.split(" within")[0] in flat, done.output
         assert "Traceback" not in done.output
+
+
+# ---------------------------------------------------------------- leftovers, in-process
+
+
+def test_a_subreaper_kills_a_child_that_left_its_session():
+    code = ("import subprocess, sys, time\n"
+            "from gpubench.run.processes import become_subreaper, descendants, kill_tree\n"
+            "assert become_subreaper()\n"
+            "subprocess.run(['setsid', '-f', 'sleep', '3139'], check=True)\n"
+            "time.sleep(0.3)\n"
+            "assert descendants(__import__('os').getpid()), 'the orphan was not adopted'\n"
+            "print(kill_tree(__import__('os').getpid()))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "1", done.stdout + done.stderr
+    time.sleep(0.3)
+    left = subprocess.run(["pgrep", "-f", "sleep 3139"], capture_output=True, text=True)
+    assert left.stdout.strip() == ""
+
+
+def test_build_locks_leave_no_file_behind(tmp_path):
+    from gpubench.build.cache import build_lock
+
+    path = tmp_path / "x.flock"
+    for _ in range(3):
+        with build_lock(path, 5.0):
+            assert path.exists()
+        assert not path.exists()

@@ -94,6 +94,8 @@ def test_two_cpu_workers_and_a_local_dask_cluster_match_one_worker(tmp_path, bui
     # results keep the plan's order, whatever order the workers finished in
     assert list(statuses(tmp_path / "two")) == list(expected)
     assert_nothing_left(mark)
+    # Dask's scratch folder went to a temporary folder removed with the cluster
+    assert not list(tmp_path.rglob("dask-scratch-space")), list(tmp_path.rglob("dask*"))
 
 
 def worker_pid(root: Path, text: str) -> int:

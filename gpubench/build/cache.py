@@ -6,6 +6,7 @@ has its .so mapped keeps valid pages."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import importlib.util
@@ -152,18 +153,30 @@ def import_library(name: str, module: str, library: Path, alias: str | None = No
 
 
 class build_lock:
-    """An flock held for the build; the kernel drops it if the builder is killed."""
+    """An flock held for the build; the kernel drops it if the builder is killed.
+
+    The lock file is removed on release (one per content would otherwise pile up in the
+    cache, one per edit): removed while still held, so a waiter that then gets the lock
+    finds its file no longer at the path and takes the lock again on the path's current
+    file. Only a lock on the file the path names counts."""
 
     def __init__(self, path: Path, timeout_s: float):
         self.path, self.timeout_s, self.handle = path, timeout_s, None
 
     def __enter__(self):
-        self.handle = open(self.path, "a+")
         deadline = time.monotonic() + self.timeout_s
+        while True:
+            self.handle = open(self.path, "a+")  # closed in __exit__ (or _wait, timed out)
+            self._wait(deadline)
+            if _names_file(self.path, self.handle):
+                return self
+            self.handle.close()  # its holder removed it on release: lock the new one
+
+    def _wait(self, deadline: float) -> None:
         while True:
             try:
                 fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
+                return
             except BlockingIOError:
                 if time.monotonic() > deadline:
                     self.handle.close()
@@ -172,8 +185,18 @@ class build_lock:
                         f"over {self.timeout_s:.0f} s; remove {self.path} if none is running"
                     ) from None
                 time.sleep(0.2)
-        return self
 
     def __exit__(self, *exc):
+        with contextlib.suppress(OSError):
+            self.path.unlink()
         fcntl.flock(self.handle, fcntl.LOCK_UN)
         self.handle.close()
+
+
+def _names_file(path: Path, handle) -> bool:
+    """Whether `path` still names the file open in `handle`."""
+    try:
+        named, held = path.stat(), os.fstat(handle.fileno())
+    except OSError:
+        return False
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)

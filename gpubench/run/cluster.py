@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import tempfile
 import uuid
 from pathlib import Path
@@ -65,6 +66,7 @@ class Cluster:
         self.local = None
         self.client = None
         self.logs = contextlib.ExitStack()
+        self.scratch: Path | None = None  # Dask's local_directory for 'local', removed on close
 
     def __enter__(self) -> Cluster:
         distributed = _distributed()
@@ -74,8 +76,9 @@ class Cluster:
                     self.logs.enter_context(dask_logging.environ_restored())
                     self.logs.enter_context(
                         dask_logging.redirected_to(self.log_dir / dask_logging.LOG_NAME))
+                self.scratch = Path(tempfile.mkdtemp(prefix="gpubench-dask-"))
                 self.local = _local_cluster(distributed, self.device, self.gpus,
-                                            self.cpu_workers, self.log_dir)
+                                            self.cpu_workers, self.log_dir, self.scratch)
                 target = self.local
             else:
                 target = self.address
@@ -102,6 +105,9 @@ class Cluster:
             self.local.close()
             self.local = None
         self.logs.close()
+        if self.scratch is not None:  # Dask leaves dask-scratch-space/ and its lock files
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
 
     def lanes(self) -> list[DaskLane]:
         """One lane per slot: a GPU of a worker (resource GPU), or a worker's thread."""
@@ -236,7 +242,7 @@ def remote_machine_facts() -> dict:
 
 
 def _local_cluster(distributed, device: str, gpus: list[str] | None, cpu_workers: int,
-                   log_dir: Path | None):
+                   log_dir: Path | None, scratch: Path):
     """One worker process per GPU (CUDA_VISIBLE_DEVICES=that GPU, resource GPU=1), or
     `cpu_workers` single-threaded CPU workers; a task that loses its worker is re-queued
     once (allowed-failures 1), then recorded CRASHED."""
@@ -245,12 +251,13 @@ def _local_cluster(distributed, device: str, gpus: list[str] | None, cpu_workers
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}))
     if log_dir is not None:
         environ.update(dask_logging.worker_environ(log_dir / dask_logging.LOG_NAME))
+    # Dask's scratch files (scheduler and workers) go to `scratch`, removed on close.
     dask.config.set({"distributed.scheduler.allowed-failures": 1,
-                     "distributed.nanny.pre-spawn-environ": environ})
-    local_dir = str(log_dir / "dask") if log_dir else None
+                     "distributed.nanny.pre-spawn-environ": environ,
+                     "temporary-directory": str(scratch)})
     # Every port on loopback: the nanny's, the worker's comm and its HTTP server (port 0:
     # any free one; Dask's default would take 8787 on every interface).
-    common = {"nthreads": 1, "local_directory": local_dir, "host": LOOPBACK,
+    common = {"nthreads": 1, "local_directory": str(scratch), "host": LOOPBACK,
               "dashboard_address": f"{LOOPBACK}:0"}
     if device == "cuda":
         chosen = gpus or visible_gpus()

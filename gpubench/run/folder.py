@@ -4,8 +4,8 @@ stops taking writes — so no collision, no full disk and no chmod loses a measu
 - Claimed: an exclusive lock (flock on `.gpubench.lock`) for the run's lifetime, so two
   runs given the same --out cannot overwrite each other; a folder that already holds a
   run's results is reused only with --force.
-- Saved: save_run writes results.json and results.csv through private temporary files,
-  then renames.
+- Saved: save_run writes results.csv and results.json through private temporary files,
+  then renames; what a killed save left is removed when the folder is next claimed.
 - Rescued: if a save fails (read-only, removed, full), the document goes to a fresh
   folder under the system's temporary directory, every later save too, and the run ends
   with exit 12 saying where.
@@ -66,6 +66,7 @@ class RunFolder:
                              "overwrite them, or choose another --out")
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
+        remove_stale_temporaries(self.path)
         return self
 
     def save(self, document: RunDocument) -> list[Path]:
@@ -104,12 +105,14 @@ def _read_owner(fd: int) -> str:
 
 
 def save_run(document: RunDocument, run_dir: Path) -> list[Path]:
-    """Write results.json and results.csv atomically; returns [csv, json]."""
+    """Write results.csv then results.json atomically; returns [csv, json]. In that order,
+    so that a save killed between the two never leaves a results.json (what marks a run
+    folder as holding results) without its results.csv, or with an older one."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     json_path, csv_path = run_dir / RESULTS_JSON, run_dir / RESULTS_CSV
-    atomic_write(json_path, document.to_json())
     atomic_write(csv_path, results_csv(document))
+    atomic_write(json_path, document.to_json())
     return [csv_path, json_path]
 
 
@@ -123,6 +126,18 @@ def results_csv(document: RunDocument) -> str:
         if not (is_numeric_dtype(frame[column]) or is_bool_dtype(frame[column])):
             frame[column] = frame[column].map(safe_text.csv_cell)
     return frame.to_csv(index=False)
+
+
+def remove_stale_temporaries(run_dir: Path) -> list[Path]:
+    """Remove what a save killed mid-write (kill -9) left: atomic_write's temporary files.
+    Only called with the folder's lock held, so no other writer owns one of them."""
+    removed = []
+    for name in (RESULTS_JSON, RESULTS_CSV):
+        for stale in run_dir.glob(f".{name}.*.tmp"):
+            with contextlib.suppress(OSError):
+                stale.unlink()
+                removed.append(stale)
+    return removed
 
 
 def read_run(path: Path | str) -> RunDocument:

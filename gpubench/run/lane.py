@@ -137,7 +137,7 @@ class Exchange:
     def __init__(self, worker: WorkerProcess, envelope: Envelope, previous: Task | None):
         self.worker, self.envelope, self.previous = worker, envelope, previous
         self.key: ResultKey | None = None  # sent once the worker said "done"
-        self.retired = False  # the worker said it exits after this task
+        self.retired = False  # the worker exits, or must be restarted, after this task
 
     def await_result(self, timeout_s: float, build_timeout_s: float,
                      on_phase: Callable[[str], None]) -> WorkerResult:
@@ -176,6 +176,7 @@ class Exchange:
             self.retired = True
             return WorkerResult(R.FAIL, str(message.get("error")))
         if message.get("type") == "done":
+            self.retired = self.retired or bool(message.get("retire"))  # health.py
             if self.key is not None:
                 raise ForeignMessage(f"'done' came twice during '{phase}': the variant "
                                      "played gpubench's result exchange itself")

@@ -8,9 +8,17 @@ not, short of setsid(), its session; so "kill the session" reaches ninja, the
 compilers and whatever a variant spawned. Linux reads sessions from /proc; elsewhere
 the process group is the fallback.
 
+A process can leave its session with setsid(), though: a variant's helper started in a
+new session would outlive the run. So the worker (and gpubench itself) is a child
+subreaper (Linux prctl PR_SET_CHILD_SUBREAPER): an orphan anywhere below it is
+re-parented to it rather than to PID 1, so "the worker's descendants" (read from
+/proc/PID/task/*/children) is everything it ever started, whatever session each is
+in; kill_tree kills them while the worker still lives to hold the tree together, then
+the session goes as before.
+
 The watchdog covers the case no parent code can: `kill -9` of gpubench itself. The
 worker forks it first thing; it polls gpubench and the worker, and when either is
-gone it kills everything left in the worker's session, then itself.
+gone it kills the worker's descendants and everything left in its session, then itself.
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ WATCH_INTERVAL_S = 0.5
 KILL_ROUNDS = 3
 # Set to a file path to log every session kill and watchdog decision there (debugging).
 DEBUG_LOG = os.environ.get("GPUBENCH_DEBUG_PROCESSES")
+# prctl option from <linux/prctl.h>: orphaned descendants are re-parented to the caller.
+PR_SET_CHILD_SUBREAPER = 36
 
 
 def _debug(message: str) -> None:
@@ -64,6 +74,65 @@ def kill_session(sid: int, keep: tuple[int, ...] = ()) -> int:
                 hit += 1
         time.sleep(0.05)
     return hit
+
+
+def become_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux only; False when
+    it cannot): a child that calls setsid() and is orphaned stays below it."""
+    if not PROC.is_dir():
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def children(pid: int) -> list[int]:
+    """The direct children of `pid`, zombies included (Linux /proc; [] elsewhere)."""
+    found: list[int] = []
+    for task in (PROC / str(pid) / "task").glob("*"):
+        with contextlib.suppress(OSError, ValueError):
+            found += [int(item) for item in (task / "children").read_text().split()]
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid`, parents before their children."""
+    found, frontier = [], [pid]
+    while frontier:
+        below = [child for parent in frontier for child in children(parent)
+                 if child not in found]
+        found += below
+        frontier = below
+    return found
+
+
+def kill_tree(pid: int, keep: tuple[int, ...] = ()) -> int:
+    """SIGKILL every descendant of `pid` (not `pid` itself, nor `keep`), in rounds: while
+    `pid` lives and is a subreaper, a child orphaned by this very kill stays below it
+    and is found in the next round. Returns how many were hit."""
+    hit = 0
+    for _ in range(KILL_ROUNDS):
+        targets = [child for child in descendants(pid)
+                   if child not in keep and state(child) not in ("Z", "X", None)]
+        _debug(f"kill_tree {pid}: targets {targets}")
+        if not targets:
+            break
+        for target in targets:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(target, signal.SIGKILL)
+                hit += 1
+        time.sleep(0.05)
+    return hit
+
+
+def state(pid: int) -> str | None:
+    """The /proc state letter of `pid` (R, S, Z, ...), None when it is gone."""
+    fields = _stat_fields(PROC / str(pid) / "stat")
+    return fields[0] if fields else None
 
 
 def alive(pid: int, started: str | None = None) -> bool:
@@ -104,6 +173,8 @@ def start_watchdog(guarded: int) -> int | None:
             time.sleep(WATCH_INTERVAL_S)
         _debug(f"watchdog: gpubench alive {alive(guarded, guarded_started)}, worker alive "
                f"{alive(worker, worker_started)}")
+        if alive(worker, worker_started):  # those in new sessions, while it holds them
+            kill_tree(worker, keep=(os.getpid(),))
         kill_session(os.getsid(0), keep=(os.getpid(),))
     finally:
         os._exit(0)

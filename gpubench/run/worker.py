@@ -5,8 +5,10 @@ stdin; messages leave on a private copy of descriptor N, and a result is sent on
 with a one-time key the parent hands over after the worker said "done" (see
 protocol.py), so a result a variant writes there is told apart from gpubench's own.
 Before the first task the worker seals what the harness depends on; after each
-task it checks the seal and the threads left running (seal.py, tamper.py): a
-tampered process reports the task FAIL and exits, so no later variant runs in it.
+task it checks the seal and the threads left running (seal.py, tamper.py), and its
+own health: descriptors, forked copies, processes left behind (health.py). A tampered
+process reports the task FAIL and exits, so no later variant runs in it; one that
+only left processes behind keeps the task's result and is restarted after it.
 A segfault or a hang takes down only this process: the parent notices (EOF on N,
 or its timeout), records CRASHED or TIMEOUT and starts a fresh worker. A CUDA
 fault that poisons the context is reported, then the worker exits on purpose. A
@@ -17,6 +19,7 @@ away, even by `kill -9`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import traceback
@@ -59,9 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         return _trace(device, args.trace, args.trace_out, args.result, args.iterations)
     if args.fd is None:
         parser.error("--fd or --once is required")
-    from gpubench.run.processes import start_watchdog
+    from gpubench.run.processes import become_subreaper, start_watchdog
 
-    start_watchdog(os.getppid())
+    become_subreaper()  # a variant's child in a new session stays below this worker
+    watchdog = start_watchdog(os.getppid())
     fd = private_channel(args.fd)
     try:
         machine = _start(device, fd)
@@ -69,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         send(fd, {"type": "fatal", "error": f"worker failed to start: {exc}",
                   "traceback": traceback.format_exc()})
         return 2
-    return _serve(machine, fd)
+    return _serve(machine, fd, watchdog)
 
 
 def _start(device: str, fd: int):
@@ -93,58 +97,76 @@ def _start(device: str, fd: int):
     return machine
 
 
-def _serve(machine, fd: int) -> int:
+def _serve(machine, fd: int, watchdog: int | None) -> int:
     from gpubench.run.execute import Executor
+    from gpubench.run.health import Health
 
     current: dict = {"envelope": None}
+    health = Health(fd, keep=(watchdog,) if watchdog else ())
 
     def report_phase(phase: str) -> None:
+        _end_if_copy(health)
         current["envelope"].send(fd, {"type": "phase", "phase": phase})
 
     executor = Executor(machine, report_phase)
     watch = _seal()
-    print(f"[gpubench worker] pid {os.getpid()}, session {os.getsid(0)}", file=sys.stderr,
-          flush=True)
+    _log(f"[gpubench worker] pid {os.getpid()}, session {os.getsid(0)}")
     while line := sys.stdin.readline():
         if not line.strip():
             continue
         envelope = Envelope.from_json(line)
         current["envelope"] = envelope
-        status = _serve_one(executor, watch, envelope, fd)
+        status = _serve_one(executor, watch, health, envelope, fd)
         if status is not None:
             return status
     return 0
 
 
-def _serve_one(executor, watch, envelope: Envelope, fd: int) -> int | None:
+def _serve_one(executor, watch, health, envelope: Envelope, fd: int) -> int | None:
     """Run one task and answer for it; an exit status when the worker must exit."""
     from gpubench.run.execute import CudaFault
 
     task = envelope.task
-    print(f"[gpubench worker] {_now()} task {task.id}: {task.label}", file=sys.stderr,
-          flush=True)
+    _log(f"[gpubench worker] {_now()} task {task.id}: {task.label}")
     watch.before_task()
+    health.before_task()
     exit_status = None
     try:
         result = executor.run(task)
     except CudaFault as exc:
         result, exit_status = WorkerResult(CRASHED, str(exc)), EXIT_CUDA_FAULT
-    tampered = watch.verdict(executor)
+    _end_if_copy(health)
+    fit = health.verdict()
+    tampered = "; ".join(r for r in (watch.verdict(executor), fit.fail) if r)
     if tampered:
-        envelope.send(fd, {"type": "tampered", "error": tampered})
-        print(f"[gpubench worker] task {task.id}: {tampered}; exiting", file=sys.stderr,
-              flush=True)
+        envelope.send(health.channel_for_verdict(), {"type": "tampered", "error": tampered})
+        _log(f"[gpubench worker] task {task.id}: {tampered}; exiting")
+        health.end_leftovers()
         return EXIT_TAMPERED
     watch.after_clean_task()
-    envelope.send(fd, {"type": "done"})
+    envelope.send(fd, {"type": "done", **({"retire": fit.retire} if fit.retire else {})})
     key = ResultKey.read(sys.stdin.readline(), task.id)
     if key is None:  # something in this process read the key first: nothing here is sure
-        print(f"[gpubench worker] task {task.id}: its result key was taken; exiting",
-              file=sys.stderr, flush=True)
+        _log(f"[gpubench worker] task {task.id}: its result key was taken; exiting")
         return EXIT_TAMPERED
     send(fd, {"type": "result", "task": task.id, "key": key, "result": result.to_dict()})
-    print(f"[gpubench worker] {_now()} task {task.id} done", file=sys.stderr, flush=True)
+    _log(f"[gpubench worker] {_now()} task {task.id} done")
+    if fit.retire:  # the parent kills this worker and what it holds, then starts another
+        _log(f"[gpubench worker] task {task.id}: {fit.retire}")
     return exit_status
+
+
+def _end_if_copy(health) -> None:
+    """A variant's fork() returned into gpubench's code in the copy: end the copy before
+    it says or reads anything (the worker blames the fork on the variant: health.py)."""
+    if health.is_copy():
+        os._exit(0)
+
+
+def _log(line: str) -> None:
+    """A line in the worker log; a variant may have closed stderr (health.py blames it)."""
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr, flush=True)
 
 
 def _seal():

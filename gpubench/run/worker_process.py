@@ -2,10 +2,10 @@
 
 The worker runs in its own session, so Ctrl-C in the terminal reaches only the
 parent, which then kills everything in that session (the worker, ninja, the
-compilers, whatever a variant spawned: see processes.py); a timeout does the
-same. Its stdout and stderr go through a pipe to a log file in the run folder,
-capped in size (the head and the tail are kept), with Python's faulthandler on,
-so a segfault leaves a traceback to point at.
+compilers, whatever a variant spawned, in a new session too, since the worker is
+their subreaper: see processes.py); a timeout does the same. Its stdout and stderr go
+through a pipe to a log file in the run folder, capped in size (the head and the tail
+are kept), with Python's faulthandler on, so a segfault leaves a traceback to point at.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import threading
 import time
 from pathlib import Path
 
-from gpubench.run.processes import kill_session
+from gpubench.run.processes import kill_session, kill_tree
 from gpubench.run.protocol import Envelope, LineReader, ResultKey
 
 # A fresh worker imports torch (1-5 s) and, on a GPU, creates a context (~1 s).
@@ -119,6 +119,7 @@ class WorkerProcess:
         if process is None:
             return
         if process.poll() is None:
+            kill_tree(process.pid)  # new sessions included: the worker is their subreaper
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):

@@ -1,0 +1,59 @@
+"""Variants that leave the worker unfit for the next one (issue 26): each fault must be
+blamed on the variant that made it, and the correct variant after it must still PASS
+in a fresh worker."""
+
+import contextlib
+import os
+import subprocess
+
+import torch
+
+from gpubench.families.spec import Axis, Family, TorchVariant
+
+
+def correct(x, out):
+    torch.mul(x, 2, out=out)
+
+
+def closes_fds(x, out):
+    correct(x, out)
+    for fd in (1, 2):  # the worker's log lines and faulthandler write there
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def forks(x, out):
+    correct(x, out)
+    if not getattr(forks, "done", False):  # once; the copy returns into the worker
+        forks.done = True
+        os.fork()
+
+
+def daemonizes(x, out):
+    correct(x, out)
+    if not getattr(daemonizes, "done", False):  # a helper in a new session, orphaned
+        daemonizes.done = True
+        subprocess.run(["setsid", "-f", "sleep", "3138"], check=True)
+
+
+def make_inputs(shape, dtype, device):
+    return (torch.randn(shape["n"], device=device).to(dtype),)
+
+
+family = Family(
+    axes=(Axis("n", default=1024),),
+    shapes=({"n": 1024},),
+    make_inputs=make_inputs,
+    reference=lambda x: 2 * x,
+    flops=lambda s: s["n"],
+    bytes_moved=lambda s, itemsize: 2 * s["n"] * itemsize,
+    variants=(
+        TorchVariant("torch", fn=correct, baseline=True),
+        TorchVariant("closes_fds", fn=closes_fds),
+        TorchVariant("after_closes_fds", fn=correct),
+        TorchVariant("forks", fn=forks),
+        TorchVariant("after_forks", fn=correct),
+        TorchVariant("daemonizes", fn=daemonizes),
+        TorchVariant("after_daemonizes", fn=correct),
+    ),
+)
