@@ -90,9 +90,11 @@ def test_a_variant_that_leaves_the_worker_unfit_is_blamed_not_the_next(gpubench)
     status = {v: r["status"] for v, r in rows.items()}
     assert status == {"torch": "ok", "closes_fds": "fail", "after_closes_fds": "ok",
                       "forks": "fail", "after_forks": "ok", "daemonizes": "ok",
-                      "after_daemonizes": "ok"}, done.output
+                      "after_daemonizes": "ok", "signals_gpubench": "fail",
+                      "after_signals": "ok"}, done.output
     assert "closed or replaced descriptor 1 (stdout), 2 (stderr)" in rows["closes_fds"]["error"]
     assert "forked the worker process and left 1 copy behind" in rows["forks"]["error"]
+    assert "tried to send SIGTERM to gpubench" in rows["signals_gpubench"]["error"]
     assert "Traceback" not in done.output
     assert_no_process_left(done.cwd / "run")
     # `setsid -f sleep` left a helper in a session of its own: the worker was its

@@ -20,6 +20,7 @@ import types
 from pathlib import Path
 
 from gpubench.run.seal import Seal, is_gpubench_module
+from gpubench.run.signal_guard import SignalGuard
 from gpubench.timing import pristine
 
 PACKAGE = str(Path(__file__).resolve().parents[1]) + os.sep  # .../gpubench/
@@ -32,8 +33,8 @@ MAX_NAMED_THREADS = 5
 class Watch:
     """What to compare after a task: the seal (taken once) and the threads before it."""
 
-    def __init__(self, seal: Seal):
-        self.seal = seal
+    def __init__(self, seal: Seal, guard: SignalGuard | None = None):
+        self.seal, self.guard = seal, guard
         self.threads_before: set[threading.Thread] = set()
 
     def before_task(self) -> None:
@@ -47,6 +48,8 @@ class Watch:
         if replaced:
             self.seal.restore()
             reasons.append("variant code replaced " + ", ".join(replaced))
+        if self.guard is not None:
+            reasons += self.guard.take_attempts()
         left = left_threads(self.threads_before)
         if left:
             names = ", ".join(thread.name for thread in left[:MAX_NAMED_THREADS])

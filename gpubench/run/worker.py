@@ -175,11 +175,14 @@ def _seal():
     import importlib
 
     from gpubench.run.seal import Seal
+    from gpubench.run.signal_guard import SignalGuard
     from gpubench.run.tamper import Watch
 
     for name in EAGER_MODULES:
         importlib.import_module(name)
-    return Watch(Seal())
+    guard = SignalGuard(os.getppid())
+    guard.install()
+    return Watch(Seal(), guard)
 
 
 # Imported lazily elsewhere; imported here before the seal so they are sealed too.

@@ -4,6 +4,7 @@ in a fresh worker."""
 
 import contextlib
 import os
+import signal
 import subprocess
 
 import torch
@@ -36,6 +37,11 @@ def daemonizes(x, out):
         subprocess.run(["setsid", "-f", "sleep", "3138"], check=True)
 
 
+def signals_gpubench(x, out):
+    correct(x, out)
+    os.kill(os.getppid(), signal.SIGTERM)  # the worker's parent is gpubench
+
+
 def make_inputs(shape, dtype, device):
     return (torch.randn(shape["n"], device=device).to(dtype),)
 
@@ -55,5 +61,7 @@ family = Family(
         TorchVariant("after_forks", fn=correct),
         TorchVariant("daemonizes", fn=daemonizes),
         TorchVariant("after_daemonizes", fn=correct),
+        TorchVariant("signals_gpubench", fn=signals_gpubench),
+        TorchVariant("after_signals", fn=correct),
     ),
 )
