@@ -8,10 +8,15 @@ import os
 import sys
 import threading
 import time
+from pathlib import Path
 
 import torch
 
-from gpubench.families.spec import Axis, Family, TorchVariant
+from gpubench.families.discovery import import_kernel_file
+from gpubench.families.spec import TorchVariant
+
+doubling = import_kernel_file(Path(__file__).resolve().parents[1] / "doubling.py",
+                              "gpubench_test_doubling")
 
 
 def correct(x, out):
@@ -87,18 +92,7 @@ def leaves_thread(x, out):
         leaves_thread.thread.start()
 
 
-def make_inputs(shape, dtype, device):
-    return (torch.randn(shape["n"], device=device).to(dtype),)
-
-
-family = Family(
-    axes=(Axis("n", default=256),),
-    shapes=({"n": 256},),
-    make_inputs=make_inputs,
-    reference=lambda x: 2 * x,
-    flops=lambda s: s["n"],
-    bytes_moved=lambda s, itemsize: 2 * s["n"] * itemsize,
-    variants=(
+family = doubling.doubling_family(256, variants=(
         TorchVariant("torch", fn=correct, baseline=True),
         TorchVariant("patches_event", fn=patches_event),
         TorchVariant("after_event", fn=correct),
@@ -112,5 +106,4 @@ family = Family(
         TorchVariant("after_forgery", fn=correct),
         TorchVariant("leaves_thread", fn=leaves_thread),
         TorchVariant("after_thread", fn=correct),
-    ),
-)
+))

@@ -6,10 +6,15 @@ import contextlib
 import os
 import signal
 import subprocess
+from pathlib import Path
 
 import torch
 
-from gpubench.families.spec import Axis, Family, TorchVariant
+from gpubench.families.discovery import import_kernel_file
+from gpubench.families.spec import TorchVariant
+
+doubling = import_kernel_file(Path(__file__).resolve().parents[1] / "doubling.py",
+                              "gpubench_test_doubling")
 
 
 def correct(x, out):
@@ -42,18 +47,7 @@ def signals_gpubench(x, out):
     os.kill(os.getppid(), signal.SIGTERM)  # the worker's parent is gpubench
 
 
-def make_inputs(shape, dtype, device):
-    return (torch.randn(shape["n"], device=device).to(dtype),)
-
-
-family = Family(
-    axes=(Axis("n", default=1024),),
-    shapes=({"n": 1024},),
-    make_inputs=make_inputs,
-    reference=lambda x: 2 * x,
-    flops=lambda s: s["n"],
-    bytes_moved=lambda s, itemsize: 2 * s["n"] * itemsize,
-    variants=(
+family = doubling.doubling_family(1024, variants=(
         TorchVariant("torch", fn=correct, baseline=True),
         TorchVariant("closes_fds", fn=closes_fds),
         TorchVariant("after_closes_fds", fn=correct),
@@ -63,5 +57,4 @@ family = Family(
         TorchVariant("after_daemonizes", fn=correct),
         TorchVariant("signals_gpubench", fn=signals_gpubench),
         TorchVariant("after_signals", fn=correct),
-    ),
-)
+))
