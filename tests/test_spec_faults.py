@@ -100,9 +100,17 @@ def test_a_run_ended_by_a_spec_thread_is_marked_incomplete(gpubench):
                     "--out", "base", env=quiet)
     assert base.code == 0, base.output
     new_dir = base.cwd / "new"
-    # the spec's thread calls os._exit(0) right after the first point is saved
+    # the spec's thread calls os._exit(0) right after the first point is saved: refused,
+    # the thread ends and the run goes on to the end
+    refused = gpubench("run", "exits_later", "--kernels-dir", str(EXIT_SPECS), *FAST,
+                       "--out", "refused", env={**quiet, "GPUBENCH_TEST_EXIT_WHEN":
+                                                str(base.cwd / "refused" / "results.json")})
+    assert refused.code == 0, refused.output
+    assert "spec code called os._exit(0)" in refused.output and "refused" in refused.output
+    assert {r["status"] for r in statuses(base.cwd / "refused").values()} == {"ok"}
+    # ... but a SIGKILL it sends itself ends gpubench at once: the folder says incomplete
     ended = gpubench("run", "exits_later", "--kernels-dir", str(EXIT_SPECS), *FAST,
-                     "--out", "new", env={**quiet,
+                     "--out", "new", env={**quiet, "GPUBENCH_TEST_EXIT_HOW": "kill",
                                           "GPUBENCH_TEST_EXIT_WHEN": str(new_dir / "results.json")})
     document = json.loads((new_dir / "results.json").read_text())
     assert "finished" not in document["meta"], ended.output

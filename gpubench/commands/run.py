@@ -16,7 +16,7 @@ from rich.markup import escape
 from gpubench import errors, safe_text
 from gpubench.analysis.baseline_pass import BaselineComparison
 from gpubench.analysis.comparison import compare_runs
-from gpubench.families.discovery import family_dirs, load_family, resolve_families
+from gpubench.families.discovery import family_dirs, load_family, refused_exits, resolve_families
 from gpubench.records import completeness as C
 from gpubench.records import events as E
 from gpubench.records import result as R
@@ -238,8 +238,10 @@ class RunCommand:
         saver.save()  # at once, every point NOT_RUN and the run marked incomplete: a
         # gpubench ended before its first point still leaves a folder that says so
         try:
-            with display:
+            with display, refused_exits() as refused:
                 runner.run(points)
+            for line in refused:
+                self.console.print(safe_text.terminal(f"warning: {line}"), markup=False)
         except KeyboardInterrupt as stop:
             paths = saver.save(final=True)
             self.console.print(safe_text.terminal(f"{str(stop) or 'interrupted'}: results so far "

@@ -163,6 +163,27 @@ def _guarded_import(path: Path):
             signal.signal(signal.SIGALRM, previous)
 
 
+@contextlib.contextmanager
+def refused_exits():
+    """While a run goes on, spec code (a thread a spec started at import) cannot end
+    gpubench with os._exit(): the call ends its own thread instead (SystemExit, which a
+    thread dies of quietly) and is recorded in the yielded list, so the run finishes and
+    says so. gpubench's own process never calls os._exit. Not a sandbox: posix._exit or a
+    signal to itself still end the process, and the run folder then says it is incomplete."""
+    refused: list[str] = []
+
+    def refuse_exit(code=0):
+        refused.append(f"spec code called os._exit({code}) in thread "
+                       f"'{threading.current_thread().name}': refused, the thread ended")
+        raise SystemExit(code)
+
+    real_exit, os._exit = os._exit, refuse_exit
+    try:
+        yield refused
+    finally:
+        os._exit = real_exit
+
+
 def _where(exc: BaseException, path: Path) -> str:
     """'line 12: NameError: name 'x' is not defined' — the innermost frame in `path`."""
     line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None

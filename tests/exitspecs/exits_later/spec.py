@@ -1,12 +1,14 @@
-"""Imports cleanly, then ends the process that imported it from a thread, while the run is
-going: after GPUBENCH_TEST_EXIT_AFTER_S seconds (4 by default), or as soon as the file
-GPUBENCH_TEST_EXIT_WHEN names records a point with a status (a test points it at the
-run's results.json: the exit then comes right after the first point is saved). The run
-folder must say the run is incomplete. Apart from tests/badspecs: listing that folder
-must not start this thread."""
+"""Imports cleanly, then tries to end the process that imported it from a thread, while the run is
+going (GPUBENCH_TEST_EXIT_HOW: os._exit, or a SIGKILL to itself): after
+GPUBENCH_TEST_EXIT_AFTER_S seconds (4 by default), or as soon as the file
+GPUBENCH_TEST_EXIT_WHEN names records a point with a status (a test points it at the run's
+results.json: the exit then comes right after the first point is saved). The run folder must say
+the run is incomplete. Apart from tests/badspecs: listing that folder must not start this
+thread."""
 
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -17,6 +19,9 @@ import torch
 from gpubench.families.spec import Family, TorchVariant
 
 AFTER_S = float(os.environ.get("GPUBENCH_TEST_EXIT_AFTER_S", "4"))
+# "exit": os._exit(0), which a run refuses (the thread ends, the run goes on); "kill": a
+# SIGKILL to its own process, which nothing refuses (the run folder says incomplete).
+HOW = os.environ.get("GPUBENCH_TEST_EXIT_HOW", "exit")
 WHEN = os.environ.get("GPUBENCH_TEST_EXIT_WHEN")
 
 
@@ -32,6 +37,8 @@ def _exit_later() -> None:
     deadline = time.monotonic() + AFTER_S
     while time.monotonic() < deadline and not _a_point_saved():
         time.sleep(0.02)
+    if HOW == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
     os._exit(0)
 
 
