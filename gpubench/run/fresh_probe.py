@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpubench.families.check import compare, poison
-from gpubench.run.rotation import InputSet, output_problem
+from gpubench.run.rotation import InputSet, output_problem, retire
 from gpubench.timing import pristine
 from gpubench.timing.hostload import Snapshot, load_between
 
@@ -61,30 +61,19 @@ def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet
     for index in range(FRESH_CALLS):
         fresh, known = make_set(index), draw.choice(seen)
         finite = index % 2 == 1
-        repeat_times.append(_retired(invoke, known, support, finite)[0])
+        seconds, produced = _timed_call(invoke, known, support, finite)
+        retire(produced, known)
+        repeat_times.append(seconds)
         seconds, produced = _timed_call(invoke, fresh, support, finite)
         fresh_times.append(seconds)
         failure = _check(produced, fresh, index, reference_of, tolerance)
-        _retire(produced, fresh)
+        retire(produced, fresh)
         if failure:
             return FreshProbe(tuple(fresh_times), tuple(repeat_times), failure)
     # On a shared CPU an isolated call waits for the intra-op threads to wake (ms on a
     # loaded 2-core host, 2026-11-25): records/trust.py does not judge a busy probe.
     load = load_between(before, Snapshot.now(), 2 * FRESH_CALLS) if before else None
     return FreshProbe(tuple(fresh_times), tuple(repeat_times), host_load=load)
-
-
-def _retired(invoke, chosen: InputSet, support, finite: bool) -> tuple[float, object]:
-    """A timed call whose returned output is poisoned right after."""
-    seconds, produced = _timed_call(invoke, chosen, support, finite)
-    _retire(produced, chosen)
-    return seconds, None
-
-
-def _retire(produced, chosen: InputSet) -> None:
-    """No answer left in a freed block for a later empty_like to find."""
-    if produced is not chosen.out and output_problem(produced, chosen.inputs) is None:
-        poison(produced)
 
 
 def _timed_call(invoke, fresh: InputSet, support, finite: bool) -> tuple[float, object]:

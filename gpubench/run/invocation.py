@@ -37,13 +37,12 @@ class Group:
 class Invocation:
     """A variant's callable under the harness's one convention, call(inputs, out) ->
     output: destination-passing variants write into `out`; returning ones allocate and
-    return their output (calling.py decides which on the first call), and the last
-    output is kept for the re-check after timing."""
+    return their output (calling.py decides which on the first call). What a call
+    produced is the caller's to keep (run/rotation.py keeps the re-checked ones)."""
 
     def __init__(self, fn: Callable, declared: bool | None):
         self.fn, self.declared = fn, declared
         self.returns: bool | None = None
-        self.last = None
 
     def __call__(self, inputs: tuple, out):
         if self.returns is None:
@@ -51,12 +50,7 @@ class Invocation:
         if not self.returns:
             self.fn(*inputs, out)
             return out
-        self.last = self.fn(*inputs)
-        return self.last
-
-    def output(self, out):
-        """What the last call produced."""
-        return self.last if self.returns else out
+        return self.fn(*inputs)
 
     def problem(self, produced, like, torch) -> str | None:
         """Why a returning variant's result cannot be checked, or None. `like` is the

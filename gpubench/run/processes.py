@@ -62,18 +62,8 @@ def kill_session(sid: int, keep: tuple[int, ...] = ()) -> int:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(sid, signal.SIGKILL)
         return 0
-    hit = 0
-    for _ in range(KILL_ROUNDS):
-        targets = [pid for pid in session_members(sid) if pid not in keep]
-        _debug(f"kill_session {sid}: targets {targets}")
-        if not targets:
-            break
-        for pid in targets:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-                hit += 1
-        time.sleep(0.05)
-    return hit
+    return _kill_in_rounds(lambda: [pid for pid in session_members(sid) if pid not in keep],
+                           f"kill_session {sid}")
 
 
 def become_subreaper() -> bool:
@@ -114,11 +104,18 @@ def kill_tree(pid: int, keep: tuple[int, ...] = ()) -> int:
     """SIGKILL every descendant of `pid` (not `pid` itself, nor `keep`), in rounds: while
     `pid` lives and is a subreaper, a child orphaned by this very kill stays below it
     and is found in the next round. Returns how many were hit."""
+    return _kill_in_rounds(lambda: [child for child in descendants(pid) if child not in keep
+                                    and state(child) not in ("Z", "X", None)],
+                           f"kill_tree {pid}")
+
+
+def _kill_in_rounds(find_targets, label: str) -> int:
+    """SIGKILL what `find_targets()` names, again until it names nothing (a process may
+    fork or be re-parented in between), at most KILL_ROUNDS times. Returns the hits."""
     hit = 0
     for _ in range(KILL_ROUNDS):
-        targets = [child for child in descendants(pid)
-                   if child not in keep and state(child) not in ("Z", "X", None)]
-        _debug(f"kill_tree {pid}: targets {targets}")
+        targets = find_targets()
+        _debug(f"{label}: targets {targets}")
         if not targets:
             break
         for target in targets:

@@ -129,12 +129,8 @@ class Rotation:
         """Poison the previous call's returned output before it is dropped: the block it
         frees must not hand the answer to a variant that allocates with empty_like."""
         produced, self.produced = self.produced, None
-        if produced is None or self.current < 0 or self.capturing:
-            return
-        if produced is self.sets[self.current].out:
-            return
-        if output_problem(produced, self.sets[self.current].inputs) is None:
-            poison(produced)
+        if produced is not None and self.current >= 0 and not self.capturing:
+            retire(produced, self.sets[self.current])
 
     def close(self) -> None:
         """After the last call: retire its output too, and let go of the kept ones."""
@@ -164,6 +160,14 @@ class Rotation:
         if chosen.reference is None:
             chosen.reference = self.reference_of(chosen.inputs)
         return chosen.reference
+
+
+def retire(produced, chosen: InputSet) -> None:
+    """Poison a returned output before the caller drops it, so the block it frees holds
+    no answer; not the set's own buffer, nor anything that is not the variant's own
+    plain tensor (an input's memory, a subclass)."""
+    if produced is not chosen.out and output_problem(produced, chosen.inputs) is None:
+        poison(produced)
 
 
 def _last_per_output(kept: list[Drawn]) -> list[Drawn]:
