@@ -306,6 +306,8 @@ class Executor:
         group = ready.group
         first = InputSet(group.time_inputs, group.out, group.time_ref)
         free = torch.cuda.mem_get_info()[0] if self.machine.has_cuda else None
+        # x2: a set's float64 reference, made when it is re-checked, is up to twice the
+        # set's own bytes (fp32 -> fp64; more for 16-bit outputs, fewer for their inputs)
         count = set_count(set_bytes(group.time_inputs, group.out) * 2, free)
         dtype = getattr(torch, task.dtype)
         return [first] + [
