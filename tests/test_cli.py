@@ -85,7 +85,7 @@ def test_wrong_crashing_and_hanging_variants_fail_alone(gpubench):
     json.loads(text, parse_constant=lambda token: pytest.fail(f"non-JSON token {token}"))
 
 
-def test_compile_error_shows_file_and_line_and_others_still_run(gpubench):
+def test_build_error_shows_file_and_line_and_others_still_run(gpubench):
     done = gpubench("run", "badcpp", "--kernels-dir", str(TEST_KERNELS), "--device", "cpu", *FAST,
                     "--verbose")
     assert done.code == 1, done.output

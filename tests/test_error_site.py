@@ -200,3 +200,28 @@ def test_a_tool_names_the_build_error_of_its_variant():
                                  "declared\n    x + nope;\n(compiler log: /w/build-error.log)")
     raise_build_failure({"status": "error", "error": "x"})  # not a build error: nothing
     raise_build_failure([{"status": "build_error"}])  # a list (ncu-check): not this
+
+
+def test_a_one_shot_worker_reports_a_build_failure_that_the_tool_driver_names(tmp_path):
+    """`gpubench ncu`/`sanitize`/`nsys` on a variant that does not build: the one-shot
+    worker writes BUILD ERROR to its result file, and the driver raises it (exit 1) before
+    reading the tool's "the application returned an error code (1)"."""
+    import json
+    from types import SimpleNamespace
+
+    from gpubench.build.diagnostics import CompileError
+    from gpubench.run.worker import _failure
+
+    source, log = tmp_path / "add.cpp", tmp_path / "build-error.log"
+    source.write_text("#include <x>\nint x = nope;\n")
+    log.write_text("the whole compiler log")
+    built = _failure(CompileError(f"{source}:2: 'nope' was not declared", log, 3.0), None)
+    assert built.status == R.BUILD_ERROR and built.build["compile_s"] == 3.0
+    assert built.error_site["log"] == "the whole compiler log"
+    with pytest.raises(errors.BuildFailed, match=r"add.cpp:2: 'nope' was not declared\n    "
+                                                 r"int x = nope;\n\(compiler log: .*build-"):
+        raise_build_failure(json.loads(json.dumps(built.to_dict())))
+    (tmp_path / "helpers.py").write_text(HELPER)
+    raised = _raised(_load(tmp_path / "helpers.py").outer, 2)
+    failed = _failure(raised, SimpleNamespace(family_dir=str(tmp_path)))
+    assert failed.status == R.ERROR and "helpers.py:6: ValueError: bad 2" in failed.error
