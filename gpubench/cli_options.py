@@ -153,6 +153,9 @@ run_extra_options = stacked(
     click.option("--baseline", metavar="RUN",
                  help="Compare every point with an earlier run (a run folder, 'latest', "
                       "'latest~1'): adds the change and the verdict of `gpubench compare`."),
+    click.option("-v", "--verbose", is_flag=True,
+                 help="Also print the whole traceback or compiler log of each failed point "
+                      "(the table shows its file:line; results.json keeps the log either way)."),
 )
 """What `run` does besides checking and timing (run only; the names are RunRequest's)."""
 

@@ -92,6 +92,13 @@ class OutputError(GpubenchError):
     exit_code = EXIT_OUTPUT
 
 
+class BuildFailed(GpubenchError):
+    """A variant a tool was to run (ncu, nsys, compute-sanitizer) does not build: the
+    compiler's first error at its file:line, not the tool's "returned an error code"."""
+
+    exit_code = EXIT_VARIANT_FAILED
+
+
 class ProfilerError(GpubenchError):
     """An external profiler failed; the subclass (and its exit code) says how."""
 

@@ -85,15 +85,44 @@ def test_wrong_crashing_and_hanging_variants_fail_alone(gpubench):
     json.loads(text, parse_constant=lambda token: pytest.fail(f"non-JSON token {token}"))
 
 
-def test_compile_error_shows_file_and_line_and_others_still_run(gpubench):
-    done = gpubench("run", "badcpp", "--kernels-dir", str(TEST_KERNELS), "--device", "cpu", *FAST)
+def test_build_error_shows_file_and_line_and_others_still_run(gpubench):
+    done = gpubench("run", "badcpp", "--kernels-dir", str(TEST_KERNELS), "--device", "cpu", *FAST,
+                    "--verbose")
     assert done.code == 1, done.output
     rows = done.by_variant()
     assert rows["torch"]["status"] == "ok"
-    assert rows["broken"]["status"] == "compile_error"
-    assert "add_one.cpp:7:" in rows["broken"]["error"]  # the user's file and line
-    assert "undeclared_offset" in done.stdout
-    assert Path(rows["broken"]["build"]["log"]).is_file()  # the whole compiler log, kept
+    broken = rows["broken"]
+    assert broken["status"] == "build_error"  # one name: BUILD ERROR in the log and table
+    assert "add_one.cpp:7:" in broken["error"]  # the user's file and line
+    assert "\n    out.copy_(x + undeclared_offset);\n" in done.stdout  # and its source line
+    assert "BUILD ERROR" in done.stdout and "COMPILE" not in done.output
+    assert broken["median_s"] is None and broken["compile_s"] > 1  # its build seconds
+    assert Path(broken["build"]["log"]).is_file()  # the whole compiler log, kept
+    site = broken["error_site"]
+    assert site["file"].endswith("add_one.cpp") and site["line"] == 7
+    assert "undeclared_offset" in site["log"]  # results.json keeps the log, --verbose shows it
+    assert "--- BUILD ERROR badcpp/broken n=1024 float32:" in done.stdout
+
+
+def test_errors_in_a_helper_and_a_triton_kernel_show_at_their_line(gpubench):
+    done = gpubench("run", "errsite", "--kernels-dir", str(TEST_KERNELS), "--device", "cpu", *FAST)
+    assert done.code == 1, done.output
+    rows = done.by_variant()
+    helper, triton = rows["helper"], rows["triton"]
+    # the raise in the family's helper, not gpubench's call of the variant
+    assert helper["status"] == "error"
+    assert "errsite/helpers.py:10: ValueError: no offset for 256 elements" in helper["error"]
+    assert '\n    raise ValueError(f"no offset for {x.numel()} elements")' in done.stdout
+    # the kernel's line under TRITON_INTERPRET=1, not Triton's InterpreterError
+    assert "errsite/add_triton.py:14: ValueError: Cannot make_shape_compatible" in \
+        triton["error"]
+    assert "\n    y = x + tl.arange(0, 2 * BLOCK)" in done.stdout
+    assert "Traceback" not in done.output  # the whole traceback only with --verbose
+    assert "Traceback (most recent call last)" in helper["error_site"]["log"]
+    verbose = gpubench("run", "errsite", "--kernels-dir", str(TEST_KERNELS), "--device", "cpu",
+                       "--variants", "helper", *FAST, "-v")
+    assert "Traceback (most recent call last)" in verbose.stdout
+    assert "in _offset_of" in verbose.stdout
 
 
 def test_suite_file_selects_families_sizes_and_variants(gpubench, tmp_path):

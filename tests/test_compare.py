@@ -163,7 +163,7 @@ def test_failed_points_are_listed_without_a_speed_verdict():
     verdicts = C.compare_runs(run_of(result("a", (), status="crashed")),
                               run_of(result("a", noisy(1e-3))))
     (point,) = verdicts.points
-    assert point.comparison is None and point.note == "not compared: crashed in BASE, ok in NEW"
+    assert point.comparison is None and point.note == "not compared: CRASHED in BASE, PASS in NEW"
     assert point.verdict == "-" and not verdicts.regressions()
     # PASS in BASE, then failed in NEW: a regression (tests/test_compare_gate.py).
 

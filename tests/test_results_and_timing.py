@@ -42,7 +42,7 @@ def test_speedups_only_for_passing_rows_against_a_passing_baseline_of_the_same_m
 
 def test_exit_status_fails_on_broken_variants_but_not_on_skips():
     assert R.exit_status([result("a"), result("b", status=R.SKIPPED, samples=())])
-    for status in (R.FAIL, R.ERROR, R.CRASHED, R.TIMEOUT, R.COMPILE_ERROR):
+    for status in (R.FAIL, R.ERROR, R.CRASHED, R.TIMEOUT, R.BUILD_ERROR):
         assert not R.exit_status([result("a"), result("b", status=status, samples=())])
 
 
@@ -229,7 +229,7 @@ def test_a_worker_result_round_trips_through_its_dict_and_a_malformed_one_is_ref
                         measurements={"cold": Measurement("cold", "events", (1e-3, 2e-3))},
                         device_work=DeviceWork(kernels=2, other_ops=0, names=("a", "b")))
     assert WorkerResult.from_dict(sent.to_dict()) == sent
-    failed = WorkerResult(R.COMPILE_ERROR, "nvcc: error", build={"log": "/tmp/build.log"})
+    failed = WorkerResult(R.BUILD_ERROR, "nvcc: error", build={"log": "/tmp/build.log"})
     assert WorkerResult.from_dict(failed.to_dict()) == failed
     assert WorkerResult.from_dict({"status": "crashed", "error": "CUDA error"}).error
     for malformed, why in [([], "must be a dict"), ({"status": "ok", "timings": {}}, "timings"),

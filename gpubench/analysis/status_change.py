@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpubench.records.result import FAILED_STATUSES, NOT_RUN, OK, SKIPPED, SUSPECT
+from gpubench.records.result import FAILED_STATUSES, NOT_RUN, OK, SKIPPED, SUSPECT, status_label
 
 # Verdicts of a point with no speed comparison, beside comparison.VERDICTS.
 BECAME_SUSPECT = "SUSPECT"  # PASS in BASE, SUSPECT in NEW
@@ -36,11 +36,13 @@ def status_change(base, new) -> tuple[str, str]:
         return BECAME_SUSPECT, f"SUSPECT in NEW: {new.error or 'no reason recorded'}"
     if base.status == OK and new.status in FAILED_STATUSES:
         why = f": {new.error}" if new.error else ""
-        return BECAME_FAILED, f"{new.status.upper()} in NEW{why}"
+        return BECAME_FAILED, f"{status_label(new.status)} in NEW{why}"
     if base.status == SUSPECT:
         why = f" ({base.error})" if base.error else ""
-        return "", f"not compared for speed: SUSPECT in BASE{why}, {new.status} in NEW"
-    return "", f"not compared: {base.status} in BASE, {new.status} in NEW"
+        return "", (f"not compared for speed: SUSPECT in BASE{why}, "
+                    f"{status_label(new.status)} in NEW")
+    return "", (f"not compared: {status_label(base.status)} in BASE, "
+                f"{status_label(new.status)} in NEW")
 
 
 def missing_in_new(base_rows: Mapping, new_rows: Mapping) -> tuple[str, ...]:

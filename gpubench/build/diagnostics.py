@@ -46,11 +46,15 @@ def c_string_body(text: str) -> str:
 
 # The file part is lazy and may hold ': ' and spaces: a label like "spec.py: cuda_sources[0]"
 # is a file name to the compiler (#line).
+# gcc and clang: "file:line:col: error: msg" ("fatal error" for a missing header); an error
+# in a header names the header (after "In file included from x.cpp:3:", which is no error).
 _GCC_ERROR = re.compile(
     r"^(?P<file>\S.*?):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$"
 )
+# nvcc's front end: "file(line): error: msg", "error #20-D:" with diagnostic numbers on,
+# "catastrophic error:" for a missing header.
 _NVCC_ERROR = re.compile(
-    r"^(?P<file>\S.*?)\((?P<line>\d+)\): (?:catastrophic )?error: (?P<msg>.*)$"
+    r"^(?P<file>\S.*?)\((?P<line>\d+)\): (?:catastrophic )?error(?: #[\w-]+)?: (?P<msg>.*)$"
 )
 _LINK_ERROR = re.compile(r"(undefined reference to .*|ld returned .*|undefined symbol: .*)")
 

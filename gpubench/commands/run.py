@@ -23,7 +23,13 @@ from gpubench.records import result as R
 from gpubench.records.run import RunDocument
 from gpubench.report.compare_view import summary_line
 from gpubench.report.files import new_run_dir
-from gpubench.report.live import RunDisplay, RunNotes, failure_summary, skipped_summary
+from gpubench.report.live import (
+    RunDisplay,
+    RunNotes,
+    failure_logs,
+    failure_summary,
+    skipped_summary,
+)
 from gpubench.report.table import group_markdown, groups_of
 from gpubench.run.config import RunConfig
 from gpubench.run.folder import RunFolder, load_run
@@ -64,6 +70,7 @@ class RunRequest:
     devices: str | None = None  # --devices all|0,2,3: one worker per GPU
     workers: int | None = None  # --workers N: N CPU workers (or local Dask CPU workers)
     cluster: str | None = None  # --cluster ADDRESS|local: Dask workers, one GPU each
+    verbose: bool = False  # --verbose: each failed point's whole traceback or compiler log
 
 
 @dataclass
@@ -341,6 +348,8 @@ class RunCommand:
             self.console.print(f"[dim]{escape(safe_text.terminal(line, where=str(full)))}[/]")
         for line in failure_summary(results):
             self.console.print(f"[red]{escape(safe_text.terminal(line, where=str(full)))}[/]")
+        for log in failure_logs(results) if self.request.verbose else ():
+            self.console.print(safe_text.terminal(log, limit=None), markup=False, soft_wrap=True)
         first_mode = results[0].mode if results else ""
         compile_s = sum(r.compile_s or 0.0 for r in results
                         if r.kind == "cuda" and r.mode == first_mode)

@@ -30,7 +30,8 @@ FAIL = "fail"
 ERROR = "error"
 CRASHED = "crashed"
 TIMEOUT = "timeout"
-COMPILE_ERROR = "compile_error"
+# A variant that did not build: compile, link or load of its extension failed.
+BUILD_ERROR = "build_error"
 SKIPPED = "skipped"
 NOT_RUN = "not_run"  # interrupted before its turn
 # Correct output, untrustworthy time: the variant games the timer (work outside the window,
@@ -39,7 +40,18 @@ NOT_RUN = "not_run"  # interrupted before its turn
 SUSPECT = "suspect"
 
 # Statuses that mean "this variant is broken", as opposed to skipped or not run.
-FAILED_STATUSES = frozenset({FAIL, ERROR, CRASHED, TIMEOUT, COMPILE_ERROR})
+FAILED_STATUSES = frozenset({FAIL, ERROR, CRASHED, TIMEOUT, BUILD_ERROR})
+# Each status's one name wherever it is shown: logs, tables, reports, compare, markdown.
+STATUS_LABELS = {OK: "PASS", SUSPECT: "SUSPECT", FAIL: "FAIL", ERROR: "ERROR",
+                 CRASHED: "CRASHED", TIMEOUT: "TIMEOUT", BUILD_ERROR: "BUILD ERROR",
+                 SKIPPED: "skipped", NOT_RUN: "not run"}
+# Names older records used: read as today's (results.json of runs before the rename).
+_OLD_STATUSES = {"compile_error": BUILD_ERROR}
+
+
+def status_label(status: str) -> str:
+    """'BUILD ERROR' for "build_error": how a status is named to a reader."""
+    return STATUS_LABELS.get(status, status.upper())
 
 ITEMSIZE = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
 
@@ -203,7 +215,7 @@ class Result:
         summary = self.summary
         if not self.passed or summary is None:
             why = f" ({self.error})" if self.error else ""
-            return f"<Result {head}: {self.status.upper()}{why}>"
+            return f"<Result {head}: {status_label(self.status)}{why}>"
         rate = (f", {fmt.rate(self.tflops)} TFLOP/s" if self.flops else "") + \
                (f", {fmt.rate(self.gbps)} GB/s" if self.bytes_moved else "")
         median = fmt.duration(summary.median, min(summary.significant_digits, 4))
@@ -279,7 +291,8 @@ class Result:
                        data["mode"])
         measurement = data.get("measurement")
         return cls(
-            key=key, kind=data.get("kind", ""), status=data["status"],
+            key=key, kind=data.get("kind", ""),
+            status=_OLD_STATUSES.get(data["status"], data["status"]),
             baseline=bool(data.get("baseline")), device=data.get("device") or "",
             flops=data.get("flops"), bytes_moved=data.get("bytes_moved"), seed=data.get("seed"),
             measurement=Measurement.from_dict(measurement) if measurement else None,

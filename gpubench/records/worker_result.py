@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gpubench.records.result import COMPILE_ERROR, CRASHED, ERROR, FAIL, OK
+from gpubench.records.result import BUILD_ERROR, CRASHED, ERROR, FAIL, OK
 from gpubench.timing.device_work import DeviceWork
 from gpubench.timing.measurement import Measurement
 
 # What a worker can say of a task; TIMEOUT and the like are the parent's verdicts.
-WORKER_STATUSES = frozenset({OK, FAIL, ERROR, COMPILE_ERROR, CRASHED})
+WORKER_STATUSES = frozenset({OK, FAIL, ERROR, BUILD_ERROR, CRASHED})
 _KEYS = frozenset({"status", "error", "build", "check", "measurements", "device",
-                   "device_work"})
+                   "device_work", "error_site"})
 
 
 class MalformedWorkerResult(ValueError):
@@ -40,13 +40,17 @@ class WorkerResult:
     measurements: Mapping[str, Measurement] = field(default_factory=dict)  # mode -> it
     device: str = ""  # "cuda" or "cpu": where the worker ran it
     device_work: DeviceWork | None = None  # kernels per call, their sum and span
+    # Where the error happened in the user's source, and its whole traceback or compiler
+    # log: ErrorReport.to_dict() (records/error_site.py); None without an error.
+    error_site: Mapping | None = None
 
     def to_dict(self) -> dict:
         return {"status": self.status, "error": self.error, "build": dict(self.build),
                 "check": self.check,
                 "measurements": {mode: m.to_dict() for mode, m in self.measurements.items()},
                 "device": self.device,
-                "device_work": self.device_work.to_dict() if self.device_work else None}
+                "device_work": self.device_work.to_dict() if self.device_work else None,
+                "error_site": dict(self.error_site) if self.error_site else None}
 
     @classmethod
     def from_dict(cls, data) -> WorkerResult:
@@ -68,6 +72,7 @@ class WorkerResult:
         _expect(data, "check", Mapping)
         _expect(data, "measurements", Mapping)
         _expect(data, "device_work", Mapping)
+        _expect(data, "error_site", Mapping)
         try:
             measurements = {mode: Measurement.from_dict(m)
                             for mode, m in (data.get("measurements") or {}).items()}
@@ -78,7 +83,7 @@ class WorkerResult:
         return cls(status=data["status"], error=data.get("error"),
                    build=dict(data.get("build") or {}), check=data.get("check"),
                    measurements=measurements, device=data.get("device") or "",
-                   device_work=work)
+                   device_work=work, error_site=data.get("error_site"))
 
 
 def _expect(data: Mapping, key: str, kind: type) -> None:

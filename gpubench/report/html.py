@@ -383,7 +383,7 @@ table.results th.sorted-asc::after { content: " \\25B2"; }
 table.results th.sorted-desc::after { content: " \\25BC"; }
 .num { text-align: right !important; font-variant-numeric: tabular-nums; }
 .status-ok { color: #1a7f37; font-weight: 600; }
-.status-fail, .status-error, .status-crashed, .status-timeout, .status-compile_error,
+.status-fail, .status-error, .status-crashed, .status-timeout, .status-build_error,
 .status-suspect { color: #c62828; font-weight: 700; }
 .status-skipped, .status-not_run, .muted { color: #777; }
 .verdict-FASTER { color: #1a7f37; font-weight: 700; }

@@ -29,7 +29,8 @@ from rich.progress import (
 from gpubench import safe_text
 from gpubench.records import events as E
 from gpubench.records import result as R
-from gpubench.report.table import STATUS_STYLE, group_notes, group_table
+from gpubench.records.features.error_site import ERROR_SITE
+from gpubench.report.table import group_notes, group_table, source_below
 
 # Where the full text of a message cut for the terminal is (safe_text.terminal).
 FULL_TEXT = "results.json"
@@ -179,7 +180,7 @@ class PlainProgress:
 def _outcome(rows: list[R.Result]) -> str | None:
     """The status that ended a point which did not pass (TIMEOUT, CRASHED ...), or None."""
     failed = [row.status for row in rows if row.status not in (R.OK, R.SKIPPED)]
-    return STATUS_STYLE.get(failed[0], (failed[0].upper(), ""))[0] if failed else None
+    return R.status_label(failed[0]) if failed else None
 
 
 def point_line(rows: list[R.Result]) -> str:
@@ -192,7 +193,7 @@ def point_line(rows: list[R.Result]) -> str:
     for row in rows:
         summary = row.summary if row.passed else None
         if summary is None:
-            parts.append(f"{row.mode} {row.status.upper()}")
+            parts.append(f"{row.mode} {R.status_label(row.status)}")
         else:
             median = fmt.duration(summary.median, min(summary.significant_digits, 4))
             parts.append(f"{row.mode} {median} ±{fmt.percent(summary.rel_ci)}")
@@ -220,8 +221,21 @@ def failure_summary(results: list[R.Result]) -> list[str]:
     errors.EXIT_SUSPECT for it, and the reader must see why)."""
     lines = []
     for r in results:
-        line = (f"{r.status.upper()} {safe_text.one_line(r.family)}/{r.variant} "
-                f"{r.shape.label()} {r.dtype}: {r.error}")
+        line = (f"{R.status_label(r.status)} {safe_text.one_line(r.family)}/{r.variant} "
+                f"{r.shape.label()} {r.dtype}: {r.error}{source_below(r)}")
         if (r.status in R.FAILED_STATUSES or r.status == R.SUSPECT) and line not in lines:
             lines.append(line)
+    return lines
+
+
+def failure_logs(results: list[R.Result]) -> list[str]:
+    """`--verbose`: the whole traceback or compiler log of each failed point that has one
+    (records/features/error_site.py), once per text, under a line naming the point."""
+    lines, seen = [], set()
+    for r in results:
+        log = (r.extra(ERROR_SITE.name) or {}).get("log")
+        if r.status in R.FAILED_STATUSES and log and log not in seen:
+            seen.add(log)
+            lines.append(f"--- {R.status_label(r.status)} {safe_text.one_line(r.family)}/"
+                         f"{r.variant} {r.shape.label()} {r.dtype}:\n{log.rstrip()}")
     return lines

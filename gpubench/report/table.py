@@ -15,21 +15,16 @@ from gpubench.families.check import CheckResult
 from gpubench.records import result as R
 from gpubench.records.extras import ExtraSpec
 from gpubench.records.features import EXTRAS
+from gpubench.records.features.error_site import ERROR_SITE
 from gpubench.records.features.vs_baseline import VS_BASELINE
 from gpubench.report.compare_view import verdict_cell
 from gpubench.timing import precision
 
-STATUS_STYLE = {
-    R.OK: ("PASS", "green"),
-    R.SUSPECT: ("SUSPECT", "bold red"),
-    R.FAIL: ("FAIL", "bold red"),
-    R.ERROR: ("ERROR", "bold red"),
-    R.CRASHED: ("CRASHED", "bold red"),
-    R.TIMEOUT: ("TIMEOUT", "bold red"),
-    R.COMPILE_ERROR: ("BUILD ERROR", "bold red"),
-    R.SKIPPED: ("skipped", "dim"),
-    R.NOT_RUN: ("not run", "dim"),
-}
+# Each status's label (records/result.py names it once) and its style.
+STATUS_STYLE = {status: (R.status_label(status),
+                         "green" if status == R.OK else "dim" if status in (R.SKIPPED, R.NOT_RUN)
+                         else "bold red")
+                for status in R.STATUS_LABELS}
 BASELINE_HEADER = "vs --baseline"
 # Every core column in order; "mode", "kernels" and "vs --baseline" show only when they
 # say something (several modes, a multi-op call, --baseline); the extras' columns (records/
@@ -366,13 +361,20 @@ def group_notes(group: list[R.Result]) -> list[str]:
         why = note(r)
         if r.status != R.OK and why and (r.variant, why) not in seen:
             seen.add((r.variant, why))
-            notes.append(f"{r.variant}: {why}")
+            notes.append(f"{r.variant}: {why}{source_below(r)}")
         notes.extend(f"{label}: {w}" for w in r.warnings)
         build_note = r.build.get("note")
         if build_note and (r.variant, build_note) not in seen:
             seen.add((r.variant, build_note))
             notes.append(f"{r.variant}: {build_note}")
     return notes
+
+
+def source_below(result: R.Result) -> str:
+    """The line of the user's source where the row's error happened, on a line of its own
+    under the message ('' when none is known): records/features/error_site.py."""
+    source = (result.extra(ERROR_SITE.name) or {}).get("source")
+    return f"\n    {source}" if source else ""
 
 
 def _build_cell(result: R.Result) -> str:

@@ -33,8 +33,9 @@ from gpubench.families.spec import (
     TritonVariant,
     Variant,
 )
+from gpubench.records import error_site
 from gpubench.records.point import Task
-from gpubench.records.result import COMPILE_ERROR, ERROR, FAIL, OK
+from gpubench.records.result import BUILD_ERROR, ERROR, FAIL, OK
 from gpubench.records.worker_result import WorkerResult
 from gpubench.run.fresh_probe import FreshProbe, probe_fresh
 from gpubench.run.invocation import Group, Invocation
@@ -86,16 +87,13 @@ class Executor:
         try:
             return self._run(task)
         except CompileError as exc:
-            build = {"compile_s": exc.seconds, "cached": False}
-            if exc.log_path:
-                build["log"] = str(exc.log_path)
-            return WorkerResult(COMPILE_ERROR, exc.summary, build=build)
+            return build_failure(exc)
         except SpecError as exc:
             failed = WorkerResult(ERROR, str(exc))
         except Exception as exc:
             if _is_cuda_fault(exc):
                 raise CudaFault(_one_line(exc)) from exc
-            failed = WorkerResult(ERROR, _one_line(exc))
+            failed = variant_failure(exc, task)
         _release_memory(self.machine)  # out of the except block: the exception is let go
         return failed
 
@@ -281,7 +279,9 @@ class Executor:
         except Exception as exc:
             if _is_cuda_fault(exc):
                 raise
-            return Measurement(mode, error=f"{mode} timing failed: {_one_line(exc)}")
+            where = error_site.report_exception(exc, [ready.family.directory])
+            shown = error_site.with_site(where.message, where.site)
+            return Measurement(mode, error=f"{mode} timing failed: {shown}")
         finally:
             rotation.close()
         return timing.completed(
@@ -413,6 +413,32 @@ def _reference(family: Family, inputs: tuple):
     upcast = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
               for x in inputs]
     return family.reference(*upcast)
+
+
+def build_failure(exc: CompileError) -> WorkerResult:
+    """BUILD ERROR: the compiler's first errors (file:line), the first one's source line, its
+    build seconds (none for a build that failed earlier in this process: it took no time
+    now, and "0.0 ns" would read as a measurement) and the whole log."""
+    build = {"compile_s": exc.seconds or None, "cached": False}
+    if exc.log_path:
+        build["log"] = str(exc.log_path)
+    report = error_site.report_compile_error(exc.summary, _read_log(exc.log_path))
+    return WorkerResult(BUILD_ERROR, exc.summary, build=build, error_site=report.to_dict())
+
+
+def variant_failure(exc: BaseException, task: Task) -> WorkerResult:
+    """ERROR at the innermost line of the family's own files that raised (a helper, a
+    Triton kernel, a TORCH_CHECK), with the whole traceback kept."""
+    report = error_site.report_exception(exc, [Path(task.family_dir)])
+    return WorkerResult(ERROR, error_site.with_site(report.message, report.site),
+                        error_site=report.to_dict())
+
+
+def _read_log(path: Path | None) -> str:
+    try:
+        return path.read_text(errors="replace") if path else ""
+    except OSError:
+        return ""
 
 
 def _release_memory(machine: Machine) -> None:

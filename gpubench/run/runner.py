@@ -27,6 +27,7 @@ from pathlib import Path
 from gpubench.records import events as E
 from gpubench.records import result as R
 from gpubench.records.derive import finish_group
+from gpubench.records.features.error_site import ERROR_SITE
 from gpubench.records.worker_result import WorkerResult
 from gpubench.run.interference import Interference, assess
 from gpubench.run.lane import Lane, Outcome, Slot
@@ -411,5 +412,7 @@ def results_from_worker(point: Point, worker: WorkerResult, modes: tuple[str, ..
         row = point.result(mode, status, error=error, measurement=measurement,
                            check=worker.check, build=dict(worker.build),
                            device=worker.device, device_work=worker.device_work)
+        if worker.error_site and error == worker.error:  # the row's error is the worker's
+            row = row.with_extra(ERROR_SITE, dict(worker.error_site))
         rows.append(replace(row, **_device_fields(device)))
     return rows

@@ -25,7 +25,7 @@ import sys
 import traceback
 
 from gpubench.records.point import Task
-from gpubench.records.result import CRASHED, ERROR, OK
+from gpubench.records.result import CRASHED, OK
 from gpubench.records.worker_result import WorkerResult
 from gpubench.run.protocol import Envelope, ResultKey, private_channel, send
 
@@ -217,10 +217,22 @@ def _profile_once(device: str, task_file: str, result_file: str | None, region: 
     try:
         result = executor.profile_once(task, _region(region))
     except Exception as exc:
-        result = WorkerResult(ERROR, f"{type(exc).__name__}: {exc}")
+        result = _failure(exc, task)
     if result_file:
         Path(result_file).write_text(json.dumps(result.to_dict()))
     return 0 if result.status == OK else 1
+
+
+def _failure(exc: Exception, task: Task) -> WorkerResult:
+    """A one-shot task that did not run: BUILD ERROR with the compiler's first error (the
+    parent names it instead of the tool's "returned an error code", tools/driver.py), or
+    ERROR at the line of the family's files that raised."""
+    from gpubench.build.diagnostics import CompileError
+    from gpubench.run.execute import build_failure, variant_failure
+
+    if isinstance(exc, CompileError):
+        return build_failure(exc)
+    return variant_failure(exc, task)
 
 
 def _ncu_check(device: str, tasks_file: str, result_file: str | None) -> int:
@@ -243,7 +255,7 @@ def _ncu_check(device: str, tasks_file: str, result_file: str | None) -> int:
             region = _labelled_region(f"{CHECK_RANGE}{index}")
             outcomes.append(executor.profile_once(task, region, calls=CALLS))
         except Exception as exc:
-            outcomes.append(WorkerResult(ERROR, f"{type(exc).__name__}: {exc}"))
+            outcomes.append(_failure(exc, task))
     if result_file:
         Path(result_file).write_text(json.dumps([outcome.to_dict() for outcome in outcomes]))
     return 0

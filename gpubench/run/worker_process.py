@@ -211,6 +211,12 @@ def worker_env(device: str) -> dict:
     env["PYTHONFAULTHANDLER"] = "1"  # a segfault prints the Python stack to the log
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
+    # A TORCH_CHECK that fails in a variant's C++ then names its file:line ("Exception
+    # raised from f at add.cu:12", records/error_site.py), which c10 leaves out otherwise;
+    # the stack it captures with it is not symbolised (addr2line takes seconds a throw).
+    # Only a throw pays, ~100 us: never on a passing call's path. A user's own setting wins.
+    env.setdefault("TORCH_SHOW_CPP_STACKTRACES", "1")
+    env.setdefault("TORCH_DISABLE_ADDR2LINE", "1")
     # The worker must import the same gpubench as the parent, installed or not.
     package_root = str(Path(__file__).resolve().parents[2])  # the folder holding gpubench/
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from gpubench import errors
+from gpubench.records.result import BUILD_ERROR
 from gpubench.run.plan import Point
 from gpubench.run.protocol import Task, read_result
 from gpubench.run.worker_process import worker_env
@@ -100,8 +101,23 @@ def run_target(tool: Tool, executable: str, stem: Path, target: list[str], resul
         leftovers = tool.finish(stem)
     if done.timed_out:
         raise errors.ProfilerTimeout(tool.timeout_message(timeout_s, done, leftovers))
+    worker = read_result(result_file)
+    raise_build_failure(worker)  # before the tool's own text: "returned an error code (1)"
     tool.raise_problems(done)
-    return ToolRun(stem, done, read_result(result_file), leftovers)
+    return ToolRun(stem, done, worker, leftovers)
+
+
+def raise_build_failure(worker: Any) -> None:
+    """BuildFailed when the one-shot worker says its variant did not build: the compiler's
+    first errors (file:line), the line of source and where the whole log is."""
+    if not isinstance(worker, dict) or worker.get("status") != BUILD_ERROR:
+        return
+    site = worker.get("error_site") or {}
+    source = f"\n    {site['source']}" if site.get("source") else ""
+    log = (worker.get("build") or {}).get("log")
+    where = f"\n(compiler log: {log})" if log else ""
+    raise errors.BuildFailed(f"the variant does not build: {worker.get('error')}{source}"
+                             f"{where}")
 
 
 Outcome = TypeVar("Outcome")

@@ -5,7 +5,14 @@ its own module here plus one line below."""
 from __future__ import annotations
 
 from gpubench.records.extras import ExtraSpec
-from gpubench.records.features import ncu_check, ncu_summary, sanitizer, tail_latency, vs_baseline
+from gpubench.records.features import (
+    error_site,
+    ncu_check,
+    ncu_summary,
+    sanitizer,
+    tail_latency,
+    vs_baseline,
+)
 
 EXTRAS: tuple[ExtraSpec, ...] = (
     ncu_summary.NCU,
@@ -13,5 +20,6 @@ EXTRAS: tuple[ExtraSpec, ...] = (
     sanitizer.SANITIZER,
     vs_baseline.VS_BASELINE,
     tail_latency.TAIL_LATENCY,
+    error_site.ERROR_SITE,
 )
 SPECS = {spec.name: spec for spec in EXTRAS}
