@@ -46,6 +46,9 @@ QUIET_MS = 100
 # Saves that never pause (a formatter on every file, a checkout) start an iteration
 # after at most this long anyway (watchfiles' default).
 LONGEST_WAIT_MS = 1600
+# The watcher wakes up this often without a change: the first wake-up says it runs (the
+# loop then says "watching"); the others cost a few microseconds each.
+WAKE_MS = 500
 # What --watch does not combine with, and why not: each wants one finished run.
 NOT_WITH_WATCH = {"as_json": "--json", "markdown": "--markdown", "trace": "--trace",
                   "report": "--report", "baseline": "--baseline", "cluster": "--cluster",
@@ -98,10 +101,7 @@ class WatchCommand:
         try:
             before = snapshot(session.dirs.values())
             self._first(run, machine, session)
-            missed = changed_between(before, snapshot(session.dirs.values()))
-            if missed:  # saved during the first iteration, before anything watched
-                self._on_save(run, machine, session, missed)
-            self._watch(run, machine, session)
+            self._watch(run, machine, session, before)
         except KeyboardInterrupt as stop:
             return self._end(session, stop)
         return self._end(session, None)
@@ -124,26 +124,38 @@ class WatchCommand:
         run.epilogue(list(document.results), paths, float(document.meta.get("wall_s", 0)))
         session.history.add(document)
 
-    def _watch(self, run: RunCommand, machine, session: WatchSession) -> None:
+    def _watch(self, run: RunCommand, machine, session: WatchSession,
+               before: dict[Path, int]) -> None:
+        """An iteration per save. The watcher starts with the first wait: what was saved
+        before it did (during the first iteration) is found by comparing the files with
+        `before`, once the watcher's first wake-up shows it is running."""
         import watchfiles
 
-        self._say_watching(session)
+        started = False
         for changes in watchfiles.watch(*session.dirs.values(), watch_filter=_watch_filter,
                                         step=QUIET_MS, debounce=LONGEST_WAIT_MS,
+                                        rust_timeout=WAKE_MS, yield_on_timeout=True,
                                         raise_interrupt=True):
-            self._on_save(run, machine, session, {Path(path) for _, path in changes})
-            self._say_watching(session)
+            paths = {Path(path) for _, path in changes}
+            if not started:
+                started = True
+                paths |= changed_between(before, snapshot(session.dirs.values()))
+                if not paths:
+                    self._say_watching(session)
+            if paths and self._on_save(run, machine, session, paths):
+                self._say_watching(session)
 
     def _on_save(self, run: RunCommand, machine, session: WatchSession,
-                 paths: set[Path]) -> None:
-        """One iteration for the variants `paths` affect (none: only said)."""
+                 paths: set[Path]) -> bool:
+        """One iteration for the variants `paths` affect; False when they affect none
+        (nothing said)."""
         found = [a for name, folder in session.dirs.items()
                  if (a := affected(name, folder, session.families.get(name), machine, paths))]
         if not found:
-            return
+            return False
         points = self._plan(run, machine, session, found)
         if not points:
-            return
+            return True  # the reason was said
         names = {p.family.name: session.dirs[p.family.name] for p in points}
         stamp = time.strftime("%H:%M:%S")
         number = len(session.history.runs) + 1
@@ -155,6 +167,7 @@ class WatchCommand:
         where = str(paths_saved[1])
         for line in iteration_lines(reports, where):
             self.console.print(line, markup=False, soft_wrap=True, highlight=False)
+        return True
 
     def _plan(self, run: RunCommand, machine, session: WatchSession,
               found: list[Affected]) -> list:

@@ -76,7 +76,7 @@ class RunDisplay:
                 self.lines.point_done(event.rows)
         elif isinstance(event, E.GroupDone) and self.tables:
             self._show_group(event.group)
-        elif isinstance(event, E.WorkerStarted) and self.ceilings:
+        elif isinstance(event, E.WorkerStarted):
             self.device_name = event.env.get("gpu") or "CPU"
 
     def _describe(self, point: E.PointRef, phase: str) -> None:
