@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 from conftest import FAST, REPO, start_gpubench
 
@@ -35,24 +36,37 @@ class Session:
         for line in self.process.stdout:
             self.lines.append(line.rstrip("\n"))
 
-    def wait_for_watching(self, count: int) -> list[str]:
-        """The lines once the loop says it is watching for the `count`th time: the
-        iteration before that is complete. Fails, with the output, if it never does."""
+    def wait_for(self, done, what: str) -> list[str]:
+        """The lines once `done(lines)` holds. Fails, with the output, if it never does."""
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:
-            if sum(line.startswith("watching ") for line in self.lines) >= count:
-                return list(self.lines)
+            lines = list(self.lines)
+            if done(lines):
+                return lines
             if self.process.poll() is not None:
                 break
             time.sleep(0.1)
-        raise AssertionError(f"no 'watching' #{count}; output:\n" + "\n".join(self.lines))
+        raise AssertionError(f"never saw {what}; output:\n" + "\n".join(self.lines))
+
+    def wait_for_watching(self, count: int) -> list[str]:
+        """The lines once the loop has said it is watching `count` times."""
+        return self.wait_for(lambda lines: sum(_watching(x) for x in lines) >= count,
+                             f"'watching' #{count}")
 
     def iteration(self, number: int) -> list[str]:
         """The lines of iteration `number` (2 and later): its header to the next 'watching'."""
-        lines = self.wait_for_watching(number)
-        start = next(i for i, line in enumerate(lines) if re.search(rf"\] #{number}: ", line))
-        end = next(i for i in range(start, len(lines)) if lines[i].startswith("watching "))
+        def span(lines):
+            start = next((i for i, x in enumerate(lines) if f"] #{number}: " in x), None)
+            end = next((i for i in range(start or 0, len(lines)) if _watching(lines[i])), None)
+            return None if start is None or end is None else (start, end)
+
+        lines = self.wait_for(span, f"iteration #{number}")
+        start, end = span(lines)
         return lines[start:end]
+
+
+def _watching(line: str) -> bool:
+    return line.startswith("watching ")
 
 
 def test_watch_session_edits_breaks_recovers_and_saves(tmp_path, build_cache):
@@ -86,19 +100,44 @@ def test_watch_session_edits_breaks_recovers_and_saves(tmp_path, build_cache):
         line = next(line for line in fixed if line.startswith("triton"))
         assert VERDICT.search(line) and "(vs first #1:" in line, fixed
 
+        spec = family / "spec.py"
+        spec_text = spec.read_text()
+        spec.write_text(spec_text + "\nraise ValueError('half-saved spec')\n")
+        said = "\n".join(session.wait_for_watching(5)[-3:])
+        assert "error:" in said and "spec.py" in said and "half-saved spec" in said, said
+        spec.write_text(spec_text)  # fixed: the whole family runs again, planned anew
+        replanned = session.iteration(5)
+        assert "spec.py -> all of sq" in replanned[0], replanned
+
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=WAIT_S) == 0, "\n".join(session.lines)
+        assert not _processes_under(tmp_path), "a worker outlived the loop"
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
     ended = session.lines[-1]
-    assert "4 iteration(s) saved in" in ended, session.lines
+    assert "5 iteration(s) saved in" in ended, session.lines
     iterations = sorted(p.name for p in (tmp_path / "session").glob("iter-*"))
-    assert iterations == ["iter-001", "iter-002", "iter-003", "iter-004"]
+    assert iterations == [f"iter-00{n}" for n in range(1, 6)]
     compared = subprocess.run([sys.executable, "-m", "gpubench", "compare",
                                str(tmp_path / "session" / "iter-002"),
                                str(tmp_path / "session" / "iter-004")],
                               capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert compared.returncode == 0, compared.stdout + compared.stderr
     assert "sq triton" in compared.stdout
+
+
+def _processes_under(folder: Path) -> list[str]:
+    """Command lines of live processes that name `folder` (the loop's workers do)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            line = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(folder) in line:
+            found.append(line)
+    return found
