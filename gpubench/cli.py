@@ -57,6 +57,7 @@ def cli() -> None:
               help="Reuse an --out folder that already holds results (they are replaced).")
 @opts.json_option("Print the results as JSON on stdout.")
 @opts.run_extra_options
+@opts.watch_option
 @opts.parallel_options
 def run(config_path, **options):
     """Check, time and compare every variant of kernel FAMILIES (default: all)."""
@@ -73,6 +74,10 @@ def _run(config_path: Path | None, options: dict) -> int:
     settings = {f.name: options.pop(f.name) for f in fields(RunRequest) if f.name in options}
     config = merge_options(load_config(config_path) if config_path else RunConfig(), options)
     request = RunRequest(config, **settings)
+    if request.watch:
+        from gpubench.commands.watch import WatchCommand
+
+        return WatchCommand(request, make_console()).execute()
     return RunCommand(request, make_console(stderr=request.as_json)).execute()
 
 

@@ -159,6 +159,14 @@ run_extra_options = stacked(
 )
 """What `run` does besides checking and timing (run only; the names are RunRequest's)."""
 
+watch_option = click.option(
+    "--watch", is_flag=True,
+    help="Run, then watch the families' files: on every save, run the variants the saved "
+         "files affect again and print one line per point against the last good iteration "
+         "and the first (compare's verdicts). Ctrl-C ends it; every iteration is a run "
+         "folder (<session>/iter-NNN).")
+"""`run --watch`: the edit-measure loop (commands/watch.py)."""
+
 parallel_options = stacked(
     click.option("--devices", metavar="all|0,2,3",
                  help="Run on several GPUs at once: one worker per GPU, points shared out "

@@ -2,10 +2,11 @@
 # The GPU acceptance runs behind docs/journal/perf-notes.md, as sent through the device tool:
 #   bash scripts/gpu-acceptance.sh [steps...]
 #     steps: core run shapes tests new-tests peak drift compare build-loop fixtures ncu ncu-check
-#            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests
+#            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests watch
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
-# pandas, nvtx, nvidia-ml-py and ncu-report come as wheels in .whl/, with what they need:
-# markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata), then runs the steps. Logs go to
+# pandas, nvtx, nvidia-ml-py, watchfiles and ncu-report come as wheels in .whl/, with what
+# they need: markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata, anyio), then
+# runs the steps. Logs go to
 # $OUT/logs.tgz (the device tool returns at most 8 files); key output goes to stdout.
 set -u
 OUT=${OUT:-gpu-out}
@@ -234,6 +235,13 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
     gpu-tests-ladder)  # the GPU tests that follow the ladder's variants
       timed pytest-gpu-ladder python3 -m pytest -q -m gpu tests/test_gpu.py \
         -k "every_mode_times_every_variant or shapes_on_the_gpu" ;;
+    watch)
+      # Issue 27: a scripted `run --watch` session on a copy of kernels/square (code edit,
+      # comment edit, broken edit, fix, Ctrl-C), each line with its time since the start.
+      # watchfiles and anyio (which it imports) come as wheels in .whl/, installed above.
+      python3 -c "import watchfiles" || echo "watch: watchfiles missing: put its wheel and anyio's in .whl/"
+      timed watch-session python3 scripts/watch_session.py kernels/square square.cu \
+        --variants cuda -- --sizes 16777216 ;;
     gpu-tests)
       timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests -k "not sanitize" ;;
     *) echo "unknown step $step" ;;

@@ -71,6 +71,7 @@ class RunRequest:
     workers: int | None = None  # --workers N: N CPU workers (or local Dask CPU workers)
     cluster: str | None = None  # --cluster ADDRESS|local: Dask workers, one GPU each
     verbose: bool = False  # --verbose: each failed point's whole traceback or compiler log
+    watch: bool = False  # --watch: run again on every save (commands/watch.py)
 
 
 @dataclass
@@ -128,7 +129,7 @@ class RunCommand:
             return self._execute(write_json)
 
     def _execute(self, write_json) -> int:
-        self._check_parallel_options()
+        self.check_parallel_options()
         if not self.request.cluster or self.request.cluster == "local":
             # A local cluster is started once the run folder exists (its logs go there).
             return self._plan_and_run(write_json, detect_machine(self.request.device), None)
@@ -140,7 +141,7 @@ class RunCommand:
             cluster.device = machine.device
             return self._plan_and_run(write_json, machine, cluster)
 
-    def _check_parallel_options(self) -> None:
+    def check_parallel_options(self) -> None:
         """--devices, --workers and --cluster: the combinations that mean something."""
         if self.request.devices and self.request.workers:
             raise errors.UsageError("--devices (one worker per GPU) and --workers (CPU "
@@ -187,7 +188,7 @@ class RunCommand:
                                     "parallel CPU workers use --workers N)")
         return choose_gpus(self.request.devices or "all", visible_gpus())
 
-    def _lanes(self, machine, run_dir: Path, cluster) -> list | None:
+    def lanes_for(self, machine, run_dir: Path, cluster) -> list | None:
         """The places points run: None for the one default worker."""
         from gpubench.run.lane import Lane, Slot, cpu_slots
 
@@ -204,17 +205,29 @@ class RunCommand:
                     for slot in cpu_slots(self.request.workers)]
         return None
 
+    def family_folders(self) -> dict[str, Path]:
+        """The chosen families' folders by name (nothing imported yet)."""
+        known = family_dirs(self.request.config.kernels_dirs)
+        self.request.config.check_family_names(known)
+        return resolve_families(self.request.config.families, known)
+
+    def plan(self, dirs: dict[str, Path], machine, seed: int,
+             variants: tuple[str, ...] | None = None, fresh: bool = False) -> list:
+        """The points of the families in `dirs`: their specs loaded (`fresh`: imported
+        again, after an edit), the request's shapes and dtypes, `variants` (default: the
+        request's --variants)."""
+        families = [load_family(name, folder, fresh=fresh) for name, folder in dirs.items()]
+        choices = {f.name: self.request.config.shapes_for(f.name) for f in families}
+        chosen = self.request.config.variants if variants is None else variants
+        return plan_points(families, machine, choices, self.request.config.dtypes, chosen,
+                           seed)
+
     def _plan_and_run(self, write_json, machine, cluster) -> int:
         # Loaded before anything is measured: a wrong --baseline costs no run.
         baseline = load_run(self.request.baseline) if self.request.baseline else None
-        known = family_dirs(self.request.config.kernels_dirs)
-        self.request.config.check_family_names(known)
-        dirs = resolve_families(self.request.config.families, known)
-        families = [load_family(name, folder) for name, folder in dirs.items()]
+        dirs = self.family_folders()
         seed = self.request.config.seed if self.request.config.seed is not None else new_seed()
-        choices = {f.name: self.request.config.shapes_for(f.name) for f in families}
-        points = plan_points(families, machine, choices, self.request.config.dtypes,
-                             self.request.config.variants, seed)
+        points = self.plan(dirs, machine, seed)
         run_dir = self.request.out or new_run_dir(PROFILES, list(dirs))
         parent = None if self.request.out else PROFILES
         folder = RunFolder(run_dir, self.request.force, parent).claim()
@@ -222,7 +235,7 @@ class RunCommand:
             with contextlib.ExitStack() as stack:
                 if self.request.cluster == "local":
                     cluster = stack.enter_context(self._local_cluster(machine, folder.path))
-                lanes = self._lanes(machine, folder.path, cluster)
+                lanes = self.lanes_for(machine, folder.path, cluster)
                 return self._run(folder, machine, dirs, points, seed, write_json, baseline,
                                  lanes)
         finally:
@@ -231,31 +244,49 @@ class RunCommand:
     def _run(self, folder: RunFolder, machine, dirs, points, seed, write_json,
              baseline: RunDocument | None, lanes: list | None) -> int:
         """Run the points through the runner and its passes; the listeners show and save."""
-        meta = self._meta(folder.path, machine, dirs, seed, baseline, lanes)
-        names = ", ".join(safe_text.one_line(name) for name in dirs)
-        self.console.print(f"gpubench: {len(points)} points of {names}. {describe(machine)}"
-                           f"{_parallel_note(lanes, self.request.cluster)}", markup=False)
-        context = RunContext(self.request, machine, folder.path, points, meta, baseline)
-        runner = Runner(machine.device, folder.path, self.request.config.timing, lanes=lanes,
-                        pipeline=Pipeline.of(PASSES, context))
-        saver = RunSaver(folder, meta, runner, points)
-        display = RunDisplay(self.console, len(points), show_progress=not self.request.as_json)
-        for listener in (display, RunNotes(self.console), saver):
-            runner.subscribe(listener)
-        saver.save()  # at once, every point NOT_RUN and the run marked incomplete: a
-        # gpubench ended before its first point still leaves a folder that says so
+        self.console.print(self.headline(points, dirs, machine, lanes), markup=False)
+        runner, saver = self.prepare(folder, machine, dirs, points, seed, baseline, lanes)
         try:
-            with display, refused_exits() as refused:
-                runner.run(points)
-            for line in refused:
-                self.console.print(safe_text.terminal(f"warning: {line}"), markup=False)
+            self.measure(runner, saver, points)
         except KeyboardInterrupt as stop:
             paths = saver.save(final=True)
             self.console.print(safe_text.terminal(f"{str(stop) or 'interrupted'}: results so far "
                                                   f"in {paths[0].parent}"), markup=False)
-            self._say_folder_problem(folder)
+            self.say_folder_problem(folder)
             return errors.interruption_code(stop)
         return self._conclude(runner, saver, points, machine, baseline, write_json)
+
+    def headline(self, points, dirs, machine, lanes: list | None) -> str:
+        """'gpubench: 6 points of square. CPU ...': what is about to run, and where."""
+        names = ", ".join(safe_text.one_line(name) for name in dirs)
+        return (f"gpubench: {len(points)} points of {names}. {describe(machine)}"
+                f"{_parallel_note(lanes, self.request.cluster)}")
+
+    def prepare(self, folder: RunFolder, machine, dirs, points, seed,
+                baseline: RunDocument | None = None,
+                lanes: list | None = None) -> tuple[Runner, RunSaver]:
+        """The runner of one run into a claimed `folder`, with its passes, and its saver."""
+        meta = self._meta(folder.path, machine, dirs, seed, baseline, lanes)
+        context = RunContext(self.request, machine, folder.path, points, meta, baseline)
+        runner = Runner(machine.device, folder.path, self.request.config.timing, lanes=lanes,
+                        pipeline=Pipeline.of(PASSES, context))
+        return runner, RunSaver(folder, meta, runner, points)
+
+    def measure(self, runner: Runner, saver: RunSaver, points, tables: bool = True,
+                progress: bool | None = None) -> None:
+        """Run `points`, shown and saved as they finish: one iteration of `run` (and of
+        `run --watch`, which passes tables=False after its first). KeyboardInterrupt
+        (Ctrl-C, SIGTERM) propagates; what was measured is in the saver."""
+        progress = not self.request.as_json if progress is None else progress
+        display = RunDisplay(self.console, len(points), show_progress=progress, tables=tables)
+        for listener in (display, RunNotes(self.console, ceilings=tables), saver):
+            runner.subscribe(listener)
+        saver.save()  # at once, every point NOT_RUN and the run marked incomplete: a
+        # gpubench ended before its first point still leaves a folder that says so
+        with display, refused_exits() as refused:
+            runner.run(points)
+        for line in refused:
+            self.console.print(safe_text.terminal(f"warning: {line}"), markup=False)
 
     def _meta(self, run_dir: Path, machine, dirs, seed, baseline: RunDocument | None,
               lanes: list | None) -> dict:
@@ -281,7 +312,7 @@ class RunCommand:
             self._trace(points, results, machine, folder.path)
         final = saver.document(final=True)  # one document: saved, printed and reported alike
         paths = folder.save(final)
-        self._epilogue(results, paths, time.perf_counter() - saver.started)
+        self.epilogue(results, paths, time.perf_counter() - saver.started)
         if final.incomplete:
             self.console.print(f"[bold red]error:[/] the run is incomplete: "
                                f"{escape(final.incomplete)}", soft_wrap=True)
@@ -295,7 +326,7 @@ class RunCommand:
             self._write_report(final, folder.path, baseline)
         if self.request.markdown:
             self._print_markdown(results, runner.env.get("gpu") or "CPU")
-        if self._say_folder_problem(folder):
+        if self.say_folder_problem(folder):
             return errors.EXIT_OUTPUT
         if final.incomplete:  # a point without a status is not a run that passed
             return errors.EXIT_VARIANT_FAILED
@@ -321,7 +352,7 @@ class RunCommand:
             return
         self.console.print(safe_text.terminal(f"report: {path}"), markup=False, soft_wrap=True)
 
-    def _say_folder_problem(self, folder: RunFolder) -> bool:
+    def say_folder_problem(self, folder: RunFolder) -> bool:
         """Print where the results went when the run folder failed us; True if it did."""
         if folder.problem:
             problem = escape(safe_text.terminal(folder.problem))
@@ -342,7 +373,8 @@ class RunCommand:
             self.console.print(safe_text.terminal(f"--trace: {exc}"), soft_wrap=True,
                                markup=False)
 
-    def _epilogue(self, results: list[R.Result], paths: list[Path], wall_s: float) -> None:
+    def epilogue(self, results: list[R.Result], paths: list[Path], wall_s: float) -> None:
+        """The skipped and failed points' summaries, the wall time and where the results are."""
         full = paths[1]  # results.json: the full text of a message cut here
         for line in skipped_summary(results):
             self.console.print(f"[dim]{escape(safe_text.terminal(line, where=str(full)))}[/]")

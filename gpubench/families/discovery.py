@@ -71,9 +71,12 @@ def resolve_families(names: tuple[str, ...], dirs: dict[str, Path]) -> dict[str,
     return chosen
 
 
-def load_family(name: str, folder: Path) -> Family:
-    """Import folder/spec.py and return its `family`, named after the folder."""
+def load_family(name: str, folder: Path, fresh: bool = False) -> Family:
+    """Import folder/spec.py and return its `family`, named after the folder. `fresh`:
+    import it again even if this process already has (`run --watch`, after an edit)."""
     path = Path(folder) / SPEC_FILE
+    if fresh:
+        forget_file(path, f"gpubench_family_{name}")
     module = _import_file(path, f"gpubench_family_{name}")
     family = getattr(module, "family", None)
     if not isinstance(family, Family):
@@ -91,12 +94,22 @@ def import_kernel_file(path: Path, prefix: str):
     return _import_file(path, prefix)
 
 
+def forget_file(path: Path, prefix: str) -> None:
+    """Drop a file imported by `_import_file` from the module cache: the next import runs
+    the file as it is now."""
+    sys.modules.pop(_module_name(path, prefix), None)
+
+
+def _module_name(path: Path, prefix: str) -> str:
+    # A per-path suffix keeps two families' files of the same name apart.
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:8]
+    return f"{prefix}_{path.stem}_{digest}"
+
+
 def _import_file(path: Path, prefix: str):
     if not path.is_file():
         raise SpecError(f"{path}: file not found")
-    # A per-path suffix keeps two families' files of the same name apart.
-    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:8]
-    module_name = f"{prefix}_{path.stem}_{digest}"
+    module_name = _module_name(path, prefix)
     if module_name in sys.modules:
         return sys.modules[module_name]
     spec = importlib.util.spec_from_file_location(module_name, path)

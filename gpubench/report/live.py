@@ -38,10 +38,13 @@ FULL_TEXT = "results.json"
 
 class RunDisplay:
     """The progress bar (or its lines) and a table per finished group: subscribe it to
-    the runner (`runner.subscribe(display)`) and enter it for the run's duration."""
+    the runner (`runner.subscribe(display)`) and enter it for the run's duration.
+    `tables`: False leaves the tables out (`run --watch` says one line per point)."""
 
-    def __init__(self, console: Console, total: int, show_progress: bool = True):
+    def __init__(self, console: Console, total: int, show_progress: bool = True,
+                 tables: bool = True):
         self.console = console
+        self.tables = tables
         self.device_name = ""
         self.progress = Progress(
             SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
@@ -72,7 +75,7 @@ class RunDisplay:
             self.progress.advance(self.task_id)
             if self.lines is not None:
                 self.lines.point_done(event.rows)
-        elif isinstance(event, E.GroupDone):
+        elif isinstance(event, E.GroupDone) and self.tables:
             self._show_group(event.group)
         elif isinstance(event, E.WorkerStarted):
             self.device_name = event.env.get("gpu") or "CPU"
@@ -91,10 +94,13 @@ class RunDisplay:
 
 class RunNotes:
     """What the run has to say besides its tables, on the console: the passes' messages,
-    the interference reference's verdict (several lanes) and stale cached ceilings."""
+    the interference reference's verdict (several lanes) and stale cached ceilings
+    (`ceilings`: False leaves that out, for `run --watch`'s later iterations: once a
+    session is enough)."""
 
-    def __init__(self, console: Console):
+    def __init__(self, console: Console, ceilings: bool = True):
         self.console = console
+        self.ceilings = ceilings
 
     def __call__(self, event: E.Event) -> None:
         if isinstance(event, E.Message):
@@ -104,7 +110,7 @@ class RunNotes:
             self.console.print(safe_text.terminal(event.summary), markup=False, soft_wrap=True)
             if event.warning:
                 self._warn(event.warning)
-        elif isinstance(event, E.WorkerStarted):
+        elif isinstance(event, E.WorkerStarted) and self.ceilings:
             # Once, before the first table: the cached ceilings disagree with this run's
             # copy probe (timing/ceilings.py), so its "of roof" figures are off by that much.
             check = event.env.get("ceilings_check") or {}

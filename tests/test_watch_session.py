@@ -1,0 +1,143 @@
+"""A scripted `gpubench run --watch` session on the CPU: the test edits the family's Triton
+launcher (run by the Triton interpreter: seconds an iteration, no C++ build) and reads
+what the loop prints. A code edit gets a line with a compare verdict; a broken edit shows
+the error at its file and line and the loop goes on; the fix recovers (compared with the
+last good iteration and the first); Ctrl-C saves every iteration as a run `gpubench
+compare` reads, and exits 0 after a clean last iteration."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from conftest import FAST, REPO, start_gpubench
+
+# An iteration takes ~3 s here (worker start, the interpreter, two points); a busy
+# 2-core machine running the suite on two workers can take several times as long.
+WAIT_S = 120
+VERDICT = re.compile(r"\b(FASTER|SLOWER|SAME|UNSURE)\b")
+
+
+class Session:
+    """The loop's output, read line by line as it comes."""
+
+    def __init__(self, process: subprocess.Popen):
+        self.process, self.lines = process, []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait_for(self, done, what: str) -> list[str]:
+        """The lines once `done(lines)` holds. Fails, with the output, if it never does."""
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            lines = list(self.lines)
+            if done(lines):
+                return lines
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.1)
+        raise AssertionError(f"never saw {what}; output:\n" + "\n".join(self.lines))
+
+    def wait_for_watching(self, count: int) -> list[str]:
+        """The lines once the loop has said it is watching `count` times."""
+        return self.wait_for(lambda lines: sum(_watching(x) for x in lines) >= count,
+                             f"'watching' #{count}")
+
+    def iteration(self, number: int) -> list[str]:
+        """The lines of iteration `number` (2 and later): its header to the next 'watching'."""
+        def span(lines):
+            start = next((i for i, x in enumerate(lines) if f"] #{number}: " in x), None)
+            end = next((i for i in range(start or 0, len(lines)) if _watching(lines[i])), None)
+            return None if start is None or end is None else (start, end)
+
+        lines = self.wait_for(span, f"iteration #{number}")
+        start, end = span(lines)
+        return lines[start:end]
+
+
+def _watching(line: str) -> bool:
+    return line.startswith("watching ")
+
+
+def test_watch_session_edits_breaks_recovers_and_saves(tmp_path, build_cache):
+    family = tmp_path / "fam" / "sq"
+    family.mkdir(parents=True)
+    for name in ("spec.py", "square_triton.py"):
+        shutil.copy(REPO / "kernels" / "square" / name, family / name)
+    launcher = family / "square_triton.py"
+    good = launcher.read_text()
+    env = {**os.environ, "GPUBENCH_CACHE_DIR": str(build_cache), "COLUMNS": "160"}
+    process = start_gpubench(["run", "sq", "--kernels-dir", str(tmp_path / "fam"), "--variants",
+                              "triton", "--sizes", "4096", *FAST, "--device", "cpu",
+                              "--out", str(tmp_path / "session"), "--watch"], tmp_path, env)
+    session = Session(process)
+    try:
+        first = session.wait_for_watching(1)
+        assert any(re.search(r"triton .* PASS", line) for line in first), first
+
+        launcher.write_text(good.replace("x * x, mask", "x * x * 1.0, mask"))
+        edited = session.iteration(2)
+        assert "square_triton.py -> triton" in edited[0]
+        assert any(line.startswith("triton") and VERDICT.search(line) for line in edited), edited
+
+        launcher.write_text(good.replace("x * x, mask", "x * x +, mask"))  # a syntax error
+        broken = "\n".join(session.iteration(3))
+        assert re.search(r"triton\s+ERROR", broken), broken
+        assert re.search(r"square_triton\.py\b.*\b16\b", broken), broken  # its file and line
+
+        launcher.write_text(good)
+        fixed = session.iteration(4)
+        line = next(line for line in fixed if line.startswith("triton"))
+        assert VERDICT.search(line) and "(vs first #1:" in line, fixed
+
+        spec = family / "spec.py"
+        spec_text = spec.read_text()
+        spec.write_text(spec_text + "\nraise ValueError('half-saved spec')\n")
+        said = "\n".join(session.wait_for_watching(5)[-3:])
+        assert "error:" in said and "spec.py" in said and "half-saved spec" in said, said
+        spec.write_text(spec_text)  # fixed: the whole family runs again, planned anew
+        replanned = session.iteration(5)
+        assert "spec.py -> all of sq" in replanned[0], replanned
+
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=WAIT_S) == 0, "\n".join(session.lines)
+        assert not _processes_under(tmp_path), "a worker outlived the loop"
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    ended = session.lines[-1]
+    assert "5 iteration(s) saved in" in ended, session.lines
+    iterations = sorted(p.name for p in (tmp_path / "session").glob("iter-*"))
+    assert iterations == [f"iter-00{n}" for n in range(1, 6)]
+    compared = subprocess.run([sys.executable, "-m", "gpubench", "compare",
+                               str(tmp_path / "session" / "iter-002"),
+                               str(tmp_path / "session" / "iter-004")],
+                              capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    assert "sq triton" in compared.stdout
+
+
+def _processes_under(folder: Path) -> list[str]:
+    """Command lines of live processes that name `folder` (the loop's workers do)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            line = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(folder) in line:
+            found.append(line)
+    return found
