@@ -14,7 +14,7 @@ from gpubench.analysis.watch_history import WatchHistory
 from gpubench.families.spec import CudaVariant, Family, Machine, TorchVariant, TritonVariant
 from gpubench.families.watched import affected, changed_between, is_watched, snapshot
 from gpubench.records.point import PointKey
-from gpubench.records.result import COMPILE_ERROR, OK, Result
+from gpubench.records.result import BUILD_ERROR, OK, Result
 from gpubench.records.run import RunDocument
 from gpubench.records.shape import Shape
 from gpubench.report.watch_view import iteration_lines, point_names
@@ -122,7 +122,7 @@ def test_each_point_against_its_last_good_iteration_and_the_first():
     assert "[-5." in line and "vs first" not in line  # the first is the previous
 
     broken = history.add(run_of(timed("base", 10e-6, seed=3),
-                                timed("k", 0, COMPILE_ERROR, "k.cu:12: error: x\n  x = ;\x1b[2J")))
+                                timed("k", 0, BUILD_ERROR, "k.cu:12: error: x\n  x = ;\x1b[2J")))
     text = "\n".join(iteration_lines(broken))
     assert "k     BUILD ERROR (last passed: #2): k.cu:12: error: x\n      x = ;\\x1b[2J" in text
 
@@ -136,10 +136,10 @@ def test_each_point_against_its_last_good_iteration_and_the_first():
 def test_the_session_ends_in_each_points_newest_result():
     history = WatchHistory()
     history.add(run_of(timed("base", 1e-5), timed("k", 1e-5), timed("j", 1e-5)))
-    history.add(run_of(timed("base", 1e-5), timed("k", 0, COMPILE_ERROR, "e")))
+    history.add(run_of(timed("base", 1e-5), timed("k", 0, BUILD_ERROR, "e")))
     history.add(run_of(timed("base", 1e-5), timed("j", 1e-5)))
     assert {r.variant: r.status for r in history.latest()} == {
-        "base": OK, "k": COMPILE_ERROR, "j": OK}
+        "base": OK, "k": BUILD_ERROR, "j": OK}
 
 
 def test_names_say_only_what_tells_points_apart():
