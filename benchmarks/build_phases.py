@@ -9,9 +9,9 @@ Prints one table of seconds (wall time of one compiler process each, in a temp f
   and, where pybind11 is included, load_inline's module definition) under each header a
   binding may start with, at -O1 and -O3, and with a precompiled header (PCH) of that
   header where asked (the PCH's own build time is a row too);
-- nvcc on a kernel .cu without torch headers (gpubench's standard layout) and on the
-  same kernel with torch/types.h prepended (load_inline's default, the seed style), per
-  nvcc phase (`nvcc -time`), with the host side at -O3 and at -O1;
+- nvcc on a kernel .cu without torch headers (gpubench's standard layout), on the same
+  kernel with torch/types.h prepended (load_inline's default) and with torch/extension.h
+  (the seed style), per nvcc phase (`nvcc -time`), with the host side at -O3 and at -O1;
 - the -gencode flags torch would pass for the GPUs present (one architecture each).
 
 No GPU is needed: nvcc compiles for sm_90a without one. Every figure depends on the
@@ -115,13 +115,17 @@ def nvcc_rows(work: Path, include: list[str], flags: list[str]):
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     plain = work / "plain.cu"
     plain.write_text(KERNEL)
-    seeded = work / "seeded.cu"
-    seeded.write_text("#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"
-                      + KERNEL)
+    lecture = work / "lecture.cu"
+    lecture.write_text("#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"
+                       + KERNEL)
+    seed = work / "seed.cu"
+    seed.write_text("#include <torch/extension.h>\n" + KERNEL)
     arch = ["-gencode=arch=compute_90a,code=sm_90a"]
-    for source, label in ((plain, "kernel .cu, no torch headers"),
-                          (seeded, "kernel .cu with torch/types.h (seed style)")):
-        for level in ("-O3", "-O1"):
+    for source, label, levels in (
+            (plain, "kernel .cu, no torch headers", ("-O3", "-O1")),
+            (lecture, "kernel .cu with torch/types.h (load_inline's default)", ("-O3", "-O1")),
+            (seed, "kernel .cu with torch/extension.h (seed style)", ("-O1",))):
+        for level in levels:
             report = work / f"{source.stem}{level}.csv"
             nvcc_flags = [flag for flag in flags if flag != "-fPIC"]
             seconds = timed([nvcc, *nvcc_flags, level, *arch, "-Xcompiler", "-fPIC", *include,
@@ -154,13 +158,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--skip-nvcc", action="store_true")
     parser.add_argument("--skip-pch", action="store_true")
+    parser.add_argument("--only-nvcc", action="store_true")
     options = parser.parse_args()
     include, flags = torch_flags()
     work = Path(tempfile.mkdtemp(prefix="gpubench-build-phases-"))
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "
           f"torch arch flags: {arch_flags()}")
     print("| what | s |\n|---|---:|", flush=True)
-    rows = [binding_rows(work, include, flags, not options.skip_pch)]
+    rows = [] if options.only_nvcc else [binding_rows(work, include, flags, not options.skip_pch)]
     if not options.skip_nvcc:
         rows.append(nvcc_rows(work, include, flags))
     try:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU acceptance runs behind docs/journal/perf-notes.md, as sent through the device tool:
 #   bash scripts/gpu-acceptance.sh [steps...]
-#     steps: core run shapes tests new-tests peak drift compare build-loop fixtures ncu ncu-check
+#     steps: core run shapes tests new-tests peak drift compare build-loop phases lines families
+#            fixtures ncu ncu-check
 #            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests watch
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py, watchfiles and ncu-report come as wheels in .whl/, with what
@@ -120,11 +121,12 @@ PY
       sed -i 's/^    return "-O3"$/    return "-O1" if request.with_cuda else "-O3"/' gpubench/build/flags.py
       timed bind-compare gpubench compare profiles/bind-o1 profiles/bind-o3 --markdown - ;;
     build-loop)
-      # Before: the package as of the last commit before issue 10 (.before/, carried);
-      # after: this tree. Each in a fresh cache.
+      # After: this tree; before (when .before/ is carried: `git archive <commit> gpubench
+      # kernels examples | tar -x -C .before`): that package and its kernels/square. Each
+      # in a fresh cache. BUILD_LOOP_ARGS picks styles (e.g. "--style standard,seed").
+      timed build-loop-after python3 benchmarks/build_loop.py ${BUILD_LOOP_ARGS:-}
       [ -d .before/gpubench ] && timed build-loop-before env PYTHONPATH=$PWD/.before:$PYTHONPATH \
-        python3 benchmarks/build_loop.py
-      timed build-loop-after python3 benchmarks/build_loop.py ;;
+        python3 benchmarks/build_loop.py --family .before/kernels/square ${BEFORE_ARGS:-} ;;
     fixtures) timed fixtures python3 scripts/record_trace_fixture.py "$OUT" ;;
     fidelity) timed fidelity python3 benchmarks/fidelity.py --out "$LOGS"
       cp "$LOGS"/fidelity.json "$OUT/" ;;
@@ -242,6 +244,22 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       python3 -c "import watchfiles" || echo "watch: watchfiles missing: put its wheel and anyio's in .whl/"
       timed watch-session python3 scripts/watch_session.py kernels/square square.cu \
         --variants cuda -- --sizes 16777216 ;;
+    phases) timed build-phases python3 benchmarks/build_phases.py ${PHASES_ARGS:-} ;;
+    lines)
+      # Issue 27: errors at their line on the GPU — a variant that does not build, under
+      # run, ncu and sanitize (exit 1, the compiler's file:line), and the errsite family
+      # (a helper that raises, a Triton kernel that does not compile) with --verbose.
+      timed lines-run gpubench run badcpp --kernels-dir tests/kernels --out "$LOGS/lines-run"
+      timed lines-ncu gpubench ncu badcpp --kernels-dir tests/kernels --out "$LOGS/lines-ncu"
+      timed lines-sanitize gpubench sanitize badcpp --kernels-dir tests/kernels \
+        --out "$LOGS/lines-sanitize"
+      timed lines-errsite gpubench run errsite --kernels-dir tests/kernels --verbose \
+        --out "$LOGS/lines-errsite" ;;
+    families)
+      # Every shipped family at its default shapes: every C++/CUDA variant builds with the
+      # lean gpubench/binding.h and the split module file, and still passes.
+      timed families gpubench run square vector_add softmax layernorm bias_gelu matmul sgemm \
+        attention --out "$LOGS/families" ;;
     gpu-tests)
       timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests -k "not sanitize" ;;
     *) echo "unknown step $step" ;;

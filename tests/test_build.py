@@ -297,8 +297,8 @@ def test_edits_rebuild_with_the_new_behaviour_in_one_work_folder(edit_loop):
     modules = {name: Path(s.module.__file__).stem for name, s in steps.items()}
     assert len({modules[k] for k in ("first", "cpp_edit", "old_mtime_header")}) == 1
     assert modules["flag"] != modules["first"]
-    assert (edit_loop.work / modules["first"] / "main.o").is_file()
-    assert (edit_loop.work / modules["flag"] / "main.o").is_file()
+    assert (edit_loop.work / modules["first"] / "binding.o").is_file()
+    assert (edit_loop.work / modules["flag"] / "binding.o").is_file()
     # each content has its own published folder, where its module was imported from
     folders = {s.name for s in steps.values()}
     assert len(folders) == 4 and steps["reverted"].name == steps["first"].name
@@ -313,8 +313,8 @@ def test_the_precompiled_header_is_ours_shared_and_used_by_the_real_flags(edit_l
     variables = parse_ninja_variables((work / "build.ninja").read_text())
     command = [*shlex.split(variables["cxx"]), *shlex.split(variables["cflags"]), "-H",
                "-Winvalid-pch", "-fsyntax-only", "-x", "c++", "-"]
-    done = subprocess.run(command, input=pch.PROBE_SOURCE, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(command, input=pch.probe_source("torch/extension.h"),
+                          capture_output=True, text=True, timeout=120)
     assert pch.probe_says_used(done.stderr), done.stderr[:2000]
     used = next(Path(line[2:]).resolve() for line in done.stderr.splitlines()
                 if line.startswith("! "))
@@ -449,15 +449,15 @@ LOAD_SCRIPT = textwrap.dedent("""
         os.environ["GPUBENCH_CACHE_DIR"] = cache
         compiles = []
 
-        def fake_load_inline(request, sources, work, module, flags, scenario=scenario,
-                             compiles=compiles):
+        def fake_build(request, sources, work, module, flags, layout, scenario=scenario,
+                       compiles=compiles):
             compiles.append(module)
             if scenario == "rebuild_fails":
                 raise build.CompileError("oddpath_cpu.cpp:9: error: the compiler broke too")
             shutil.copy(intact, work / f"{module}.so")
             return work / f"{module}.so"
 
-        build._load_inline = fake_load_inline
+        build._build_library = fake_build
         build._FAILED.clear()  # the failing scenario's failure is remembered per process
         cache_module._LOADED.clear()  # each scenario loads its own cache's copy
         try:

@@ -1,4 +1,5 @@
 // buggy_binding.cpp — torch-facing wrappers of buggy.cu (destination-passing).
+#include <ATen/ops/empty_like.h>
 #include <gpubench/binding.h>
 
 cudaError_t oob_launch(const float* x, float* y, int64_t n, cudaStream_t s);

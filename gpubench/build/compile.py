@@ -86,6 +86,7 @@ from gpubench.build.key import (
     stable_key,
     toolchain_facts,
 )
+from gpubench.build.layout import FRONTEND, MODULE_FILE, Layout, plan_layout
 from gpubench.build.sources import (
     BuildRequest,
     Sources,
@@ -93,7 +94,7 @@ from gpubench.build.sources import (
     headers_now,
     read_sources,
 )
-from gpubench.build.torch_pch import finish_pch, start_pch
+from gpubench.build.torch_pch import finish_pch, start_pch, waits_for_pch
 from gpubench.build.workfolder import (
     DIRTY,
     STATE,
@@ -228,10 +229,12 @@ def _compile(request: BuildRequest, sources: Sources, work: Path, module: str) -
     # Every object left now agrees with the headers as read: recorded before ninja runs,
     # so that a failed or interrupted build does not cost a full rebuild next time.
     (work / STATE).write_text(json.dumps({"headers": header_hashes(sources.headers)}))
-    include, build = start_pch(request, work, module, extra_cflags)
+    layout = _layout(request, sources, work)
+    include, build = start_pch(request, work, module, extra_cflags, layout.prelude)
     (work / DIRTY).write_text(f"{os.getpid()}\n")
     try:
-        library = _load_inline(request, sources, plain, module, [*extra_cflags, *include])
+        library = _build_library(request, sources, plain, module, [*extra_cflags, *include],
+                                 layout)
     except Exception:
         (work / DIRTY).unlink(missing_ok=True)  # a failed compile leaves ninja's state consistent
         finish_pch(build, include, module)  # the fix-and-rebuild loop will want it
@@ -241,8 +244,55 @@ def _compile(request: BuildRequest, sources: Sources, work: Path, module: str) -
             build.abort()
         raise
     (work / DIRTY).unlink(missing_ok=True)
-    finish_pch(build, include, module)
+    finish_pch(build, include, module, wait=waits_for_pch(request, layout.prelude))
     return work / library.name  # the real folder, not the symlink ninja may have seen
+
+
+# In a work folder: the module file that failed to compile or link (its sha256), so that
+# the next builds of the same declarations go straight to one translation unit.
+SPLIT_REFUSED = "gpubench-split-refused"
+
+
+def _layout(request: BuildRequest, sources: Sources, work: Path) -> Layout:
+    layout = plan_layout([text for _, _, text in sources.cpp], request.functions,
+                         request.implicit_headers)
+    if layout.split and _refused_split(work) == _digest(layout.module_text):
+        return Layout(FRONTEND)
+    return layout
+
+
+def _build_library(request: BuildRequest, sources: Sources, work: Path, module: str,
+                   extra_cflags: list[str], layout: Layout) -> Path:
+    """Split when the layout says so; when gpubench's module file is what fails (a type
+    it could not name, a declaration read wrongly), once more as one translation unit."""
+    if not layout.split:
+        return _load_inline(request, sources, work, module, extra_cflags)
+    try:
+        return _load_split(request, sources, work, module, extra_cflags, layout)
+    except CompileError as exc:
+        if not _module_file_failed(exc):
+            raise
+        (work / SPLIT_REFUSED).write_text(_digest(layout.module_text))
+        return _load_inline(request, sources, work, module, extra_cflags)
+
+
+def _module_file_failed(error: CompileError) -> bool:
+    log = error.log_path.read_text() if error.log_path and error.log_path.is_file() else ""
+    text = f"{error.summary}\n{log}"
+    return MODULE_FILE in text or "undefined symbol" in text
+
+
+def _refused_split(work: Path) -> str | None:
+    try:
+        return (work / SPLIT_REFUSED).read_text().strip()
+    except OSError:
+        return None
+
+
+def _digest(text: str | None) -> str:
+    import hashlib
+
+    return hashlib.sha256((text or "").encode()).hexdigest()
 
 
 def _forget_version(module: str) -> None:
@@ -269,8 +319,9 @@ def _no_implicit_headers(load_inline) -> dict:
 
 def _load_inline(request: BuildRequest, sources: Sources, work: Path, module: str,
                  extra_cflags: list[str]) -> Path:
-    """load_inline into the work folder (a plain path, see plain_path); the path of the
-    .so it built. Its own import of that .so is not used: see import_library."""
+    """load_inline into the work folder (a plain path, see plain_path): one main.cpp with
+    torch/extension.h, the C++ sources and the module definition. The path of the .so it
+    built; its own import of that .so is not used: see import_library."""
     from torch.utils.cpp_extension import load_inline
 
     cpp = [line_directive(name, text) for _, name, text in sources.cpp]
@@ -280,22 +331,53 @@ def _load_inline(request: BuildRequest, sources: Sources, work: Path, module: st
         # load_inline prepends this itself unless told not to. First in main.cpp, it is
         # what the precompiled header stands in for; sources include it anyway (the
         # module definition load_inline appends needs it).
-        cpp.insert(0, "#include <torch/extension.h>")
+        cpp.insert(0, f"#include <{FRONTEND}>")
     _forget_version(module)
+    return _torch_build(work, lambda: load_inline(
+        name=module, cpp_sources=cpp, cuda_sources=cuda or None,
+        functions=list(request.functions), extra_include_paths=include_paths(request),
+        extra_cuda_cflags=cuda_cflags(request), extra_cflags=extra_cflags,
+        build_directory=str(work), with_cuda=request.with_cuda, verbose=False, **implicit))
+
+
+def _load_split(request: BuildRequest, sources: Sources, work: Path, module: str,
+                extra_cflags: list[str], layout: Layout) -> Path:
+    """torch's load() on gpubench's module file, the binding (its prelude first) and the
+    .cu, each its own translation unit in the work folder. Files are rewritten only when
+    their text changed: ninja then recompiles only the edited one."""
+    from torch.utils.cpp_extension import load
+
+    files = [_write_if_changed(work / MODULE_FILE, layout.module_text)]
+    if layout.binding:
+        binding = [f"#include <{layout.prelude}>",
+                   *(line_directive(name, text) for _, name, text in sources.cpp)]
+        files.append(_write_if_changed(work / "binding.cpp", "\n".join(binding)))
+    if sources.cuda:
+        cuda = [line_directive(name, text) for _, name, text in sources.cuda]
+        files.append(_write_if_changed(work / "cuda.cu", "\n".join(cuda)))
+    _forget_version(module)
+    return _torch_build(work, lambda: load(
+        name=module, sources=[str(path) for path in files], extra_cflags=extra_cflags,
+        extra_cuda_cflags=cuda_cflags(request), extra_include_paths=include_paths(request),
+        build_directory=str(work), with_cuda=request.with_cuda, verbose=False))
+
+
+def _write_if_changed(path: Path, text: str) -> Path:
+    """Keep the file (and its mtime, which ninja reads) when its text is already this."""
     try:
-        built = load_inline(
-            name=module,
-            cpp_sources=cpp,
-            cuda_sources=cuda or None,
-            functions=list(request.functions),
-            extra_include_paths=include_paths(request),
-            extra_cuda_cflags=cuda_cflags(request),
-            extra_cflags=extra_cflags,
-            build_directory=str(work),
-            with_cuda=request.with_cuda,
-            verbose=False,
-            **implicit,
-        )
+        if path.read_text() == text:
+            return path
+    except OSError:
+        pass
+    path.write_text(text)
+    return path
+
+
+def _torch_build(work: Path, build) -> Path:
+    """Run torch's builder; its failure as a CompileError naming the user's file:line, the
+    whole compiler output kept in build-error.log."""
+    try:
+        built = build()
     except RuntimeError as exc:
         output = str(exc)
         log = Path(os.path.realpath(work)) / "build-error.log"

@@ -10,12 +10,15 @@ import os
 import re
 import sys
 
+from gpubench.build.declarations import blank_comments
 from gpubench.build.sources import BuildRequest, Sources, read_sources
 
 # Bump when the way builds are made changes, to invalidate every cached build.
 # 2: the marker records the .so's size and sha256, checked before every import.
 # 3: incremental work folders; the marker names the module; headers found recursively.
-BUILD_SCHEMA = 3
+# 4: the split layout (build/layout.py), nvcc's host code at -O1, sources keyed without
+#    their comments.
+BUILD_SCHEMA = 4
 
 
 class _Digest:
@@ -53,7 +56,9 @@ def content_key(request: BuildRequest, toolchain: dict[str, str],
     digest.add_request_shape(request, toolchain)
     for kind, entries in (("cuda", sources.cuda), ("cpp", sources.cpp)):
         for index, (name, _, text) in enumerate(entries):
-            digest.add(f"{kind}.{index}.{name}", text)
+            # Comments do not reach the compiler: an edit of comments alone that adds no
+            # line rebuilds nothing (declarations.blank_comments says why that is exact).
+            digest.add(f"{kind}.{index}.{name}", blank_comments(text) or text)
     for name, _, sha in sources.headers:
         digest.add(f"header.{name}", sha)
     return digest.hexdigest()

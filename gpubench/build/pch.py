@@ -51,14 +51,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-HEADER = "torch/extension.h"
 # Bump when the way PCHs are made changes, to invalidate every PCH.
 SCHEMA = 1
 MARKER = "pch.json"  # written before the .gch is renamed into place
 FAILED = "pch-failed.json"  # a PCH that did not build or that gcc refused, for these flags
 LOG = "pch-build.log"
-# A quoted include that cannot exist: gcc stops at it, right after reading the PCH.
-PROBE_SOURCE = '#include <torch/extension.h>\n#include "gpubench-pch-probe-stops-here.h"\n'
+
+
+def probe_source(header_name: str) -> str:
+    """The header, then a quoted include that cannot exist: gcc stops there, right after
+    reading the PCH."""
+    return f'#include <{header_name}>\n#include "gpubench-pch-probe-stops-here.h"\n'
 
 
 # ---------------------------------------------------------------- pure helpers
@@ -163,12 +166,13 @@ class Pch:
     directory: Path
     cxx: tuple[str, ...]
     flags: tuple[str, ...]
-    header: Path  # the real torch/extension.h
+    header: Path  # the real header, e.g. <torch>/include/torch/extension.h
     identity: str  # gcc_identity(cxx)
+    header_name: str = "torch/extension.h"  # as sources include it
 
     @property
     def gch(self) -> Path:
-        return self.directory / f"{HEADER}.gch"
+        return self.directory / f"{self.header_name}.gch"
 
     def recipe(self) -> dict:
         """What the PCH was built from; a marker or failure record for other flags is void."""
@@ -290,7 +294,7 @@ class PchBuild:
         marker = {"recipe": pch.recipe(), "seconds": round(seconds, 1),
                   "deps": [[path, _stat(path)] for path in deps]}
         _write_atomically(pch.directory / MARKER, json.dumps(marker))
-        link = pch.directory / HEADER
+        link = pch.directory / pch.header_name
         if not (link.is_symlink() and os.readlink(link) == str(pch.header)):
             temporary = link.with_name(f"{link.name}.tmp-{os.getpid()}")
             _unlink(temporary)
@@ -303,8 +307,9 @@ class PchBuild:
         include right after: ~0.1 s)."""
         command = [*probe_command, "-H", "-Winvalid-pch", "-fsyntax-only", "-x", "c++", "-"]
         try:
-            done = subprocess.run(command, input=PROBE_SOURCE, capture_output=True,
-                                  text=True, timeout=120, cwd=self.pch.directory)
+            done = subprocess.run(command, input=probe_source(self.pch.header_name),
+                                  capture_output=True, text=True, timeout=120,
+                                  cwd=self.pch.directory)
         except (OSError, subprocess.TimeoutExpired):
             return False
         self.log.write(f"probe: {shlex.join(command)}\n{done.stderr}")

@@ -4,7 +4,8 @@
 //   bias_gelu_unfused  two passes: out = x + bias (rounded to the storage type, as the GPU's
 //                      intermediate is), then out = gelu(out) in place;
 //   bias_gelu_fused    one pass: out = gelu(x + bias).
-#include <torch/extension.h>
+#include <ATen/Dispatch.h>
+#include <ATen/core/Tensor.h>
 
 #include <cmath>
 

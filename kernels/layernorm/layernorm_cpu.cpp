@@ -1,7 +1,8 @@
 // layernorm_cpu.cpp — `layernorm_warp` for CPU tensors: per row, in fp32 whatever the
 // storage type, as the kernels do: the mean, then the variance of x - mean (two passes,
 // no E[x^2] - E[x]^2 cancellation), then (x - mean) * rstd * weight + bias.
-#include <torch/extension.h>
+#include <ATen/Dispatch.h>
+#include <ATen/core/Tensor.h>
 
 #include <cmath>
 

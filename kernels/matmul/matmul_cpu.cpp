@@ -1,7 +1,8 @@
 // matmul_cpu.cpp — `matmul_naive` for CPU tensors: out[M,N] = a[M,K] @ b[K,N] by the
 // textbook triple loop, i-k-j order so the inner loop walks B and C rows contiguously.
 // fp32 accumulation whatever the storage type, as on the GPU.
-#include <torch/extension.h>
+#include <ATen/Dispatch.h>
+#include <ATen/core/Tensor.h>
 
 #include <algorithm>
 #include <vector>

@@ -3,7 +3,8 @@
 // One i-k-j triple loop, exported under each variant's name, so the whole family runs (and
 // is checked) on a CPU through one extension build. It says nothing about the GPU kernels'
 // speed; it keeps the family's plumbing (names, shapes, checks) exercised in CPU tests.
-#include <torch/extension.h>
+#include <ATen/Dispatch.h>
+#include <ATen/core/Tensor.h>
 
 #include "sgemm_steps.h"
 

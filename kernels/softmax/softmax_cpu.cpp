@@ -5,7 +5,8 @@
 //                         (Milakov & Gimelshein), then the write pass;
 //   softmax_block_reduce  the row converted to fp32 once (the kernel's registers), then
 //                         max, exp and sum, and the write, all from that copy.
-#include <torch/extension.h>
+#include <ATen/Dispatch.h>
+#include <ATen/core/Tensor.h>
 
 #include <cfloat>
 #include <cmath>

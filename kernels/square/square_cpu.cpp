@@ -1,5 +1,6 @@
 // square_cpu.cpp — the same `square` for CPU tensors, built on machines without a GPU.
-#include <torch/extension.h>
+#include <ATen/Dispatch.h>
+#include <ATen/core/Tensor.h>
 
 void square(at::Tensor x, at::Tensor out) {
   TORCH_CHECK(x.is_cpu() && out.is_cpu(), "square (CPU build) takes CPU tensors");

@@ -1,6 +1,7 @@
 // vector_add_cpu.cpp — the same `vector_add` and `vector_add_vectorized` for CPU tensors
 // (machines without a GPU): one loop under both names.
-#include <torch/extension.h>
+#include <ATen/Dispatch.h>
+#include <ATen/core/Tensor.h>
 
 static void add_cpu(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out) {
   TORCH_CHECK(a.is_cpu() && b.is_cpu() && out.is_cpu(), "vector_add (CPU build) takes CPU tensors");

@@ -3,11 +3,17 @@
 // The wrapper checks its tensors, turns the dtype into a GbDtype code, calls a
 // raw-pointer launcher on torch's current stream and turns a launch error into
 // a Python exception that names the kernel.
+//
+// Lean on purpose: the tensor type, TORCH_CHECK and the current stream — not
+// torch/extension.h, whose C++ frontend (nn, optim, data, jit) and pybind11 make a
+// binding take ~12-18 s to compile instead of ~1-2 s (benchmarks/build_phases.py; gpubench
+// compiles the module definition apart, see gpubench/build/layout.py). A wrapper that
+// allocates includes <ATen/ops/empty_like.h> (or the op it calls) itself.
 #pragma once
 
+#include <ATen/core/Tensor.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime.h>
-#include <torch/extension.h>
 
 #include "dtype_code.h"
 
