@@ -128,6 +128,8 @@ def test_comment_edits_that_add_no_line_keep_the_key_and_others_change_it(tmp_pa
     base = key('#define N 4 // four\nint f() { return N; } /* end */\nconst char* s = "// x";\n')
     assert key('#define N 4 // FOUR!\nint f() { return N; } /* fin */\nconst char* s = "// x";\n') \
         == base
+    assert key('#define N 4 // four\nint f() { return N; } /* end */\nconst char* s = "// x";\n'
+               '\n// a comment added at the end: no line above moves\n') == base
     changed = ('#define N 5 // four\nint f() { return N; } /* end */\nconst char* s = "// x";\n',
                '#define N 4 // four\nint f() { return N; } /* end */\nconst char* s = "// y";\n',
                '// a new line\n#define N 4 // four\nint f() { return N; } /* end */\n'

@@ -58,7 +58,8 @@ def content_key(request: BuildRequest, toolchain: dict[str, str],
         for index, (name, _, text) in enumerate(entries):
             # Comments do not reach the compiler: an edit of comments alone that adds no
             # line rebuilds nothing (declarations.blank_comments says why that is exact).
-            digest.add(f"{kind}.{index}.{name}", blank_comments(text) or text)
+            # Trailing blank lines, too: nothing after the last token reaches the compiler.
+            digest.add(f"{kind}.{index}.{name}", (blank_comments(text) or text).rstrip())
     for name, _, sha in sources.headers:
         digest.add(f"header.{name}", sha)
     return digest.hexdigest()
