@@ -135,3 +135,13 @@ def test_comment_edits_that_add_no_line_keep_the_key_and_others_change_it(tmp_pa
                '// a new line\n#define N 4 // four\nint f() { return N; } /* end */\n'
                'const char* s = "// x";\n')
     assert all(key(text) != base for text in changed)  # code, a literal, the line numbers
+
+
+def test_a_cu_with_torch_headers_gets_a_hint_and_a_plain_one_none():
+    from gpubench.build.layout import slow_build_hint
+
+    assert slow_build_hint(["#include <gpubench/dispatch.cuh>\n__global__ void k() {}"],
+                           False) is None
+    hint = slow_build_hint(["#include <torch/extension.h>\n__global__ void k() {}"], False)
+    assert "torch/extension.h" in hint and "three times" in hint
+    assert "load_inline's default" in slow_build_hint(["__global__ void k() {}"], True)

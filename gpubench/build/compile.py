@@ -88,7 +88,13 @@ from gpubench.build.key import (
     stable_key,
     toolchain_facts,
 )
-from gpubench.build.layout import FRONTEND, MODULE_FILE, Layout, plan_layout
+from gpubench.build.layout import (
+    FRONTEND,
+    MODULE_FILE,
+    Layout,
+    plan_layout,
+    slow_build_hint,
+)
 from gpubench.build.sources import (
     BuildRequest,
     Sources,
@@ -113,8 +119,9 @@ class BuildOutcome:
     cached: bool  # True when an earlier process's build was reused
     name: str
     directory: Path
-    # Why this build was redone, for the results table: e.g. "cached build was
-    # corrupt (size 12345, expected 67890): rebuilt". None for an ordinary build.
+    # For the results table: why this build was redone (e.g. "cached build was corrupt
+    # (size 12345, expected 67890): rebuilt"), or why it was slow (torch headers in a .cu,
+    # layout.slow_build_hint). None for an ordinary build.
     note: str | None = None
 
 
@@ -166,8 +173,10 @@ def _build_or_load(request: BuildRequest, sources: Sources, toolchain: dict[str,
                 module, directory, note = _rebuild(request, sources, toolchain, name,
                                                    directory, key, problem, start,
                                                    lock_timeout_s)
+                hint = slow_build_hint([text for _, _, text in sources.cuda],
+                                       request.implicit_headers and request.with_cuda)
                 return BuildOutcome(module, time.perf_counter() - start, False, name,
-                                    directory, note)
+                                    directory, note or hint)
     return BuildOutcome(module, time.perf_counter() - start, True, name, directory)
 
 

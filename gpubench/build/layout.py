@@ -90,3 +90,18 @@ def module_text(declarations: list[str], functions: tuple[str, ...]) -> str:
                    for name in functions)
     return (f"{_MODULE_PRELUDE}\n" + "\n".join(declarations)
             + f"\n\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {{\n{defs}}}\n")
+
+
+def slow_build_hint(cuda_texts: list[str], implicit_headers: bool) -> str | None:
+    """What to say after a fresh build whose .cu includes torch's headers: nvcc then parses
+    them three times over (cudafe++, cicc, the host compiler: 24 + 23 + 19 s for
+    torch/extension.h on an H100 machine's host, benchmarks/build_phases.py), ~35-60 s a
+    build that the standard layout does in ~6 s. None when the .cu files include none."""
+    heavy = sorted({header for text in cuda_texts for header in included_headers(text)
+                    if header in _FRONTEND_HEADERS or header.startswith(("torch/", "ATen/"))})
+    if not heavy and not implicit_headers:
+        return None
+    what = ", ".join(heavy) if heavy else "torch/types.h (load_inline's default)"
+    return (f"the .cu includes {what}: nvcc parses torch's headers three times over, most "
+            f"of this build and of every rebuild of the .cu; kernels in a .cu without torch "
+            f"headers and the wrapper in a .cpp build in seconds (docs/guide.md, the edit loop)")
