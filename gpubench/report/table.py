@@ -249,10 +249,7 @@ class FittedTable:
         if width is not None:
             headers, dropped = fit_columns(self.headers, self.rows, width, self.order,
                                            self.wrap)
-            if dropped:
-                also = f", or {self.elsewhere}," if self.elsewhere else ""
-                caption += (f" Not shown at {width} columns: {', '.join(dropped)} (a wider "
-                            f"terminal{also} has them).")
+            caption += dropped_note(width, dropped, self.elsewhere)
             widths = wrap_widths(headers, self.rows, width, self.wrap)
         # Text, not str: a title or caption is never read as rich markup ('[red]')
         table = Table(title=_annotation(self.title, "table.title"), title_justify="left",
@@ -270,6 +267,15 @@ class FittedTable:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.table(options.max_width)
+
+
+def dropped_note(width: int, dropped: list[str], elsewhere: str = "") -> str:
+    """' Not shown at 80 columns: kind, IQR (a wider terminal, or results.csv, has them).'"""
+    if not dropped:
+        return ""
+    also = f", or {elsewhere}," if elsewhere else ""
+    return (f" Not shown at {width} columns: {', '.join(dropped)} (a wider terminal{also} has "
+            "them).")
 
 
 def _annotation(text: str, style: str) -> Text | None:
@@ -329,10 +335,11 @@ def _cells(result: R.Result) -> dict:
 # A correctness-only row (records/result.correctness_only) as the table shows it: its
 # check, and "interp." for its time, in words rather than dimmed digits: a CI log, a
 # golden file and markdown have no dim, and "31 ms" in the median column reads as a
-# benchmark however faint. results.json and results.csv keep the time.
+# benchmark however faint. No build time either: the interpreter compiles nothing, and
+# its first call's 120 ms is no JIT. results.json and results.csv keep the times.
 CORRECTNESS_ONLY_CELLS = {"median": Text(INTERPRETED, style="dim"),
                           **dict.fromkeys(("±CI", "IQR", "n", "TFLOP/s", "GB/s", "of roof",
-                                           "vs base"), "-")}
+                                           "vs base", "build"), "-")}
 
 
 def _multi(result: R.Result) -> bool:
