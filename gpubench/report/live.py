@@ -69,13 +69,16 @@ class RunDisplay:
         return self
 
     def __exit__(self, *exc):
-        self.progress.stop()
-        if self.lines is not None:
-            self.lines.close()
-        if self.legend and self.run_tables.shown:  # Ctrl-C too: the tables shown need it
+        # The legend first: stopping the bar ends the display with a blank line of its own
+        # (piped), which then parts the legend from the epilogue. Ctrl-C too: the tables
+        # shown need their legend.
+        if self.legend and self.run_tables.shown:
             self.console.print()
             self.console.print(Text(safe_text.terminal(self.run_tables.legend_text(),
                                                        limit=None), style="table.caption"))
+        self.progress.stop()
+        if self.lines is not None:
+            self.lines.close()
 
     def __call__(self, event: E.Event) -> None:
         if isinstance(event, E.PointStarted):
@@ -120,7 +123,8 @@ class RunNotes:
             self.console.print(safe_text.terminal(event.text), markup=False,
                                soft_wrap=event.soft_wrap)
         elif isinstance(event, E.Interference):
-            self.console.print(safe_text.terminal(event.summary), markup=False, soft_wrap=True)
+            self.console.print(hanging(safe_text.terminal(event.summary), self.console.width,
+                                       indent="", hang="  "), markup=False, soft_wrap=True)
             if event.warning:
                 self._warn(event.warning)
         elif isinstance(event, E.WorkerStarted) and self.ceilings:
