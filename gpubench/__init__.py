@@ -20,11 +20,19 @@ The packages are the layers, top to bottom; a layer imports only those below it
 __version__ = "0.1.0"
 
 
-def measure(fn, *args, **kwargs):
-    """Time fn(*args) like `gpubench run` does; see gpubench.api.measure."""
-    from gpubench.api import measure as _measure
+def __getattr__(name: str):
+    """`gpubench.measure` is gpubench.api.measure itself, so help() shows its parameters
+    and docstring (a forwarding `measure(fn, *args, **kwargs)` hid them), imported on first
+    use: `import gpubench` takes ~0.4 ms, which every command pays; gpubench.api ~150 ms."""
+    if name == "measure":
+        from gpubench.api import measure
 
-    return _measure(fn, *args, **kwargs)
+        return measure
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), "measure"])
 
 
 def load_run(reference="latest", base="profiles"):

@@ -29,15 +29,19 @@ def measure(fn: Callable, *args, mode: str = "cold", flops: float | None = None,
             bytes_moved: float | None = None, name: str | None = None,
             shape: Mapping[str, int] | None = None, settings: TimingSettings | None = None,
             count_kernels: bool = True, **setting_overrides) -> Result:
-    """Time `fn(*args)`.
+    """Time `fn(*args)` with the timers, statistics and warnings of `gpubench run`, in
+    this process, and return the Result results.json would hold: .median_s, .summary
+    (95% CI of the median, IQR, n), .tflops, .gbps, .roof, .warnings. Nothing checks
+    fn's output here: the caller owns correctness (`gpubench run` checks a family's).
 
-    mode: cold (default), warm, graph, cupti or wall on a GPU; without CUDA the
-    host clock is used and the result says mode 'cpu'. flops/bytes_moved: the
-    napkin math of one call, for TFLOP/s, GB/s and the roofline. shape: how to
-    label the point ({"M": 4096, ...}). count_kernels: on a GPU, also find what
-    one call runs (kernels per call, kernel sum and span: result.device_work); a
-    call of several kernels pays CUPTI's start-up once per process (~4 s). Any
-    TimingSettings field can be overridden by keyword (max_time_s=1.0, ...).
+    mode: cold (default: L2 flushed before each call), warm, graph, cupti or wall on a
+    GPU; without CUDA the host clock is used and the result says mode 'cpu'.
+    flops, bytes_moved: the napkin math of one call, for TFLOP/s, GB/s and the roofline.
+    name: the row's variant name (default: fn's __name__). shape: how to label the point
+    ({"M": 4096, ...}). settings: a TimingSettings; any of its fields can also be given by
+    keyword (max_time_s=1.0, min_samples=50, ...). count_kernels: on a GPU, also find
+    what one call runs (kernels per call, kernel sum and span: result.device_work); a call
+    of several kernels pays CUPTI's start-up once per process (~4 s).
 
     >>> r = gpubench.measure(torch.mm, a, b, flops=2 * n**3)
     >>> r           # <Result api/mm  float32 cold: 2.69 ms ±0.1% (n=22), 51.1 TFLOP/s>

@@ -86,7 +86,7 @@ def _run(config_path: Path | None, options: dict) -> int:
 @click.argument("new")
 @click.option("--threshold", "threshold_pct", type=click.FloatRange(min=0, min_open=True),
               default=1.0, show_default=True,
-              help="Changes within +-this %% count as SAME; a FASTER/SLOWER must exceed it.")
+              help="Changes within +-this % count as SAME; a FASTER/SLOWER must exceed it.")
 @click.option("--fail-on-regression", is_flag=True,
               help=f"Exit {errors.EXIT_REGRESSION} when a point is SLOWER, or PASS in BASE and "
                    "SUSPECT or failed in NEW, when BASE points are missing in NEW, or when no "

@@ -83,7 +83,7 @@ timing_options = stacked(
     click.option("--max-time", "max_time_ms", type=click.FloatRange(min=1),
                  help="Stop sampling after this long even if not converged, ms [500]."),
     click.option("--target-ci", "target_ci_pct", type=click.FloatRange(min=0, min_open=True),
-                 help="Stop once the 95%% CI of the median is within +-this %% [0.5]."),
+                 help="Stop once the 95% CI of the median is within +-this % [0.5]."),
     click.option("--min-samples", type=click.IntRange(min=1), help="Fewest samples [10]."),
     click.option("--max-samples", type=click.IntRange(min=1), help="Most samples [10000]."),
     click.option("--remeasure-throttled", is_flag=True, default=None,
@@ -153,6 +153,9 @@ run_extra_options = stacked(
     click.option("--baseline", metavar="RUN",
                  help="Compare every point with an earlier run (a run folder, 'latest', "
                       "'latest~1'): adds the change and the verdict of `gpubench compare`."),
+    click.option("--legend/--no-legend", default=True,
+                 help="Print the tables' legend (what each column means) once, after the "
+                      "last table [--legend]."),
     click.option("-v", "--verbose", is_flag=True,
                  help="Also print the whole traceback or compiler log of each failed point "
                       "(the table shows its file:line; results.json keeps the log either way)."),

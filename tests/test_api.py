@@ -24,3 +24,19 @@ def test_measure_times_a_callable_with_the_host_clock_on_cpu():
     text = repr(result)  # short: the median with its unit, no raw samples
     assert re.match(r"<Result api/mm  float32 cpu: [\d.]+ (ns|us|ms|s) ±", text), text
     assert len(text) < 160
+
+
+def test_help_shows_measures_parameters_and_docstring():
+    import inspect
+    import pydoc
+
+    import gpubench.api
+
+    assert gpubench.measure is gpubench.api.measure  # not a (fn, *args, **kwargs) forwarder
+    assert {"mode", "flops", "bytes_moved", "shape", "settings"} <= set(
+        inspect.signature(gpubench.measure).parameters)
+    text = pydoc.render_doc(gpubench.measure, renderer=pydoc.plaintext)
+    assert "mode: str = 'cold'" in text.replace("'str'", "str") and "Result" in text
+    assert "measure" in dir(gpubench)
+    with pytest.raises(AttributeError):
+        gpubench.no_such_thing  # noqa: B018

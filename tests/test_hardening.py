@@ -300,6 +300,21 @@ def test_a_subreaper_kills_a_child_that_left_its_session():
     assert left.stdout.strip() == ""
 
 
+def test_a_run_folder_keeps_no_lock_file_once_released(tmp_path):
+    from gpubench.errors import UsageError
+    from gpubench.run.folder import LOCK_NAME, RunFolder
+
+    first = RunFolder(tmp_path / "run").claim()
+    assert (tmp_path / "run" / LOCK_NAME).exists()
+    with pytest.raises(UsageError, match="another gpubench run"):
+        RunFolder(tmp_path / "run").claim()
+    first.release()
+    assert not (tmp_path / "run" / LOCK_NAME).exists()
+    again = RunFolder(tmp_path / "run").claim()  # free again, on a new lock file
+    again.release()
+    assert list((tmp_path / "run").iterdir()) == []
+
+
 def test_build_locks_leave_no_file_behind(tmp_path):
     from gpubench.build.cache import build_lock
 

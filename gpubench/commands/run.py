@@ -71,6 +71,7 @@ class RunRequest:
     workers: int | None = None  # --workers N: N CPU workers (or local Dask CPU workers)
     cluster: str | None = None  # --cluster ADDRESS|local: Dask workers, one GPU each
     verbose: bool = False  # --verbose: each failed point's whole traceback or compiler log
+    legend: bool = True  # --no-legend: the tables without the legend printed after them
     watch: bool = False  # --watch: run again on every save (commands/watch.py)
 
 
@@ -278,7 +279,8 @@ class RunCommand:
         `run --watch`, which passes tables=False after its first). KeyboardInterrupt
         (Ctrl-C, SIGTERM) propagates; what was measured is in the saver."""
         progress = not self.request.as_json if progress is None else progress
-        display = RunDisplay(self.console, len(points), show_progress=progress, tables=tables)
+        display = RunDisplay(self.console, len(points), show_progress=progress, tables=tables,
+                             legend=self.request.legend, variants=row_names(points))
         for listener in (display, RunNotes(self.console, ceilings=tables), saver):
             runner.subscribe(listener)
         saver.save()  # at once, every point NOT_RUN and the run marked incomplete: a
@@ -395,6 +397,12 @@ def _parallel_note(lanes: list | None, cluster: str | None) -> str:
         return ""
     where = f"Dask cluster {cluster}" if cluster else ", ".join(lane.slot.label for lane in lanes)
     return f" {len(lanes)} workers in parallel ({where})."
+
+
+def row_names(points) -> tuple[str, ...]:
+    """The planned variants' names as the table's rows show them: 'torch (base)'."""
+    return tuple(dict.fromkeys(p.variant.name + (" (base)" if p.variant.baseline else "")
+                               for p in points))
 
 
 def new_seed() -> int:

@@ -307,6 +307,22 @@ class Result:
         )
 
 
+# What a correctness-only row is, in the words every view uses (table legend, report, compare).
+CORRECTNESS_ONLY = ("Triton interpreter (no GPU): the output is checked, its time is the "
+                    "interpreter's and no benchmark")
+
+
+def correctness_only(result: Result) -> bool:
+    """A row whose output was checked but whose time means nothing for the kernel: a Triton
+    variant run without a GPU, which the worker runs under TRITON_INTERPRET=1 (run/
+    worker.py; the interpreter executes each program instance in numpy, ~1e4x slower than
+    the kernel). Views show its check, never its time as a benchmark: no speedup, no
+    TFLOP/s or GB/s, no roof share, no point on a chart, no compare verdict on speed. Read
+    from what every result records (its kind and the device the worker ran on), so runs
+    saved before this rule are judged alike."""
+    return result.kind == "triton" and result.device == "cpu"
+
+
 def exit_status(results) -> bool:
     """True when nothing that ran failed and nothing is SUSPECT."""
     return not any(r.status in FAILED_STATUSES or r.status == SUSPECT for r in results)

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 
 from gpubench import format as fmt
 from gpubench.parsing import format_size
-from gpubench.records.result import Result
+from gpubench.records.result import Result, correctness_only
 from gpubench.timing import precision
 
 WIDTH, HEIGHT = 560, 320
@@ -75,8 +75,9 @@ def measured(results: Iterable[Result]) -> list[Result]:
     """The results a chart can place: passed, with a median. SUSPECT rows are left out,
     not marked: their time is not to be trusted (0 ns, 40x the roof), and on a log axis it
     would stretch the chart and sit beside honest points as if it won; the page says how
-    many were left out, and lists them with their reason."""
-    return [r for r in results if r.passed and r.summary is not None]
+    many were left out, and lists them with their reason. Correctness-only rows (the Triton
+    interpreter) too: their 1e-7 TFLOP/s would stretch the axes by four decades."""
+    return [r for r in results if r.passed and r.summary is not None and not correctness_only(r)]
 
 
 TOOLTIP_FIELDS = ("variant", "shape", "dtype", "mode", "median", "TFLOP/s", "GB/s",

@@ -11,6 +11,7 @@ ends, so a log never goes silent for the 40 s of a build.
 
 from __future__ import annotations
 
+import textwrap
 import threading
 import time
 from collections import defaultdict
@@ -25,26 +26,34 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.text import Text
 
 from gpubench import safe_text
 from gpubench.records import events as E
 from gpubench.records import result as R
 from gpubench.records.features.error_site import ERROR_SITE
-from gpubench.report.table import group_notes, group_table, source_below
+from gpubench.report.legend import INTERPRETED
+from gpubench.report.run_tables import RunTables
+from gpubench.report.table import group_notes, source_below
 
 # Where the full text of a message cut for the terminal is (safe_text.terminal).
 FULL_TEXT = "results.json"
 
 
 class RunDisplay:
-    """The progress bar (or its lines) and a table per finished group: subscribe it to
-    the runner (`runner.subscribe(display)`) and enter it for the run's duration.
-    `tables`: False leaves the tables out (`run --watch` says one line per point)."""
+    """The progress bar (or its lines), a table per finished group and, once the run
+    ends, the tables' one legend: subscribe it to the runner (`runner.subscribe(display)`)
+    and enter it for the run's duration. `tables`: False leaves the tables out (`run
+    --watch` says one line per point); `legend`: False leaves the legend out (--no-legend);
+    `variants`: the planned variants' names as rows show them, so the first table leaves
+    room for the longest (report/run_tables.py)."""
 
     def __init__(self, console: Console, total: int, show_progress: bool = True,
-                 tables: bool = True):
+                 tables: bool = True, legend: bool = True, variants: tuple[str, ...] = ()):
         self.console = console
         self.tables = tables
+        self.legend = legend
+        self.run_tables = RunTables(console.width, variants)
         self.device_name = ""
         self.progress = Progress(
             SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
@@ -60,6 +69,13 @@ class RunDisplay:
         return self
 
     def __exit__(self, *exc):
+        # The legend first: stopping the bar ends the display with a blank line of its own
+        # (piped), which then parts the legend from the epilogue. Ctrl-C too: the tables
+        # shown need their legend.
+        if self.legend and self.run_tables.shown:
+            self.console.print()
+            self.console.print(Text(safe_text.terminal(self.run_tables.legend_text(),
+                                                       limit=None), style="table.caption"))
         self.progress.stop()
         if self.lines is not None:
             self.lines.close()
@@ -86,10 +102,10 @@ class RunDisplay:
             f"{point.family} {point.variant} {point.shape} {point.dtype}: {phase}")))
 
     def _show_group(self, group: list[R.Result]) -> None:
-        self.console.print(group_table(group, self.device_name, width=self.console.width))
+        self.console.print(self.run_tables.table(group, self.device_name))
         for note in group_notes(group):
-            self.console.print(f"  {safe_text.terminal(note, where=FULL_TEXT)}",
-                               soft_wrap=True, markup=False)
+            self.console.print(hanging(safe_text.terminal(note, where=FULL_TEXT),
+                                       self.console.width), soft_wrap=True, markup=False)
 
 
 class RunNotes:
@@ -107,7 +123,8 @@ class RunNotes:
             self.console.print(safe_text.terminal(event.text), markup=False,
                                soft_wrap=event.soft_wrap)
         elif isinstance(event, E.Interference):
-            self.console.print(safe_text.terminal(event.summary), markup=False, soft_wrap=True)
+            self.console.print(hanging(safe_text.terminal(event.summary), self.console.width,
+                                       indent="", hang="  "), markup=False, soft_wrap=True)
             if event.warning:
                 self._warn(event.warning)
         elif isinstance(event, E.WorkerStarted) and self.ceilings:
@@ -118,8 +135,23 @@ class RunNotes:
                 self._warn(check.get("message", ""))
 
     def _warn(self, text: str) -> None:
-        self.console.print(f"[yellow]warning:[/] {escape(safe_text.terminal(text))}",
-                           soft_wrap=True)
+        line = Text(hanging(f"warning: {safe_text.terminal(text)}", self.console.width,
+                            indent="", hang="  "))
+        line.stylize("yellow", 0, len("warning:"))
+        self.console.print(line, soft_wrap=True)
+
+
+def hanging(text: str, width: int, indent: str = "  ", hang: str = "    ") -> str:
+    """`text` folded at spaces to `width` columns, its first line after `indent` and the
+    others after `hang`, so that a note of 219 characters reads as a paragraph under the
+    name it starts with, not as a line the terminal breaks mid-word. What follows a newline
+    (the source line under an error) is kept as it is: code is not re-flowed. A word longer
+    than a line (a path) stays whole, to be copied."""
+    first, *rest = text.split("\n")
+    lines = textwrap.wrap(first, width=max(width, 40), initial_indent=indent,
+                          subsequent_indent=hang, break_long_words=False,
+                          break_on_hyphens=False)
+    return "\n".join([*(lines or [indent]), *rest])
 
 
 class PlainProgress:
@@ -198,7 +230,10 @@ def point_line(rows: list[R.Result]) -> str:
     parts = []
     for row in rows:
         summary = row.summary if row.passed else None
-        if summary is None:
+        if summary is not None and R.correctness_only(row):
+            parts.append(f"{row.mode} {R.status_label(row.status)}, {INTERPRETED} "
+                         "(correctness only)")
+        elif summary is None:
             parts.append(f"{row.mode} {R.status_label(row.status)}")
         else:
             median = fmt.duration(summary.median, min(summary.significant_digits, 4))

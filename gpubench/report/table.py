@@ -13,19 +13,20 @@ from gpubench import format as fmt
 from gpubench import safe_text
 from gpubench.families.check import CheckResult
 from gpubench.records import result as R
-from gpubench.records.extras import ExtraSpec
 from gpubench.records.features import EXTRAS
 from gpubench.records.features.error_site import ERROR_SITE
 from gpubench.records.features.vs_baseline import VS_BASELINE
 from gpubench.report.compare_view import verdict_cell
+from gpubench.report.legend import BASELINE_HEADER, INTERPRETED, Legend, marking
 from gpubench.timing import precision
 
+# Where a column the width left out can still be read.
+ELSEWHERE = "results.csv"
 # Each status's label (records/result.py names it once) and its style.
 STATUS_STYLE = {status: (R.status_label(status),
                          "green" if status == R.OK else "dim" if status in (R.SKIPPED, R.NOT_RUN)
                          else "bold red")
                 for status in R.STATUS_LABELS}
-BASELINE_HEADER = "vs --baseline"
 # Every core column in order; "mode", "kernels" and "vs --baseline" show only when they
 # say something (several modes, a multi-op call, --baseline); the extras' columns (records/
 # features/: "vs ncu") go where their spec says, shown when a row of the group has them.
@@ -64,7 +65,7 @@ def group_table(group: list[R.Result], device: str = "", width: int | None = Non
     whole (no cell is cut), and the caption names what was dropped."""
     headers, rows, caption = table_layout(group)
     return FittedTable(group_title(group, device), headers, rows, JUSTIFY, drop_order(group),
-                       caption=caption, elsewhere="results.csv").table(width)
+                       caption=caption, elsewhere=ELSEWHERE).table(width)
 
 
 def groups_of(results: Iterable[R.Result]) -> list[list[R.Result]]:
@@ -106,27 +107,36 @@ def status_notes(group: list[R.Result]) -> list[str]:
 
 def table_layout(group: list[R.Result], baseline_column: bool = True
                  ) -> tuple[list[str], list[dict], str]:
-    """(headers shown, one dict of cells per row, caption) of a group's table. The
-    `vs --baseline` column shows the verdicts the baseline pass set (analysis/
+    """(headers shown, one dict of cells per row, caption) of a group's table alone; a
+    run's tables share one legend instead (report/run_tables.py)."""
+    headers, rows = table_rows(group, baseline_column)
+    return headers, rows, Legend.of(group, headers).text()
+
+
+def table_rows(group: list[R.Result], baseline_column: bool = True
+               ) -> tuple[list[str], list[dict]]:
+    """(headers this group would show, one dict of cells per row, every column's cell in
+    it). The `vs --baseline` column shows the verdicts the baseline pass set (analysis/
     baseline_pass.py) on the rows, when they carry them and `baseline_column` allows."""
-    show_kernels = any(_multi(r) for r in group)
-    extras = [spec for spec in TABLE_EXTRAS if any(r.extra(spec.name) for r in group)]
     compared = baseline_column and any(VS_BASELINE.name in r.extras for r in group)
-    shown = {"mode": len({r.mode for r in group}) > 1, "kernels": show_kernels,
-             BASELINE_HEADER: compared,
-             **{spec.table.header: spec in extras for spec in TABLE_EXTRAS}}
+    shown = {"mode": len({r.mode for r in group}) > 1,
+             "kernels": any(_multi(r) for r in group), BASELINE_HEADER: compared,
+             **{spec.table.header: any(r.extra(spec.name) for r in group)
+                for spec in TABLE_EXTRAS}}
     headers = [h for h, _ in COLUMNS if shown.get(h, True)]
+    # A correctness-only baseline (the Triton interpreter's) makes every ratio to it moot.
+    moot = any(r.baseline and R.correctness_only(r) for r in group)
     rows = []
     for result in group:
         cells = _cells(result)
         cells.update((spec.table.header, spec.table.cell(result.extra(spec.name)))
                      for spec in TABLE_EXTRAS)
-        if compared:
-            cells[BASELINE_HEADER] = verdict_cell(result.extra(VS_BASELINE.name))
+        cells[BASELINE_HEADER] = verdict_cell(result.extra(VS_BASELINE.name)
+                                              if compared else None)
+        if moot:
+            cells["vs base"] = "-"
         rows.append(cells)
-    caption = _caption(group) + (BASELINE_CAPTION if compared else "") + (
-        KERNELS_CAPTION if show_kernels else "") + "".join(spec.table.caption for spec in extras)
-    return headers, rows, caption
+    return headers, rows
 
 
 # Which columns go first when the terminal is narrow: what results.csv has anyway and a
@@ -239,10 +249,7 @@ class FittedTable:
         if width is not None:
             headers, dropped = fit_columns(self.headers, self.rows, width, self.order,
                                            self.wrap)
-            if dropped:
-                also = f", or {self.elsewhere}," if self.elsewhere else ""
-                caption += (f" Not shown at {width} columns: {', '.join(dropped)} (a wider "
-                            f"terminal{also} has them).")
+            caption += dropped_note(width, dropped, self.elsewhere)
             widths = wrap_widths(headers, self.rows, width, self.wrap)
         # Text, not str: a title or caption is never read as rich markup ('[red]')
         table = Table(title=_annotation(self.title, "table.title"), title_justify="left",
@@ -260,6 +267,15 @@ class FittedTable:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.table(options.max_width)
+
+
+def dropped_note(width: int, dropped: list[str], elsewhere: str = "") -> str:
+    """' Not shown at 80 columns: kind, IQR (a wider terminal, or results.csv, has them).'"""
+    if not dropped:
+        return ""
+    also = f", or {elsewhere}," if elsewhere else ""
+    return (f" Not shown at {width} columns: {', '.join(dropped)} (a wider terminal{also} has "
+            "them).")
 
 
 def _annotation(text: str, style: str) -> Text | None:
@@ -286,18 +302,10 @@ def plain(cell) -> str:
     return cell.plain if isinstance(cell, Text) else str(cell)
 
 
-KERNELS_CAPTION = (" kernels: device work per call (k kernels + m memsets/copies) when a call "
-                   "does more than one thing, and which time the median is: span = first start "
-                   "to last end, gaps included (kernel sum in results.json); sum = kernels "
-                   "only.")
-BASELINE_CAPTION = (" vs --baseline: this run's median against the --baseline run's, and "
-                    "the verdict of `gpubench compare` (FASTER/SLOWER/SAME/UNSURE).")
-
-
 def _cells(result: R.Result) -> dict:
     """The row of one result, by column header (the baseline verdict is added by the table)."""
     label, style = STATUS_STYLE.get(result.status, (result.status, ""))
-    if _marking(result):
+    if marking(result):
         label, style = label + "*", "bold red"  # e.g. memcheck (--sanitize) found errors
     # Numbers only for correct rows: a wrong answer's speed is not worth reading; a SUSPECT
     # row keeps its figures (they show why), never a speedup.
@@ -320,13 +328,18 @@ def _cells(result: R.Result) -> dict:
         "of roof": _roof_cell(result) if summary else "-",
         "vs base": fmt.ratio(result.speedup),
         "build": _build_cell(result),
+        **(CORRECTNESS_ONLY_CELLS if R.correctness_only(result) and summary else {}),
     }
 
 
-def _marking(result: R.Result) -> list[ExtraSpec]:
-    """The extras of a result that mark its check cell with a '*'."""
-    return [e.spec for e in result.extras.values()
-            if e.spec.marks_check is not None and e.spec.marks_check(e.value)]
+# A correctness-only row (records/result.correctness_only) as the table shows it: its
+# check, and "interp." for its time, in words rather than dimmed digits: a CI log, a
+# golden file and markdown have no dim, and "31 ms" in the median column reads as a
+# benchmark however faint. No build time either: the interpreter compiles nothing, and
+# its first call's 120 ms is no JIT. results.json and results.csv keep the times.
+CORRECTNESS_ONLY_CELLS = {"median": Text(INTERPRETED, style="dim"),
+                          **dict.fromkeys(("±CI", "IQR", "n", "TFLOP/s", "GB/s", "of roof",
+                                           "vs base", "build"), "-")}
 
 
 def _multi(result: R.Result) -> bool:
@@ -354,7 +367,8 @@ def _roof_cell(result: R.Result) -> str:
 
 
 def group_notes(group: list[R.Result]) -> list[str]:
-    """What the table has no room for: why a row failed or was skipped, and warnings."""
+    """What the table has no room for: why a row failed or was skipped, and warnings
+    (none about a correctness-only row's time, which is no benchmark to warn about)."""
     notes, seen = [], set()
     for r in group:
         label = f"{r.variant} [{r.mode}]" if len({x.mode for x in group}) > 1 else r.variant
@@ -362,7 +376,8 @@ def group_notes(group: list[R.Result]) -> list[str]:
         if r.status != R.OK and why and (r.variant, why) not in seen:
             seen.add((r.variant, why))
             notes.append(f"{r.variant}: {why}{source_below(r)}")
-        notes.extend(f"{label}: {w}" for w in r.warnings)
+        if not R.correctness_only(r):
+            notes.extend(f"{label}: {w}" for w in r.warnings)
         build_note = r.build.get("note")
         if build_note and (r.variant, build_note) not in seen:
             seen.add((r.variant, build_note))
@@ -397,18 +412,3 @@ def note(result: R.Result) -> str:
                 return CheckResult(**check).summary()
     return result.error or ""
 
-
-def _caption(group: list[R.Result]) -> str:
-    methods = sorted({f"{r.mode}: {r.method}" for r in group if r.method})
-    timing = "; ".join(methods) if methods else "nothing was timed"
-    marks = dict.fromkeys(spec.mark_caption for r in group for spec in _marking(r))
-    return (f"median of n samples ({timing}). ±CI: 95% CI of the median; IQR: spread; both as "
-            "% of the median. TFLOP/s, GB/s: the family's napkin-math FLOPs and bytes. "
-            "of roof: share of the measured roofline at this intensity (mem/comp-bound). "
-            "vs base: baseline median / variant median, same mode, PASS rows only." + (
-                " of roof 'tf32' (or another precision): the variant computes in that "
-                "precision, and its roof is that precision's measured ceiling."
-                if any(precision.differs(r.roof, r.dtype) for r in group) else "") + (
-                " (alloc): the variant returns a new output tensor; allocating it is part of "
-                "its time." if any(r.build.get("allocates_output") for r in group) else "") +
-            "".join(marks))

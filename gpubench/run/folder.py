@@ -3,7 +3,8 @@ stops taking writes — so no collision, no full disk and no chmod loses a measu
 
 - Claimed: an exclusive lock (flock on `.gpubench.lock`) for the run's lifetime, so two
   runs given the same --out cannot overwrite each other; a folder that already holds a
-  run's results is reused only with --force.
+  run's results is reused only with --force. The lock file goes with the lock: a finished
+  run folder holds the run, not gpubench's bookkeeping.
 - Saved: save_run writes results.csv and results.json through private temporary files,
   then renames; what a killed save left is removed when the folder is next claimed.
 - Rescued: if a save fails (read-only, removed, full), the document goes to a fresh
@@ -46,20 +47,7 @@ class RunFolder:
 
     def claim(self) -> RunFolder:
         """Create and lock the folder; refuse a folder in use or holding results."""
-        try:
-            self.path.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise OutputError(f"cannot write results to {self.path}: "
-                              f"{exc.strerror or exc}; choose another --out") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            owner = _read_owner(fd)
-            os.close(fd)
-            raise UsageError(f"another gpubench run{owner} is writing to {self.path}; wait "
-                             "for it or choose another --out") from None
-        self._lock_fd = fd
+        fd = self._lock_fd = self._lock()
         if (self.path / RESULTS_JSON).exists() and not self.force:
             self.release()
             raise UsageError(f"{self.path} already holds a run's results; pass --force to "
@@ -86,11 +74,46 @@ class RunFolder:
                                 f"{self.rescue}")
         return save_run(document, self.rescue)
 
+    def _lock(self) -> int:
+        """A descriptor of the lock file, flocked. The file is removed on release while
+        still locked, so a run that opened it meanwhile gets a lock on a file no longer at
+        the path: it tries again on the path's new file (as build/cache.build_lock does);
+        a run that finds the lock held is refused at once."""
+        path = self.path / LOCK_NAME
+        while True:
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise OutputError(f"cannot write results to {self.path}: "
+                                  f"{exc.strerror or exc}; choose another --out") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                owner = _read_owner(fd)
+                os.close(fd)
+                raise UsageError(f"another gpubench run{owner} is writing to {self.path}; "
+                                 "wait for it or choose another --out") from None
+            if _names(path, fd):
+                return fd
+            os.close(fd)  # its holder removed it on release: lock the path's new file
+
     def release(self) -> None:
         if self._lock_fd is not None:
             with contextlib.suppress(OSError):
+                (self.path / LOCK_NAME).unlink()  # still locked: see _lock
+            with contextlib.suppress(OSError):
                 os.close(self._lock_fd)
             self._lock_fd = None
+
+
+def _names(path: Path, fd: int) -> bool:
+    """Whether `path` still names the file open as `fd`."""
+    try:
+        named, held = path.stat(), os.fstat(fd)
+    except OSError:
+        return False
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
 
 def _read_owner(fd: int) -> str:
