@@ -80,7 +80,7 @@ def families_summary(kernels_dirs: tuple[Path, ...],
             rows.append(_summary_row(family, machine))
         except errors.SpecError as exc:
             broken.append((name, str(exc)))
-            rows.append({"family": Text(name, style="bold"),
+            rows.append({"family": Text(safe_text.one_line(name), style="bold"),
                          "runs here": Text("spec error", style="bold red"),
                          "variants": Text("(below)", style="red")})
     return LineTable(HEADERS, rows, flex="variants", justify={"shapes": "right"},
@@ -89,7 +89,7 @@ def families_summary(kernels_dirs: tuple[Path, ...],
 
 def _summary_row(family: Family, machine: Machine) -> dict:
     shapes = default_shapes_or_why(family, machine)
-    return {"family": Text(family.name, style="bold"),
+    return {"family": Text(safe_text.one_line(family.name), style="bold"),
             "dtypes": " ".join(short_dtype(d) for d in family.dtypes),
             "shapes": str(len(shapes)) if not isinstance(shapes, str) else "none",
             "runs here": runs_here_count(family, machine),

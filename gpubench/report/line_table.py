@@ -102,8 +102,9 @@ UNBOUNDED = 10**6  # the width a shortening cell is asked for its whole text
 
 
 def _safe(cell) -> Text:
-    """A cell as one line of Text, its control characters escaped; a Text keeps its style.
-    Never rich markup: '[axes M, N]' would vanish as an unknown tag."""
+    """A cell as one line of Text, its control characters escaped; a Text keeps its style
+    (escape before making one: Text() drops BEL and CR unseen). Never rich markup: '[axes
+    M, N]' would vanish as an unknown tag."""
     if isinstance(cell, Text):
         safe = safe_text.one_line(cell.plain)
         return cell if safe == cell.plain else Text(safe, style=cell.style)
