@@ -35,9 +35,10 @@ def __dir__() -> list[str]:
     return sorted([*globals(), "measure"])
 
 
-def load_run(reference="latest", base="profiles"):
-    """A run's RunDocument: a run folder, its results.json, 'latest' or 'latest~N'
-    (profiles/ of the current folder). `.to_frame()` gives a pandas DataFrame, one row
+def load_run(reference="latest", base=None):
+    """A run's RunDocument: a run folder, its results.json, 'latest' or 'latest~N' (the
+    newest runs wherever they were written, as `gpubench runs` lists them; with `base`, a
+    folder's own, e.g. base="profiles"). `.to_frame()` gives a pandas DataFrame, one row
     per result with a column per axis; `.results` the Result objects."""
     from gpubench.run.folder import load_run as _load_run
 

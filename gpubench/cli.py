@@ -131,13 +131,31 @@ def report(**options):
 
 
 @cli.command("list")
+@click.argument("families", nargs=-1)
 @opts.kernels_dir_option
 @opts.device_option("Judge 'runs here' for this device.")
-def list_command(**options):
-    """Show kernel families, their variants and dtypes, and whether each can run here."""
+def list_command(families, **options):
+    """Kernel families, one line each: dtypes, default shapes, how many variants run here.
+    With FAMILIES, each in full: axes and default shapes, every variant with its kind,
+    dtypes, and whether it runs here or why not."""
     from gpubench.commands.listing import ListRequest, list_families
 
-    _guarded(lambda: list_families(ListRequest(**options), make_console()))
+    request = ListRequest(tuple(families), **options)
+    _guarded(lambda: list_families(request, make_console()))
+
+
+@cli.command()
+@click.option("-n", "--last", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Show the newest N runs.")
+@click.option("--all", "show_all", is_flag=True, help="Show every recorded run.")
+def runs(last, show_all):
+    """Recorded runs, newest first: the name compare and report take (latest, latest~1),
+    when, folder, points, their statuses, GPU and command. Every run is recorded where it
+    saves its first results, wherever --out put it ($GPUBENCH_CACHE_DIR/runs.json, else
+    ~/.cache/gpubench/runs.json); deleted folders are skipped."""
+    from gpubench.commands.runs import RunsRequest, runs_command
+
+    _guarded(lambda: runs_command(RunsRequest(None if show_all else last), make_console()))
 
 
 @cli.command()

@@ -67,13 +67,27 @@ class CliResult:
         return {r["variant"]: r for r in self.results(run_dir)["results"]}
 
 
+def run_index_for(cwd: Path) -> Path:
+    """The index of runs of one test's `gpubench` calls: its own, so that `latest` there
+    means that test's newest run, not one of a test beside it (the build cache is shared)."""
+    return cwd.parent / f"{cwd.name}-runs.json"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def run_index_of_the_session(tmp_path_factory):
+    """Runs made in-process, or by a subprocess not started through `gpubench`, are
+    recorded here rather than in the user's ~/.cache/gpubench/runs.json."""
+    os.environ.setdefault("GPUBENCH_RUN_INDEX",
+                          str(tmp_path_factory.mktemp("run-index") / "runs.json"))
+
+
 @pytest.fixture
 def gpubench(tmp_path, build_cache):
     """Run `python -m gpubench ARGS` in a fresh folder, as a user would."""
 
     def run(*args: str, timeout: float = 600, env: dict | None = None) -> CliResult:
         full_env = {**os.environ, "GPUBENCH_CACHE_DIR": str(build_cache), "COLUMNS": "160",
-                    **(env or {})}
+                    "GPUBENCH_RUN_INDEX": str(run_index_for(tmp_path)), **(env or {})}
         completed = subprocess.run([sys.executable, "-m", "gpubench", *args], cwd=tmp_path,
                                    capture_output=True, text=True, timeout=timeout, env=full_env)
         return CliResult(completed, tmp_path)

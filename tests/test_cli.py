@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FAST, TEST_KERNELS, start_hanging_run, wait_for_worker_log
+from conftest import FAST, TEST_KERNELS, run_index_for, start_hanging_run, wait_for_worker_log
 
 pytestmark = pytest.mark.slow
 
@@ -219,7 +219,8 @@ def test_matmul_runs_named_shapes_with_one_column_per_axis(gpubench):
     code = ("import gpubench; f = gpubench.load_run('latest').to_frame(); "
             "print(f[['variant', 'M', 'N', 'K', 'status']].to_string())")
     shown = subprocess.run([sys.executable, "-c", code], cwd=done.cwd, capture_output=True,
-                           text=True, timeout=120)
+                           text=True, timeout=120,
+                           env={**os.environ, "GPUBENCH_RUN_INDEX": str(run_index_for(done.cwd))})
     assert shown.returncode == 0, shown.stderr
     assert "naive  256  128   64" in shown.stdout.replace("    ", "  ").replace("   ", "  ") \
         or ("naive" in shown.stdout and "256" in shown.stdout and "512" in shown.stdout)

@@ -1,5 +1,5 @@
-"""`gpubench list` and the ncu view at 80 and 160 columns, against golden text
-(regenerate: GPUBENCH_UPDATE_GOLDEN=1).
+"""The ncu view at 80 and 160 columns, against golden text (regenerate:
+GPUBENCH_UPDATE_GOLDEN=1); `gpubench list`'s are in test_listing_golden.py.
 
 At either width no line is wider than the terminal, no cell is cut ("…"), and no word is
 broken across lines: text wraps only at spaces (a word longer than a whole line, a URL, is
@@ -14,17 +14,12 @@ import pytest
 from rich.console import Console, Group
 
 from conftest import FIXTURES, REPO
-from gpubench.commands.listing import families_table
-from gpubench.families.spec import Machine
 from gpubench.tools.ncu import view as ncu_view
 from gpubench.tools.ncu.points import Profiled, ncu_summary
 
 GOLDEN = REPO / "tests" / "golden"
 WIDTHS = [80, 160]
 REPORT = FIXTURES / "ncu" / "h200" / "square_two_launches_full.ncu-rep"
-# A machine without a GPU, with Triton: the list then shows every kind of verdict (yes,
-# some dtypes only, no with a reason), the same on every machine the tests run on.
-NO_GPU = Machine(has_cuda=False, has_triton=True, device_name="cpu")
 
 
 def render(renderable, width: int) -> str:
@@ -50,36 +45,6 @@ def assert_fits(text: str, width: int, sources: list[str]) -> None:
     words = {word for source in sources for word in source.split() if len(word) < width - 10}
     broken = [word for word in words if not any(word in line for line in lines)]
     assert not broken, broken
-
-
-# ---------------------------------------------------------------- gpubench list
-
-
-@pytest.fixture
-def families(monkeypatch):
-    """The shipped families' table, their folders shown relative to the checkout."""
-    monkeypatch.chdir(REPO)
-    table, broken = families_table((), NO_GPU)
-    assert not broken
-    return table
-
-
-@pytest.mark.parametrize("width", WIDTHS)
-def test_list_fits_the_terminal(families, width):
-    text = render(families, width)
-    check_golden(text, f"list_{width}.txt")
-    shown = [column.header for column in families.table(width).columns]
-    sources = [str(row[header]) for row in families.rows for header in shown]  # Text: plain
-    assert_fits(text, width, sources)
-    for always in ("family/variant", "kind", "runs here", "matmul", "  tiled", "triton",
-                   "no: needs a CUDA GPU", "float32, float16 only"):
-        assert always in text
-    flat = " ".join(text.split())
-    if width == 80:
-        assert "Not shown at 80 columns: dtypes" in flat
-    else:
-        assert "Not shown" not in text and "float32, float16, bfloat16" in text
-        assert "cpu=['file.cpp'])" in text and "kernels/matmul)" in text
 
 
 # ---------------------------------------------------------------- the ncu view

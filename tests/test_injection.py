@@ -118,11 +118,17 @@ def test_report_and_compare_of_a_hostile_run_stay_harmless(gpubench, tmp_path):
 
 
 def test_list_shows_hostile_names_and_descriptions_as_text(gpubench, tmp_path):
-    done = gpubench("list", "--kernels-dir", str(hostile_family(tmp_path)), "--device", "cpu")
+    kernels = str(hostile_family(tmp_path))
+    done = gpubench("list", "--kernels-dir", kernels, "--device", "cpu")
     assert done.code == 0, done.output[:3000]
     assert_harmless_on_a_terminal(done.output)
-    assert "markup[/]" in done.stdout  # shown as typed, not read as rich markup
     assert "\\x1b]0;T\\x07" in done.stdout
+    # the descriptions are shown by `list FAMILY`
+    full = gpubench("list", HOSTILE_NAME, "--kernels-dir", kernels, "--device", "cpu")
+    assert full.code == 0, full.output[:3000]
+    assert_harmless_on_a_terminal(full.output)
+    assert "markup[/]" in full.stdout  # shown as typed, not read as rich markup
+    assert "\\x1b]0;T\\x07" in full.stdout
 
 
 def test_an_error_quoting_hostile_text_is_printed_escaped(gpubench, tmp_path):

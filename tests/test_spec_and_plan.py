@@ -67,6 +67,24 @@ def test_softmax_is_a_two_axis_family_without_a_one_number_rule():
         family.shape_from_size(1024)
 
 
+def test_axis_defaults_alone_make_the_default_shape():
+    """README: a family whose axes all have defaults needs no `shapes`: its default shape is
+    every axis at its default (cpu_default without a GPU), and the plan runs it."""
+    from gpubench.families.spec import Axis
+
+    family = tiny_family(axes=(Axis("M", default=4096, cpu_default=64), Axis("K", default=128)),
+                         sizes=(), make_inputs=lambda s, d, dev: (torch.randn(s["M"], s["K"]),))
+    assert family.default_shapes(GPU) == (Shape({"M": 4096, "K": 128}),)
+    assert family.default_shapes(CPU) == (Shape({"M": 64, "K": 128}),)
+    points = plan_points([family], CPU, {}, (), (), 0)
+    assert {p.shape for p in points} == {Shape({"M": 64, "K": 128})}
+    # an axis without a default: no default shape, and the plan says which axis lacks one
+    partial = tiny_family(axes=(Axis("M", default=16), Axis("K")), sizes=())
+    assert partial.default_shapes(CPU) == ()
+    with pytest.raises(UsageError, match="no default shapes and axis K has no default"):
+        plan_points([partial], CPU, {}, (), (), 0)
+
+
 @pytest.mark.parametrize("changes, message", [
     (dict(variants=()), "empty"),
     (dict(dtypes=("fp8",)), "unknown dtype"),

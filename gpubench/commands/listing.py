@@ -1,8 +1,11 @@
-"""`gpubench list`: families, variants, dtypes, and whether each variant can run here.
+"""`gpubench list [FAMILY ...]`: which kernel families exist, and one of them in full.
 
-One row per family (bold), its variants indented under it; the table fits the terminal
-(report/table.FittedTable): 'runs here' and 'about' wrap at spaces, and a narrow terminal
-loses the dtypes column first, with a caption that says so.
+Without a name, one line per family (report/line_table.LineTable): dtypes, how many default
+shapes, how many variants run here, and the variants' names, cut to the width; eight
+families are eight lines at 80 columns, where a table of every variant took ~110. With
+names, each family in full (listing_detail.py): its description, folder, axes and their
+defaults, default shapes on this machine, and every variant with its kind, dtypes, whether
+it runs here and, where not, why.
 """
 
 from __future__ import annotations
@@ -14,94 +17,124 @@ from rich.console import Console
 from rich.text import Text
 
 from gpubench import errors, safe_text
-from gpubench.families.discovery import family_dirs, load_family
+from gpubench.families.discovery import family_dirs, load_family, resolve_families
 from gpubench.families.spec import Family, Machine, Variant
-from gpubench.report.table import FittedTable
+from gpubench.parsing import DTYPE_ALIASES
+from gpubench.report.line_table import LineTable
 from gpubench.run.machine import describe, detect_machine
 
-NAME = "family/variant"
-HEADERS = [NAME, "kind", "dtypes", "runs here", "about"]
-# A narrow terminal loses the dtypes first: 'runs here' names the dtypes a variant cannot
-# run, and `gpubench run` says which it ran. Name, kind, runs here and about always stay.
-DROP_ORDER = ("dtypes",)
-# Wrapping columns and their narrowest widths: 21 keeps the usual verdicts ('float32,
-# float16 only', 'no: needs a CUDA GPU') on one line; at 24 a description still reads as
-# sentences, four or five words a line. Both fit at 80 columns beside name and kind.
-WRAP = {"runs here": 21, "about": 24}
-# Variants sit under their family, indented: one column instead of two for the names.
-INDENT = "  "
+HEADERS = ["family", "dtypes", "shapes", "runs here", "variants"]
+# A narrow terminal loses the default shape count first (`list FAMILY` shows them), then
+# the dtypes; family, what runs here and the names stay.
+DROP_ORDER = ("shapes", "dtypes")
+# fp32/fp16/bf16/fp64: what kernel engineers type, a third of 'float32, float16, bfloat16'.
+SHORT_DTYPE = {canon: alias for alias, canon in DTYPE_ALIASES.items()
+               if alias.startswith(("fp", "bf"))}
+HINT = "gpubench list FAMILY: variants, axes, shapes, and why a variant cannot run here."
 
 
 @dataclass(frozen=True)
 class ListRequest:
     """What `gpubench list` was asked for, built once by the CLI."""
 
+    families: tuple[str, ...] = ()  # shown in full; none: one line per family
     kernels_dirs: tuple[Path, ...] = ()  # --kernels-dir: the user's own family folders
     device: str = "auto"  # judge 'runs here' for this device
 
 
 def list_families(request: ListRequest, console: Console) -> int:
     machine = detect_machine(request.device)
-    table, broken = families_table(request.kernels_dirs, machine)
-    console.print(table)
+    if request.families:
+        from gpubench.commands.listing_detail import family_views
+
+        views, broken = family_views(request.families, request.kernels_dirs, machine)
+        for view in views:
+            console.print(view)
+    else:
+        broken = print_summary(console, request.kernels_dirs, machine)
     return errors.EXIT_SPEC if broken else errors.EXIT_OK
 
 
-def families_table(kernels_dirs: tuple[Path, ...],
-                   machine: Machine) -> tuple[FittedTable, list[str]]:
-    """(the table, fitted to the console it is printed on; the spec errors met)."""
+def print_summary(console: Console, kernels_dirs: tuple[Path, ...], machine: Machine) -> list:
+    """The machine line, one line per family, the spec errors met in full, the hint;
+    returns the spec errors."""
+    table, broken = families_summary(kernels_dirs, machine)
+    console.print(Text(describe(machine), style="dim"))
+    console.print(table)
+    for name, message in broken:
+        console.print(Text(f"{safe_text.one_line(name)}: {safe_text.terminal(message)}",
+                           style="red"))
+    dropped = table.dropped(console.width)
+    console.print(Text((f"Not shown at {console.width} columns: {', '.join(dropped)}. "
+                        if dropped else "") + HINT, style="dim"))
+    return broken
+
+
+def families_summary(kernels_dirs: tuple[Path, ...],
+                     machine: Machine) -> tuple[LineTable, list[tuple[str, str]]]:
+    """(one line per family; the (name, spec error) of each family that did not load)."""
     rows, broken = [], []
     for name, folder in family_dirs(kernels_dirs).items():
         try:
             family = load_family(name, folder)
+            rows.append(_summary_row(family, machine))
         except errors.SpecError as exc:
-            broken.append(str(exc))
-            rows.append(_row(Text(safe_text.one_line(name), style="bold"),
-                             runs=Text("spec error", style="bold red"),
-                             about=str(exc)))
-            continue
-        rows.append(_family_row(family, folder, machine))
-        rows += [_variant_row(family, variant, machine) for variant in family.variants]
-    return FittedTable(f"Kernel families ({describe(machine)})", HEADERS, rows,
-                       order=DROP_ORDER, wrap=WRAP), broken
+            broken.append((name, str(exc)))
+            rows.append({"family": Text(safe_text.one_line(name), style="bold"),
+                         "runs here": Text("spec error", style="bold red"),
+                         "variants": Text("(below)", style="red")})
+    return LineTable(HEADERS, rows, flex="variants", justify={"shapes": "right"},
+                     order=DROP_ORDER), broken
 
 
-def _family_row(family: Family, folder: Path, machine: Machine) -> dict:
-    """The family's name, dtypes, and what it computes, its axes, default shapes, folder."""
-    shapes = "; ".join(s.label() for s in family.default_shapes(machine))
-    about = (f"{family.description} (axes {', '.join(family.axis_names)}; default shapes "
-             f"{shapes}; folder {safe_text.one_line(_shown_path(folder))})")
-    return _row(Text(safe_text.one_line(family.name), style="bold"),
-                dtypes=", ".join(family.dtypes), about=about)
+def _summary_row(family: Family, machine: Machine) -> dict:
+    shapes = default_shapes_or_why(family, machine)
+    return {"family": Text(safe_text.one_line(family.name), style="bold"),
+            "dtypes": " ".join(short_dtype(d) for d in family.dtypes),
+            "shapes": str(len(shapes)) if not isinstance(shapes, str) else "none",
+            "runs here": runs_here_count(family, machine),
+            "variants": lambda width: names_within([v.name for v in family.variants], width)}
 
 
-def _variant_row(family: Family, variant: Variant, machine: Machine) -> dict:
-    label = variant.name + (" (base)" if variant.baseline else "")
-    return _row(INDENT + label, kind=variant.kind,
-                dtypes=", ".join(variant.dtypes or family.dtypes),
-                runs=_runs_here(family, variant, machine), about=variant.description)
+def names_within(names: list[str], width: int) -> str:
+    """As many names as fit in `width`, then '+N' for the rest: 'torch naive tiled +3'."""
+    for shown in range(len(names), 0, -1):
+        rest = len(names) - shown
+        text = " ".join(names[:shown]) + (f" +{rest}" if rest else "")
+        if len(text) <= width:
+            return text
+    return f"{len(names)} variants"
 
 
-def _runs_here(family: Family, variant: Variant, machine: Machine) -> Text:
-    """'yes', 'float32, float16 only', or 'no: <why>' (the reason of its first dtype)."""
-    reasons = {d: variant.unavailable_reason(d, machine) for d in family.dtypes}
-    runnable = [d for d, why in reasons.items() if why is None]
-    if len(runnable) == len(reasons):
-        return Text("yes", style="green")
-    if runnable:
-        return Text(f"{', '.join(runnable)} only", style="yellow")
-    return Text(f"no: {next(iter(reasons.values()))}", style="red")
-
-
-def _row(name, kind: str = "", dtypes: str = "", runs: Text | str = "",
-         about: str = "") -> dict:
-    return {NAME: name, "kind": kind, "dtypes": dtypes, "runs here": runs, "about": about}
-
-
-def _shown_path(folder: Path) -> str:
-    """The folder relative to the current one when it lies inside it: the absolute prefix
-    says nothing there and would be the widest word of the 'about' column."""
+def default_shapes_or_why(family: Family, machine: Machine) -> tuple | str:
+    """The family's default shapes here, or why it has none (what `run` would say)."""
     try:
-        return str(folder.relative_to(Path.cwd()))
-    except ValueError:
-        return str(folder)
+        shapes = family.default_shapes(machine)
+    except errors.GpubenchError as exc:  # a check_shape that refuses its own default
+        return str(exc)
+    if not shapes:
+        lacking = ", ".join(family.axes_without_default(machine))
+        return f"none: give shapes, sizes, or a default to axis {lacking}"
+    return shapes
+
+
+def runs_here_count(family: Family, machine: Machine) -> Text:
+    """'6 of 6', '4 of 6': the variants that run here at some dtype at least (which dtypes:
+    `list FAMILY`)."""
+    running = sum(bool(runnable_dtypes(family, v, machine)) for v in family.variants)
+    total = len(family.variants)
+    style = "red" if not running else "green" if running == total else "yellow"
+    return Text(f"{running} of {total}", style=style)
+
+
+def runnable_dtypes(family: Family, variant: Variant, machine: Machine) -> list[str]:
+    return [d for d in family.dtypes if variant.unavailable_reason(d, machine) is None]
+
+
+def short_dtype(dtype: str) -> str:
+    return SHORT_DTYPE.get(dtype, dtype)
+
+
+def chosen_families(names: tuple[str, ...], kernels_dirs: tuple[Path, ...]) -> dict[str, Path]:
+    """The named families' folders; an unknown name is a usage error with a suggestion."""
+    return resolve_families(names, family_dirs(kernels_dirs))

@@ -256,7 +256,8 @@ class Family:
 
     axes        the problem's dimensions, e.g. (Axis("M"), Axis("N"), Axis("K")); each
                 may carry a default (what an `--axis` sweep uses for the others)
-    shapes      default shapes on a GPU, as mappings {"M": 4096, ...}; cpu_shapes without one
+    shapes      default shapes on a GPU, as mappings {"M": 4096, ...}; cpu_shapes without one.
+                Without shapes or sizes, every axis at its default is the one default shape
     fill        optional n -> shape: how one number (`--sizes 1024`) fills every axis
     check_shape optional shape -> None or the reason the family refuses that shape
 
@@ -369,7 +370,22 @@ class Family:
         if shapes:
             return tuple(self.shape_of(dict(s)) for s in shapes)
         sizes = self.cpu_sizes if cpu and self.cpu_sizes else self.sizes
-        return tuple(self.shape_from_size(n) for n in sizes)
+        if sizes:
+            return tuple(self.shape_from_size(n) for n in sizes)
+        return self._axis_defaults_shape(machine)
+
+    def _axis_defaults_shape(self, machine: Machine) -> tuple[Shape, ...]:
+        """Without shapes or sizes, the one shape of every axis at its default (the value an
+        `--axis` sweep keeps for the axes it leaves alone); none when an axis has no default,
+        which the plan then says."""
+        values = {a.name: a.default_for(machine.has_cuda) for a in self.axes}
+        if any(value is None for value in values.values()):
+            return ()
+        return (self.shape_of(values),)
+
+    def axes_without_default(self, machine: Machine) -> tuple[str, ...]:
+        """The axes with no default on this machine: why a family has no default shape."""
+        return tuple(a.name for a in self.axes if a.default_for(machine.has_cuda) is None)
 
     # ------------------------------------------------------------ the callables, by shape
 

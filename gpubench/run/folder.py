@@ -11,6 +11,9 @@ stops taking writes — so no collision, no full disk and no chmod loses a measu
   folder under the system's temporary directory, every later save too, and the run ends
   with exit 12 saying where.
 
+- Recorded: its first save adds the folder to the index of runs (run/run_index.py), so
+  that 'latest' finds it wherever --out put it.
+
 And read back: read_run (a folder or a results.json), resolve_run and load_run (what a
 user types: a folder, 'latest', 'latest~N'). The documents themselves, and their JSON,
 are records/run.py's: this module holds everything that touches the files.
@@ -23,17 +26,20 @@ import fcntl
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 
 from gpubench import safe_text
 from gpubench.errors import OutputError, UsageError
 from gpubench.parsing import shown
 from gpubench.records.run import NewerSchema, RunDocument
+from gpubench.run import run_index
 
 LOCK_NAME = ".gpubench.lock"
 RESULTS_JSON = "results.json"
 RESULTS_CSV = "results.csv"
 LATEST = "latest"
+PROFILES = Path("profiles")  # where runs go without --out, relative to the current folder
 
 
 class RunFolder:
@@ -44,6 +50,8 @@ class RunFolder:
         self.rescue: Path | None = None
         self.problem: str | None = None
         self._lock_fd: int | None = None
+        self.started = time.time()  # claimed: the run's place in the index's order
+        self.indexed = False
 
     def claim(self) -> RunFolder:
         """Create and lock the folder; refuse a folder in use or holding results."""
@@ -55,6 +63,7 @@ class RunFolder:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         remove_stale_temporaries(self.path)
+        self.started = time.time()
         return self
 
     def save(self, document: RunDocument) -> list[Path]:
@@ -66,6 +75,7 @@ class RunFolder:
                     with contextlib.suppress(OSError):
                         point_latest(self.latest_base, self.path)
                     self.latest_base = None
+                self._record()
                 return paths
             except OSError as exc:
                 self.rescue = Path(tempfile.mkdtemp(prefix="gpubench-rescue-"))
@@ -97,6 +107,15 @@ class RunFolder:
             if _names(path, fd):
                 return fd
             os.close(fd)  # its holder removed it on release: lock the path's new file
+
+    def _record(self) -> None:
+        """Once, at the first save (a folder without results is no run to compare): into
+        the index of runs. A cache that cannot be written costs `latest` this run, never
+        the run itself."""
+        if not self.indexed:
+            self.indexed = True
+            with contextlib.suppress(OSError):
+                run_index.record_run(self.path, self.started)
 
     def release(self) -> None:
         if self._lock_fd is not None:
@@ -220,27 +239,41 @@ def point_latest(base: Path, run_dir: Path) -> None:
         atomic_write(link, run_dir.name + "\n")
 
 
-def resolve_run(reference: str | Path, base: Path = Path("profiles")) -> Path:
+def resolve_run(reference: str | Path, base: Path | None = None) -> Path:
     """A run folder from what a user types: a folder, a results.json, 'latest', or
-    'latest~N' (the Nth run before the newest, by folder name, which starts with the
-    UTC time the run began)."""
+    'latest~N' (the Nth run before the newest). Without `base`, the newest runs are the
+    index's (run/run_index.py: every run, wherever --out put it), or, while it records
+    none, ./profiles'; with `base`, that folder's (its `latest` link, then folder names,
+    which start with the UTC time the run began)."""
     text = str(reference)
     if text == LATEST or text.startswith(LATEST + "~"):
         back = _steps_back(text)
-        runs = sorted((p for p in base.iterdir() if (p / RESULTS_JSON).is_file()
-                       and not p.is_symlink()), key=lambda p: p.name) if base.is_dir() else []
-        if back == 0 and (base / LATEST).exists():
-            return _follow_latest(base)
-        if len(runs) <= back:
-            raise UsageError(f"'{shown(text)}': only {len(runs)} run(s) with results in "
-                             f"{base}/")
-        return runs[-1 - back]
+        if base is None:
+            recorded, _ = run_index.newest_first()
+            if recorded:
+                if len(recorded) <= back:
+                    raise UsageError(f"'{shown(text)}': only {len(recorded)} run(s) with "
+                                     f"results recorded (`gpubench runs` lists them)")
+                return recorded[back].folder
+        return _latest_in(text, back, PROFILES if base is None else base)
     path = Path(reference)
     if path.name == RESULTS_JSON:
         path = path.parent
     if not (path / RESULTS_JSON).is_file():
         raise UsageError(f"no run results at {path} (expected {path / RESULTS_JSON})")
     return path
+
+
+def _latest_in(text: str, back: int, base: Path) -> Path:
+    """'latest~back' among the run folders directly under `base`."""
+    runs = sorted((p for p in base.iterdir() if (p / RESULTS_JSON).is_file()
+                   and not p.is_symlink()), key=lambda p: p.name) if base.is_dir() else []
+    if back == 0 and (base / LATEST).exists():
+        return _follow_latest(base)
+    if len(runs) <= back:
+        raise UsageError(f"'{shown(text)}': only {len(runs)} run(s) with results in "
+                         f"{base}/")
+    return runs[-1 - back]
 
 
 _MAX_BACK_DIGITS = 18  # 10^18 runs back: more than any folder holds
@@ -262,6 +295,7 @@ def _follow_latest(base: Path) -> Path:
     return base / link.read_text().strip()
 
 
-def load_run(reference: str | Path = LATEST, base: Path | str = "profiles") -> RunDocument:
-    """The run document of a run folder, a results.json, 'latest' or 'latest~N'."""
-    return read_run(resolve_run(reference, Path(base)))
+def load_run(reference: str | Path = LATEST, base: Path | str | None = None) -> RunDocument:
+    """The run document of a run folder, a results.json, 'latest' or 'latest~N' (see
+    resolve_run for `base`)."""
+    return read_run(resolve_run(reference, None if base is None else Path(base)))

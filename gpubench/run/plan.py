@@ -109,8 +109,11 @@ def choose_shapes(family: Family, choice: ShapeChoice, machine: Machine) -> tupl
             raise ConfigError(f"{choice.origin}: {exc}") from None
         raise
     if not shapes:
-        raise UsageError(f"family '{family.name}' declares no default shapes: pass --shape "
-                         f"or --sizes")
+        lacking = family.axes_without_default(machine)
+        which = (f"axis {lacking[0]} has" if len(lacking) == 1
+                 else f"axes {', '.join(lacking)} have")
+        raise UsageError(f"family '{family.name}' declares no default shapes and {which} no "
+                         f"default: pass --shape or --sizes")
     return tuple(dict.fromkeys(shapes))  # duplicates dropped, order kept
 
 
