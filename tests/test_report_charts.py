@@ -114,9 +114,13 @@ def test_every_precisions_roof_spans_the_whole_x_axis():
     used, others = spec["layer"][0]["data"]["values"], spec["layer"][1]["data"]["values"]
     assert {r["precision"] for r in used} == {"fp32"}  # the points' own roof: dark
     assert {r["precision"] for r in others} == {"tf32", "fp16", "bf16"}  # the rest: light
-    for name in ("fp32", "tf32", "fp16", "bf16"):
-        vertices = [r for r in used + others if r["precision"] == name]
-        assert vertices[0]["intensity"] == left and vertices[-1]["intensity"] == right
+    assert used[0]["intensity"] == left and used[-1]["intensity"] == right
+    fp32_ridge = used[1]["intensity"]
+    for name in ("tf32", "fp16", "bf16"):
+        # From where they leave the fp32 roof (its ridge, on the shared slope) to the edge.
+        vertices = [r for r in others if r["precision"] == name]
+        assert vertices[0]["intensity"] == pytest.approx(fp32_ridge)
+        assert vertices[-1]["intensity"] == right
     points = spec["layer"][-1]["data"]["values"]
     assert left < min(p["intensity"] for p in points) and right > max(
         p["intensity"] for p in points)

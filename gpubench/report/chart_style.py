@@ -72,8 +72,8 @@ def run_dash(names: Sequence[str]) -> dict:
     return {"field": "run", "type": "nominal", "title": "run",
             "scale": {"domain": list(names), "range": [BASE_DASH, NEW_DASH]},
             # A dash is only seen on a stroke: the default legend symbol is a dot.
-            "legend": {"symbolType": "stroke", "symbolStrokeWidth": 2.5, "symbolSize": 500,
-                       "symbolStrokeColor": "#333"}}
+            "legend": {"symbolType": "stroke", "symbolSize": 500, "encode": {"symbols": {
+                "update": {"stroke": {"value": "#333"}, "strokeWidth": {"value": 2.5}}}}}}
 
 
 def finish(spec: dict) -> dict:

@@ -153,7 +153,9 @@ def _band_chart(chart: dict, fields: tuple[str, str, str], y_title: str, title: 
     # Ticks at the measured values, named as the tables name them (2^20, not 1,048,576).
     names = ", ".join(f"'{v}': '{format_size(v)}'" for v in values)
     x = {"field": axis, "type": "quantitative", "title": chart["axis_title"],
-         "scale": {"type": "log", "base": 2} if chart["log_x"] else {"zero": False},
+         # Not 'nice': a linear axis rounded 4096 up to 4500, a strip of nothing.
+         "scale": {"type": "log", "base": 2, "nice": False, "padding": 14} if chart["log_x"]
+         else {"zero": False, "nice": False, "padding": 14},
          "axis": {"values": values, "labelExpr": f"({{{names}}})[datum.value] || datum.label"}}
     y_scale = {"type": "log"} if log_y else {"zero": True}
     band = {"mark": {"type": "errorband", "opacity": 0.22},

@@ -370,8 +370,9 @@ def _compare_section(view: RunComparisonView, chart_set: Charts,
                   "after a PASS in BASE: regressions with no trusted time, so not on the chart "
                   "(why: in the table).</p>")
     return (f'<section class="compare"><h2>Compare: BASE {_e(view.base_name)}, NEW '
-            f'{_e(view.new_name)}</h2>{chart}<table class="results sortable"><thead><tr>'
-            f'{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+            f'{_e(view.new_name)}</h2>{chart}<div class="table-scroll">'
+            f'<table class="results sortable compare"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table></div>'
             f'<p class="caption">{_e(compare_caption(result, list_unmatched=False))}</p>'
             f"{_unmatched('BASE', result.only_base)}{_unmatched('NEW', result.only_new)}"
             f"{_overlays(view, chart_set, documents)}</section>")

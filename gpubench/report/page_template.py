@@ -18,6 +18,7 @@ table.results { border-collapse: collapse; font-size: 13px; margin: .4em 0; }
 table.results th, table.results td { padding: .25em .6em; border-bottom: 1px solid #e4e4e8;
          text-align: left; white-space: nowrap; }
 table.results td.reason { white-space: normal; max-width: 40em; }
+table.compare td:last-child { white-space: normal; min-width: 14em; }
 table.results td.name { white-space: normal; word-break: break-all; max-width: 36em; }
 table.results th { background: #f0f0f3; cursor: pointer; user-select: none; }
 table.results th.sorted-asc::after { content: " \\25B2"; }

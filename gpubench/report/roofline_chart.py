@@ -42,7 +42,13 @@ def roofline_spec(results: Sequence[Result], ceilings: dict | None, title: str,
     others = [name for name in precision.normalized_rates(ceilings.get("tflops"))
               if name not in used and precision.peak_tflops(ceilings, name)]
     x_domain = _x_domain(ceilings, [*used, *others], [r["intensity"] for r in rows])
-    roofs = roof_lines(ceilings, [*used, *others], x_domain)
+    roofs = roof_lines(ceilings, used, x_domain)
+    # The other roofs leave the used ones at the highest used ridge: drawn from there, not
+    # along the shared memory slope, where a light dashed line would hatch the dark one.
+    bandwidth = ceilings["bandwidth_gbps"] * 1e-3  # TFLOP/s per FLOP/byte
+    ridges = [peak / bandwidth for name in used if (peak := precision.peak_tflops(ceilings, name))]
+    start = min(max([*ridges, x_domain[0]]), x_domain[1])
+    roofs += roof_lines(ceilings, others, [start, x_domain[1]])
     y_domain = _y_domain(roofs, [r["tflops"] for r in rows])
     return finish({
         "title": title, "width": "container", "height": ROOFLINE_HEIGHT,
@@ -117,13 +123,15 @@ def roof_lines(ceilings: dict, names: Sequence[str], x_domain: Sequence[float]) 
 
 
 def _x_domain(ceilings: dict, names: Sequence[str], intensities: Sequence[float]) -> list[float]:
-    """Whole decades around the points and every ridge (at least a factor 2 of air each
-    side), so the axis is labelled at its ends and the memory slope starts at the edge."""
+    """From a whole decade below the points and every ridge (the memory slope's label sits
+    there) to a factor 2.5 past them."""
     bandwidth = ceilings["bandwidth_gbps"] * 1e-3
     ridges = [peak / bandwidth for name in names
               if (peak := precision.peak_tflops(ceilings, name))]
     values = [*intensities, *ridges]
-    return [_decade_below(min(values) / 2), _decade_above(max(values) * 2)]
+    # Not a whole decade on the right: points at 1400 FLOP/byte put the edge at 10^4, a
+    # decade of nothing; the right end is labelled by the peaks instead.
+    return [_decade_below(min(values) / 2), max(values) * 2.5]
 
 
 def _y_domain(roofs: list[dict], rates: Sequence[float]) -> list[float]:
@@ -138,6 +146,3 @@ def _y_domain(roofs: list[dict], rates: Sequence[float]) -> list[float]:
 def _decade_below(value: float) -> float:
     return 10.0 ** math.floor(math.log10(value))
 
-
-def _decade_above(value: float) -> float:  # 10 ** ceil: 322 -> 1000
-    return 10.0 ** math.ceil(math.log10(value))
