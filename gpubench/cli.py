@@ -121,6 +121,12 @@ def _compare(threshold_pct: float, options: dict) -> int:
 @click.option("--markdown", is_flag=True,
               help="Print the tables (and comparisons) as markdown on stdout instead; with "
                    "-o, write the HTML too.")
+@click.option("--svg", type=click.Path(file_okay=False, path_type=Path),
+              help="Also write each chart as an SVG file in this folder, to paste in a PR "
+                   "(drawn by headless Chromium; exit 6 without it).")
+@click.option("--png", type=click.Path(file_okay=False, path_type=Path),
+              help="Also write each chart as a PNG file (2x) in this folder (headless "
+                   "Chromium; exit 6 without it).")
 def report(**options):
     """One offline HTML page of RUNS (run folders, 'latest', 'latest~1'): environment,
     sortable tables, roofline and sweep charts, failures; each later run compared with the

@@ -11,7 +11,7 @@ from rich.console import Console
 from gpubench import errors, safe_text
 from gpubench.records.run import RunDocument
 from gpubench.run.folder import read_run, resolve_run
-from gpubench.run.report_page import comparisons, write_report
+from gpubench.run.report_page import comparisons, write_charts, write_report
 
 
 def load_runs(references: tuple[str, ...]) -> list[tuple[str, RunDocument]]:
@@ -30,6 +30,8 @@ class ReportRequest:
     runs: tuple[str, ...]  # run folders, 'latest', 'latest~N'; later ones compared with the first
     output: Path | None = None  # -o; None: report.html in the last run's folder
     markdown: bool = False  # the tables as markdown on stdout (and the HTML only with -o)
+    svg: Path | None = None  # --svg DIR: each chart as an SVG file there (headless Chromium)
+    png: Path | None = None  # --png DIR: each chart as a PNG file there (headless Chromium)
 
 
 def report_command(request: ReportRequest, console: Console) -> int:
@@ -37,6 +39,11 @@ def report_command(request: ReportRequest, console: Console) -> int:
     for name, run in runs:
         if run.incomplete:  # stderr: stdout may carry the markdown
             sys.stderr.write(f"warning: run {name} is incomplete: {run.incomplete}\n")
+    for kind, folder in (("svg", request.svg), ("png", request.png)):
+        if folder is not None:
+            paths = write_charts(runs, folder, kind)
+            console.print(f"charts: {len(paths)} {kind.upper()} file(s) in {folder}",
+                          markup=False, soft_wrap=True)
     if request.markdown:
         sys.stdout.write(report_markdown(runs))
         if request.output is None:

@@ -27,9 +27,11 @@ from gpubench.records import result as R
 from gpubench.records.run import RunDocument
 from gpubench.records.strict_json import strict_dumps
 from gpubench.report import charts
+from gpubench.report.chart_style import VariantColors
 from gpubench.report.compare_view import HEADERS as COMPARE_HEADERS
 from gpubench.report.compare_view import caption as compare_caption
 from gpubench.report.compare_view import compare_cells
+from gpubench.report.page_template import PAGE, SCRIPT, STYLE
 from gpubench.report.table import COLUMNS, group_notes, groups_of, note, plain, table_layout
 
 NCU_HINT = "ncu top hint"  # a column when the run had --ncu
@@ -45,10 +47,13 @@ class RunComparisonView:
 
 
 class Charts:
-    """Collects chart specs while the page is built; each gets a div and an id."""
+    """Collects chart specs while the page is built; each gets a div and an id. `colors`:
+    the report's variant colours, one map for every chart of every run on the page."""
 
-    def __init__(self) -> None:
+    def __init__(self, colors: VariantColors) -> None:
         self.specs: dict[str, dict] = {}
+        self.colors = colors
+        self.run_label = False
 
     def place(self, spec: dict | None, css: str = "chart") -> str:
         if spec is None:
@@ -62,9 +67,7 @@ def render_report(runs: Sequence[tuple[str, RunDocument]],
                   comparisons: Sequence[RunComparisonView] = (),
                   generated: str = "") -> str:
     """The whole page. `runs` pairs each run's name (its folder) with its document."""
-    chart_set = Charts()
-    sections = [_compare_section(c, chart_set) for c in comparisons]
-    sections += [_run_section(name, run, chart_set) for name, run in runs]
+    sections, chart_set = _sections(runs, comparisons)
     title = "gpubench report: " + ", ".join(name for name, _ in runs)
     return PAGE.format(title=_e(title), heading=_e(title), generated=_e(generated),
                        style=STYLE, body="\n".join(sections),
@@ -72,19 +75,44 @@ def render_report(runs: Sequence[tuple[str, RunDocument]],
                        script=SCRIPT)
 
 
+def chart_specs(runs: Sequence[tuple[str, RunDocument]],
+                comparisons: Sequence[RunComparisonView] = ()) -> list[dict]:
+    """Every chart of the page, in page order (`report --svg/--png` writes each to a file)."""
+    return list(_sections(runs, comparisons)[1].specs.values())
+
+
+def _sections(runs: Sequence[tuple[str, RunDocument]],
+              comparisons: Sequence[RunComparisonView]) -> tuple[list[str], Charts]:
+    """The comparisons first, with their overlaid sweeps; then each run. Given comparisons,
+    a run's own section has no sweep charts: they are drawn once, overlaid with BASE."""
+    chart_set = Charts(VariantColors(r for _, run in runs for r in run.results))
+    documents = dict(runs)
+    sections = [_compare_section(c, chart_set, documents) for c in comparisons]
+    chart_set.run_label = len(runs) > 1  # several rooflines of one family: say whose
+    sections += [_run_section(name, run, chart_set, sweeps=not comparisons)
+                 for name, run in runs]
+    return sections, chart_set
+
+
 # ---------------------------------------------------------------- one run
 
 
-def _run_section(name: str, run: RunDocument, chart_set: Charts) -> str:
+def _by_family(results: Sequence[R.Result]) -> dict[str, list[R.Result]]:
     families: dict[str, list[R.Result]] = {}
-    for result in run.results:
+    for result in results:
         families.setdefault(result.family, []).append(result)
+    return families
+
+
+def _run_section(name: str, run: RunDocument, chart_set: Charts, sweeps: bool = True) -> str:
     if run.meta.get("kind") == "profile":
         return _profile_section(name, run, chart_set)
     parts = [f'<section class="run"><h2>Run {_e(name)}</h2>', _environment(run),
              _status_line(run.results)]
-    for family, results in families.items():
-        parts.append(_family_section(family, results, run.env.get("ceilings"), chart_set))
+    for family, results in _by_family(run.results).items():
+        title = f"{family}: roofline" + (f" ({name})" if chart_set.run_label else "")
+        parts.append(_family_section(family, results, run.env.get("ceilings"), chart_set,
+                                     sweeps, title))
     parts.append(_failures(run.results))
     parts.append("</section>")
     return "\n".join(parts)
@@ -158,20 +186,23 @@ def _ceilings_text(ceilings: dict | None) -> str | None:
 
 
 def _family_section(family: str, results: list[R.Result], ceilings: dict | None,
-                    chart_set: Charts) -> str:
+                    chart_set: Charts, sweeps: bool = True, roof_title: str = "") -> str:
     table, caption, notes = _family_table(results)
-    roof = chart_set.place(charts.roofline_spec(results, ceilings, f"{family}: roofline"))
-    color = charts.variant_color(results)
-    sweep_divs = [chart_set.place(spec, "chart half") for sweep in charts.sweeps(results)
-                  for spec in charts.sweep_specs(sweep, family, color)]
+    roof = chart_set.place(charts.roofline_spec(results, ceilings,
+                                                roof_title or f"{family}: roofline",
+                                                chart_set.colors))
+    sweep_divs = [chart_set.place(spec) for sweep in charts.sweeps(results)
+                  for spec in charts.sweep_specs(sweep, family, chart_set.colors)] if sweeps \
+        else []
     no_roof = "" if roof or not charts.measured(results) else (
         '<p class="muted">No roofline: the family gives no FLOP count, or no ceilings were '
         "measured.</p>")
-    no_roof += _suspects_left_out(results)
+    no_roof += _left_out(results)
     notes_html = ("<details><summary>warnings and notes "
                   f"({len(notes)})</summary><ul>{''.join(f'<li>{_e(n)}</li>' for n in notes)}"
                   "</ul></details>") if notes else ""
-    return (f'<section class="family"><h3>{_e(family)}</h3>{table}'
+    return (f'<section class="family"><h3>{_e(family)}</h3><div class="table-scroll">{table}'
+            "</div>"
             f'<p class="caption">{_e(caption)}</p>{notes_html}{roof}{no_roof}'
             f'<div class="sweeps">{"".join(sweep_divs)}</div></section>')
 
@@ -224,15 +255,23 @@ def sort_keys(result: R.Result) -> dict[str, float | None]:
     return keys
 
 
-def _suspects_left_out(results: Sequence[R.Result]) -> str:
-    """A line saying that SUSPECT rows are not on the charts (charts.measured leaves them
-    out: a time that games the timer drawn beside honest ones would read as a win)."""
-    count = sum(r.status == R.SUSPECT for r in results)
-    if not count:
-        return ""
-    return (f'<p class="status-suspect">{count} SUSPECT row(s) left out of the charts: their '
-            "output is right but their time is not to be trusted (why: under Failures, "
-            "SUSPECT rows and skips).</p>")
+def _left_out(results: Sequence[R.Result]) -> str:
+    """Lines saying which rows are not on the charts (charts.measured leaves them out): SUSPECT
+    rows (a time that games the timer drawn beside honest ones would read as a win) and
+    correctness-only rows (the Triton interpreter's time, not a kernel's)."""
+    suspects = sum(r.status == R.SUSPECT for r in results)
+    interpreted = sum(r.passed and charts.correctness_only(r) for r in results)
+    lines = []
+    if suspects:
+        lines.append(f'<p class="status-suspect">{suspects} SUSPECT row(s) left out of the '
+                     "charts: their output is right but their time is not to be trusted "
+                     "(why: under Failures, SUSPECT rows and skips).</p>")
+    if interpreted:
+        lines.append(f'<p class="muted">{interpreted} correctness-only row(s) left out of '
+                     "the charts: Triton kernels run by the interpreter on the CPU "
+                     "(TRITON_INTERPRET=1); their output is checked, their time is the "
+                     "interpreter's.</p>")
+    return "".join(lines)
 
 
 # ---------------------------------------------------------------- failures
@@ -312,7 +351,8 @@ def _profile_section(name: str, run: RunDocument, chart_set: Charts) -> str:
 # ---------------------------------------------------------------- compare
 
 
-def _compare_section(view: RunComparisonView, chart_set: Charts) -> str:
+def _compare_section(view: RunComparisonView, chart_set: Charts,
+                     documents: dict[str, RunDocument]) -> str:
     result = view.comparison
     head = "".join(f"<th>{_e(h)}</th>" for h in COMPARE_HEADERS)
     body = []
@@ -330,11 +370,39 @@ def _compare_section(view: RunComparisonView, chart_set: Charts) -> str:
                   "after a PASS in BASE: regressions with no trusted time, so not on the chart "
                   "(why: in the table).</p>")
     return (f'<section class="compare"><h2>Compare: BASE {_e(view.base_name)}, NEW '
-            f'{_e(view.new_name)}</h2>{chart}<table class="results sortable"><thead><tr>'
-            f'{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+            f'{_e(view.new_name)}</h2>{chart}<div class="table-scroll">'
+            f'<table class="results sortable compare"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table></div>'
             f'<p class="caption">{_e(compare_caption(result, list_unmatched=False))}</p>'
             f"{_unmatched('BASE', result.only_base)}{_unmatched('NEW', result.only_new)}"
-            "</section>")
+            f"{_overlays(view, chart_set, documents)}</section>")
+
+
+def _overlays(view: RunComparisonView, chart_set: Charts,
+              documents: dict[str, RunDocument]) -> str:
+    """Each family's sweeps with BASE and NEW on the same charts: BASE dashed inside its
+    noise band (the 95% CI of its median), NEW solid; a NEW line inside the band has not
+    moved. '' when either run is not on the page (a comparison given without its runs)."""
+    base, new = documents.get(view.base_name), documents.get(view.new_name)
+    if base is None or new is None:
+        return ""
+    base_families, new_families = _by_family(base.results), _by_family(new.results)
+    parts = []
+    for family in dict.fromkeys([*base_families, *new_families]):
+        found = charts.overlay_sweeps(base_families.get(family, []),
+                                      new_families.get(family, []),
+                                      view.base_name, view.new_name)
+        divs = [chart_set.place(spec) for sweep in found
+                for spec in charts.sweep_specs(sweep, family, chart_set.colors)]
+        if divs:
+            parts.append(f"<h3>{_e(family)}: BASE vs NEW</h3>"
+                         f'<div class="sweeps">{"".join(divs)}</div>')
+    if not parts:
+        return ""
+    return ('<p class="overlay-note">Sweeps, both runs on each chart: BASE dashed with its '
+            "noise band (the 95% CI of its median), NEW solid; a variant keeps its colour on "
+            "every chart, the family's baseline variant is black and thick.</p>"
+            + "".join(parts))
 
 
 def _unmatched(side: str, keys: Sequence[str]) -> str:
@@ -363,91 +431,3 @@ def _vendor_scripts() -> str:
     folder = resources.files("gpubench.report") / "vendor"
     return "\n".join(f"<script>{(folder / name).read_text(encoding='utf-8')}</script>"
                      for name in VENDOR_SCRIPTS)
-
-
-STYLE = """
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em auto;
-       max-width: 1280px; padding: 0 1em; color: #1d1d1f; }
-h1 { font-size: 1.5em; } h2 { border-bottom: 2px solid #ddd; padding-bottom: .2em; }
-h3 { margin-top: 1.6em; }
-dl.env { display: grid; grid-template-columns: max-content auto; gap: .15em 1em;
-         font-size: 13px; background: #f6f6f8; padding: .7em 1em; border-radius: 6px; }
-dl.env dt { font-weight: 600; } dl.env dd { margin: 0; font-family: ui-monospace, monospace; }
-table.results { border-collapse: collapse; font-size: 13px; margin: .4em 0; }
-table.results th, table.results td { padding: .25em .6em; border-bottom: 1px solid #e4e4e8;
-         text-align: left; white-space: nowrap; }
-table.results td.reason { white-space: normal; max-width: 40em; }
-table.results td.name { white-space: normal; word-break: break-all; max-width: 36em; }
-table.results th { background: #f0f0f3; cursor: pointer; user-select: none; }
-table.results th.sorted-asc::after { content: " \\25B2"; }
-table.results th.sorted-desc::after { content: " \\25BC"; }
-.num { text-align: right !important; font-variant-numeric: tabular-nums; }
-.status-ok { color: #1a7f37; font-weight: 600; }
-.status-fail, .status-error, .status-crashed, .status-timeout, .status-build_error,
-.status-suspect { color: #c62828; font-weight: 700; }
-.status-skipped, .status-not_run, .muted { color: #777; }
-.verdict-FASTER { color: #1a7f37; font-weight: 700; }
-.verdict-SLOWER, .verdict-SUSPECT, .verdict-FAILED { color: #c62828; font-weight: 700; }
-.verdict-UNSURE { color: #a86b00; }
-.caption { font-size: 12px; color: #555; max-width: 70em; }
-.warning { background: #fff4d6; border-left: 4px solid #d89a00; padding: .4em .8em; }
-.chart { margin: .8em 0; } .sweeps { display: flex; flex-wrap: wrap; gap: 1em; }
-details { font-size: 13px; margin: .4em 0; }
-"""
-
-SCRIPT = """
-(function () {
-  // Sortable tables: click a header; numbers sort by their data-sort value.
-  document.querySelectorAll("table.sortable").forEach(function (table) {
-    table.querySelectorAll("th").forEach(function (th, column) {
-      th.addEventListener("click", function () {
-        var ascending = !th.classList.contains("sorted-asc");
-        table.querySelectorAll("th").forEach(function (h) {
-          h.classList.remove("sorted-asc", "sorted-desc"); });
-        th.classList.add(ascending ? "sorted-asc" : "sorted-desc");
-        var body = table.tBodies[0];
-        var rows = Array.prototype.slice.call(body.rows);
-        rows.sort(function (a, b) {
-          var x = a.cells[column], y = b.cells[column];
-          var kx = x.dataset.sort, ky = y.dataset.sort, r;
-          if (kx !== undefined && ky !== undefined) { r = parseFloat(kx) - parseFloat(ky); }
-          else if (kx !== undefined) { r = -1; } else if (ky !== undefined) { r = 1; }
-          else { r = x.textContent.localeCompare(y.textContent); }
-          return ascending ? r : -r;
-        });
-        rows.forEach(function (row) { body.appendChild(row); });
-      });
-    });
-  });
-  // Charts: every spec into its div as SVG; the body records how many rendered, so a
-  // headless browser (and the tests) can tell a drawn page from a broken one.
-  var specs = JSON.parse(document.getElementById("gb-specs").textContent);
-  var rendered = 0, failed = 0;
-  var jobs = Object.keys(specs).map(function (id) {
-    return vegaEmbed("#" + id, specs[id], {mode: "vega-lite", renderer: "svg", actions: false})
-      .then(function () { rendered += 1; })
-      .catch(function (error) {
-        failed += 1;
-        document.getElementById(id).textContent = "chart failed: " + error;
-      });
-  });
-  Promise.all(jobs).then(function () {
-    document.body.setAttribute("data-charts-rendered", String(rendered));
-    document.body.setAttribute("data-charts-failed", String(failed));
-  });
-})();
-"""
-
-PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="gpubench">
-<title>{title}</title><style>{style}</style></head>
-<body data-charts-rendered="0">
-<h1>{heading}</h1><p class="muted">{generated}</p>
-{body}
-<script type="application/json" id="gb-specs">{specs}</script>
-{vendor}
-<script>{script}</script>
-</body></html>
-"""

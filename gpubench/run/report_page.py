@@ -10,7 +10,8 @@ from pathlib import Path
 from gpubench import errors
 from gpubench.analysis.comparison import DEFAULT_THRESHOLD, compare_runs
 from gpubench.records.run import RunDocument
-from gpubench.report.html import RunComparisonView, render_report
+from gpubench.report.html import RunComparisonView, chart_specs, render_report
+from gpubench.run.chart_files import write_chart_files
 from gpubench.run.folder import atomic_write
 from gpubench.timing.envinfo import gpubench_version
 
@@ -47,3 +48,8 @@ def write_report(runs: list[tuple[str, RunDocument]], output: Path | None) -> Pa
         raise errors.OutputError(f"cannot write the report to {path}: "
                                  f"{exc.strerror or exc}") from None
     return path
+
+
+def write_charts(runs: list[tuple[str, RunDocument]], folder: Path, kind: str) -> list[Path]:
+    """Each chart of the page as a file in `folder` ('svg' or 'png'): run/chart_files.py."""
+    return write_chart_files(chart_specs(runs, comparisons(runs)), folder, kind)
