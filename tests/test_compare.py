@@ -150,6 +150,36 @@ def test_a_shift_every_variant_shares_is_drift_but_one_variants_shift_is_its_cod
     assert [p.key.variant for p in C.compare_runs(base, one_changed).regressions()] == ["b"]
 
 
+def test_two_variants_one_unchanged_blames_no_drift_it_did_not_see():
+    # Issue 28: the unchanged variant (+2.2%) of a two-variant group whose other variant
+    # got 4.24x slower was UNSURE "all other variants moved >=324% too: drift?". The
+    # common shift of two variants is at most the smaller move: +2.2% here, not +324%.
+    base = run_of(result("torch", noisy(1e-3, spread=0.002, seed=1)),
+                  result("cuda", noisy(1e-3, spread=0.002, seed=2)))
+    new = run_of(result("torch", noisy(1.022e-3, spread=0.002, seed=3)),
+                 result("cuda", noisy(4.24e-3, spread=0.002, seed=4)))
+    points = {p.key.variant: p.comparison for p in C.compare_runs(base, new).points}
+    torch, cuda = points["torch"], points["cuda"]
+    assert cuda.verdict == C.SLOWER
+    assert torch.verdict == C.UNSURE
+    assert torch.allowances.group == pytest.approx(torch.change, rel=0.05)
+    assert "324" not in torch.reason and "all other" not in torch.reason
+    assert torch.reason == "the other variant moved +324% too: drift?"
+
+
+def test_the_reason_names_the_bound_that_decided_not_the_largest():
+    # Noise of +-5% explains a +3% change; a two-variant witness of +20% is larger but
+    # is not why: without it the verdict is still UNSURE.
+    allowances = C.Allowances(noise=0.05, group=0.2, other_move=0.25)
+    c = C.compare_samples(noisy(1e-3, spread=0.001), noisy(1.03e-3, spread=0.001, seed=2),
+                          allowances=allowances)
+    assert c.verdict == C.UNSURE and c.reason == "within run-to-run noise ±5.0%"
+    witness = C.compare_samples(noisy(1e-3, spread=0.001), noisy(1.1e-3, spread=0.001, seed=2),
+                                allowances=allowances)
+    assert witness.verdict == C.UNSURE
+    assert witness.reason == "the other variant moved +25% too: drift?"
+
+
 def test_disjoint_runs_list_their_points_and_compare_none():
     base = run_of(result("a", noisy(1e-3), n=1))
     new = run_of(result("a", noisy(1e-3), n=2))

@@ -71,6 +71,7 @@ from dataclasses import dataclass, field, replace
 from gpubench.analysis.status_change import STATUS_VERDICTS, missing_in_new, status_change
 from gpubench.records.derive import same_model
 from gpubench.timing.hostload import busy_reason
+from gpubench.timing.ratio_ci import RESAMPLES, SEED, ratio_ci  # noqa: F401 (re-exported)
 from gpubench.timing.stats import quantile
 
 FASTER, SLOWER, SAME, UNSURE = "FASTER", "SLOWER", "SAME", "UNSURE"
@@ -80,12 +81,8 @@ REGRESSION_VERDICTS = (SLOWER, *STATUS_VERDICTS)
 # 1%: the run-to-run agreement of a quiet GPU on kernels of 20 us and more (5 cold
 # medians within 1%, docs/measurement.md "compare"), above the +-0.5% CI gpubench aims at.
 DEFAULT_THRESHOLD = 0.01
-# 2000 resamples: the CI's ends move by under 0.1% between seeds (tests pin this).
-RESAMPLES = 2000
 # With fewer samples the bootstrap of a median has only a handful of distinct values.
 MIN_SAMPLES = 5
-# A fixed seed: the same two runs always get the same verdict.
-SEED = 20261122
 # Host-clock timings drift between runs by more than their samples show (frequency
 # scaling, a busy SMT sibling, other tenants' memory traffic, where the allocator's pages
 # landed, the launch path's caches), so a change must exceed the largest drift of unchanged
@@ -173,38 +170,6 @@ class Comparison:
 
 
 # ---------------------------------------------------------------- statistics
-
-
-def ratio_ci(base: Sequence[float], new: Sequence[float], level: float = 0.95,
-             resamples: int = RESAMPLES, seed: int = SEED) -> tuple[float, float, float]:
-    """(ratio of medians NEW/BASE, CI low, CI high): the percentile bootstrap, each side
-    resampled independently."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    base_a, new_a = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
-    ratio = float(np.median(new_a) / np.median(base_a))
-    ratios = _resampled_medians(new_a, rng, resamples) / _resampled_medians(base_a, rng,
-                                                                            resamples)
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(ratios, [tail, 100 - tail])
-    # The interval of a percentile bootstrap need not hold the point estimate when the
-    # samples are few and tied; the verdict must never contradict the ratio it shows.
-    return ratio, min(float(low), ratio), max(float(high), ratio)
-
-
-def _resampled_medians(samples, rng, resamples: int, chunk_values: int = 2_000_000):
-    """Medians of `resamples` bootstrap resamples, drawn in chunks so that memory stays
-    bounded: 2M draws x 8 bytes x 2 arrays = 32 MB at a time, whatever the sample count."""
-    import numpy as np
-
-    out = np.empty(resamples)
-    rows_per_chunk = max(1, chunk_values // len(samples))
-    for start in range(0, resamples, rows_per_chunk):
-        rows = min(rows_per_chunk, resamples - start)
-        draws = rng.integers(0, len(samples), size=(rows, len(samples)))
-        out[start:start + rows] = np.median(samples[draws], axis=1)
-    return out
 
 
 def relative_iqr(samples: Sequence[float]) -> float:
