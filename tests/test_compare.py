@@ -164,20 +164,20 @@ def test_two_variants_one_unchanged_blames_no_drift_it_did_not_see():
     assert torch.verdict == C.UNSURE
     assert torch.allowances.group == pytest.approx(torch.change, rel=0.05)
     assert "324" not in torch.reason and "all other" not in torch.reason
-    assert torch.reason == "the other variant moved +324% too: drift?"
+    assert torch.reason == "both variants moved ≥+2.2%: drift?"
 
 
 def test_the_reason_names_the_bound_that_decided_not_the_largest():
     # Noise of +-5% explains a +3% change; a two-variant witness of +20% is larger but
     # is not why: without it the verdict is still UNSURE.
-    allowances = C.Allowances(noise=0.05, group=0.2, other_move=0.25)
+    allowances = C.Allowances(noise=0.05, group=0.2)
     c = C.compare_samples(noisy(1e-3, spread=0.001), noisy(1.03e-3, spread=0.001, seed=2),
                           allowances=allowances)
     assert c.verdict == C.UNSURE and c.reason == "within run-to-run noise ±5.0%"
     witness = C.compare_samples(noisy(1e-3, spread=0.001), noisy(1.1e-3, spread=0.001, seed=2),
                                 allowances=allowances)
     assert witness.verdict == C.UNSURE
-    assert witness.reason == "the other variant moved +25% too: drift?"
+    assert witness.reason == "both variants moved ≥+20.0%: drift?"
 
 
 def test_disjoint_runs_list_their_points_and_compare_none():
