@@ -17,7 +17,7 @@ from gpubench.records.extras import ExtraSpec
 from gpubench.records.features import EXTRAS
 from gpubench.records.features.error_site import ERROR_SITE
 from gpubench.records.features.vs_baseline import VS_BASELINE
-from gpubench.report.compare_view import verdict_cell
+from gpubench.report.compare_view import ratio_with_ci, verdict_cell
 from gpubench.timing import precision
 
 # Each status's label (records/result.py names it once) and its style.
@@ -318,9 +318,17 @@ def _cells(result: R.Result) -> dict:
         "TFLOP/s": fmt.rate(result.tflops if summary else None),
         "GB/s": fmt.rate(result.gbps if summary else None),
         "of roof": _roof_cell(result) if summary else "-",
-        "vs base": fmt.ratio(result.speedup),
+        "vs base": _vs_base_cell(result),
         "build": _build_cell(result),
     }
+
+
+def _vs_base_cell(result: R.Result) -> str:
+    """'1.86x±0.04': the speedup with its 95% CI (issue 28), as compare shows its ratio;
+    '1.86x' where there is none (the baseline itself, few samples, an older results.json)."""
+    if result.speedup is None or result.speedup_ci is None:
+        return fmt.ratio(result.speedup)
+    return ratio_with_ci(result.speedup, *result.speedup_ci)
 
 
 def _marking(result: R.Result) -> list[ExtraSpec]:
