@@ -74,7 +74,7 @@ def test_a_change_within_the_samples_noise_is_unsure_not_slower():
     c = C.compare_samples(noisy(1e-3, n=4000, spread=0.2), noisy(1.05e-3, n=4000, spread=0.2,
                                                                    seed=5))
     assert c.ci_low > 1.02 and c.verdict == C.UNSURE
-    assert "run-to-run noise" in c.reason
+    assert c.reason.startswith("noise ±")
 
 
 def test_a_wide_interval_across_the_threshold_is_unsure_noisy():
@@ -173,7 +173,7 @@ def test_the_reason_names_the_bound_that_decided_not_the_largest():
     allowances = C.Allowances(noise=0.05, group=0.2)
     c = C.compare_samples(noisy(1e-3, spread=0.001), noisy(1.03e-3, spread=0.001, seed=2),
                           allowances=allowances)
-    assert c.verdict == C.UNSURE and c.reason == "within run-to-run noise ±5.0%"
+    assert c.verdict == C.UNSURE and c.reason == "noise ±5.0%"
     witness = C.compare_samples(noisy(1e-3, spread=0.001), noisy(1.1e-3, spread=0.001, seed=2),
                                 allowances=allowances)
     assert witness.verdict == C.UNSURE
@@ -260,18 +260,25 @@ def test_cli_compare_tables_markdown_json_and_the_regression_gate(gpubench):
     base, new = str(H200 / "square-a2"), str(H200 / "square-b32")
     shown = gpubench("compare", base, new)
     assert shown.code == 0, shown.output
-    assert "SLOWER" in shown.stdout and "6 points: 2 SLOWER" in shown.stdout
+    assert "SLOWER" in shown.stdout
+    assert shown.stdout.splitlines()[-1] == \
+        "compare: 6 points: 0 FASTER, 2 SLOWER, 2 SAME, 2 UNSURE; regression: yes"
     gate = gpubench("compare", base, new, "--fail-on-regression")
-    assert gate.code == 13 and "regression: 6 points: 2 SLOWER" in gate.stderr
+    assert gate.code == 13 and "regression: 6 points: 0 FASTER, 2 SLOWER" in gate.stderr
     same = gpubench("compare", base, str(H200 / "square-a4"), "--fail-on-regression")
     assert same.code == 0 and "SLOWER" not in same.stdout.split("change:")[0]
+    assert same.stdout.splitlines()[-1].endswith("; regression: no")
     markdown = gpubench("compare", base, new, "--markdown", "-").stdout
-    assert "| point | base | new | change | 95% CI | verdict | why |" in markdown
+    assert "**square float32 cold**" in markdown
+    assert "| n | variant | base | new | change | 95% CI | speed | verdict | why |" in markdown
+    assert "|  | cuda | 5.63 us | 22.6 us | +301% | +301..+304% | 0.25x±0.00 | **SLOWER** |" \
+        in markdown
     assert "| **SLOWER** |" in markdown
     document = json.loads(gpubench("compare", base, new, "--json").stdout)
     assert document["counts"]["SLOWER"] == 2 and len(document["points"]) == 6
     wide = gpubench("compare", base, new, "--threshold", "1000")
-    assert "6 points: 6 SAME" in wide.stdout  # +544% is within +-1000%
+    # +544% is within +-1000%
+    assert "6 points: 0 FASTER, 0 SLOWER, 6 SAME, 0 UNSURE" in wide.stdout
 
 
 def test_cli_compare_bad_references_exit_2_without_a_traceback(gpubench):

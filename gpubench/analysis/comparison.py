@@ -259,7 +259,8 @@ def _over_the_group(said: str, reason: str, ratio: float, low: float, high: floa
 
 
 def _why_unsure(low: float, high: float, threshold: float, allowances: Allowances) -> str:
-    """A few words for the table, naming the bound that made the verdict UNSURE, not the
+    """A few words for the table (short: they share a line with the figures at 80
+    columns), naming the bound that made the verdict UNSURE, not the
     largest one: when the point's own bounds already hold the CI, a two-variant group's
     shift is not why (issue 28: "all other variants moved >=324%" for a +2.2% point that
     its noise explained, the 324% being the one other variant's own change)."""
@@ -275,8 +276,8 @@ def _why_unsure(low: float, high: float, threshold: float, allowances: Allowance
     if which == "clocks":
         return f"{allowances.clock_note}: clocks explain ≤{size:.1%}"
     if which == "host":
-        return f"within the host clock's drift (±{size:.0%})"
-    return f"within run-to-run noise ±{size:.1%}"
+        return f"host clock ±{size:.0%}"
+    return f"noise ±{size:.1%}"
 
 
 def _signed(fraction: float) -> str:
