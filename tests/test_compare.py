@@ -408,3 +408,26 @@ def test_a_cpu_timing_of_a_busy_host_never_gives_a_verdict_of_change():
     drift = C.compare_results(base, cpu_result(noisy(1.95e-4, seed=3), quiet))
     assert drift.verdict == C.UNSURE and "host clock" in drift.reason
     assert C.compare_results(base, cpu_result(noisy(4e-4, seed=3), quiet)).verdict == C.SLOWER
+
+
+# ---------------------------------------------------------------- vs base with its CI
+
+
+def test_vs_base_has_the_ci_compare_would_give_and_survives_results_json():
+    from gpubench.records.derive import finish_group
+    from gpubench.report.compare_view import ratio_with_ci
+
+    base = Result(key=PointKey("demo", "torch", "float32", Shape({"n": 1024}), "cold"),
+                  kind="torch", status=OK, baseline=True,
+                  measurement=Measurement("cold", "test", tuple(noisy(2e-3, seed=1))))
+    fast, few = result("fast", noisy(1e-3, seed=2)), result("few", noisy(1e-3, n=3, seed=3))
+    done = {r.variant: r for r in finish_group([base, fast, few], None)}
+    assert done["torch"].speedup_ci is None and done["few"].speedup_ci is None  # 1 by definition
+    low, high = done["fast"].speedup_ci
+    # compare's NEW/BASE interval with the fast variant as NEW, inverted: the same bootstrap.
+    _, c_low, c_high = C.ratio_ci(noisy(2e-3, seed=1), noisy(1e-3, seed=2))
+    assert low == pytest.approx(1 / c_high, rel=3e-3) and high == pytest.approx(1 / c_low, rel=3e-3)
+    assert low < done["fast"].speedup < high and ratio_with_ci(2.0, low, high) == "2.00x±0.01"
+    again = Result.from_dict(json.loads(json.dumps(done["fast"].to_dict())))
+    assert again.speedup_ci == pytest.approx((low, high))
+    assert ratio_with_ci(1.5e-4, 1e-4, 2e-4) == "1.5e-04x"  # the interpreter's crawl: no CI

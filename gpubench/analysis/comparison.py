@@ -30,8 +30,8 @@ The question has two sources of doubt, and a verdict must survive both:
      a change must show both in the point's ratio and in its ratio over the group's
      median ratio (robust while fewer than half changed: on the CPU machine a whole
      run was 2.5x slower, one variant's doubled work still stood out). With two, the
-     other's move in the same direction raises the bar (which of two changed cannot
-     be told).
+     move both made in the same direction (the smaller of the two) raises the bar
+     (which of two changed cannot be told).
    - **the clocks**: a throttled or power-capped point ran up to
      max_possible / min MHz slower for that reason alone.
    - **the host clock**: 150% on the CPU path, 75% in wall mode (HOST_CLOCK_ALLOWANCE).
