@@ -276,7 +276,7 @@ def _why_unsure(low: float, high: float, threshold: float, allowances: Allowance
     if which == "clocks":
         return f"{allowances.clock_note}: clocks explain ≤{size:.1%}"
     if which == "host":
-        return f"host clock ±{size:.0%}"
+        return f"host clock drift ±{size:.0%}"
     return f"noise ±{size:.1%}"
 
 
