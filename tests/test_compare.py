@@ -74,7 +74,7 @@ def test_a_change_within_the_samples_noise_is_unsure_not_slower():
     c = C.compare_samples(noisy(1e-3, n=4000, spread=0.2), noisy(1.05e-3, n=4000, spread=0.2,
                                                                    seed=5))
     assert c.ci_low > 1.02 and c.verdict == C.UNSURE
-    assert "run-to-run noise" in c.reason
+    assert c.reason.startswith("noise ±")
 
 
 def test_a_wide_interval_across_the_threshold_is_unsure_noisy():
@@ -148,6 +148,36 @@ def test_a_shift_every_variant_shares_is_drift_but_one_variants_shift_is_its_cod
     by_variant = {p.key.variant: p.verdict for p in C.compare_runs(base, one_changed).points}
     assert by_variant == {"a": C.SAME, "b": C.SLOWER, "c": C.SAME}
     assert [p.key.variant for p in C.compare_runs(base, one_changed).regressions()] == ["b"]
+
+
+def test_two_variants_one_unchanged_blames_no_drift_it_did_not_see():
+    # Issue 28: the unchanged variant (+2.2%) of a two-variant group whose other variant
+    # got 4.24x slower was UNSURE "all other variants moved >=324% too: drift?". The
+    # common shift of two variants is at most the smaller move: +2.2% here, not +324%.
+    base = run_of(result("torch", noisy(1e-3, spread=0.002, seed=1)),
+                  result("cuda", noisy(1e-3, spread=0.002, seed=2)))
+    new = run_of(result("torch", noisy(1.022e-3, spread=0.002, seed=3)),
+                 result("cuda", noisy(4.24e-3, spread=0.002, seed=4)))
+    points = {p.key.variant: p.comparison for p in C.compare_runs(base, new).points}
+    torch, cuda = points["torch"], points["cuda"]
+    assert cuda.verdict == C.SLOWER
+    assert torch.verdict == C.UNSURE
+    assert torch.allowances.group == pytest.approx(torch.change, rel=0.05)
+    assert "324" not in torch.reason and "all other" not in torch.reason
+    assert torch.reason == "both variants moved ≥+2.2%: drift?"
+
+
+def test_the_reason_names_the_bound_that_decided_not_the_largest():
+    # Noise of +-5% explains a +3% change; a two-variant witness of +20% is larger but
+    # is not why: without it the verdict is still UNSURE.
+    allowances = C.Allowances(noise=0.05, group=0.2)
+    c = C.compare_samples(noisy(1e-3, spread=0.001), noisy(1.03e-3, spread=0.001, seed=2),
+                          allowances=allowances)
+    assert c.verdict == C.UNSURE and c.reason == "noise ±5.0%"
+    witness = C.compare_samples(noisy(1e-3, spread=0.001), noisy(1.1e-3, spread=0.001, seed=2),
+                                allowances=allowances)
+    assert witness.verdict == C.UNSURE
+    assert witness.reason == "both variants moved ≥+20.0%: drift?"
 
 
 def test_disjoint_runs_list_their_points_and_compare_none():
@@ -230,18 +260,25 @@ def test_cli_compare_tables_markdown_json_and_the_regression_gate(gpubench):
     base, new = str(H200 / "square-a2"), str(H200 / "square-b32")
     shown = gpubench("compare", base, new)
     assert shown.code == 0, shown.output
-    assert "SLOWER" in shown.stdout and "6 points: 2 SLOWER" in shown.stdout
+    assert "SLOWER" in shown.stdout
+    assert shown.stdout.splitlines()[-1] == \
+        "compare: 6 points: 0 FASTER, 2 SLOWER, 2 SAME, 2 UNSURE; regression: yes"
     gate = gpubench("compare", base, new, "--fail-on-regression")
-    assert gate.code == 13 and "regression: 6 points: 2 SLOWER" in gate.stderr
+    assert gate.code == 13 and "regression: 6 points: 0 FASTER, 2 SLOWER" in gate.stderr
     same = gpubench("compare", base, str(H200 / "square-a4"), "--fail-on-regression")
     assert same.code == 0 and "SLOWER" not in same.stdout.split("change:")[0]
+    assert same.stdout.splitlines()[-1].endswith("; regression: no")
     markdown = gpubench("compare", base, new, "--markdown", "-").stdout
-    assert "| point | base | new | change | 95% CI | verdict | why |" in markdown
+    assert "**square float32 cold**" in markdown
+    assert "| n | variant | base | new | change | 95% CI | speed | verdict | why |" in markdown
+    assert "|  | cuda | 5.63 us | 22.6 us | +301% | +301..+304% | 0.25x±0.00 | **SLOWER** |" \
+        in markdown
     assert "| **SLOWER** |" in markdown
     document = json.loads(gpubench("compare", base, new, "--json").stdout)
     assert document["counts"]["SLOWER"] == 2 and len(document["points"]) == 6
     wide = gpubench("compare", base, new, "--threshold", "1000")
-    assert "6 points: 6 SAME" in wide.stdout  # +544% is within +-1000%
+    # +544% is within +-1000%
+    assert "6 points: 0 FASTER, 0 SLOWER, 6 SAME, 0 UNSURE" in wide.stdout
 
 
 def test_cli_compare_bad_references_exit_2_without_a_traceback(gpubench):
@@ -371,3 +408,26 @@ def test_a_cpu_timing_of_a_busy_host_never_gives_a_verdict_of_change():
     drift = C.compare_results(base, cpu_result(noisy(1.95e-4, seed=3), quiet))
     assert drift.verdict == C.UNSURE and "host clock" in drift.reason
     assert C.compare_results(base, cpu_result(noisy(4e-4, seed=3), quiet)).verdict == C.SLOWER
+
+
+# ---------------------------------------------------------------- vs base with its CI
+
+
+def test_vs_base_has_the_ci_compare_would_give_and_survives_results_json():
+    from gpubench.records.derive import finish_group
+    from gpubench.report.compare_view import ratio_with_ci
+
+    base = Result(key=PointKey("demo", "torch", "float32", Shape({"n": 1024}), "cold"),
+                  kind="torch", status=OK, baseline=True,
+                  measurement=Measurement("cold", "test", tuple(noisy(2e-3, seed=1))))
+    fast, few = result("fast", noisy(1e-3, seed=2)), result("few", noisy(1e-3, n=3, seed=3))
+    done = {r.variant: r for r in finish_group([base, fast, few], None)}
+    assert done["torch"].speedup_ci is None and done["few"].speedup_ci is None  # 1 by definition
+    low, high = done["fast"].speedup_ci
+    # compare's NEW/BASE interval with the fast variant as NEW, inverted: the same bootstrap.
+    _, c_low, c_high = C.ratio_ci(noisy(2e-3, seed=1), noisy(1e-3, seed=2))
+    assert low == pytest.approx(1 / c_high, rel=3e-3) and high == pytest.approx(1 / c_low, rel=3e-3)
+    assert low < done["fast"].speedup < high and ratio_with_ci(2.0, low, high) == "2.00x±0.01"
+    again = Result.from_dict(json.loads(json.dumps(done["fast"].to_dict())))
+    assert again.speedup_ci == pytest.approx((low, high))
+    assert ratio_with_ci(1.5e-4, 1e-4, 2e-4) == "1.5e-04x"  # the interpreter's crawl: no CI

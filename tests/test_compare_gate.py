@@ -38,7 +38,8 @@ def test_pass_then_suspect_is_a_regression_with_its_reason():
     assert point.comparison is None and point.verdict == S.BECAME_SUSPECT
     assert point.note == f"SUSPECT in NEW: {CHEAT}" and point.regressed
     assert [p.key.variant for p in verdicts.regressions()] == ["a"]
-    assert summary_line(verdicts).startswith("2 points: 1 SUSPECT, ")
+    assert summary_line(verdicts) == ("compare: 2 points: 0 FASTER, 0 SLOWER, 1 SAME, "
+                                      "0 UNSURE, 1 SUSPECT; regression: yes")
     assert json.loads(json.dumps(verdicts.to_dict()))["points"][0]["verdict"] == "SUSPECT"
     markdown = compare_markdown(verdicts, "one", "two")
     assert f"| **SUSPECT** | SUSPECT in NEW: {CHEAT} |" in markdown
@@ -64,7 +65,7 @@ def test_points_base_measured_and_new_did_not_are_missing():
     new = run_of(result("a", noisy(1e-3, seed=2)), result("b", (), status=NOT_RUN))
     verdicts = C.compare_runs(base, new)
     assert verdicts.missing_in_new == ("demo/b/float32/n=1024/cold", "demo/c/float32/n=1024/cold")
-    assert summary_line(verdicts).endswith("; 2 of BASE missing in NEW")
+    assert summary_line(verdicts).endswith("; 2 of BASE missing in NEW; regression: no")
 
 
 # ---------------------------------------------------------------- what differs
@@ -97,7 +98,8 @@ def test_cli_gate_on_suspect_missing_points_and_no_common_point(gpubench, tmp_pa
 
     cheat = gpubench("compare", "base", "cheat", "--fail-on-regression")
     assert cheat.code == 13, cheat.output
-    assert "SUSPECT" in cheat.stdout and "regression: 2 points: 1 SUSPECT" in cheat.stderr
+    assert "SUSPECT" in cheat.stdout and "regression: 2 points: 0 FASTER" in cheat.stderr
+    assert "1 SUSPECT: demo/a" in cheat.stderr
     assert f"demo/a/float32/n=1024/cold (SUSPECT in NEW: {CHEAT})" in cheat.stderr
     assert gpubench("compare", "base", "cheat").code == 0  # without the gate: shown only
 
@@ -118,8 +120,8 @@ def test_cli_gate_fails_when_no_point_got_a_speed_verdict(gpubench, tmp_path):
     save_run(run_of(result("a", (), status="fail")), tmp_path / "one")
     save_run(run_of(result("a", noisy(1e-3))), tmp_path / "two")
     gate = gpubench("compare", "one", "two", "--fail-on-regression")
-    assert gate.code == 13 and "no point compared for speed: 1 points: 1 not compared" \
-        in gate.stderr
+    assert gate.code == 13 and ("no point compared for speed: 1 point: 0 FASTER, 0 SLOWER, "
+                                "0 SAME, 0 UNSURE, 1 not compared") in gate.stderr
 
 
 def test_cli_markdown_file_gets_only_markdown_and_stdout_keeps_the_table(gpubench, tmp_path):
@@ -130,7 +132,7 @@ def test_cli_markdown_file_gets_only_markdown_and_stdout_keeps_the_table(gpubenc
     text = (tmp_path / "out" / "compare.md").read_text()
     assert text.startswith("**gpubench compare** BASE") and "| **SLOWER** |" in text
     assert "┃" not in text and "│" not in text  # no rich table in the file
-    assert "│" in done.stdout and "| point |" not in done.stdout
+    assert "───" in done.stdout and "| variant |" not in done.stdout
     both = gpubench("compare", "one", "two", "--markdown", "m.md", "--json")
     assert both.code == 0 and json.loads(both.stdout)["counts"] == {"SLOWER": 1}
     assert (tmp_path / "m.md").read_text() == text

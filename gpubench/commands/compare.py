@@ -18,7 +18,7 @@ from gpubench.analysis.comparison import RunComparison, compare_runs
 from gpubench.analysis.run_overlap import what_differs
 from gpubench.records.run import RunDocument
 from gpubench.records.strict_json import strict_dumps
-from gpubench.report.compare_view import compare_markdown, compare_table, summary_line
+from gpubench.report.compare_view import compare_markdown, compare_table, counts_text
 from gpubench.run.folder import atomic_write, read_run, resolve_run
 
 STDOUT = Path("-")  # --markdown -: the markdown on stdout, in place of the table
@@ -101,14 +101,14 @@ def gate(result: RunComparison, problems: list[str] | None = None) -> int:
     if regressions:
         names = ", ".join(p.key.text() + (f" ({p.note})" if p.status_verdict else "")
                           for p in regressions)
-        reasons.append(f"regression: {summary_line(result)}: {names}")
+        reasons.append(f"regression: {counts_text(result)}: {names}")
     if result.missing_in_new:
         missing = result.missing_in_new
         named = ", ".join(missing[:MAX_NAMED]) + (", ..." if len(missing) > MAX_NAMED else "")
         reasons.append(f"{len(missing)} points of BASE missing in NEW (not measured there: "
                        f"a NEW run stopped early, or a narrower one): {named}")
     if not regressions and not result.compared():
-        reasons.append(f"no point compared for speed: {summary_line(result)}")
+        reasons.append(f"no point compared for speed: {counts_text(result)}")
     for reason in reasons:
         sys.stderr.write(reason + "\n")
     return errors.EXIT_REGRESSION if reasons else errors.EXIT_OK

@@ -9,6 +9,11 @@ from __future__ import annotations
 from gpubench.records import trust
 from gpubench.records.result import OK, SUSPECT, Result
 from gpubench.timing import copy_curve, noise, precision, roofline
+from gpubench.timing.ratio_ci import TABLE_RESAMPLES, ratio_ci
+
+# Fewer samples a side and the bootstrap of a median has a handful of distinct values:
+# no CI (analysis/comparison.py's MIN_SAMPLES, for the same reason).
+MIN_CI_SAMPLES = 5
 
 
 def speedups(group: list[Result]) -> list[float | None]:
@@ -24,6 +29,23 @@ def speedups(group: list[Result]) -> list[float | None]:
         values.append(roofline.speedup(base.median_s, result.median_s) if comparable
                       else None)
     return values
+
+
+def speedup_cis(group: list[Result], values: list[float | None]) -> list[tuple | None]:
+    """The 95% CI (low, high) of each speedup in `values` (speedups(group)), by the
+    bootstrap `gpubench compare` uses (timing/ratio_ci.py): None for the baseline itself
+    (1 by definition), for a row with no speedup, or with too few samples."""
+    baselines = {r.mode: r for r in group if r.baseline and r.passed}
+    found = []
+    for result, value in zip(group, values, strict=True):
+        base = baselines.get(result.mode)
+        if value is None or base is None or result is base or min(
+                len(result.samples_s), len(base.samples_s)) < MIN_CI_SAMPLES:
+            found.append(None)
+            continue
+        _, low, high = ratio_ci(result.samples_s, base.samples_s, resamples=TABLE_RESAMPLES)
+        found.append((low, high))
+    return found
 
 
 def same_model(one: Result, other: Result) -> bool:
@@ -111,7 +133,9 @@ def finish_group(group: list[Result], ceilings: dict | None) -> list[Result]:
     suspects = doubts(group, roofs)
     group = [beyond_physics(r, s) for r, s in zip(group, suspects, strict=True)]
     trusted = [r for r in group if r.passed]
-    by_key = dict(zip((r.key for r in trusted), speedups(trusted), strict=True))
+    values = speedups(trusted)
+    by_key = dict(zip((r.key for r in trusted), values, strict=True))
+    cis = dict(zip((r.key for r in trusted), speedup_cis(trusted, values), strict=True))
     launch = launch_bound_warnings(group)
     finished = []
     for index, (result, roof, doubt) in enumerate(zip(group, roofs, suspects, strict=True)):
@@ -123,6 +147,7 @@ def finish_group(group: list[Result], ceilings: dict | None) -> list[Result]:
             warnings.append(cached)
         if index in launch:
             warnings.append(launch[index])
-        finished.append(result.with_derived(speedup=by_key.get(result.key), roof=roof,
+        finished.append(result.with_derived(speedup=by_key.get(result.key),
+                                            speedup_ci=cis.get(result.key), roof=roof,
                                             warnings=tuple(warnings)))
     return finished

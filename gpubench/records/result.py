@@ -96,6 +96,7 @@ class Result:
     error: str | None = None
     # Derived from the group (derive.finish_group); None/empty until then.
     speedup: float | None = None
+    speedup_ci: tuple[float, float] | None = None  # its 95% CI (derive.speedup_cis)
     roof: dict | None = None  # roofline.position(...) with the machine's ceilings
     warnings: tuple[noise.Warning, ...] = ()
     device_work: DeviceWork | None = None  # kernels per call, their sum and span (GPU only)
@@ -281,6 +282,7 @@ class Result:
             summary=self.summary.to_dict() if self.summary else None,
             warnings=[w.to_dict() for w in self.warnings],
             device_work=self.device_work.to_dict() if self.device_work else None,
+            speedup_ci95=list(self.speedup_ci) if self.speedup_ci else None,
         )
         record.update((spec.name, self.extra(spec.name)) for spec in EXTRAS if spec.saved)
         return record
@@ -298,6 +300,7 @@ class Result:
             measurement=Measurement.from_dict(measurement) if measurement else None,
             check=data.get("check"), build=data.get("build") or {}, error=data.get("error"),
             speedup=data.get("speedup_vs_baseline"), roof=data.get("roofline"),
+            speedup_ci=tuple(data["speedup_ci95"]) if data.get("speedup_ci95") else None,
             warnings=tuple(noise.Warning(**w) for w in data.get("warnings") or ()),
             device_work=DeviceWork.from_dict(data.get("device_work")),
             extras={spec.name: Extra(spec, data[spec.name]) for spec in EXTRAS

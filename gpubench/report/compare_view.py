@@ -1,39 +1,46 @@
-"""How a run comparison is shown: a rich table, markdown for a PR comment, and the
-one-cell form that `run --baseline` adds to its tables. Pure: builds, never prints."""
+"""How a run comparison is shown: a table per family and dtype for the terminal (rows
+and columns chosen by compare_groups.py), the same grouping as markdown for a PR comment,
+the summary line a CI log greps, and the one-cell form that `run --baseline` adds to its
+tables. Pure: builds, never prints."""
 
 from __future__ import annotations
 
-import math
-
+from rich import box
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from gpubench import format as fmt
 from gpubench import safe_text
-from gpubench.analysis.comparison import FASTER, SAME, SLOWER, UNSURE, Comparison, RunComparison
+from gpubench.analysis.comparison import (
+    FASTER,
+    SAME,
+    SLOWER,
+    UNSURE,
+    VERDICTS,
+    Comparison,
+    RunComparison,
+)
 from gpubench.analysis.status_change import BECAME_FAILED, BECAME_SUSPECT, STATUS_VERDICTS
+from gpubench.report.compare_groups import (
+    NUMERIC,
+    CompareGroup,
+    change_text,
+    ci_text,
+    compare_groups,
+    point_cells,
+    ratio_with_ci,
+)
+
+__all__ = ["HEADERS", "change_text", "ci_text", "compare_cells", "compare_markdown",
+           "compare_table", "counts_text", "ratio_with_ci", "summary_line", "verdict_cell"]
 
 STYLE = {FASTER: "green", SLOWER: "bold red", SAME: "", UNSURE: "yellow",
          BECAME_SUSPECT: "bold red", BECAME_FAILED: "bold red"}
+# The flat form, one row per point with its full label (the HTML report's table).
 HEADERS = ("point", "base", "new", "change", "95% CI", "verdict", "why")
-RIGHT = {"base", "new", "change", "95% CI"}
-
-
-def change_text(comparison: Comparison) -> str:
-    """'+301%', '-3.5%', '+0.2%': NEW against BASE as a signed percentage."""
-    return _signed_percent(comparison.ratio - 1)
-
-
-def ci_text(comparison: Comparison) -> str:
-    """The CI as changes: '-0.1%..+0.4%'; '-' when there was none."""
-    if math.isnan(comparison.ci_low):
-        return "-"
-    return f"{_signed_percent(comparison.ci_low - 1)}..{_signed_percent(comparison.ci_high - 1)}"
-
-
-def _signed_percent(fraction: float) -> str:
-    digits = 0 if abs(fraction) >= 1 else 1
-    return f"{fraction * 100:+.{digits}f}%"
+# The terminal leaves the CI of the change out: `speed` carries the same interval (as a
+# ratio with its ±), and 11 characters more would wrap every reason at 80 columns.
+TERMINAL_HIDDEN = frozenset({"95% CI"})
 
 
 def verdict_cell(comparison: Comparison | None) -> Text:
@@ -46,66 +53,112 @@ def verdict_cell(comparison: Comparison | None) -> Text:
 
 
 def compare_cells(point) -> list[str]:
-    c = point.comparison
-    if c is None:  # no trusted time on one side: the verdict is SUSPECT, FAILED or '-'
-        return [point.key.label(), "-", "-", "-", "-", point.verdict, point.note]
-    mark = "*" if c.marked else ""
-    return [point.key.label(), fmt.duration(c.base_median_s), fmt.duration(c.new_median_s),
-            change_text(c), ci_text(c), c.verdict + mark, c.reason]
+    """The flat row of one point, by HEADERS (the verdict at index 5)."""
+    cells = point_cells(point)
+    return [point.key.label(), *(cells[h] for h in HEADERS[1:])]
 
 
-def compare_table(result: RunComparison, base_name: str, new_name: str) -> Table:
-    # Text, never markup; control characters escaped: names and reasons are the user's
-    title = safe_text.one_line(f"compare  BASE {base_name}  NEW {new_name}")
-    table = Table(title=Text(title, style="table.title"), title_justify="left",
-                  caption=Text(safe_text.terminal(caption(result), limit=None),
-                               style="table.caption"),
-                  caption_justify="left")
-    for header in HEADERS:
-        table.add_column(header, justify="right" if header in RIGHT else "left",
-                         overflow="fold", no_wrap=header in RIGHT or header == "verdict")
-    for point in result.points:
-        cells = [Text(safe_text.terminal(cell)) for cell in compare_cells(point)]
-        verdict = cells[5].plain
-        cells[5].stylize(STYLE.get(verdict.rstrip("*"), ""))
+# ---------------------------------------------------------------- terminal
+
+
+def compare_table(result: RunComparison, base_name: str, new_name: str) -> Group:
+    """The names of both runs, a table per family and dtype, the legend and, last, the
+    summary line (what a CI log greps for)."""
+    names = Text(safe_text.one_line(f"BASE {base_name}") + "\n" +
+                 safe_text.one_line(f"NEW  {new_name}"), style="table.title")
+    blocks = [block for group in compare_groups(result) for block in (Text(""),
+                                                                      _group_table(group))]
+    legend = Text(safe_text.terminal(caption(result), limit=None), style="table.caption")
+    return Group(names, *blocks, Text(""), legend,
+                 Text(safe_text.terminal(summary_line(result))))
+
+
+def _group_table(group: CompareGroup) -> Table:
+    columns = [c for c in group.columns() if c not in TERMINAL_HIDDEN]
+    table = Table(title=Text(safe_text.one_line(group.heading()), style="bold"),
+                  title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                  padding=(0, 1, 0, 0))  # with the box's blank separator: 2 spaces a column
+    for column in columns:
+        wraps = column == "why"  # only the reason wraps; every figure stays on its line
+        table.add_column(column, justify="right" if _right(column, group) else "left",
+                         no_wrap=not wraps, overflow="fold")
+    for row in group.rows():
+        cells = [Text(safe_text.terminal(row[c])) for c in columns]
+        if "verdict" in columns:
+            verdict = cells[columns.index("verdict")]
+            verdict.stylize(STYLE.get(verdict.plain.rstrip("*"), ""))
         table.add_row(*cells)
     return table
 
 
+def _right(column: str, group: CompareGroup) -> bool:
+    return column in NUMERIC or column in group.axes
+
+
+# ---------------------------------------------------------------- markdown
+
+
 def compare_markdown(result: RunComparison, base_name: str, new_name: str) -> str:
+    """The terminal's grouping as markdown: a bold heading and a table per family and
+    dtype (the CI of the change included: a PR comment is not short of columns), then the
+    legend and the summary line."""
     lines = [f"**gpubench compare** BASE `{safe_text.markdown(base_name)}` NEW "
-             f"`{safe_text.markdown(new_name)}`", "",
-             "| " + " | ".join(HEADERS) + " |",
-             "|" + "|".join("---:" if h in RIGHT else "---" for h in HEADERS) + "|"]
-    for point in result.points:
-        cells = [safe_text.markdown(cell) for cell in compare_cells(point)]
-        if cells[5].rstrip("*") in (FASTER, SLOWER, *STATUS_VERDICTS):
-            cells[5] = f"**{cells[5]}**"
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", safe_text.markdown(caption(result), limit=None)]
+             f"`{safe_text.markdown(new_name)}`", ""]
+    for group in compare_groups(result):
+        columns = group.columns()
+        lines += [f"**{safe_text.markdown(group.heading())}**", "",
+                  "| " + " | ".join(columns) + " |",
+                  "|" + "|".join("---:" if _right(c, group) else "---" for c in columns) + "|"]
+        for row in group.rows():
+            cells = {c: safe_text.markdown(row[c]) for c in columns}
+            if row["verdict"].rstrip("*") in (FASTER, SLOWER, *STATUS_VERDICTS):
+                cells["verdict"] = f"**{cells['verdict']}**"
+            lines.append("| " + " | ".join(cells[c] for c in columns) + " |")
+        lines.append("")
+    lines += [safe_text.markdown(caption(result), limit=None), "",
+              f"`{safe_text.markdown(summary_line(result))}`"]
     return "\n".join(lines) + "\n"
 
 
-def summary_line(result: RunComparison) -> str:
-    """'18 points: 1 SUSPECT, 1 SLOWER, 11 SAME, 5 UNSURE' — what a CI log needs first;
-    '; 3 of BASE missing in NEW' when NEW did not measure some of BASE's points."""
+# ---------------------------------------------------------------- words
+
+
+def counts_text(result: RunComparison) -> str:
+    """'6 points: 0 FASTER, 2 SLOWER, 2 SAME, 2 UNSURE': the four speed verdicts always,
+    in this order (a log's grep never misses a 0), then SUSPECT, FAILED and 'not
+    compared' where there are any."""
     counts = result.counts()
-    order = [v for v in (*STATUS_VERDICTS, SLOWER, FASTER, SAME, UNSURE, "-") if counts.get(v)]
-    parts = [f"{counts[v]} {'not compared' if v == '-' else v}" for v in order]
+    extra = [v for v in (*STATUS_VERDICTS, "-") if counts.get(v)]
+    parts = [f"{counts.get(v, 0)} {v}" for v in VERDICTS]
+    parts += [f"{counts[v]} {'not compared' if v == '-' else v}" for v in extra]
+    points = len(result.points)
+    return f"{points} point{'' if points == 1 else 's'}: {', '.join(parts)}"
+
+
+def summary_line(result: RunComparison) -> str:
+    """The line a CI log greps, always in this form:
+
+        compare: 12 points: 2 FASTER, 1 SLOWER, 8 SAME, 1 UNSURE; regression: yes
+
+    counts_text, then '; 3 of BASE missing in NEW' when NEW did not measure some of
+    BASE's points, then 'regression: yes' when a point is SLOWER, SUSPECT or FAILED in
+    NEW (what --fail-on-regression fails on, besides missing points), else 'no'."""
     missing = (f"; {len(result.missing_in_new)} of BASE missing in NEW"
                if result.missing_in_new else "")
-    return f"{len(result.points)} points: {', '.join(parts) or 'none in common'}{missing}"
+    regressed = "yes" if result.regressions() else "no"
+    return f"compare: {counts_text(result)}{missing}; regression: {regressed}"
 
 
 def caption(result: RunComparison, list_unmatched: bool = True) -> str:
-    """What the comparison table means; `list_unmatched`: also name every point of one
-    run only (the HTML page folds those lists away instead)."""
-    parts = [summary_line(result),
-             f"change: NEW median vs BASE median; 95% CI by bootstrap over both runs' raw "
-             f"samples. FASTER/SLOWER: the whole CI beyond +-{result.threshold:.0%} and beyond "
-             "what this point varies between runs of unchanged code (its samples' spread, "
-             "its group's common shift, its clocks); SAME: the whole CI within "
-             f"+-{result.threshold:.0%}"]
+    """What the comparison means; `list_unmatched`: also name every point of one run only
+    (the HTML page folds those lists away instead)."""
+    t = f"±{result.threshold:.0%}"
+    parts = [f"change: NEW vs BASE median; speed: BASE/NEW (above 1: NEW is faster) ± its "
+             f"95% CI (bootstrap of both runs' samples). FASTER/SLOWER: the whole CI beyond "
+             f"{t} and beyond what the point varies between runs of unchanged code (its "
+             f"noise, its group's shift, its clocks); SAME: the whole CI within {t}. why: the "
+             f"bound an UNSURE change is within (noise: the samples' IQR / median; host "
+             f"clock: the CPU or wall-mode timer's drift between runs)"]
     if any(p.status_verdict for p in result.points):
         parts.append("SUSPECT / FAILED: PASS in BASE, but SUSPECT (right output, a time not "
                      "to be trusted) or failed in NEW: a regression, its reason under why; a "

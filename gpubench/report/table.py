@@ -16,7 +16,7 @@ from gpubench.records import result as R
 from gpubench.records.features import EXTRAS
 from gpubench.records.features.error_site import ERROR_SITE
 from gpubench.records.features.vs_baseline import VS_BASELINE
-from gpubench.report.compare_view import verdict_cell
+from gpubench.report.compare_view import ratio_with_ci, verdict_cell
 from gpubench.report.legend import BASELINE_HEADER, INTERPRETED, Legend, marking
 from gpubench.timing import precision
 
@@ -326,7 +326,7 @@ def _cells(result: R.Result) -> dict:
         "TFLOP/s": fmt.rate(result.tflops if summary else None),
         "GB/s": fmt.rate(result.gbps if summary else None),
         "of roof": _roof_cell(result) if summary else "-",
-        "vs base": fmt.ratio(result.speedup),
+        "vs base": _vs_base_cell(result),
         "build": _build_cell(result),
         **(CORRECTNESS_ONLY_CELLS if R.correctness_only(result) and summary else {}),
     }
@@ -340,6 +340,14 @@ def _cells(result: R.Result) -> dict:
 CORRECTNESS_ONLY_CELLS = {"median": Text(INTERPRETED, style="dim"),
                           **dict.fromkeys(("±CI", "IQR", "n", "TFLOP/s", "GB/s", "of roof",
                                            "vs base", "build"), "-")}
+
+
+def _vs_base_cell(result: R.Result) -> str:
+    """'1.86x±0.04': the speedup with its 95% CI (issue 28), as compare shows its ratio;
+    '1.86x' where there is none (the baseline itself, few samples, an older results.json)."""
+    if result.speedup is None or result.speedup_ci is None:
+        return fmt.ratio(result.speedup)
+    return ratio_with_ci(result.speedup, *result.speedup_ci)
 
 
 def _multi(result: R.Result) -> bool:
