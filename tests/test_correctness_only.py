@@ -21,3 +21,21 @@ def test_a_triton_row_without_a_gpu_is_correctness_only():
 def test_the_rule_holds_for_a_row_read_back_from_results_json():
     again = R.Result.from_dict(row("triton", "cpu").to_dict())
     assert R.correctness_only(again)
+
+
+def test_compare_gives_interpreter_rows_no_speed_verdict():
+    """An interpreter row's time is the interpreter's: compare lists it and judges nothing
+    (a real CPU run, compared with itself: every other point is SAME)."""
+    import json
+    from pathlib import Path
+
+    from gpubench.analysis.comparison import compare_runs
+    from gpubench.records.run import RunDocument
+
+    path = Path(__file__).parent / "fixtures" / "run" / "cpu-softmax-vadd.json"
+    run = RunDocument.from_dict(json.loads(path.read_text()))
+    points = compare_runs(run, run).points
+    interpreted = [p for p in points if p.key.variant == "triton"]
+    assert interpreted and all(p.comparison is None and "not compared for speed" in p.note
+                               for p in interpreted)
+    assert all(p.comparison is not None for p in points if p.key.variant != "triton")

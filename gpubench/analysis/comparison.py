@@ -70,6 +70,7 @@ from dataclasses import dataclass, field, replace
 
 from gpubench.analysis.status_change import STATUS_VERDICTS, missing_in_new, status_change
 from gpubench.records.derive import same_model
+from gpubench.records.result import CORRECTNESS_ONLY, correctness_only
 from gpubench.timing.hostload import busy_reason
 from gpubench.timing.ratio_ci import RESAMPLES, SEED, ratio_ci  # noqa: F401 (re-exported)
 from gpubench.timing.stats import quantile
@@ -381,8 +382,10 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD) -> RunComparis
     base_rows, new_rows = base.by_key(), new.by_key()
     shared = [key for key in base_rows if key in new_rows]
     passed = {k for k in shared if base_rows[k].passed and new_rows[k].passed}
+    timed = {k for k in passed
+             if not (correctness_only(base_rows[k]) or correctness_only(new_rows[k]))}
     # Points timed on a busy host say nothing about the machine's drift: not witnesses.
-    witnesses = [k for k in shared if k in passed
+    witnesses = [k for k in shared if k in timed
                  and not (_host_busy(base_rows[k]) or _host_busy(new_rows[k]))]
     shifts = group_shifts({k: _log_ratio(base_rows[k], new_rows[k]) for k in witnesses},
                           {k: base_rows[k].key for k in witnesses})
@@ -393,6 +396,10 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD) -> RunComparis
         if key not in passed:
             said, note = status_change(old, fresh)
             points.append(PointComparison(old.key, None, note, said))
+            continue
+        if correctness_only(old) or correctness_only(fresh):
+            points.append(PointComparison(old.key, None, f"not compared for speed: "
+                                                         f"{CORRECTNESS_ONLY}"))
             continue
         if not same_model(old, fresh):
             points.append(PointComparison(old.key, None, f"not compared: measured on "

@@ -22,7 +22,8 @@ INTERPRETED = "interp."
 
 COLUMNS = ("±CI: 95% CI of the median; IQR: spread; both as % of the median. TFLOP/s, GB/s: "
            "the family's napkin-math FLOPs and bytes. of roof: share of the measured roofline "
-           "at this intensity (mem/comp-bound). vs base: baseline median / variant median, "
+           "at this intensity (mem/comp-bound). vs base: baseline median / variant median "
+           "± its 95% CI (bootstrap), "
            "same mode, PASS rows only.")
 PRECISION_NOTE = (" of roof 'tf32' (or another precision): the variant computes in that "
                   "precision, and its roof is that precision's measured ceiling.")
