@@ -139,8 +139,8 @@ def launcher_body(code: str, configs: dict[str, LaunchConfig]) -> list[str]:
         if text.startswith("return "):
             returned = text[len("return "):].strip("() ,")
             continue
-        if text.endswith(", = args"):
-            text = text.replace("= args", "= inputs")
+        if text.endswith("= args"):
+            continue  # the launcher takes the inputs by these names (input_names)
         text = _ALLOC.sub(r"torch.empty_strided(\1, \2, dtype=\3, device=device)", text)
         launch = _RUN.match(text)
         if launch:
@@ -221,6 +221,12 @@ def helper_max2(a, dim):
 @triton.jit
 def helper_min2(a, dim):
     return tl.reduce(a, dim, helper_minimum)
+
+
+if os.environ.get("TRITON_INTERPRET") == "1":
+    # The interpreter calls a tl.reduce combine function once per pair of elements, in
+    # Python (seconds per launch); tl.max/tl.min reduce in numpy. NaN may not propagate there.
+    helper_max2, helper_min2 = tl.max, tl.min
 '''
 _OWN = ("maximum", "minimum", "max2", "min2")
 # Inductor calls libdevice (CUDA's accurate expf, ...) where it can; the Triton interpreter
@@ -297,7 +303,8 @@ def reinterpret_tensor(t, size, stride, offset):
 
 {body}
 
-def {function}(*inputs, out):
+def {function}({", ".join(input_names(code))}, out):
+    inputs = ({", ".join(input_names(code))},)
     sizes = tuple(tuple(x.shape) for x in inputs)
     strides = tuple(tuple(x.stride()) for x in inputs)
     if sizes != INPUT_SIZES or strides != INPUT_STRIDES:
@@ -307,6 +314,14 @@ def {function}(*inputs, out):
 {_indent(launcher)}
 '''
     return EjectedModule(text, leftover)
+
+
+def input_names(code: str) -> list[str]:
+    """The graph inputs' names, from `arg0_1, arg1_1, = args`: the launcher's parameters."""
+    for line in call_body(code):
+        if line.strip().endswith("= args"):
+            return [n.strip() for n in line.split("=")[0].split(",") if n.strip()]
+    raise NothingToEject("the compiled graph takes no tensor input")
 
 
 def _imports(leftover: tuple[str, ...]) -> list[str]:
