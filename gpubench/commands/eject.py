@@ -61,7 +61,12 @@ def eject(request: EjectRequest, console: Console) -> int:
                   f"torch.compile (mode {request.mode}) on {machine.device} ...")
     from gpubench.tools.inductor_capture import capture
 
-    captured = capture(family.reference, inputs, request.mode)
+    try:
+        captured = capture(family.reference, inputs, request.mode)
+    except Exception as exc:  # torch.compile or Inductor failed: say so, no traceback
+        raise errors.BuildFailed(
+            f"torch.compile could not compile {family.name}'s reference at {shape.label()}, "
+            f"{dtype}: {type(exc).__name__}: {exc}") from None
     name = request.name or f"compiled_{shape.slug()}_{dtype}"
     module = f"compiled_{family.name}_{shape.slug()}_{dtype}_triton.py"
     try:
