@@ -308,6 +308,34 @@ def trace(families, sizes, shapes, axes, dtypes, variants, kernels_dirs, **optio
     _guarded(body)
 
 
+@cli.command()
+@click.argument("family")
+@click.option("--size", help="One size (default: the family's first default shape).")
+@click.option("--shape", help="One shape, e.g. rows=4096,cols=1000 (instead of --size).")
+@click.option("--dtype", help="One dtype (default float32); baked into the kernels.")
+@click.option("--mode", type=click.Choice(("default", "max-autotune")), default="default",
+              show_default=True, help="torch.compile's mode.")
+@click.option("--name", help="The new variant's name [compiled_<shape>_<dtype>].")
+@click.option("--no-run", "run", is_flag=True, flag_value=False, default=True,
+              help="Write the module and spec entry only; do not run them.")
+@opts.kernels_dir_option
+@opts.device_option()
+def eject(family, size, shape, dtype, kernels_dirs, **options):
+    """Write the Triton code torch.compile generates for FAMILY's reference into the family
+    folder as a new Triton variant (runs without torch.compile), add it to spec.py, and run
+    it once beside the baseline. Exit 2 when the reference compiles to no Triton kernel
+    (e.g. matmul: an extern cuBLAS call)."""
+    from gpubench.commands.eject import EjectRequest
+    from gpubench.commands.eject import eject as eject_family
+
+    def body() -> int:
+        request = EjectRequest(family, opts.one_shape(size, shape), opts.one_dtype(dtype),
+                               kernels_dirs=tuple(kernels_dirs), **options)
+        return eject_family(request, make_console())
+
+    _guarded(body)
+
+
 # ------------------------------------------------------------------ plumbing
 
 

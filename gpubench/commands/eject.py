@@ -1,0 +1,141 @@
+"""`gpubench eject FAMILY`: the Triton code torch.compile writes for the family's reference,
+written into the family folder as a Triton variant of its own (a first draft to edit), with
+a spec entry, then run once beside the baseline.
+
+The capture is tools/inductor_capture.py; the rewrite into a plain-Triton module is
+families/eject_source.py; this module picks the shape and dtype, writes the files and runs.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+
+from gpubench import errors
+from gpubench.families.discovery import family_dirs, load_family, resolve_families
+from gpubench.families.eject_source import NothingToEject, write_module
+from gpubench.records.shape import ShapeChoice
+from gpubench.run.machine import detect_machine
+from gpubench.run.plan import choose_dtypes, choose_shapes
+
+# Exit status of a refusal: the reference compiles to no Triton kernel (an extern cuBLAS
+# call, a C++ kernel) or to a launch eject does not rewrite. Usage-like: nothing was wrong
+# with gpubench or the machine, there is just nothing to hand over.
+EXIT_NOTHING_TO_EJECT = errors.EXIT_USAGE
+BLOCK_MARK = "# --- gpubench eject:"
+
+
+@dataclass(frozen=True)
+class EjectRequest:
+    """What `gpubench eject` was asked for, built once by the CLI."""
+
+    family: str
+    shapes: ShapeChoice = field(default_factory=ShapeChoice)  # one shape; empty: the first default
+    dtype: str | None = None  # None: float32 (or the family's first)
+    mode: str = "default"  # torch.compile mode: default or max-autotune
+    kernels_dirs: tuple[Path, ...] = ()
+    name: str | None = None  # the variant's name; None: compiled_<shape>_<dtype>
+    run: bool = True  # --no-run: write the files only
+    device: str = "auto"
+
+
+def eject(request: EjectRequest, console: Console) -> int:
+    import torch
+
+    machine = detect_machine(request.device)
+    dirs = resolve_families((request.family,), family_dirs(request.kernels_dirs))
+    folder = dirs[request.family]
+    family = load_family(request.family, folder)
+    shapes = choose_shapes(family, request.shapes, machine)
+    if len(shapes) > 1 and request.shapes:
+        raise errors.UsageError(f"eject writes one shape at a time; got {len(shapes)}")
+    shape = shapes[0]
+    dtype = request.dtype or choose_dtypes(family, None)[0]
+    inputs = family.inputs(shape, getattr(torch, dtype), machine.device)
+    console.print(f"Compiling {family.name}'s reference at {shape.label()}, {dtype} with "
+                  f"torch.compile (mode {request.mode}) on {machine.device} ...")
+    from gpubench.tools.inductor_capture import capture
+
+    try:
+        captured = capture(family.reference, inputs, request.mode)
+    except Exception as exc:  # torch.compile or Inductor failed: say so, no traceback
+        raise errors.BuildFailed(
+            f"torch.compile could not compile {family.name}'s reference at {shape.label()}, "
+            f"{dtype}: {type(exc).__name__}: {exc}") from None
+    name = request.name or f"compiled_{shape.slug()}_{dtype}"
+    module = f"compiled_{family.name}_{shape.slug()}_{dtype}_triton.py"
+    try:
+        written = write_module(captured.code, captured.configs, function=family.name,
+                               family=family.name, shape=dict(shape.items()), dtype=dtype,
+                               mode=request.mode, device=machine.device,
+                               torch_version=torch.__version__,
+                               triton_version=_triton_version())
+    except NothingToEject as exc:
+        console.print(f"Nothing to eject for {family.name} at {shape.label()}: {exc}")
+        return EXIT_NOTHING_TO_EJECT
+    (folder / module).write_text(written.text)
+    added = _add_spec_entry(folder / "spec.py", name, module, family.name, dtype,
+                            f"torch.compile's Triton at {shape.label()} ({request.mode}), "
+                            "ejected")
+    _say_written(console, folder / module, name, added, captured.tuned, written)
+    if not request.run:
+        return errors.EXIT_OK
+    return _run_once(request, name, shape.text(), dtype, console)
+
+
+def _triton_version() -> str:
+    import triton
+
+    return triton.__version__
+
+
+def _add_spec_entry(spec: Path, name: str, module: str, function: str, dtype: str,
+                    description: str) -> bool:
+    """Append a marked block to spec.py that adds the variant to `family` (the variants
+    tuple itself is left as the user wrote it: appending needs no parsing of their code).
+    False when a block for this variant name is already there (ejecting again rewrites the
+    module only)."""
+    text = spec.read_text()
+    mark = f"{BLOCK_MARK} {name} ---"
+    if mark in text:
+        return False
+    block = (f"\n\n{mark}\n"
+             "# Added by `gpubench eject`; delete this block and the module to remove it.\n"
+             "import dataclasses as _eject_dc  # noqa: E402\n\n"
+             "from gpubench.families.spec import TritonVariant as _EjectedTriton  # noqa: E402\n\n"
+             "family = _eject_dc.replace(family, variants=(*family.variants, _EjectedTriton(\n"
+             f"    {name!r}, module={module!r}, function={function!r}, dtypes=({dtype!r},),\n"
+             f"    description={description!r})))\n")
+    spec.write_text(text.rstrip("\n") + "\n" + block)
+    return True
+
+
+def _say_written(console: Console, path: Path, name: str, added: bool, tuned: bool,
+                 written) -> None:
+    console.print(f"Wrote {path}")
+    console.print(f"{'Added' if added else 'Kept'} variant '{name}' in {path.parent / 'spec.py'}"
+                  f"{'' if added else ' (already there)'}")
+    if not tuned:
+        console.print("No GPU here: Inductor wrote this Triton for an sm_90 target without "
+                      "running it; block sizes are gpubench's rule, not an autotuner's. "
+                      "Eject again on the GPU for the tuned launch.")
+    if written.inductor_helpers:
+        console.print("It imports Inductor's triton_helpers for: "
+                      + ", ".join(written.inductor_helpers))
+
+
+def _run_once(request: EjectRequest, name: str, shape: str, dtype: str,
+              console: Console) -> int:
+    """`gpubench run FAMILY --variants NAME --shape ... --dtype ...`, in a child process
+    like any run (its workers, its table); the baseline always runs beside it."""
+    command = [sys.executable, "-m", "gpubench", "run", request.family, "--variants", name,
+               "--shape", shape, "--dtype", dtype, "--device", request.device]
+    for folder in request.kernels_dirs:
+        command += ["--kernels-dir", str(folder)]
+    console.print("$ gpubench " + " ".join(command[3:]))
+    return subprocess.call(command, env=os.environ.copy())
