@@ -59,6 +59,7 @@ source given as text, its label) rather than load_inline's concatenated main.cpp
 from __future__ import annotations
 
 import errno
+import hashlib
 import inspect
 import itertools
 import json
@@ -242,6 +243,7 @@ def _compile(request: BuildRequest, sources: Sources, work: Path, module: str) -
     (work / STATE).write_text(json.dumps({"headers": header_hashes(sources.headers)}))
     layout = _layout(request, sources, work)
     include, build = start_pch(request, work, module, extra_cflags, layout.prelude)
+    wait = waits_for_pch(request, layout.prelude)
     (work / DIRTY).write_text(f"{os.getpid()}\n")
     try:
         library = _build_library(request, sources, plain, module, [*extra_cflags, *include],
@@ -249,14 +251,14 @@ def _compile(request: BuildRequest, sources: Sources, work: Path, module: str) -
     except Exception:
         (work / DIRTY).unlink(missing_ok=True)  # a failed compile leaves ninja's state consistent
         # The fix-and-rebuild loop will want the PCH; it waits for one only if a build would.
-        finish_pch(build, include, module, wait=waits_for_pch(request, layout.prelude))
+        finish_pch(build, include, module, wait=wait)
         raise
     except BaseException:  # Ctrl-C: stop at once; the flag stays, the next build cleans up
         if build is not None:
             build.abort()
         raise
     (work / DIRTY).unlink(missing_ok=True)
-    finish_pch(build, include, module, wait=waits_for_pch(request, layout.prelude))
+    finish_pch(build, include, module, wait=wait)
     return work / library.name  # the real folder, not the symlink ninja may have seen
 
 
@@ -302,8 +304,6 @@ def _refused_split(work: Path) -> str | None:
 
 
 def _digest(text: str | None) -> str:
-    import hashlib
-
     return hashlib.sha256((text or "").encode()).hexdigest()
 
 
@@ -336,8 +336,7 @@ def _load_inline(request: BuildRequest, sources: Sources, work: Path, module: st
     built; its own import of that .so is not used: see import_library."""
     from torch.utils.cpp_extension import load_inline
 
-    cpp = [line_directive(name, text) for _, name, text in sources.cpp]
-    cuda = [line_directive(name, text) for _, name, text in sources.cuda]
+    cpp, cuda = _with_lines(sources.cpp), _with_lines(sources.cuda)
     implicit = {} if request.implicit_headers else _no_implicit_headers(load_inline)
     if implicit:
         # load_inline prepends this itself unless told not to. First in main.cpp, it is
@@ -361,17 +360,20 @@ def _load_split(request: BuildRequest, sources: Sources, work: Path, module: str
 
     files = [_write_if_changed(work / MODULE_FILE, layout.module_text)]
     if layout.binding:
-        binding = [f"#include <{layout.prelude}>",
-                   *(line_directive(name, text) for _, name, text in sources.cpp)]
+        binding = [f"#include <{layout.prelude}>", *_with_lines(sources.cpp)]
         files.append(_write_if_changed(work / "binding.cpp", "\n".join(binding)))
     if sources.cuda:
-        cuda = [line_directive(name, text) for _, name, text in sources.cuda]
-        files.append(_write_if_changed(work / "cuda.cu", "\n".join(cuda)))
+        files.append(_write_if_changed(work / "cuda.cu", "\n".join(_with_lines(sources.cuda))))
     _forget_version(module)
     return _torch_build(work, lambda: load(
         name=module, sources=[str(path) for path in files], extra_cflags=extra_cflags,
         extra_cuda_cflags=cuda_cflags(request), extra_include_paths=include_paths(request),
         build_directory=str(work), with_cuda=request.with_cuda, verbose=False))
+
+
+def _with_lines(entries) -> list[str]:
+    """Each source's text after its `#line` directive: errors name the user's file."""
+    return [line_directive(name, text) for _, name, text in entries]
 
 
 def _write_if_changed(path: Path, text: str) -> Path:

@@ -65,7 +65,7 @@ def summarize_compiler_output(output: str, limit: int = 3) -> list[str]:
     for line in output.splitlines():
         match = _GCC_ERROR.match(line.strip()) or _NVCC_ERROR.match(line.strip())
         if match:
-            entry = f"{_display_path(match['file'])}:{match['line']}: {match['msg'].strip()}"
+            entry = f"{display_path(match['file'])}:{match['line']}: {match['msg'].strip()}"
         else:
             link = _LINK_ERROR.search(line)
             if not link:
@@ -78,9 +78,10 @@ def summarize_compiler_output(output: str, limit: int = 3) -> list[str]:
     return found
 
 
-def _display_path(path: str) -> str:
-    """Relative to the working directory when below it, else as given."""
-    cwd = os.getcwd()
-    if os.path.isabs(path) and path.startswith(cwd + os.sep):
+def display_path(path: str, cwd: str | None = None) -> str:
+    """Relative to the working folder (`cwd`, default this process's) when below it, else
+    as given: how compiler errors and error sites (records/error_site.py) name files."""
+    cwd = os.getcwd() if cwd is None else cwd
+    if os.path.isabs(path) and path.startswith(cwd.rstrip(os.sep) + os.sep):
         return os.path.relpath(path, cwd)
     return path

@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpubench.build.diagnostics import display_path
+
 # What results.json keeps of a traceback or compiler log: a torch build's log can run to
 # megabytes of template noise; the first errors are in the first few KB, and 64 KB holds
 # ~800 lines, any Python traceback in full.
@@ -207,13 +209,6 @@ def _site(file: str, line: int, cwd: str) -> ErrorSite:
 def _source_line(file: str, line: int, cwd: str) -> str:
     path = file if os.path.isabs(file) else os.path.join(cwd, file)
     return linecache.getline(path, line).strip()
-
-
-def display_path(path: str, cwd: str) -> str:
-    """Relative to the working folder when below it, else as given."""
-    if os.path.isabs(path) and path.startswith(cwd.rstrip(os.sep) + os.sep):
-        return os.path.relpath(path, cwd)
-    return path
 
 
 def _read(path: Path) -> str:
