@@ -45,6 +45,7 @@ def cli() -> None:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help="A suite file (configs/*.toml); command-line options override it.")
 @opts.kernels_dir_option
+@opts.problem_options
 @opts.timing_options
 @opts.timeout_option("Seconds a point may take outside its build before it counts as hung [120].")
 @click.option("--build-timeout", "build_timeout_s", type=click.FloatRange(min=1),
@@ -71,6 +72,9 @@ def _run(config_path: Path | None, options: dict) -> int:
 
     if options["markdown"] and options["as_json"]:
         raise errors.UsageError("--markdown and --json both print on stdout: choose one")
+    problem = _take_problem(options)
+    if problem:
+        options["families"] = (*options.get("families", ()), problem)
     settings = {f.name: options.pop(f.name) for f in fields(RunRequest) if f.name in options}
     config = merge_options(load_config(config_path) if config_path else RunConfig(), options)
     request = RunRequest(config, **settings)
@@ -181,7 +185,7 @@ def peak(**options):
 
 
 @cli.command()
-@opts.target_options("profile", "largest", family_required=False)
+@opts.target_options("profile", "largest")
 @click.option("--set", "set_name", default="hints", show_default=True,
               help="ncu section set: 'hints' (the sections behind ncu's advice), or an ncu "
                    "set such as full, detailed, basic.")
@@ -195,6 +199,7 @@ def peak(**options):
 @click.option("--import", "import_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Show an existing .ncu-rep instead of profiling (no GPU needed).")
 @opts.kernels_dir_option
+@opts.problem_options
 @opts.out_option("the reports")
 @opts.json_option("Metrics and hints as JSON on stdout.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -207,7 +212,7 @@ def ncu(set_name, sections, metrics, ncu_path, timeout_s, clock_control, include
     def body() -> int:
         settings = NcuOptions(set_name, tuple(sections), split_names(metrics), ncu_path,
                               timeout_s, clock_control, include_info)
-        target = _target(options)
+        target = _target(options, required=False)
         request = NcuRequest(target, settings, **options)
         return NcuCommand(request, make_console(stderr=request.as_json)).execute()
 
@@ -219,6 +224,7 @@ def ncu(set_name, sections, metrics, ncu_path, timeout_s, clock_control, include
 @click.option("--nsys-path", help="The nsys executable (default: PATH, then NVIDIA's folders).")
 @opts.timeout_option("Seconds one nsys run may take before it is killed.", default=120)
 @opts.kernels_dir_option
+@opts.problem_options
 @opts.out_option("the reports")
 @opts.json_option("Kernels and NVTX ranges as JSON.")
 def nsys(nsys_path, timeout_s, **options):
@@ -242,6 +248,7 @@ def nsys(nsys_path, timeout_s, **options):
                                        "/usr/local/cuda/bin).")
 @opts.timeout_option("Seconds one tool run (build included) may take.", default=600)
 @opts.kernels_dir_option
+@opts.problem_options
 @opts.out_option("the XML records and logs")
 @opts.json_option("Findings as JSON on stdout.")
 def sanitize(**options):
@@ -339,12 +346,32 @@ def eject(family, size, shape, dtype, kernels_dirs, **options):
 # ------------------------------------------------------------------ plumbing
 
 
-def _target(options: dict):
-    """A profiler's target (cli_options.target_options and --kernels-dir), taken out of
-    `options`; inside the guarded body, since a bad size or dtype is a UsageError."""
+def _take_problem(options: dict) -> str | None:
+    """--problem and --submission, taken out of `options`: the problem made a family folder
+    (families/leaderboard/) added to --kernels-dir; its family name, None without one."""
+    problem, submissions = options.pop("problem", None), options.pop("submissions", ())
+    if problem is None:
+        if submissions:
+            raise errors.UsageError("--submission needs --problem (the problem it solves)")
+        return None
+    from gpubench.families.leaderboard import prepare
+
+    name, folder = prepare(problem, tuple(submissions))
+    options["kernels_dirs"] = (*options.get("kernels_dirs", ()), folder)
+    return name
+
+
+def _target(options: dict, required: bool = True):
+    """A profiler's target (cli_options.target_options, --kernels-dir, --problem), taken out
+    of `options`; inside the guarded body, since a bad size or dtype is a UsageError.
+    `required`: FAMILY or --problem must name one (ncu's --import needs neither)."""
     from gpubench.commands.targets import TargetChoice
 
-    return TargetChoice(options.pop("family"), split_names(options.pop("variants")),
+    problem = _take_problem(options)
+    family = options.pop("family") or problem
+    if family is None and required:
+        raise errors.UsageError("name a kernel family (FAMILY) or a --problem")
+    return TargetChoice(family, split_names(options.pop("variants")),
                         opts.one_shape(options.pop("size"), options.pop("shape")),
                         opts.one_dtype(options.pop("dtype")), tuple(options.pop("kernels_dirs")))
 

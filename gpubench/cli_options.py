@@ -43,6 +43,18 @@ kernels_dir_option = click.option(
     help="A folder of your own kernel families (repeatable).")
 
 
+problem_options = stacked(
+    click.option("--problem", type=click.Path(path_type=Path),
+                 help="A leaderboard problem run as a family: a GPU MODE reference-kernels "
+                      "problem folder, or a KernelBench problem file (guide: 'Leaderboard "
+                      "problems')."),
+    click.option("--submission", "submissions", multiple=True,
+                 type=click.Path(path_type=Path),
+                 help="A submission to --problem (custom_kernel, or ModelNew), a variant "
+                      "beside the problem's reference; repeatable."),
+)
+
+
 def json_option(what: str):
     """--json; `what`: what it prints, which differs per command."""
     return click.option("--json", "as_json", is_flag=True, help=what)
@@ -116,12 +128,13 @@ selection_options = stacked(
 """Which points to run: FAMILIES, their shapes, dtypes and variants (run and trace)."""
 
 
-def target_options(verb: str, which_shape: str, family_required: bool = True):
-    """A profiler's target: FAMILY, --variant, and one --size or --shape and --dtype.
+def target_options(verb: str, which_shape: str):
+    """A profiler's target: FAMILY (or --problem, which names it), --variant, and one --size
+    or --shape and --dtype.
     `verb` (profile, check) and `which_shape` (largest, smallest) say what the tool does
     with them: a profiler wants a shape that fills the GPU, a checker a small one."""
     return stacked(
-        click.argument("family", required=family_required),
+        click.argument("family", required=False),
         click.option("--variant", "variants", multiple=True,
                      help=f"Variant(s) to {verb} (default: every one that runs here); "
                           "repeatable."),

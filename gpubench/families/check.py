@@ -59,10 +59,24 @@ def poison(out, finite: bool = False) -> None:
         out.fill_(info.min if finite else info.max)
 
 
+class OwnVerdict:
+    """A reference that judges an output itself, where a problem brings its own check (a
+    leaderboard problem's check_implementation, families/leaderboard/): a family's
+    reference may return one instead of a tensor, and `compare` then asks it. Everything
+    around the comparison (poisoned outputs, re-checks of timed calls, fresh inputs, side
+    effects) stays the harness's; only the verdict on one output is the problem's."""
+
+    def judge(self, out, atol: float, rtol: float) -> CheckResult:
+        raise NotImplementedError
+
+
 def compare(out, ref, atol: float, rtol: float) -> CheckResult:
-    """Compare `out` with the float64 reference `ref` elementwise."""
+    """Compare `out` with the float64 reference `ref` elementwise (or let `ref` judge it,
+    when it is an OwnVerdict)."""
     import torch
 
+    if isinstance(ref, OwnVerdict):
+        return ref.judge(out, atol, rtol)
     if tuple(out.shape) != tuple(ref.shape):
         note = f"shape {tuple(out.shape)}, expected {tuple(ref.shape)}"
         return CheckResult(False, float("inf"), float("inf"), out.numel(), 0, ref.numel(),

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from gpubench.errors import SpecError, UsageError, unknown_name
 from gpubench.families.interrupts import sigint_watch
+from gpubench.families.leaderboard.manifest import is_problem_folder
 from gpubench.families.spec import Family
 
 SPEC_FILE = "spec.py"
@@ -48,8 +49,8 @@ def family_dirs(extra_dirs: tuple[Path | str, ...] = ()) -> dict[str, Path]:
                              f"or a folder of families)")
         if not root.is_dir():
             raise UsageError(f"kernels folder '{root}' does not exist")
-        if (root / SPEC_FILE).is_file():
-            found[root.name] = root.resolve()
+        if (root / SPEC_FILE).is_file() or is_problem_folder(root):
+            found[_problem_name(root)] = root.resolve()
             continue
         members = sorted(p for p in root.iterdir() if (p / SPEC_FILE).is_file())
         if not members and root != shipped_kernels_dir():
@@ -57,6 +58,14 @@ def family_dirs(extra_dirs: tuple[Path | str, ...] = ()) -> dict[str, Path]:
         for folder in members:
             found[folder.name] = folder.resolve()
     return found
+
+
+def _problem_name(folder: Path) -> str:
+    """A family folder's family name: the folder's; a problem's (leaderboard/manifest.py)
+    is its problem's name, the folder's without the hash."""
+    if is_problem_folder(folder) and not (folder / SPEC_FILE).is_file():
+        return folder.name.rsplit("-", 1)[0]
+    return folder.name
 
 
 def resolve_families(names: tuple[str, ...], dirs: dict[str, Path]) -> dict[str, Path]:
@@ -74,6 +83,10 @@ def resolve_families(names: tuple[str, ...], dirs: dict[str, Path]) -> dict[str,
 def load_family(name: str, folder: Path, fresh: bool = False) -> Family:
     """Import folder/spec.py and return its `family`, named after the folder. `fresh`:
     import it again even if this process already has (`run --watch`, after an edit)."""
+    if is_problem_folder(folder):  # a leaderboard problem (run --problem), no spec.py
+        from gpubench.families import leaderboard
+
+        return leaderboard.load(name, Path(folder))
     path = Path(folder) / SPEC_FILE
     if fresh:
         forget_file(path, f"gpubench_family_{name}")

@@ -1,0 +1,84 @@
+"""Importing a leaderboard problem's Python files by path, under the names they import
+each other by.
+
+A reference-kernels problem's files say `from task import input_t`, `from utils import
+...`, `from reference import ...`; a submission says `from task import ...` too. Those
+bare names are installed in sys.modules only while the problem's files import, then the
+previous entries come back: two problems (or a package that happens to be called
+`utils`) never see each other's modules. What a file imported stays bound in it.
+Importing runs the user's code: it happens in the worker, never in gpubench's own process
+while it plans. What a file prints goes to stderr (stdout may carry --json)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import sys
+import traceback
+from pathlib import Path
+
+from gpubench.errors import SpecError
+
+
+def module_from_file(path: Path, bare: dict[str, Path], label: str):
+    """Import `path` as a fresh module, with `bare` {module name: file} importable by
+    those names while it runs. A failure is a SpecError naming the file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise SpecError(f"{path}: file not found")
+    with _bare_names(bare):
+        return _exec(path, label)
+
+
+@contextlib.contextmanager
+def _bare_names(bare: dict[str, Path]):
+    """`import task` finds the problem's task.py (whichever file imports it first): a
+    finder first on sys.meta_path, removed afterwards with the modules it made."""
+    saved = {name: sys.modules.pop(name, None) for name in bare}
+    finder = _BareFinder(bare)
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+        for name, module in saved.items():
+            sys.modules.pop(name, None)
+            if module is not None:
+                sys.modules[name] = module
+
+
+class _BareFinder:
+    def __init__(self, bare: dict[str, Path]):
+        self.bare = bare
+
+    def find_spec(self, name, path=None, target=None):
+        file = self.bare.get(name)
+        if file is None or not Path(file).is_file():
+            return None
+        return importlib.util.spec_from_file_location(name, file)
+
+
+def _exec(path: Path, label: str):
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:8]
+    name = f"{label}_{path.stem.replace('-', '_')}_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses, torch.compile and @triton.jit look it up
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise SpecError(f"{path}: failed to import: {_where(exc, path)}") from None
+    return module
+
+
+def _where(exc: BaseException, path: Path) -> str:
+    line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if Path(frame.filename).resolve() == path.resolve():
+            line = frame.lineno
+    message = str(exc).splitlines()[0] if str(exc) else ""
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return f"line {line}: {text}" if line else text

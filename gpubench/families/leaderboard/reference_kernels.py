@@ -1,0 +1,295 @@
+"""GPU MODE reference-kernels problems (github.com/gpu-mode/reference-kernels) as families.
+
+A problem folder holds reference.py (`ref_kernel(data)`, `generate_input(**args, seed)`,
+`check_implementation(data, output)`), task.yml (the `tests` and `benchmarks` argument
+lists, and the `files` its harness copies beside each other: utils.py often comes from the
+folder above) and a submission defining `custom_kernel(data)`. The mapping:
+
+  tests / benchmarks    shapes: each argument but `seed` is an axis (`size` becomes the
+                        axis `size_`, a results column being called size); benchmarks are
+                        the default shapes on a GPU, tests without one
+  generate_input        make_inputs: called with the shape's arguments and a seed mixed from
+                        the listed seed and gpubench's draw, so every draw (check, timing,
+                        re-check, fresh probe) is new data, as the leaderboard's secret seed
+  data's output slot    the harness's `out`: the last tensor of `data` the size of what
+                        ref_kernel returns and whose values it never reads (found once per
+                        shape in the worker); gpubench poisons it before every checked call
+  custom_kernel         a variant called with `data` rebuilt around `out`; what it returns
+                        is copied into `out` unless it is `out` (that copy is then timed)
+  check_implementation  the verdict on every checked output (families/check.OwnVerdict)
+  ref_kernel            the baseline variant `reference`
+
+The problem's Python runs in the worker only; gpubench reads its files as text to plan."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gpubench.errors import SpecError
+from gpubench.families.check import CheckResult, OwnVerdict
+from gpubench.families.leaderboard import common
+from gpubench.families.leaderboard.family import LeaderboardFamily, Scoring
+from gpubench.families.leaderboard.manifest import Manifest
+from gpubench.families.leaderboard.modules import module_from_file
+from gpubench.families.spec import TorchVariant
+
+NAME = "reference-kernels"
+ENTRY = "custom_kernel"
+REFERENCE_NAMES = ("ref_kernel", "generate_input", "check_implementation")
+SCORE_LABEL = ("reference-kernels score (its leaderboard's ranking: the geometric mean over "
+               "the benchmark shapes, here of gpubench's medians; lower is better)")
+
+
+def recognises(path: Path) -> bool:
+    return path.is_dir() and (path / "reference.py").is_file() and \
+        (path / "task.yml").is_file()
+
+
+def problem_name(path: Path) -> str:
+    return path.resolve().name
+
+
+def check_problem(path: Path, submissions: tuple[Path, ...]) -> None:
+    """What can be told without running anything: the names each file must define."""
+    common.require_names(path / "reference.py", REFERENCE_NAMES, "the problem's reference.py")
+    for submission in submissions:
+        common.require_names(submission, (ENTRY,), "the submission")
+
+
+def read_task(path: Path) -> dict:
+    import yaml
+
+    try:
+        task = yaml.safe_load((path / "task.yml").read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise SpecError(f"{path / 'task.yml'}: cannot read it: {common.one_line(exc, 200)}") \
+            from None
+    for key in ("tests", "benchmarks"):
+        entries = task.get(key) or []
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise SpecError(f"{path / 'task.yml'}: `{key}` must be a list of mappings")
+    if not (task.get("tests") or task.get("benchmarks")):
+        raise SpecError(f"{path / 'task.yml'}: lists no tests and no benchmarks")
+    return task
+
+
+def bare_modules(path: Path, task: dict) -> dict[str, Path]:
+    """{module name: file} of task.yml's `files` (utils.py from ../utils.py, ...), the
+    submission and the harness's own main left out; without `files`, the folder's."""
+    files = {}
+    for entry in task.get("files") or []:
+        name, source = entry.get("name", ""), entry.get("source", "")
+        if name.endswith(".py") and not source.startswith("@") and name != "eval.py":
+            files[name[:-3]] = (path / source).resolve()
+    for name in ("task", "utils", "reference"):
+        for folder in (path, path.parent):
+            if name not in files and (folder / f"{name}.py").is_file():
+                files[name] = (folder / f"{name}.py").resolve()
+    return files
+
+
+def load(name: str, manifest: Manifest) -> LeaderboardFamily:
+    path = manifest.problem
+    task = read_task(path)
+    tests, benchmarks = task.get("tests") or [], task.get("benchmarks") or []
+    strip = [{k: v for k, v in e.items() if k != "seed"} for e in (*benchmarks, *tests)]
+    axes = common.arg_axes(strip, strip[0])
+    dtypes = common.float_dtypes_in(_generate_input(path)) or ("float32",)
+    runtime = Runtime(path, bare_modules(path, task), axes, dtypes)
+    variants = [TorchVariant("reference", baseline=True, returns=False,
+                             fn=Call(runtime, None), description="the problem's ref_kernel")]
+    for label, file in zip(common.variant_names(manifest.submissions, "reference"),
+                           manifest.submissions, strict=True):
+        variants.append(TorchVariant(label, returns=False, fn=Call(runtime, file),
+                                     description=f"custom_kernel of {file}"))
+    shape_of = runtime.shape_args_to_shape
+    family = LeaderboardFamily(
+        reference=runtime.reference, make_inputs=runtime.make_inputs,
+        make_output=runtime.make_output, flops=lambda shape: 0.0,
+        bytes_moved=lambda shape, itemsize: 0.0, variants=tuple(variants), dtypes=dtypes,
+        axes=tuple(a.axis for a in axes),
+        shapes=tuple(shape_of(e) for e in benchmarks or tests),
+        cpu_shapes=tuple(shape_of(e) for e in tests or benchmarks),
+        description=f"{NAME} problem {path}", scoring=None, problem_format=NAME)
+    object.__setattr__(family, "name", name)
+    for entry in (*tests, *benchmarks):
+        runtime.seeds.setdefault(_key(family.shape_of(shape_of(entry))), entry.get("seed", 0))
+    scored = tuple(family.shape_of(shape_of(e)) for e in benchmarks)
+    object.__setattr__(family, "scoring", Scoring("geomean", scored, SCORE_LABEL))
+    return family
+
+
+def _generate_input(path: Path):
+    tree = common.parse_file(path / "reference.py")
+    found = [n for n in tree.body if getattr(n, "name", "") == "generate_input"]
+    return found[0] if found else tree
+
+
+class Runtime:
+    """The problem as it runs in the worker: its modules (imported on first use), and per
+    shape the output slot of `data` and what `out` must be. make_inputs records the point
+    it draws for (`current`): the reference and the calls that follow are of that point,
+    which is the order in which the worker uses a family."""
+
+    def __init__(self, path: Path, bare: dict[str, Path], axes, dtypes: tuple[str, ...]):
+        self.path, self.bare, self.axes, self.dtypes = path, bare, axes, dtypes
+        self.seeds: dict = {}  # shape (its items) -> the seed task.yml lists for it
+        self.layouts: dict = {}  # shape -> (slot index or None, out's shape, out's dtype)
+        self.current = None  # (shape, torch dtype) of the latest make_inputs
+        self._reference = None
+        self._kernels: dict = {}
+
+    def shape_args_to_shape(self, entry: dict) -> dict:
+        return {a.axis.name: a.encode(entry[a.key]) for a in self.axes if a.key in entry}
+
+    def module(self):
+        if self._reference is None:
+            # ref_kernels run under torch.use_deterministic_algorithms(True), which refuses
+            # cuBLAS without this workspace setting (the leaderboard's runners set it too)
+            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+            self._reference = module_from_file(self.path / "reference.py", self.bare,
+                                               "gpubench_problem")
+        return self._reference
+
+    def kernel(self, file: Path | None):
+        if file is None:
+            return self.module().ref_kernel
+        if file not in self._kernels:
+            module = module_from_file(file, {**self.bare, "reference": self.bare.get(
+                "reference", self.path / "reference.py")}, "gpubench_submission")
+            entry = getattr(module, ENTRY, None)
+            if not callable(entry):
+                raise SpecError(f"{file}: defines no callable {ENTRY}(data)")
+            self._kernels[file] = entry
+        return self._kernels[file]
+
+    def make_inputs(self, shape, dtype, device: str) -> tuple:
+        import torch
+
+        args = {a.key: a.decode(shape[a.axis.name]) for a in self.axes}
+        listed = self.seeds.get(_key(shape), 0)  # a shape of the user's: no listed seed
+        # gpubench seeded torch for this draw: mixed with the listed seed, every draw differs
+        seed = (int(listed) * 1_000_003 + torch.initial_seed()) % (2**62)
+        data = self.module().generate_input(**args, seed=seed)
+        data = tuple(data) if isinstance(data, tuple | list) else (data,)
+        key = _key(shape)
+        if key not in self.layouts:
+            self.layouts[key] = self._layout(data)
+        self.current = (key, dtype)
+        slot = self.layouts[key][0]
+        return data if slot is None else data[:slot] + data[slot + 1:]
+
+    def _layout(self, data: tuple) -> tuple:
+        """(slot, out shape, out dtype): the slot is the last tensor of `data` as large as
+        ref_kernel's result whose values the result does not depend on (filled with 1,
+        then 2); None when there is none (then `out` is like the result)."""
+        import torch
+
+        ref = self.module().ref_kernel
+        result = ref(_clones(data))
+        if not isinstance(result, torch.Tensor):
+            raise SpecError(f"{self.path / 'reference.py'}: ref_kernel returned a "
+                            f"{type(result).__name__}; gpubench checks tensor outputs only")
+        for index in reversed(range(len(data))):
+            item = data[index]
+            if isinstance(item, torch.Tensor) and item.numel() == result.numel():
+                ones, twos = _clones(data), _clones(data)
+                ones[index].fill_(1)
+                twos[index].fill_(2)
+                if torch.equal(ref(ones).cpu(), ref(twos).cpu()):
+                    return index, tuple(item.shape), item.dtype
+        return None, tuple(result.shape), result.dtype
+
+    def make_output(self, shape, dtype, device: str):
+        import torch
+
+        _, out_shape, out_dtype = self.layouts[_key(shape)]
+        return torch.empty(out_shape, dtype=out_dtype, device=device)
+
+    def data_around(self, inputs: tuple, out) -> tuple:
+        slot = self.layouts[self.current[0]][0]
+        if slot is None:
+            return tuple(inputs)
+        return (*inputs[:slot], out, *inputs[slot:])
+
+    def reference(self, *inputs):
+        """The problem's verdict on an output for these inputs (gpubench hands float64
+        copies of floating inputs: they go back to the point's dtype, exactly)."""
+        import torch
+
+        dtype = self.current[1]
+        native = tuple(x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point()
+                       else x.clone() if isinstance(x, torch.Tensor) else x for x in inputs)
+        return ProblemCheck(self, native, self.current[0])
+
+
+class ProblemCheck(OwnVerdict):
+    """check_implementation(data, output) on `data` rebuilt with a scratch output slot
+    (ref_kernel writes into it), never the variant's buffer."""
+
+    def __init__(self, runtime: Runtime, inputs: tuple, key):
+        self.runtime, self.inputs, self.key = runtime, inputs, key
+
+    def judge(self, out, atol: float, rtol: float) -> CheckResult:
+        import torch
+
+        slot, shape, dtype = self.runtime.layouts[self.key]
+        data = self.inputs if slot is None else (
+            *self.inputs[:slot], torch.empty(shape, dtype=dtype, device=out.device),
+            *self.inputs[slot:])
+        total = out.numel()
+        try:
+            verdict = self.runtime.module().check_implementation(data, out)
+        except Exception as exc:
+            return CheckResult(False, float("inf"), float("inf"), total, 0, total, atol, rtol,
+                               note=common.one_line(f"check_implementation raised "
+                                                    f"{type(exc).__name__}: {exc}"))
+        passed, message = _verdict(verdict)
+        if passed:
+            return CheckResult(True, 0.0, 0.0, 0, 0, total, atol, rtol,
+                               note="passed the problem's check_implementation")
+        return CheckResult(False, float("inf"), float("inf"), total, 0, total, atol, rtol,
+                           note=common.one_line(f"check_implementation: {message or 'failed'}"))
+
+
+def _verdict(value) -> tuple[bool, str]:
+    """(passed, message) from what check_implementation returned: (bool, str) as its
+    utils.match_reference does, a bare bool, or a message (empty: passed)."""
+    if isinstance(value, tuple | list) and value:
+        return bool(value[0]), str(value[1]) if len(value) > 1 else ""
+    if isinstance(value, str):
+        return not value, value
+    return bool(value), ""
+
+
+class Call:
+    """A variant as gpubench calls it, fn(*inputs, out): ref_kernel or custom_kernel on
+    `data` rebuilt around `out`; a result that is not `out` itself is copied into it."""
+
+    def __init__(self, runtime: Runtime, file: Path | None):
+        self.runtime, self.file = runtime, file
+
+    def __call__(self, *inputs_and_out):
+        import torch
+
+        *inputs, out = inputs_and_out
+        result = self.runtime.kernel(self.file)(self.runtime.data_around(tuple(inputs), out))
+        if isinstance(result, torch.Tensor) and result.data_ptr() == out.data_ptr() and \
+                result.shape == out.shape:
+            return None
+        if not isinstance(result, torch.Tensor):
+            raise ValueError(f"returned a {type(result).__name__}, not a tensor")
+        if result.numel() != out.numel():
+            raise ValueError(f"returned shape {tuple(result.shape)}; the output is "
+                             f"{tuple(out.shape)}")
+        out.copy_(result.reshape(out.shape))
+        return None
+
+
+def _key(shape) -> tuple:
+    return tuple(shape.items())
+
+
+def _clones(data: tuple) -> list:
+    return [x.clone() if hasattr(x, "clone") else x for x in data]
