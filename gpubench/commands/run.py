@@ -17,6 +17,7 @@ from gpubench import errors, safe_text
 from gpubench.analysis.baseline_pass import BaselineComparison
 from gpubench.analysis.comparison import compare_runs
 from gpubench.families.discovery import family_dirs, load_family, refused_exits, resolve_families
+from gpubench.families.leaderboard.score import score_lines
 from gpubench.records import completeness as C
 from gpubench.records import events as E
 from gpubench.records import result as R
@@ -315,6 +316,8 @@ class RunCommand:
         final = saver.document(final=True)  # one document: saved, printed and reported alike
         paths = folder.save(final)
         self.epilogue(results, paths, time.perf_counter() - saver.started)
+        for line in leaderboard_lines(points, results):
+            self.console.print(safe_text.terminal(line), markup=False, soft_wrap=True)
         if final.incomplete:
             self.console.print(f"[bold red]error:[/] the run is incomplete: "
                                f"{escape(final.incomplete)}", soft_wrap=True)
@@ -390,6 +393,16 @@ class RunCommand:
         self.console.print(safe_text.terminal(
             f"wall time {wall_s:.1f} s (C++/CUDA builds {compile_s:.1f} s); results: "
             f"{paths[0]} and {paths[1].name}"), markup=False)
+
+
+def leaderboard_lines(points, results: list[R.Result]) -> list[str]:
+    """The leaderboard's own score of each problem run with --problem, labelled as such."""
+    lines = []
+    for family in {p.family.name: p.family for p in points}.values():
+        scoring = getattr(family, "scoring", None)
+        if scoring is not None:
+            lines += score_lines(scoring, family.name, results)
+    return lines
 
 
 def _parallel_note(lanes: list | None, cluster: str | None) -> str:

@@ -1,0 +1,116 @@
+"""Leaderboard problems (issue 30): a reference-kernels problem folder and a KernelBench
+problem file run as families. Each format's own check decides PASS and FAIL; hostile
+submissions never PASS; the leaderboard's score comes from recorded times; bad paths are
+one line and a documented exit code."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from conftest import FAST, REPO
+from gpubench.families.leaderboard import common
+from gpubench.families.leaderboard.family import Scoring
+from gpubench.families.leaderboard.score import geometric_mean, score_lines, scores
+from gpubench.records.shape import Shape
+
+EXAMPLES = REPO / "examples" / "leaderboard"
+SAXPY = EXAMPLES / "reference-kernels" / "saxpy_py"
+LINEAR = EXAMPLES / "kernelbench" / "2_Linear_ReLU_Sum.py"
+HOSTILE = REPO / "tests" / "leaderboard"
+
+
+def test_reference_kernels_problem_check_decides_and_hostile_submissions_fail(gpubench):
+    submissions = [SAXPY / "solutions" / "correct" / "inplace.py",
+                   SAXPY / "solutions" / "correct" / "fresh.py",
+                   SAXPY / "solutions" / "wrong" / "alpha.py",
+                   HOSTILE / "saxpy_cached.py", HOSTILE / "saxpy_into_input.py",
+                   HOSTILE / "saxpy_empty.py"]
+    args = [arg for path in submissions for arg in ("--submission", str(path))]
+    done = gpubench("run", "--problem", str(SAXPY), *args, "--shape", "rows=33,cols=100", "--device", "cpu", *FAST)
+    assert "Traceback" not in done.output
+    rows = done.by_variant()
+    assert {name: rows[name]["status"] for name in ("reference", "inplace", "fresh")} == \
+        {"reference": "ok", "inplace": "ok", "fresh": "ok"}
+    assert rows["alpha"]["status"] == "fail"
+    assert "check_implementation" in rows["alpha"]["error"]  # the problem's own verdict
+    for hostile in ("saxpy_cached", "saxpy_into_input", "saxpy_empty"):
+        assert rows[hostile]["status"] not in ("ok", "suspect"), (hostile, rows[hostile])
+    assert "mutated its input" in rows["saxpy_into_input"]["error"]
+    assert done.code == 1
+
+
+def test_kernelbench_problem_tolerance_decides_and_a_cached_model_fails(gpubench):
+    solutions = EXAMPLES / "kernelbench" / "solutions"
+    done = gpubench("run", "--problem", str(LINEAR),
+                    "--submission", str(solutions / "2_Linear_ReLU_Sum_fused.py"),
+                    "--submission", str(solutions / "2_Linear_ReLU_Sum_nobias.py"),
+                    "--submission", str(HOSTILE / "linear_cached.py"),
+                    "--shape", "batch_size=16,in_features=64,out_features=32",
+                    "--device", "cpu", *FAST)
+    assert "Traceback" not in done.output
+    rows = done.by_variant()
+    assert rows["reference"]["status"] == "ok"
+    assert rows["2_Linear_ReLU_Sum_fused"]["status"] == "ok"
+    assert rows["2_Linear_ReLU_Sum_nobias"]["status"] == "fail"
+    assert rows["2_Linear_ReLU_Sum_nobias"]["check"]["atol"] == 1e-4  # KernelBench's fp32
+    assert rows["linear_cached"]["status"] not in ("ok", "suspect")
+    assert "KernelBench score" in done.output
+
+
+@pytest.mark.parametrize(("args", "code", "says"), [
+    (("--problem", "no/such/problem"), 2, "no such file or folder"),
+    (("--problem", str(EXAMPLES)), 2, "neither a reference-kernels problem folder"),
+    (("--submission", str(HOSTILE / "saxpy_empty.py")), 2, "--submission needs --problem"),
+    (("--problem", str(SAXPY), "--submission", "missing.py"), 2, "no such file"),
+    (("--problem", str(SAXPY), "--submission", str(HOSTILE / "no_entry.py")), 4,
+     "defines no custom_kernel"),
+    (("--problem", str(LINEAR), "--submission", str(HOSTILE / "no_entry.py")), 4,
+     "defines no ModelNew"),
+])
+def test_bad_problems_are_one_line_and_an_exit_code(gpubench, args, code, says):
+    done = gpubench("run", *args, "--device", "cpu", *FAST)
+    assert done.code == code, done.output
+    assert says in done.stderr
+    assert "Traceback" not in done.output
+
+
+def _result(variant, shape, median, passed=True, baseline=False):
+    return SimpleNamespace(family="p", variant=variant, mode="cold", shape=shape,
+                           median_s=median, passed=passed, baseline=baseline)
+
+
+def test_the_score_is_the_leaderboards_rule_over_recorded_times():
+    small, large = Shape({"n": 1}), Shape({"n": 2})
+    results = [_result("reference", small, 1e-6, baseline=True),
+               _result("reference", large, 4e-6, baseline=True),
+               _result("fast", small, 0.5e-6), _result("fast", large, 2e-6),
+               _result("broken", small, 1e-6), _result("broken", large, None, passed=False)]
+    # a shape listed twice in task.yml (another seed) weighs twice, as on the leaderboard
+    geomean = Scoring("geomean", (small, large, large), "score")
+    found = {s.variant: s for s in scores(geomean, "p", results)}
+    assert found["reference"].value == pytest.approx((1e-6 * 4e-6 * 4e-6) ** (1 / 3))
+    assert found["fast"].value == pytest.approx((0.5e-6 * 2e-6 * 2e-6) ** (1 / 3))
+    assert found["broken"].value is None and "n=2" in found["broken"].reason
+    speedup = {s.variant: s.value for s in scores(Scoring("speedup", (small, large), "s"),
+                                                   "p", results)}
+    assert speedup["fast"] == pytest.approx(2.0) and "reference" not in speedup
+    lines = score_lines(geomean, "p", results)
+    assert lines[0] == "p: score" and any(line.strip().startswith("fast: ") for line in lines)
+    assert "not computed" in score_lines(Scoring("geomean", (Shape({"n": 9}),), "x"), "p",
+                                         results)[0]
+    assert geometric_mean([2.0, 8.0]) == pytest.approx(4.0)
+
+
+def test_format_arguments_become_axes():
+    axes = common.arg_axes([{"size": 128, "contention": 10, "causal": True},
+                            {"size": 256, "contention": 0, "causal": False}],
+                           {"size": 128, "contention": 10, "causal": True})
+    by_key = {a.key: a for a in axes}
+    assert by_key["size"].axis.name == "size_"  # `size` is a results column
+    assert by_key["size"].encode(256) == 256 and by_key["size"].axis.default == 128
+    assert by_key["contention"].values == (10, 0)  # 0 is no axis value: categorical
+    assert by_key["causal"].decode(by_key["causal"].encode(False)) is False
+    assert common.variant_names((SAXPY / "a" / "ref.py", SAXPY / "b" / "ref.py"),
+                                "reference") == ["a-ref", "b-ref"]
