@@ -23,6 +23,7 @@ The problem's Python runs in the worker only; gpubench reads its files as text t
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -137,6 +138,10 @@ class Runtime:
         self.seeds: dict = {}  # shape (its items) -> the seed task.yml lists for it
         self.layouts: dict = {}  # shape -> (slot index or None, out's shape, out's dtype)
         self.current = None  # (shape, torch dtype) of the latest make_inputs
+        # The shape of what the latest call returned: the check sees `out` in it (a kernel
+        # may return a 0-dim sum for a (1,) slot; the problem's check decides if that is
+        # right, as it does on the leaderboard, where it sees the returned tensor itself).
+        self.returned: tuple | None = None
         self._reference = None
         self._kernels: dict = {}
 
@@ -238,6 +243,10 @@ class ProblemCheck(OwnVerdict):
         data = self.inputs if slot is None else (
             *self.inputs[:slot], torch.empty(shape, dtype=dtype, device=out.device),
             *self.inputs[slot:])
+        returned = self.runtime.returned
+        if returned is not None and tuple(out.shape) != returned and \
+                out.numel() == math.prod(returned):
+            out = out.reshape(returned)
         total = out.numel()
         try:
             verdict = self.runtime.module().check_implementation(data, out)
@@ -275,6 +284,7 @@ class Call:
 
         *inputs, out = inputs_and_out
         result = self.runtime.kernel(self.file)(self.runtime.data_around(tuple(inputs), out))
+        self.runtime.returned = tuple(result.shape) if isinstance(result, torch.Tensor) else None
         if isinstance(result, torch.Tensor) and result.data_ptr() == out.data_ptr() and \
                 result.shape == out.shape:
             return None
