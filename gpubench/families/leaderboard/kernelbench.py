@@ -4,7 +4,7 @@ A problem is one file: `class Model(nn.Module)`, `get_inputs()`, `get_init_input
 module-level constants (batch_size = 16, dim = 16384) that both functions read; a
 solution is a file defining `ModelNew` with Model's constructor and forward. The mapping:
 
-  module-level int constants   axes, their values the one default shape; a --shape sets the
+  module-level int constants   axes (positive ones), their values the one default shape; a --shape sets the
                                constants before get_inputs/get_init_inputs run (a name gpubench
                                keeps for its columns gets '_' appended: size -> size_)
   get_inputs()                 make_inputs: drawn from torch's generator, which gpubench seeds
@@ -92,7 +92,8 @@ def _int_value(node):
 
 def load(name: str, manifest: Manifest) -> LeaderboardFamily:
     path = manifest.problem
-    values = constants(common.parse_file(path))
+    # positive ints only: a 0 (padding = 0) stays the file's value, as tuples do
+    values = {k: v for k, v in constants(common.parse_file(path)).items() if v > 0}
     axes = common.arg_axes([values], values) if values else ()
     if not axes:  # nothing to vary: one nominal axis, so the family has a shape
         axes = common.arg_axes([{"n": 1}], {"n": 1})
