@@ -4,6 +4,7 @@
 #     steps: core run shapes tests new-tests peak drift compare build-loop phases lines families
 #            fixtures ncu ncu-check
 #            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests watch
+#            leaderboard
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py, watchfiles and ncu-report come as wheels in .whl/, with what
 # they need: markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata, anyio), then
@@ -260,6 +261,13 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       # lean gpubench/binding.h and the split module file, and still passes.
       timed families gpubench run square vector_add softmax layernorm bias_gelu matmul sgemm \
         attention --out "$LOGS/families" ;;
+    leaderboard)
+      # Issue 30: reference-kernels' pmpp_v2 problems with their shipped solutions, five
+      # KernelBench problems with a correct and a wrong ModelNew each, compare between two
+      # attempts, ncu and sanitize on one; .ext/ (git-ignored) carries both repositories'
+      # files. One table: every correct solution PASS at every shape, every wrong one none.
+      timed leaderboard python3 scripts/leaderboard_acceptance.py --ext .ext \
+        --out "$LOGS/leaderboard" ;;
     gpu-tests)
       timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests -k "not sanitize" ;;
     *) echo "unknown step $step" ;;

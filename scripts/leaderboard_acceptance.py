@@ -1,0 +1,168 @@
+"""Issue 30's GPU acceptance: leaderboard problems run as gpubench families.
+
+  python3 scripts/leaderboard_acceptance.py [--ext .ext] [--out DIR] [--small]
+                                           [-- TIMING OPTIONS]
+
+(a) every problem of reference-kernels' problems/pmpp_v2/ (copied to
+    .ext/reference-kernels/problems/pmpp_v2/) with the solutions shipped beside it:
+    solutions/correct/* must PASS at every shape, solutions/wrong/* at none;
+(b) a few KernelBench level-1 and level-2 problems (.ext/KernelBench/levelN/*.py) with a
+    correct and a wrong ModelNew each (tests/leaderboard/kernelbench/);
+(c) `compare` between two submissions' runs (two attempts saved as submission.py, the way
+    the leaderboard names them) and `ncu` on one submission.
+Prints one compact table (a line per problem and variant: expected, PASS count over the
+shapes, first failure) and each problem's leaderboard score line; exit 1 on a surprise."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SOLUTIONS = REPO / "tests" / "leaderboard" / "kernelbench"
+# KernelBench problems with the shape they run at: their own, or one that keeps this step
+# short (19_ReLU and 23_Softmax default to 4096 x 393216 floats, 6 GiB a tensor).
+KERNELBENCH = {
+    "level1/1_Square_matrix_multiplication_": None,
+    "level1/19_ReLU": "batch_size=4096,dim=65536",
+    "level1/23_Softmax": "batch_size=4096,dim=4096",
+    "level2/12_Gemm_Multiply_LeakyReLU": None,
+    "level2/76_Gemm_Add_ReLU": None,
+}
+# --small: shapes a CPU dry run of this script gets through in seconds
+SMALL = {
+    "level1/1_Square_matrix_multiplication_": "N=128",
+    "level1/19_ReLU": "batch_size=64,dim=1024",
+    "level1/23_Softmax": "batch_size=64,dim=512",
+    "level2/12_Gemm_Multiply_LeakyReLU": "batch_size=32,in_features=256,out_features=128",
+    "level2/76_Gemm_Add_ReLU": "batch_size=32,in_features=256,out_features=8192",
+}
+FAST = ["--warmup", "10", "--min-time", "10", "--max-time", "60"]
+
+
+def gpubench(*args: str, log: Path) -> tuple[int, str]:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "gpubench", *args], capture_output=True,
+                          text=True)
+    text = done.stdout + done.stderr
+    log.write_text(text)
+    print(f"  [{time.perf_counter() - start:5.1f} s, exit {done.returncode}] gpubench "
+          f"{' '.join(args)[:150]}", flush=True)
+    return done.returncode, text
+
+
+def verdicts(run_dir: Path) -> dict[str, list[dict]]:
+    rows: dict[str, list[dict]] = {}
+    try:
+        results = json.loads((run_dir / "results.json").read_text())["results"]
+    except (OSError, ValueError, KeyError):
+        return rows
+    for row in results:
+        rows.setdefault(row["variant"], []).append(row)
+    return rows
+
+
+def table_rows(problem: str, rows: dict, expect: dict[str, str]) -> list[tuple]:
+    lines = []
+    for variant, results in rows.items():
+        passed = sum(r["status"] == "ok" for r in results)
+        wanted = expect.get(variant, "PASS")
+        good = passed == len(results) if wanted == "PASS" else passed == 0
+        failed = next((r for r in results if r["status"] != "ok"), None)
+        why = "" if failed is None else f"{failed['status']}: {(failed.get('error') or '')}"
+        lines.append((problem, variant, wanted, f"{passed}/{len(results)}",
+                      "ok" if good else "SURPRISE", " ".join(why.split())[:90]))
+    return lines
+
+
+def score_lines(text: str) -> list[str]:
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if " score (" in line), None)
+    return [] if start is None else [line for line in lines[start:start + 8]
+                                     if line.strip() and "wall time" not in line]
+
+
+def pmpp(ext: Path, out: Path, timing: list[str]) -> tuple[list, list]:
+    rows, scores = [], []
+    root = ext / "reference-kernels" / "problems" / "pmpp_v2"
+    for problem in sorted(p for p in root.iterdir() if (p / "task.yml").is_file()):
+        expect, args = {}, []
+        for kind in ("correct", "wrong"):
+            for file in sorted((problem / "solutions" / kind).glob("*.py")):
+                expect[file.stem] = "PASS" if kind == "correct" else "never"
+                args += ["--submission", str(file)]
+        run_dir = out / problem.name
+        _, text = gpubench("run", "--problem", str(problem), *args, *timing, "--out",
+                           str(run_dir), "--force", log=out / f"{problem.name}.log")
+        rows += table_rows(problem.name, verdicts(run_dir), expect)
+        scores += score_lines(text)
+    return rows, scores
+
+
+def kernelbench(ext: Path, out: Path, timing: list[str], small: bool) -> tuple[list, list]:
+    rows, scores = [], []
+    for problem, shape in (SMALL if small else KERNELBENCH).items():
+        name = Path(problem).name
+        correct, wrong = SOLUTIONS / f"{name}_correct.py", SOLUTIONS / f"{name}_wrong.py"
+        run_dir = out / name
+        extra = ["--shape", shape] if shape else []
+        _, text = gpubench("run", "--problem", str(ext / "KernelBench" / f"{problem}.py"),
+                           "--submission", str(correct), "--submission", str(wrong), *extra,
+                           *timing, "--out", str(run_dir), "--force", log=out / f"{name}.log")
+        rows += table_rows(name, verdicts(run_dir), {wrong.stem: "never"})
+        scores += score_lines(text)
+    return rows, scores
+
+
+def compare_and_ncu(ext: Path, out: Path, timing: list[str]) -> list[str]:
+    """Two attempts at vectoradd, each saved as submission.py (so both runs' variant is
+    `submission` and compare joins them), then ncu and sanitize on one."""
+    problem = ext / "reference-kernels" / "problems" / "pmpp_v2" / "vectoradd_py"
+    lines = []
+    for attempt, source in (("a", "submission_triton.py"), ("b", "submission_cuda_inline.py")):
+        folder = out / "attempts" / attempt
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy(problem / "solutions" / "correct" / source, folder / "submission.py")
+        gpubench("run", "--problem", str(problem), "--submission", str(folder / "submission.py"),
+                 *timing, "--out", str(out / f"attempt-{attempt}"), "--force",
+                 log=out / f"attempt-{attempt}.log")
+    code, text = gpubench("compare", str(out / "attempt-a"), str(out / "attempt-b"),
+                          log=out / "compare.log")
+    lines += [f"compare (exit {code}):", *[f"  {line}" for line in text.splitlines()[-12:]]]
+    one = ["--problem", str(problem), "--submission", str(out / "attempts" / "a" /
+                                                          "submission.py")]
+    code, text = gpubench("ncu", *one, "--variant", "submission", "--out", str(out / "ncu"),
+                          log=out / "ncu.log")
+    lines += [f"ncu (exit {code}):", *[f"  {line}" for line in text.splitlines()[:14]]]
+    code, text = gpubench("sanitize", *one, "--variant", "submission", "--out",
+                          str(out / "sanitize"), log=out / "sanitize.log")
+    lines += [f"sanitize (exit {code}): {' '.join(text.split()[-30:])}"]
+    return lines
+
+
+def main() -> int:
+    argv = sys.argv[1:]
+    timing = argv[argv.index("--") + 1:] if "--" in argv else FAST
+    argv = argv[:argv.index("--")] if "--" in argv else argv
+    ext = Path(argv[argv.index("--ext") + 1] if "--ext" in argv else REPO / ".ext")
+    out = Path(argv[argv.index("--out") + 1] if "--out" in argv else "leaderboard-out")
+    out.mkdir(parents=True, exist_ok=True)
+    rows, scores = pmpp(ext, out, timing)
+    more, more_scores = kernelbench(ext, out, timing, "--small" in argv)
+    extra = compare_and_ncu(ext, out, timing)
+    header = ("problem", "variant", "expect", "PASS", "verdict", "first failure")
+    widths = [max(len(str(r[i])) for r in [header, *rows, *more]) for i in range(6)]
+    for row in [header, *rows, *more]:
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)))
+    print("\n".join(["", *scores, *more_scores, "", *extra]))
+    surprises = [r for r in rows + more if r[4] != "ok"]
+    print(f"\n{len(surprises)} surprise(s) in {len(rows + more)} rows")
+    return 1 if surprises else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
