@@ -28,7 +28,8 @@ def test_reference_kernels_problem_check_decides_and_hostile_submissions_fail(gp
                    HOSTILE / "saxpy_cached.py", HOSTILE / "saxpy_into_input.py",
                    HOSTILE / "saxpy_empty.py"]
     args = [arg for path in submissions for arg in ("--submission", str(path))]
-    done = gpubench("run", "--problem", str(SAXPY), *args, "--shape", "rows=33,cols=100", "--device", "cpu", *FAST)
+    done = gpubench("run", "--problem", str(SAXPY), *args, "--shape", "rows=33,cols=100",
+                    "--device", "cpu", *FAST)
     assert "Traceback" not in done.output
     rows = done.by_variant()
     assert {name: rows[name]["status"] for name in ("reference", "inplace", "fresh")} == \
@@ -114,3 +115,21 @@ def test_format_arguments_become_axes():
     assert by_key["causal"].decode(by_key["causal"].encode(False)) is False
     assert common.variant_names((SAXPY / "a" / "ref.py", SAXPY / "b" / "ref.py"),
                                 "reference") == ["a-ref", "b-ref"]
+
+
+def test_watch_follows_a_problems_files_and_submissions(tmp_path, monkeypatch):
+    from gpubench.families.leaderboard import prepare
+    from gpubench.families.spec import Machine
+    from gpubench.families.watched import affected, watch_roots
+
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path))
+    submission = HOSTILE / "saxpy_empty.py"
+    name, folder = prepare(SAXPY, (submission,))
+    roots = watch_roots([folder])
+    assert SAXPY.resolve() in roots and HOSTILE.resolve() in roots
+    assert (SAXPY.parent / "utils.py").resolve().parent in roots  # task.yml's ../utils.py
+    machine = Machine(False, False)
+    edit = affected(name, folder, None, machine, [submission])
+    assert edit is not None and edit.whole_family and edit.files == ("saxpy_empty.py",)
+    assert affected(name, folder, None, machine, [HOSTILE / "linear_cached.py"]) is None
+    assert affected(name, folder, None, machine, [SAXPY / "reference.py"]) is not None

@@ -31,7 +31,14 @@ from rich.markup import escape
 from gpubench import errors, safe_text
 from gpubench.analysis.watch_history import WatchHistory
 from gpubench.commands.run import PROFILES, RunCommand, RunRequest, new_seed
-from gpubench.families.watched import Affected, affected, changed_between, is_watched, snapshot
+from gpubench.families.watched import (
+    Affected,
+    affected,
+    changed_between,
+    is_watched,
+    snapshot,
+    watch_roots,
+)
 from gpubench.records import result as R
 from gpubench.records.run import RunDocument
 from gpubench.report.files import new_run_dir
@@ -99,7 +106,7 @@ class WatchCommand:
     def _session(self, run: RunCommand, machine, session: WatchSession) -> int:
         """The first iteration, then one per save until Ctrl-C; the exit code."""
         try:
-            before = snapshot(session.dirs.values())
+            before = snapshot(watch_roots(session.dirs.values()))
             self._first(run, machine, session)
             self._watch(run, machine, session, before)
         except KeyboardInterrupt as stop:
@@ -132,14 +139,15 @@ class WatchCommand:
         import watchfiles
 
         started = False
-        for changes in watchfiles.watch(*session.dirs.values(), watch_filter=_watch_filter,
+        roots = watch_roots(session.dirs.values())
+        for changes in watchfiles.watch(*roots, watch_filter=_watch_filter,
                                         step=QUIET_MS, debounce=LONGEST_WAIT_MS,
                                         rust_timeout=WAKE_MS, yield_on_timeout=True,
                                         raise_interrupt=True):
             paths = {Path(path) for _, path in changes}
             if not started:
                 started = True
-                paths |= changed_between(before, snapshot(session.dirs.values()))
+                paths |= changed_between(before, snapshot(watch_roots(session.dirs.values())))
                 if not paths:
                     self._say_watching(session)
             if paths and self._on_save(run, machine, session, paths):
@@ -232,7 +240,8 @@ class WatchCommand:
                            soft_wrap=True)
 
     def _say_watching(self, session: WatchSession) -> None:
-        folders = ", ".join(safe_text.one_line(str(f)) for f in session.dirs.values())
+        folders = ", ".join(safe_text.one_line(str(f))
+                            for f in watch_roots(session.dirs.values()))
         self.console.print(f"watching {folders} for saves (Ctrl-C ends; records in "
                            f"{safe_text.one_line(str(session.folder))})", markup=False,
                            soft_wrap=True, style="dim")

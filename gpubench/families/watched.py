@@ -71,11 +71,41 @@ def _named_files(variant, machine: Machine) -> tuple[str, ...]:
     return ()  # a torch variant's code is in spec.py (or what it imports): the family's
 
 
+def watch_roots(folders: Iterable[Path]) -> list[Path]:
+    """The folders to watch for these family folders: each itself, or for a leaderboard
+    problem (run --problem) the folders of the problem and of its submissions."""
+    from gpubench.families.leaderboard import problem_sources
+
+    roots: list[Path] = []
+    for folder in folders:
+        sources = problem_sources(Path(folder))
+        roots += sources[0] if sources else [Path(folder)]
+    return list(dict.fromkeys(roots))
+
+
+def _problem_affected(name: str, owned: tuple[Path, ...],
+                      changed: Iterable[str | Path]) -> Affected | None:
+    """A leaderboard problem: any change to its files or its submissions runs it again
+    whole (a submission is one variant, but the problem's files decide them all)."""
+    def mine(path: Path) -> bool:
+        return any(path == item or (item.is_dir() and path.is_relative_to(item))
+                   for item in owned)
+
+    hits = sorted({Path(p).resolve() for p in changed if is_watched(p)
+                   and mine(Path(p).resolve())})
+    return Affected(name, None, tuple(p.name for p in hits)) if hits else None
+
+
 def affected(name: str, folder: Path, family: Family | None, machine: Machine,
              changed: Iterable[str | Path]) -> Affected | None:
     """What `changed` (paths, any folder) means for family `name` in `folder`: None when no
     watched file of that folder is among them. `family`: its spec as last loaded, None
     when it did not load (then any change may be the fix: the whole family)."""
+    from gpubench.families.leaderboard import problem_sources
+
+    sources = problem_sources(Path(folder))
+    if sources is not None:
+        return _problem_affected(name, sources[1], changed)
     folder = Path(folder).resolve()
     mine = sorted({Path(p).resolve() for p in changed if is_watched(p)
                    and Path(p).resolve().is_relative_to(folder)})

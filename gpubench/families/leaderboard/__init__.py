@@ -7,6 +7,7 @@ back to `load` in every process that needs the family, the worker included."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from gpubench.errors import UsageError
@@ -61,3 +62,21 @@ def load(name: str, folder: Path) -> LeaderboardFamily:
     family = module.load(name, manifest)
     object.__setattr__(family, "directory", Path(folder).resolve())
     return family
+
+
+def problem_sources(folder: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]] | None:
+    """For `run --watch`: (folders to watch, the files and folders that are the problem's:
+    its folder or file, the modules it imports from beside it, the submissions) of a
+    problem folder written by `prepare`; None for any other family folder."""
+    if not is_problem_folder(folder):
+        return None
+    manifest = read_manifest(folder)
+    problem = manifest.problem
+    owned = [problem, *manifest.submissions]
+    if problem.is_dir():
+        # a task.yml broken by an edit: the problem's folder is watched anyway
+        with contextlib.suppress(Exception):
+            owned += list(reference_kernels.bare_modules(
+                problem, reference_kernels.read_task(problem)).values())
+    roots = [p if p.is_dir() else p.parent for p in owned]
+    return tuple(dict.fromkeys(roots)), tuple(dict.fromkeys(owned))

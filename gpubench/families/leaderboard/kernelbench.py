@@ -4,9 +4,10 @@ A problem is one file: `class Model(nn.Module)`, `get_inputs()`, `get_init_input
 module-level constants (batch_size = 16, dim = 16384) that both functions read; a
 solution is a file defining `ModelNew` with Model's constructor and forward. The mapping:
 
-  module-level int constants   axes (positive ones), their values the one default shape; a --shape sets the
-                               constants before get_inputs/get_init_inputs run (a name gpubench
-                               keeps for its columns gets '_' appended: size -> size_)
+  module-level int constants   axes (the positive ones), their values the one default shape;
+                               a --shape sets the constants before get_inputs/get_init_inputs
+                               run (a name gpubench keeps for its columns gets '_' appended:
+                               size -> size_)
   get_inputs()                 make_inputs: drawn from torch's generator, which gpubench seeds
                                per draw, on the point's device, floating ones in its dtype
   get_init_inputs(), seed 42   both models are built as KernelBench's eval builds them: the
