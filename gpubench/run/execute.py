@@ -93,7 +93,7 @@ class Executor:
         except Exception as exc:
             if _is_cuda_fault(exc):
                 raise CudaFault(_one_line(exc)) from exc
-            failed = variant_failure(exc, task)
+            failed = variant_failure(exc, task, self.families.get(task.family_dir))
         _release_memory(self.machine)  # out of the except block: the exception is let go
         return failed
 
@@ -279,7 +279,7 @@ class Executor:
         except Exception as exc:
             if _is_cuda_fault(exc):
                 raise
-            where = error_site.report_exception(exc, [ready.family.directory])
+            where = error_site.report_exception(exc, family_roots(ready.family))
             shown = error_site.with_site(where.message, where.site)
             return Measurement(mode, error=f"{mode} timing failed: {shown}")
         finally:
@@ -426,10 +426,18 @@ def build_failure(exc: CompileError) -> WorkerResult:
     return WorkerResult(BUILD_ERROR, exc.summary, build=build, error_site=report.to_dict())
 
 
-def variant_failure(exc: BaseException, task: Task) -> WorkerResult:
+def family_roots(family: Family) -> list[Path]:
+    """The folders of a family's own files: its folder, and a leaderboard problem's and its
+    submissions' folders (families/leaderboard/)."""
+    return [Path(family.directory), *getattr(family, "source_roots", ())]
+
+
+def variant_failure(exc: BaseException, task: Task, family: Family | None = None
+                    ) -> WorkerResult:
     """ERROR at the innermost line of the family's own files that raised (a helper, a
     Triton kernel, a TORCH_CHECK), with the whole traceback kept."""
-    report = error_site.report_exception(exc, [Path(task.family_dir)])
+    roots = family_roots(family) if family is not None else [Path(task.family_dir)]
+    report = error_site.report_exception(exc, roots)
     return WorkerResult(ERROR, error_site.with_site(report.message, report.site),
                         error_site=report.to_dict())
 

@@ -61,6 +61,9 @@ def load(name: str, folder: Path) -> LeaderboardFamily:
         raise UsageError(f"{folder}: unknown problem format {manifest.format!r}")
     family = module.load(name, manifest)
     object.__setattr__(family, "directory", Path(folder).resolve())
+    owned = (manifest.problem, *manifest.submissions)
+    roots = dict.fromkeys(p if p.is_dir() else p.parent for p in owned)
+    object.__setattr__(family, "source_roots", tuple(roots))
     return family
 
 

@@ -35,3 +35,6 @@ class LeaderboardFamily(Family):
 
     scoring: Scoring | None = field(default=None, hash=False, compare=False)
     problem_format: str = ""
+    # Where the problem's and the submissions' files are (the family's folder holds only
+    # problem.json): an error is reported at its line in them.
+    source_roots: tuple = ()
