@@ -158,7 +158,7 @@ class Runtime:
         key, dtype, device = self.current
         cache = (file, key, dtype, device)
         if cache not in self._models:
-            cls = self._class(file)
+            cls = self.model_class(file)
             self._set_constants(key)
             torch.manual_seed(SEED)
             init = [_placed(x, dtype, device) for x in self.module().get_init_inputs()]
@@ -168,7 +168,7 @@ class Runtime:
             self._models[cache] = built.to(device=device, dtype=dtype)
         return self._models[cache]
 
-    def _class(self, file: Path | None):
+    def model_class(self, file: Path | None):
         if file is None:
             return self.module().Model
         if file not in self._classes:
@@ -207,6 +207,10 @@ class ModelCall:
 
     def __init__(self, runtime: Runtime, file: Path | None):
         self.runtime, self.file = runtime, file
+
+    def load(self) -> None:
+        """Import the problem and the solution (the worker's build phase calls this)."""
+        self.runtime.model_class(self.file)
 
     def __call__(self, *inputs):
         import torch

@@ -279,6 +279,10 @@ class Call:
     def __init__(self, runtime: Runtime, file: Path | None):
         self.runtime, self.file = runtime, file
 
+    def load(self) -> None:
+        """Import the problem and the submission (the worker's build phase calls this)."""
+        self.runtime.kernel(self.file)
+
     def __call__(self, *inputs_and_out):
         import torch
 
