@@ -38,3 +38,5 @@ class LeaderboardFamily(Family):
     # Where the problem's and the submissions' files are (the family's folder holds only
     # problem.json): an error is reported at its line in them.
     source_roots: tuple = ()
+    # The formats say nothing of FLOPs or bytes: TFLOP/s, GB/s and the roofline are unknown.
+    cost_unknown: bool = True
