@@ -58,6 +58,7 @@ def test_kernelbench_problem_tolerance_decides_and_a_cached_model_fails(gpubench
     assert rows["2_Linear_ReLU_Sum_nobias"]["check"]["atol"] == 1e-4  # KernelBench's fp32
     assert rows["linear_cached"]["status"] not in ("ok", "suspect")
     assert "KernelBench score" in done.output
+    assert "2_Linear_ReLU_Sum_fused: " in done.output  # its speedup, at the shape that ran
 
 
 @pytest.mark.parametrize(("args", "code", "says"), [
@@ -97,6 +98,8 @@ def test_the_score_is_the_leaderboards_rule_over_recorded_times():
     speedup = {s.variant: s.value for s in scores(Scoring("speedup", (small, large), "s"),
                                                    "p", results)}
     assert speedup["fast"] == pytest.approx(2.0) and "reference" not in speedup
+    anywhere = {s.variant: s.value for s in scores(Scoring("speedup", (), "s"), "p", results)}
+    assert anywhere["fast"] == pytest.approx(2.0)  # no shapes named: those that ran
     lines = score_lines(geomean, "p", results)
     assert lines[0] == "p: score" and any(line.strip().startswith("fast: ") for line in lines)
     assert "not computed" in score_lines(Scoring("geomean", (Shape({"n": 9}),), "x"), "p",

@@ -38,8 +38,8 @@ from gpubench.families.spec import TorchVariant
 NAME = "reference-kernels"
 ENTRY = "custom_kernel"
 REFERENCE_NAMES = ("ref_kernel", "generate_input", "check_implementation")
-SCORE_LABEL = ("reference-kernels score (its leaderboard's ranking: the geometric mean over "
-               "the benchmark shapes, here of gpubench's medians; lower is better)")
+SCORE_LABEL = ("reference-kernels score: the geometric mean over the benchmark shapes of "
+               "gpubench's medians (the leaderboard ranks by it; lower is better)")
 
 
 def recognises(path: Path) -> bool:

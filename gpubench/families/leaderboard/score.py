@@ -10,7 +10,7 @@ Results in, lines out."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpubench.families.leaderboard.family import Scoring
 from gpubench.format import duration
@@ -33,6 +33,8 @@ class Score:
 def scores(scoring: Scoring, family: str, results) -> list[Score]:
     """One Score per variant and timing mode of `family` among `results`."""
     mine = [r for r in results if r.family == family]
+    if not scoring.shapes:  # the rule holds at any shape: those the run has
+        scoring = replace(scoring, shapes=tuple(dict.fromkeys(r.shape for r in mine)))
     times = {(r.variant, r.mode, r.shape): r.median_s for r in mine
              if r.passed and r.median_s}
     baseline = next((r.variant for r in mine if r.baseline), None)
@@ -68,7 +70,7 @@ def score_lines(scoring: Scoring, family: str, results) -> list[str]:
     ran = {r.shape for r in results if r.family == family}
     if not found:
         return []
-    if not any(s in ran for s in scoring.shapes):
+    if scoring.shapes and not any(s in ran for s in scoring.shapes):
         return [f"{family}: {scoring.label}: not computed, the run has none of its shapes "
                 f"({scoring.shapes[0].text()}, ...; a GPU run's default shapes)"]
     modes = sorted({s.mode for s in found})
