@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import time
 from collections.abc import Callable
 
 # The signature line pybind11 generates and torch's builtins document: name(args) -> type
@@ -85,3 +86,16 @@ def _python_returns(fn: Callable, n_inputs: int) -> bool:
         return True
     except TypeError:
         return False  # neither fits: calling it will say why
+
+
+def load_callable(fn) -> float:
+    """Seconds a torch variant's callable took to load, in the worker's build phase (its
+    timeout is the build's): one with a `load()` (a leaderboard submission, imported then,
+    which may build CUDA code with load_inline at import) is loaded there, not in its
+    first call. 0 for any other callable."""
+    load = getattr(fn, "load", None)
+    if not callable(load):
+        return 0.0
+    start = time.perf_counter()
+    load()
+    return time.perf_counter() - start

@@ -22,6 +22,7 @@ from gpubench.build.compile import build_extension
 from gpubench.build.diagnostics import CompileError
 from gpubench.errors import SpecError
 from gpubench.families import sideeffects
+from gpubench.families.calling import load_callable
 from gpubench.families.check import CheckResult, compare, poison
 from gpubench.families.discovery import import_kernel_file, load_family
 from gpubench.families.sources import build_request
@@ -223,7 +224,7 @@ class Executor:
             fn, _ = self.loaded[key]
             return fn, {"compile_s": 0.0, "cached": True, "reused_in_process": True}
         if isinstance(variant, TorchVariant):
-            fn, build = variant.fn, {"compile_s": _load_callable(variant.fn), "cached": None}
+            fn, build = variant.fn, {"compile_s": load_callable(variant.fn), "cached": None}
         elif isinstance(variant, TritonVariant):
             module = import_kernel_file(family.directory / variant.module, "gpubench_triton")
             fn, build = _attribute(module, variant.function, variant.module), {}
@@ -413,18 +414,6 @@ def _reference(family: Family, inputs: tuple):
     upcast = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
               for x in inputs]
     return family.reference(*upcast)
-
-
-def _load_callable(fn) -> float:
-    """Seconds a torch variant's callable took to load, in the build phase (its timeout
-    is the build's): one with a `load()` (a leaderboard submission, imported here, which
-    may build CUDA code with load_inline at import) is loaded now, not in its first call."""
-    load = getattr(fn, "load", None)
-    if not callable(load):
-        return 0.0
-    start = time.perf_counter()
-    load()
-    return time.perf_counter() - start
 
 
 def build_failure(exc: CompileError) -> WorkerResult:
