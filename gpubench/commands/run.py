@@ -31,6 +31,7 @@ from gpubench.report.live import (
     skipped_summary,
 )
 from gpubench.report.table import group_markdown, groups_of
+from gpubench.run.build_phase import build_phase_for
 from gpubench.run.config import RunConfig
 from gpubench.run.folder import RunFolder, load_run
 from gpubench.run.lane import choose_gpus, visible_gpus
@@ -88,9 +89,17 @@ class RunSaver:
     points: list = field(default_factory=list)  # every planned point
     started: float = field(default_factory=time.perf_counter)
     unsaved: bool = False
+    # When the first point went to a worker and the last one came back (perf_counter):
+    # the run's measuring span; the rest of its wall time is fixed cost (worker starts,
+    # the interference reference, saving), which benchmarks/scale_out.py reports.
+    first_started: float | None = None
+    last_done: float | None = None
 
     def __call__(self, event: E.Event) -> None:
+        if isinstance(event, E.PointStarted) and self.first_started is None:
+            self.first_started = time.perf_counter()
         if isinstance(event, E.PointDone):
+            self.last_done = time.perf_counter()
             self.unsaved = True
         elif isinstance(event, E.Idle) and self.unsaved:
             self.unsaved = False
@@ -105,6 +114,9 @@ class RunSaver:
         after this save leaves a folder that says so."""
         unrun = self.runner.unrun(self.points, C.NO_STATUS_YET if not final else C.NO_STATUS)
         meta = {**self.meta, "wall_s": time.perf_counter() - self.started}
+        if self.first_started is not None and self.last_done is not None:
+            meta["points_span_s"] = round(self.last_done - self.first_started, 3)
+            meta["startup_s"] = round(self.first_started - self.started, 3)
         if unrun:
             total = len(self.runner.results) + len(unrun)
             meta[C.INCOMPLETE] = C.incomplete_reason(len(unrun), total, final)
@@ -269,8 +281,12 @@ class RunCommand:
         """The runner of one run into a claimed `folder`, with its passes, and its saver."""
         meta = self._meta(folder.path, machine, dirs, seed, baseline, lanes)
         context = RunContext(self.request, machine, folder.path, points, meta, baseline)
-        runner = Runner(machine.device, folder.path, self.request.config.timing, lanes=lanes,
-                        pipeline=Pipeline.of(PASSES, context))
+        timing = self.request.config.timing
+        remote = bool(self.request.cluster) and self.request.cluster != "local"
+        builds = build_phase_for(points, machine, folder.path, timing.build_timeout_s, lanes,
+                                 remote)
+        runner = Runner(machine.device, folder.path, timing, lanes=lanes,
+                        pipeline=Pipeline.of(PASSES, context), builds=builds)
         return runner, RunSaver(folder, meta, runner, points)
 
     def measure(self, runner: Runner, saver: RunSaver, points, tables: bool = True,

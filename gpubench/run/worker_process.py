@@ -41,8 +41,10 @@ class WorkerTimeout(Exception):
 
 
 class WorkerProcess:
-    def __init__(self, device: str, log_path: Path, extra_env: dict | None = None):
+    def __init__(self, device: str, log_path: Path, extra_env: dict | None = None,
+                 module: str = "gpubench.run.worker"):
         self.device = device
+        self.module = module  # gpubench.run.builder for a build phase's builder
         self.log_path = log_path
         self.extra_env = extra_env or {}  # CUDA_VISIBLE_DEVICES of a lane pinned to one GPU
         self._kill_lock = threading.Lock()
@@ -57,7 +59,7 @@ class WorkerProcess:
         log_read, log_write = os.pipe()
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "gpubench.run.worker", "--fd", str(write_fd)],
+                [sys.executable, "-m", self.module, "--fd", str(write_fd)],
                 stdin=subprocess.PIPE, stdout=log_write, stderr=subprocess.STDOUT,
                 pass_fds=(write_fd,), start_new_session=True,
                 env={**worker_env(self.device), **self.extra_env},
@@ -75,7 +77,8 @@ class WorkerProcess:
         return self.env
 
     def send(self, line: Envelope | ResultKey) -> None:
-        """A task, or the key its result must carry, as one line on the worker's stdin."""
+        """A task, or the key its result must carry, as one line on the worker's stdin
+        (anything with to_json(): a builder's job too)."""
         try:
             self.process.stdin.write((line.to_json() + "\n").encode())
             self.process.stdin.flush()
