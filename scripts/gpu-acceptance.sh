@@ -205,8 +205,9 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       python3 -c "import torch; print('GPUs:', torch.cuda.device_count())"
       timed scale-out python3 benchmarks/scale_out.py --out "$LOGS/scale-out"
       timed multi-gpu-tests python3 -m pytest -q -m gpu tests/test_scale_out.py ;;
-    scale-out-bench)  # the benchmark alone
-      timed scale-out python3 benchmarks/scale_out.py --out "$LOGS/scale-out" ;;
+    scale-out-bench)  # the benchmark alone (issue 32); SCALE_ARGS e.g. --skip-cluster
+      nproc; nvidia-smi -L
+      timed scale-out python3 benchmarks/scale_out.py --out "$LOGS/scale-out" ${SCALE_ARGS:-} ;;
     core)
       # Issue 24 (the core by layers): the README's run, ncu, profile, sanitize and a
       # --devices all run on this one GPU behave as before.
