@@ -24,6 +24,7 @@ held to. EXTRA arguments after `--` go to every run (e.g. `-- --no-compiled`).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -51,6 +52,9 @@ def run_suite(name: str, config: str, out: Path, extra: list[str], cache: Path
         code = subprocess.call(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     wall = time.perf_counter() - start
     print(f"   exit {code} in {wall:.1f} s; log {out / f'{name}.log'}", flush=True)
+    walls = out / "walls.json"  # after each run: a table can be made from what finished
+    known = json.loads(walls.read_text()) if walls.exists() else {}
+    walls.write_text(json.dumps({**known, name: wall}))
     return folder, wall
 
 
@@ -108,9 +112,15 @@ def main() -> int:
     parser.add_argument("--out", default="scale-out")
     parser.add_argument("--cpu-workers", type=int, default=2)
     parser.add_argument("--skip-cluster", action="store_true")
+    parser.add_argument("--table-only", action="store_true",
+                        help="print the table of the runs already in --out (walls.json)")
     parser.add_argument("extra", nargs="*", help="after --: arguments for every run")
     args = parser.parse_args()
     out = Path(args.out).resolve()
+    if args.table_only:
+        walls = json.loads((out / "walls.json").read_text())
+        print_runs({name: (out / name, wall) for name, wall in walls.items()})
+        return 0
     out.mkdir(parents=True, exist_ok=True)
     caches = Path(tempfile.mkdtemp(prefix="gpubench-scale-out-"))  # builds: not results
     import torch
@@ -126,12 +136,20 @@ def main() -> int:
     done = {name: run_suite(name, args.config, out, [*extra, *args.extra], caches / cache)
             for name, extra, cache in plan}
     shutil.rmtree(caches, ignore_errors=True)
-    runs = {name: (gpubench.load_run(str(folder)), wall) for name, (folder, wall) in done.items()}
+    print_runs(done)
+    return 0
+
+
+def print_runs(done: dict[str, tuple[Path, float]]) -> None:
+    """The table of finished runs {name: (folder, command wall s)}: one GPU is the
+    reference (cold against cold, warm against warm)."""
+    runs = {name: (gpubench.load_run(str(folder)), wall) for name, (folder, wall) in done.items()
+            if (Path(folder) / "results.json").exists()}
     reference = runs["1gpu-cold"][0]
-    rows = [row_for(name, run, wall, reference, runs[f"1gpu-{name.split('-')[1]}"][1])
+    rows = [row_for(name, run, wall, reference,
+                    runs.get(f"1gpu-{name.split('-')[1]}", (None, None))[1])
             for name, (run, wall) in runs.items()]
     print_table(rows)
-    return 0
 
 
 if __name__ == "__main__":

@@ -207,7 +207,11 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       timed multi-gpu-tests python3 -m pytest -q -m gpu tests/test_scale_out.py ;;
     scale-out-bench)  # the benchmark alone (issue 32); SCALE_ARGS e.g. --skip-cluster
       nproc; nvidia-smi -L
-      timed scale-out python3 benchmarks/scale_out.py --out "$LOGS/scale-out" ${SCALE_ARGS:-} ;;
+      # Bounded (the device call's 10 minutes): the table is then made from what finished.
+      timed scale-out timeout "${SCALE_TIMEOUT:-560}" python3 benchmarks/scale_out.py \
+        --out "$LOGS/scale-out" ${SCALE_ARGS:-}
+      python3 benchmarks/scale_out.py --out "$LOGS/scale-out" --table-only 2>&1 \
+        | tee "$OUT/scale-out-table.txt" ;;
     core)
       # Issue 24 (the core by layers): the README's run, ncu, profile, sanitize and a
       # --devices all run on this one GPU behave as before.

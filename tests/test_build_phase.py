@@ -116,3 +116,27 @@ def test_ctrl_c_during_the_build_phase_leaves_no_compiler(tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_workers_started_before_the_plan_die_with_a_plan_that_fails(tmp_path):
+    """run/prestart.py starts the workers before the specs are read: a spec that fails to
+    import (exit 4) must still leave no worker and no temporary log folder behind."""
+    from conftest import TEST_KERNELS
+
+    env, mark = marked_env(tmp_path / "cache")
+    env["TMPDIR"] = str(tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir()
+    done = run(["run", "brokenspec", "--kernels-dir", str(TEST_KERNELS), "--workers", "2",
+                "--out", str(tmp_path / "run")], tmp_path, env)
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert_nothing_left(mark)
+    assert not list((tmp_path / "tmp").glob("gpubench-prestart-*"))
+
+
+def test_prestarted_slots_match_the_lanes_the_options_make():
+    from gpubench.run.lane import cpu_slots
+    from gpubench.run.prestart import guessed_slots
+
+    assert guessed_slots("cpu", None, 2) == cpu_slots(2)  # --workers 2 on a CPU
+    assert guessed_slots("cpu", None, None)[0].device == "cpu"
+    assert guessed_slots("cpu", "all", None) == []  # --devices needs torch to say what is wrong

@@ -38,6 +38,7 @@ from gpubench.run.lane import choose_gpus, visible_gpus
 from gpubench.run.machine import describe, detect_machine
 from gpubench.run.pipeline import Pipeline, RunContext
 from gpubench.run.plan import plan_points
+from gpubench.run.prestart import Prestart, guessed_slots
 from gpubench.run.report_page import write_report
 from gpubench.run.runner import Runner
 from gpubench.timing.envinfo import host_env
@@ -132,6 +133,7 @@ class RunSaver:
 class RunCommand:
     request: RunRequest
     console: Console
+    prestart: Prestart | None = None  # workers started before torch is imported here
 
     def execute(self) -> int:
         """With --json, stdout carries the JSON document alone: anything else written to
@@ -143,7 +145,15 @@ class RunCommand:
 
     def _execute(self, write_json) -> int:
         self.check_parallel_options()
-        if not self.request.cluster or self.request.cluster == "local":
+        if not self.request.cluster:
+            self.prestart = Prestart(guessed_slots(self.request.device, self.request.devices,
+                                                   self.request.workers))
+            try:
+                return self._plan_and_run(write_json, detect_machine(self.request.device),
+                                          None)
+            finally:
+                self.prestart.close()
+        if self.request.cluster == "local":
             # A local cluster is started once the run folder exists (its logs go there).
             return self._plan_and_run(write_json, detect_machine(self.request.device), None)
         from gpubench.run.cluster import Cluster
@@ -287,6 +297,8 @@ class RunCommand:
                                  remote)
         runner = Runner(machine.device, folder.path, timing, lanes=lanes,
                         pipeline=Pipeline.of(PASSES, context), builds=builds)
+        if self.prestart is not None:
+            self.prestart.hand_over(runner.lanes, machine.device)
         return runner, RunSaver(folder, meta, runner, points)
 
     def measure(self, runner: Runner, saver: RunSaver, points, tables: bool = True,

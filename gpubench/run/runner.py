@@ -394,8 +394,11 @@ class Runner:
             lane.kill()
 
     def _stop_lanes(self) -> None:
-        for lane in self.lanes:
-            lane.stop()
+        """Every lane's worker ended at once (each waits for its worker to exit)."""
+        threads = [threading.Thread(target=lane.stop, daemon=True) for lane in self.lanes]
+        for thread in threads:
+            thread.start()
+        self._join(threads)
 
     @staticmethod
     def _join(threads: list[threading.Thread]) -> None:
