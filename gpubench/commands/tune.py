@@ -30,7 +30,7 @@ from gpubench.records.run import RunDocument
 from gpubench.records.shape import ShapeChoice
 from gpubench.report.files import new_run_dir
 from gpubench.report.tune_table import markdown, tune_table
-from gpubench.run.folder import RunFolder, point_latest
+from gpubench.run.folder import RunFolder
 from gpubench.run.lane import Lane, Slot
 from gpubench.run.machine import detect_machine
 from gpubench.run.plan import Point, choose_dtypes, choose_shapes, group_seed
@@ -95,8 +95,9 @@ class TuneCommand:
         if not machine.has_cuda:  # as the worker: before any @triton.jit runs (space below)
             os.environ.setdefault("TRITON_INTERPRET", "1")
         point, space = self._plan(machine)
-        folder = RunFolder(self.request.out or new_run_dir(PROFILES, [point.family.name,
-                                                                      "tune"])).claim()
+        out = self.request.out or new_run_dir(PROFILES, [point.family.name, "tune"])
+        # `latest` names a default folder, as after `run`
+        folder = RunFolder(out, latest_base=None if self.request.out else PROFILES).claim()
         race = Race(space, self.request.threshold, exhaustive=self.request.exhaustive)
         tally, interrupted, timing_s = Tally(), None, 0.0
         lanes = self._lanes(machine, folder.path, len(space))
@@ -112,7 +113,10 @@ class TuneCommand:
             for lane in lanes:
                 lane.kill() if interrupted else lane.stop()
         skipped = "" if machine.has_cuda else CPU_SKIP
-        code = self._conclude(point, race, tally, folder, timing_s, skipped, interrupted)
+        try:
+            code = self._conclude(point, race, tally, folder, timing_s, skipped, interrupted)
+        finally:
+            folder.release()
         if interrupted is not None:
             raise interrupted
         return code
@@ -259,7 +263,6 @@ class TuneCommand:
         document = self._document(point, race, choice, tally, folder, timing_s, skipped,
                                   interrupted)
         paths = folder.save(document)
-        point_latest(folder.path.parent, folder.path)
         title = (f"tune {point.family.name}/{point.variant.name} {point.dtype} "
                  f"{point.shape.label()} on {tally.env.get('gpu') or 'CPU'}")
         caption = skipped or _caption(race, timing_s)

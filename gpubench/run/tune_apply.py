@@ -2,7 +2,9 @@
 
 A task names a config as 'VARIANT@INDEX' (`gpubench tune`); a plain variant name runs the
 config pinned for this GPU, dtype and shape when a pinned file exists (tune/pinned.py),
-else the variant as written (a Triton autotuner with its whole list). Applying a config:
+else the variant as written (a Triton autotuner with its whole list); a pinned config no
+longer in the space is an ERROR that says so (running another one would hide it).
+Applying a config:
 - Triton: the module's Autotuner keeps that one config (`configs = [config]`): with one
   config Triton's Autotuner runs it without benchmarking, with its pre-hooks as usual;
   the full list is restored for a task that runs the variant as written;
@@ -109,10 +111,9 @@ class Tuning:
             tuned.note = f"pinned config file {path} ignored: {exc}"
             return
         config = P.find_config(pinned, space)
-        if config is None:
-            tuned.note = (f"pinned config '{pinned.config.label}' is no longer in the "
-                          f"kernel's space ({path}): ran the variant as written")
-            return
+        if config is None:  # loud: running another config than the one tuned hides it
+            raise SpecError(f"the pinned config '{pinned.config.label}' is no longer in the "
+                            f"kernel's space: tune again, or delete {path}")
         tuned.config, tuned.source = config, "pinned"
         tuned.note = f"ran the pinned config {config.label} (gpubench tune: {path})"
 
