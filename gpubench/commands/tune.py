@@ -49,6 +49,7 @@ MODE = "cold"  # the timer the race uses: cold L2, as `run`'s default
 # compiles on one core; 8 builds 16 configs in two waves without crowding a 16-core host.
 MAX_CHECK_WORKERS = 8
 SEED = 0
+RACE_WARMUP_S = 0.025
 # --exhaustive's time per config without --min-time: ~10^4 samples of a 100 us kernel,
 # a CI far inside the 2% the racing pick is held to.
 EXHAUSTIVE_S = 1.0
@@ -159,7 +160,10 @@ class TuneCommand:
         return [Lane(slot, log_dir, f"tune-worker{i}") for i, slot in enumerate(slots)]
 
     def _timing(self) -> TimingSettings:
-        return TimingSettings()
+        """`run`'s settings but a shorter warmup: 100 ms covers the clocks' ramp from idle,
+        and during a tune the GPU was busy with the previous config a moment ago; 25 ms
+        still covers lazy loading and the caches (each config's first call is its check)."""
+        return TimingSettings(warmup_s=RACE_WARMUP_S)
 
     # ------------------------------------------------------------ phase 1: check
 
