@@ -16,7 +16,7 @@ def tune_table(rows: list[TuneRow], title: str, caption: str) -> Table:
     table = Table(title=safe_text.terminal(title), caption=safe_text.terminal(caption),
                   caption_justify="left")
     for header, justify in (("#", "right"), ("config", "left"), ("check", "left"),
-                            ("median", "right"), ("95% CI", "right"), ("vs fastest", "right"),
+                            ("median", "right"), ("±CI", "right"), ("vs fastest", "right"),
                             ("n", "right"), ("rounds", "right"), ("regs", "right"),
                             ("smem", "right"), ("occupancy", "right"), ("", "left"),
                             ("note", "left")):
@@ -40,7 +40,7 @@ def cells(row: TuneRow) -> list:
 
 def markdown(rows: list[TuneRow]) -> str:
     """The same table as GitHub markdown (for pasting into an issue)."""
-    head = "| # | config | check | median | 95% CI | vs fastest | n | regs | smem | occ | |"
+    head = "| # | config | check | median | ±CI | vs fastest | n | regs | smem | occ | |"
     lines = [head, "|" + "---|" * 11]
     for row in rows:
         c = [plain(x) for x in cells(row)]
@@ -53,9 +53,10 @@ def plain(cell) -> str:
 
 
 def _ci(row: TuneRow) -> str:
+    """Half the 95% CI's width as % of the median, as `run`'s table shows it."""
     if row.ci_low_s is None or row.ci_high_s is None or not row.median_s:
         return "-"
-    return f"{fmt.duration(row.ci_low_s)}-{fmt.duration(row.ci_high_s)}"
+    return fmt.percent((row.ci_high_s - row.ci_low_s) / 2 / row.median_s)
 
 
 def _count(value) -> str:
