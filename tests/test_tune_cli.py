@@ -7,6 +7,7 @@ import json
 import shutil
 
 import pytest
+
 from conftest import TEST_KERNELS
 from gpubench.tune import pinned as P
 from gpubench.tune.space import TuneConfig

@@ -110,12 +110,12 @@ class TuneCommand:
         try:
             self._check_all(lanes, point, space, race, tally)
             if machine.has_cuda or os.environ.get(TIME_ON_CPU) == "1":
-                start = time.perf_counter()
+                timing_s = -time.perf_counter()
                 self._race(lanes[0], point, race, tally)
-                timing_s = time.perf_counter() - start
         except KeyboardInterrupt as exc:
             interrupted = exc
         finally:
+            timing_s += time.perf_counter() if timing_s < 0 else 0.0
             for lane in lanes:
                 lane.kill() if interrupted else lane.stop()
         skipped = "" if machine.has_cuda or os.environ.get(TIME_ON_CPU) == "1" else CPU_SKIP
@@ -278,7 +278,8 @@ class TuneCommand:
         self.console.print(tune_table(table_rows, title, caption))
         if self.request.markdown:
             self.console.print(markdown(table_rows), markup=False, soft_wrap=True)
-        self._say_choice(point, race, choice, tally, folder, skipped)
+        self._say_choice(point, race, choice, tally, folder,
+                         skipped or ("interrupted" if interrupted is not None else ""))
         self.console.print(f"saved: {paths[0] if paths else folder.path}", markup=False,
                            soft_wrap=True)
         if any(s != "PASS" for s in tally.statuses.values()) and choice.best is None:
@@ -297,7 +298,8 @@ class TuneCommand:
                 "tune": tune_meta(point.variant.name, race, choice, timing_s, skipped)}
         unrun = sum(r.status == R.NOT_RUN for r in results)
         if interrupted is not None:
-            meta[C.INCOMPLETE] = f"interrupted: {unrun} of {len(results)} configs not run"
+            meta[C.INCOMPLETE] = (f"interrupted: {unrun} of {len(results)} configs not run, "
+                                  "the race not finished")
         else:
             meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         return RunDocument(meta, tally.env, tuple(results))
@@ -323,6 +325,8 @@ class TuneCommand:
 
     def _say_choice(self, point: Point, race: Race, choice: Choice, tally: Tally,
                     folder: RunFolder, skipped: str) -> None:
+        """The pick, and its pinned file: none from an interrupted race (`skipped`), nor
+        from CPU timings."""
         if choice.best is None:
             self.console.print(safe_text.terminal(f"no config chosen: {choice.why}"),
                                markup=False, soft_wrap=True)
@@ -330,6 +334,8 @@ class TuneCommand:
         config = race.contenders[choice.best].config
         self.console.print(safe_text.terminal(f"chosen: #{config.index} {config.label} "
                                               f"({choice.why})"), markup=False, soft_wrap=True)
+        if skipped == "interrupted":
+            self.console.print("not pinned: the race was interrupted", markup=False)
         if not self.request.pin or skipped or not tally.env.get("gpu"):
             return
         gpu = tally.env.get("gpu") or ""
