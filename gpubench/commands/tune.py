@@ -39,6 +39,7 @@ from gpubench.timing.envinfo import host_env
 from gpubench.timing.settings import TimingSettings
 from gpubench.timing.stats import summarize
 from gpubench.timing.timers import modes_for_device
+from gpubench.tools.cuobjdump import build_resources
 from gpubench.tune import pinned as P
 from gpubench.tune.racing import FAILED, FIRST_BUDGET_S, Choice, Race, choose
 from gpubench.tune.space import TuneConfig, config_name
@@ -214,9 +215,8 @@ class TuneCommand:
         error = outcome.error or (worker.error if worker else "") or ""
         if worker is not None:
             tally.workers[index] = worker
-            config = (worker.build or {}).get("config") or {}
-            facts = {k: config.get(k) for k in ("registers", "shared_bytes", "occupancy")}
-            if any(v is not None for v in facts.values()):
+            facts = _facts(worker.build or {}) if checking else None
+            if facts:
                 tally.facts[index] = facts
         measurement = worker.measurements.get(self.mode) if worker and not checking else None
         if status == R.OK and not checking and (measurement is None or measurement.error):
@@ -354,6 +354,16 @@ class TuneCommand:
         self.console.print(safe_text.terminal(f"pinned: {path} (`gpubench run` uses it for "
                                               f"{point.variant.name} on this GPU)"),
                            markup=False, soft_wrap=True)
+
+
+def _facts(build: dict) -> dict | None:
+    """A config's resources: the compiled Triton kernel's, which the worker read, or a CUDA
+    build's, from cuobjdump (tools/cuobjdump.py); None when unknown."""
+    config = build.get("config") or {}
+    facts = {k: config.get(k) for k in ("registers", "shared_bytes", "occupancy")}
+    if any(v is not None for v in facts.values()):
+        return facts
+    return build_resources(build.get("build_dir"))
 
 
 def _check_summary(check: dict) -> str:
