@@ -260,3 +260,43 @@ def test_resource_usage_lines_are_read_per_kernel():
     assert parse_resource_usage(text) == {
         "_Z13square_kernelIfEvPKT_PS0_l": {"REG": 8, "SHARED": 0, "LOCAL": 0},
         "_Z4tileILi64EEvPf": {"REG": 40, "SHARED": 8192, "LOCAL": 24}}
+
+
+# ---------------------------------------------------------------- the worker's side
+
+
+def test_a_cuda_config_resolves_to_its_flags_and_a_pin_by_gpu_name(tmp_path, monkeypatch):
+    """tune_apply without a GPU: 'cuda@1' builds with -DSQUARE_THREADS=128 (and still
+    exports its function); the plain name runs the config pinned for this GPU's name."""
+    import shutil
+
+    from conftest import REPO
+    from gpubench.families.discovery import load_family
+    from gpubench.families.sources import build_request
+    from gpubench.families.spec import Machine
+    from gpubench.records.point import Task
+    from gpubench.run import tune_apply
+
+    monkeypatch.setattr(tune_apply, "_device_name", lambda: "NVIDIA H200")
+    shutil.copytree(REPO / "kernels" / "square", tmp_path / "square")
+    family = load_family("square", tmp_path / "square")
+    machine = Machine(has_cuda=True, has_triton=False)
+    shape = Shape({"n": 1024})
+    tuned = tune_apply.Tuning(machine).resolve(
+        family, Task(1, "square", str(tmp_path / "square"), "cuda@1", "float32", shape, 0))
+    assert tuned.source == "tune" and tuned.config.label == "SQUARE_THREADS=128"
+    request = build_request(family, tuned.variant, machine)
+    assert "-DSQUARE_THREADS=128" in request.cuda_flags and request.functions == ("square",)
+
+    path = P.pinned_path(tmp_path / "square", "NVIDIA H200", "cuda", "float32", shape.slug())
+    path.parent.mkdir(parents=True)
+    config = TuneConfig(3, {"SQUARE_THREADS": 512})
+    path.write_text(P.Pinned("square", "cuda", "float32", shape.text(), "NVIDIA H200",
+                             config).to_json())
+    plain = Task(2, "square", str(tmp_path / "square"), "cuda", "float32", shape, 0)
+    tuned = tune_apply.Tuning(machine).resolve(family, plain)
+    assert tuned.source == "pinned" and "-DSQUARE_THREADS=512" in tuned.variant.cuda_flags
+    assert "ran the pinned config SQUARE_THREADS=512" in tuned.build()["note"]
+    other = tune_apply.Tuning(machine)
+    other.device_name = "NVIDIA H100 80GB HBM3"  # another GPU model reads no pin
+    assert other.resolve(family, plain).config is None

@@ -8,7 +8,8 @@ Applying a config:
 - Triton: the module's Autotuner keeps that one config (`configs = [config]`): with one
   config Triton's Autotuner runs it without benchmarking, with its pre-hooks as usual;
   the full list is restored for a task that runs the variant as written;
-- CUDA: the variant is built with the config's -D flags (a build of its own, cached).
+- CUDA: the variant is built with the config's -D flags (a build of its own, cached; on
+  a machine without CUDA, the CPU sources are built once, without them).
 After the first call, the compiled Triton kernel's resources (registers, spills, shared
 memory, warps) and the occupancy they allow go to the result's build facts.
 """
@@ -122,7 +123,9 @@ class Tuning:
             original = self.originals[id(tuned.autotuner)]
             chosen = [original[tuned.config.index]] if tuned.config else list(original)
             tuned.autotuner.configs = chosen
-        elif tuned.config is not None:
+        elif tuned.config is not None and self.machine.has_cuda:
+            # The flags are the .cu sources' macros: a CPU build (cpu=...) has none of them,
+            # so every config of it is the one build.
             variant = tuned.variant
             tuned.variant = dataclasses.replace(
                 variant, cuda_flags=(*variant.cuda_flags, *define_flags(tuned.config)))
