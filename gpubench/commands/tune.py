@@ -107,9 +107,14 @@ class TuneCommand:
         folder = RunFolder(out, latest_base=None if self.request.out else PROFILES).claim()
         race = Race(space, self.request.threshold, exhaustive=self.request.exhaustive)
         tally, interrupted, timing_s = Tally(), None, 0.0
+        # The workers skip the roofline ceilings (no "of roof" here): without a cache, each
+        # of the check workers would measure them at once, on one GPU.
+        os.environ.setdefault("GPUBENCH_CEILINGS", "0")
         lanes = self._lanes(machine, folder.path, len(space))
         try:
             self._check_all(lanes, point, space, race, tally)
+            for lane in lanes[1:]:  # the race runs in the first; the others free the GPU
+                lane.stop()
             if machine.has_cuda or os.environ.get(TIME_ON_CPU) == "1":
                 timing_s = -time.perf_counter()
                 self._race(lanes[0], point, race, tally)
