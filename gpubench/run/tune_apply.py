@@ -37,6 +37,8 @@ from gpubench.tune.space import (
     triton_space,
 )
 
+ALL_CONFIGS = "_gpubench_all_configs"
+
 
 @dataclass
 class Tuned:
@@ -60,7 +62,6 @@ class Tuned:
 class Tuning:
     def __init__(self, machine: Machine):
         self.machine = machine
-        self.originals: dict[int, list] = {}  # id(autotuner) -> its own config list
         self.facts: dict[tuple, dict] = {}  # (folder, variant, label) -> resources
         self.device_name = _device_name() if machine.has_cuda else ""
 
@@ -91,8 +92,7 @@ class Tuning:
             if not found:
                 return (), None
             tuner = found[0][1]
-            original = self.originals.setdefault(id(tuner), list(tuner.configs))
-            return triton_space(_Listed(original)), tuner
+            return triton_space(_Listed(_all_configs(tuner))), tuner
         space = getattr(variant, "tune", None)
         if isinstance(variant, CudaVariant) and space is not None:
             problem = space_problem(space)
@@ -120,7 +120,7 @@ class Tuning:
 
     def _apply(self, tuned: Tuned) -> None:
         if tuned.autotuner is not None:
-            original = self.originals[id(tuned.autotuner)]
+            original = _all_configs(tuned.autotuner)
             chosen = [original[tuned.config.index]] if tuned.config else list(original)
             tuned.autotuner.configs = chosen
         elif tuned.config is not None and self.machine.has_cuda:
@@ -158,6 +158,14 @@ class Tuning:
         if limits and warps:
             facts["occupancy"] = occupancy(limits, warps * 32, regs, shared)
         return facts
+
+
+def _all_configs(tuner) -> list:
+    """The autotuner's own list, as the module declared it: kept on the object the first
+    time (narrowing replaces `configs`), so a module imported again (--watch) starts anew."""
+    if ALL_CONFIGS not in vars(tuner):
+        setattr(tuner, ALL_CONFIGS, list(tuner.configs))
+    return getattr(tuner, ALL_CONFIGS)
 
 
 class _Listed:
