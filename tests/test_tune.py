@@ -300,3 +300,15 @@ def test_a_cuda_config_resolves_to_its_flags_and_a_pin_by_gpu_name(tmp_path, mon
     other = tune_apply.Tuning(machine)
     other.device_name = "NVIDIA H100 80GB HBM3"  # another GPU model reads no pin
     assert other.resolve(family, plain).config is None
+
+
+def test_comparisons_thin_long_sample_sets_and_are_remembered():
+    from gpubench.tune.racing import MAX_COMPARED, thinned
+
+    assert len(thinned(list(range(10_000)))) == MAX_COMPARED
+    assert thinned([1.0, 2.0]) == [1.0, 2.0]
+    race = race_of([100e-6, 100.2e-6])
+    first = race.versus(0, 1)
+    assert race.versus(0, 1) is first  # no second bootstrap for the same samples
+    race.add(1, samples(100.2e-6, seed=99))
+    assert race.versus(0, 1) is not first
