@@ -63,7 +63,19 @@ class Tuning:
     def __init__(self, machine: Machine):
         self.machine = machine
         self.facts: dict[tuple, dict] = {}  # (folder, variant, label) -> resources
-        self.device_name = _device_name() if machine.has_cuda else ""
+        self._device_name: str | None = None  # asked of CUDA on first use (a pin lookup)
+
+    @property
+    def device_name(self) -> str:
+        """This GPU's name, which pins are filed under ('' on a CPU). Asked lazily: the
+        parent reads spaces through this class too and must not start a CUDA context."""
+        if self._device_name is None:
+            self._device_name = _device_name() if self.machine.has_cuda else ""
+        return self._device_name
+
+    @device_name.setter
+    def device_name(self, name: str) -> None:
+        self._device_name = name
 
     def resolve(self, family: Family, task: Task) -> Tuned:
         """The task's variant with its config applied (see the module docstring)."""
