@@ -291,8 +291,9 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       timed tune-square-run gpubench run square --variants cuda --sizes 16777216 \
         --out "$LOGS/tune-square-run"
       # Real cuobjdump output for tests/fixtures (tools/cuobjdump.py parses it).
-      timed tune-cuobjdump bash -c 'for so in "$GPUBENCH_CACHE_DIR"/extensions/*square*/*.so; do
-        echo "== $so"; cuobjdump --dump-resource-usage "$so"; done | head -60'
+      timed tune-cuobjdump bash -c 'tool=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+        for so in "$GPUBENCH_CACHE_DIR"/extensions/*square*/*.so; do
+          echo "== $so"; "$tool" --dump-resource-usage "$so"; done | head -60'
       rm -rf examples/tune/*/tuned kernels/square/tuned ;;  # the pins are this GPU's
     gpu-tests)
       timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests -k "not sanitize" ;;

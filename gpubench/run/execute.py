@@ -216,7 +216,7 @@ class Executor:
         self.report_phase("check")
         with self.tuning.first_call(family, tuned):
             first_call_s, check = self._check(fn, group, family, task)
-        build = {**build, **tuned.build()}
+        build = tuned.build(build)
         return Prepared(family, variant, fn, build, group, state, first_call_s, check)
 
     def _family(self, task: Task) -> Family:

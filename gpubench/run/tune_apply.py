@@ -51,9 +51,12 @@ class Tuned:
     autotuner: object = None  # a Triton variant's Autotuner
     facts: dict = field(default_factory=dict)  # registers, shared memory, occupancy
 
-    def build(self) -> dict:
-        """What goes into the result's build facts."""
-        out = {"note": self.note} if self.note else {}
+    def build(self, build: dict | None = None) -> dict:
+        """`build` (the result's build facts) with the config and its note added; a note
+        of the build's own (a slow-build hint) is kept before it."""
+        out = dict(build or {})
+        if self.note:
+            out["note"] = "; ".join(n for n in (out.get("note"), self.note) if n)
         if self.config is not None:
             out["config"] = {**self.config.to_dict(), "source": self.source, **self.facts}
         return out
