@@ -4,6 +4,7 @@
 #     steps: core run shapes tests new-tests peak drift compare build-loop phases lines families
 #            fixtures ncu ncu-check
 #            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests watch
+#            tune
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py, watchfiles and ncu-report come as wheels in .whl/, with what
 # they need: markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata, anyio), then
@@ -265,6 +266,40 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       # lean gpubench/binding.h and the split module file, and still passes.
       timed families gpubench run square vector_add softmax layernorm bias_gelu matmul sgemm \
         attention --out "$LOGS/families" ;;
+    tune)
+      # Issue 31: `gpubench tune`. matmul_tune (examples/tune): kernels/matmul's tensor-core
+      # Triton kernel over 18 autotune configs, 4096^3 fp16. First the exhaustive run (every
+      # config timed 2 s, none dropped), which also fills Triton's compile cache for the two
+      # racing runs after it; tune_verdict.py then says whether each racing pick is within 2%
+      # of the exhaustive best, its time against the exhaustive run's (target <= 1/3; the
+      # check phase is the same in both, timing_s is the race alone), and whether the two
+      # racing picks are the same or tied; `compare` says the same from the records.
+      K=(--kernels-dir examples/tune)
+      timed tune-exhaustive gpubench tune matmul_tune --variant triton_tune --dtype float16 \
+        --exhaustive --min-time 2000 --no-pin --markdown --out "$LOGS/tune-ex" "${K[@]}"
+      timed tune-race-1 gpubench tune matmul_tune --variant triton_tune --dtype float16 \
+        --markdown --out "$LOGS/tune-r1" "${K[@]}"
+      timed tune-race-2 gpubench tune matmul_tune --variant triton_tune --dtype float16 \
+        --out "$LOGS/tune-r2" "${K[@]}"
+      timed tune-verdict python3 scripts/tune_verdict.py "$LOGS/tune-ex" "$LOGS/tune-r1" \
+        "$LOGS/tune-r2"
+      timed tune-compare gpubench compare "$LOGS/tune-r1" "$LOGS/tune-r2"
+      # `run` with the pin race 2 wrote: the note under the table names the config.
+      timed tune-run-pinned gpubench run matmul_tune --variants triton_tune --dtype float16 \
+        --out "$LOGS/tune-run" "${K[@]}"
+      timed tune-softmax gpubench tune softmax_tune --variant triton_tune --markdown \
+        --out "$LOGS/tune-softmax" "${K[@]}"
+      # A CUDA space: kernels/square's block size, -DSQUARE_THREADS=64..1024, five builds
+      # in parallel; then `run` builds and runs the pinned one.
+      timed tune-square gpubench tune square --variant cuda --size 16777216 --markdown \
+        --out "$LOGS/tune-square"
+      timed tune-square-run gpubench run square --variants cuda --sizes 16777216 \
+        --out "$LOGS/tune-square-run"
+      # Real cuobjdump output for tests/fixtures (tools/cuobjdump.py parses it).
+      timed tune-cuobjdump bash -c 'tool=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+        for so in "$GPUBENCH_CACHE_DIR"/extensions/*square*/*.so; do
+          echo "== $so"; "$tool" --dump-resource-usage "$so"; done | head -60'
+      rm -rf examples/tune/*/tuned kernels/square/tuned ;;  # the pins are this GPU's
     gpu-tests)
       timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests -k "not sanitize" ;;
     *) echo "unknown step $step" ;;

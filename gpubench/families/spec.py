@@ -67,6 +67,10 @@ class Variant:
     # or as {dtype: precision} for some. It picks the measured ceiling the result's "of
     # roof" is taken against; None: each dtype's own (float32 -> fp32 on CUDA cores).
     precision: str | dict | None = field(default=None, hash=False, compare=False)
+    # A CUDA variant's config space for `gpubench tune`: {MACRO: (value, ...)}, each point
+    # of the product built with -DMACRO=value (tune/space.py checks it when tune reads it).
+    # A Triton variant's space is its kernel's own @triton.autotune list, never declared.
+    tune: dict | None = field(default=None, hash=False, compare=False)
 
     kind = "variant"
 

@@ -40,10 +40,12 @@ from gpubench.records.worker_result import WorkerResult
 from gpubench.run.fresh_probe import FreshProbe, probe_fresh
 from gpubench.run.invocation import Group, Invocation
 from gpubench.run.rotation import InputSet, Rotation, output_problem, set_bytes, set_count
+from gpubench.run.tune_apply import Tuning
 from gpubench.timing import nvtx_ranges
 from gpubench.timing.clocks import measure_watched
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.timers import make_timer, modes_for_device
+from gpubench.tune.space import split_name
 
 # Calls before the profiled one: caches, clocks and lazy loading settle, as in timing.
 PROFILE_WARMUP_CALLS = 3
@@ -78,6 +80,7 @@ class Executor:
         self.timers: dict = {}
         self.shared: dict = {}  # state timers share (the flush buffer)
         self.gpu_uuid = _gpu_uuid() if machine.has_cuda else ""
+        self.tuning = Tuning(machine)  # 'VARIANT@INDEX' and pinned configs (tune_apply.py)
 
     # ------------------------------------------------------------ one task
 
@@ -116,6 +119,8 @@ class Executor:
         if not check.passed:
             why = check.note or "output differs from the reference"
             return replace(checked, status=FAIL, error=why)
+        if task.check_only:  # gpubench tune's first pass: every config checked (and built)
+            return checked
         self.report_phase("time")
         sets = self._timing_sets(ready, task)
         measurements = {mode: self._time_mode(mode, ready, sets, task)
@@ -197,7 +202,8 @@ class Executor:
         The inputs are the group's, shared with the point's other variants, unless
         `own_group` (a trace holds every variant's at once)."""
         family = self._family(task)
-        variant = family.variant(task.variant)
+        tuned = self.tuning.resolve(family, task)
+        variant = tuned.variant
         self.report_phase("build")
         fn, build = self.load_variant(family, variant)
         self.report_phase("prepare")
@@ -208,7 +214,9 @@ class Executor:
             group = self._group(family, task)
         state = sideeffects.torch_state()
         self.report_phase("check")
-        first_call_s, check = self._check(fn, group, family, task)
+        with self.tuning.first_call(family, tuned):
+            first_call_s, check = self._check(fn, group, family, task)
+        build = tuned.build(build)
         return Prepared(family, variant, fn, build, group, state, first_call_s, check)
 
     def _family(self, task: Task) -> Family:
@@ -218,7 +226,7 @@ class Executor:
 
     def load_variant(self, family: Family, variant: Variant) -> tuple[Invocation, dict]:
         """The variant's Invocation (building or importing it) and how its build went."""
-        key = (str(family.directory), variant.name)
+        key = (str(family.directory), variant.name, getattr(variant, "cuda_flags", ()))
         if key in self.loaded:
             fn, _ = self.loaded[key]
             return fn, {"compile_s": 0.0, "cached": True, "reused_in_process": True}
@@ -257,7 +265,7 @@ class Executor:
         problem = fn.problem(produced, group.out, torch)
         if problem:
             raise SpecError(f"variant '{task.variant}' {problem}")
-        tolerance = family.tolerance(task.dtype, family.variant(task.variant))
+        tolerance = family.tolerance(task.dtype, family.variant(split_name(task.variant)[0]))
         untrusted = output_problem(produced, group.check_inputs)
         if untrusted:  # a lazy subclass or an input's memory: failed, not compared
             return first_call_s, CheckResult(False, float("inf"), float("inf"), 0, 0, 0,
