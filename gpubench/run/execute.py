@@ -39,6 +39,7 @@ from gpubench.records.result import BUILD_ERROR, ERROR, FAIL, OK
 from gpubench.records.worker_result import WorkerResult
 from gpubench.run.fresh_probe import FreshProbe, probe_fresh
 from gpubench.run.invocation import Group, Invocation
+from gpubench.run.reference import is_own_reference
 from gpubench.run.rotation import InputSet, Rotation, output_problem, set_bytes, set_count
 from gpubench.run.tune_apply import Tuning
 from gpubench.timing import nvtx_ranges
@@ -128,7 +129,7 @@ class Executor:
         culprit = self._blame(group, group.time_inputs, group.pristine_time, ready.state)
         if culprit:
             return replace(checked, status=FAIL, error=f"while timed: {culprit}")
-        if any(m.recheck_failed for m in measurements.values()) or _own_reference(task):
+        if any(m.recheck_failed for m in measurements.values()) or is_own_reference(task.family_dir):
             return replace(checked, measurements=measurements)  # nothing (more) to probe
         probe = self._fresh_probe(ready, task, sets)
         del sets
@@ -313,7 +314,7 @@ class Executor:
 
         group = ready.group
         first = InputSet(group.time_inputs, group.out, group.time_ref)
-        if _own_reference(task):
+        if is_own_reference(task.family_dir):
             return [first]
         free = torch.cuda.mem_get_info()[0] if self.machine.has_cuda else None
         # x2: a set's float64 reference, made when it is re-checked, is up to twice the
@@ -357,17 +358,6 @@ class Executor:
         if key not in self.timers:
             self.timers[key] = make_timer(mode, task.timing, self.shared)
         return self.timers[key]
-
-
-def _own_reference(task: Task) -> bool:
-    """gpubench's own interference reference (run/reference/): torch.matmul, timed without
-    the defences against a gamed timer (input rotation, the fresh-input probe), which it
-    does not need and which cost ~1.5 s a probe at 8192^3 (fresh inputs and their float64
-    references), three rounds of it before a several-GPU run measures anything. Known by
-    its folder, which no spec can claim."""
-    from gpubench.run.reference import INTERFERENCE_DIR
-
-    return Path(task.family_dir).resolve() == INTERFERENCE_DIR
 
 
 def _make_group(family: Family, task: Task, device: str, key: tuple) -> Group:
