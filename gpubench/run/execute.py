@@ -129,7 +129,8 @@ class Executor:
         culprit = self._blame(group, group.time_inputs, group.pristine_time, ready.state)
         if culprit:
             return replace(checked, status=FAIL, error=f"while timed: {culprit}")
-        if any(m.recheck_failed for m in measurements.values()) or is_own_reference(task.family_dir):
+        failed = any(m.recheck_failed for m in measurements.values())
+        if failed or is_own_reference(task.family_dir):
             return replace(checked, measurements=measurements)  # nothing (more) to probe
         probe = self._fresh_probe(ready, task, sets)
         del sets
