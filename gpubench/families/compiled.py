@@ -129,15 +129,30 @@ def settle_for(machine: Machine, asked: bool | None, variants: tuple[str, ...]) 
 # ---------------------------------------------------------------- inside the worker
 
 
+def inductor_cache_dir() -> str:
+    """Where Inductor keeps what it compiled: under gpubench's cache, so that a fresh
+    GPUBENCH_CACHE_DIR is a cold cache for the compiled variant as for every build."""
+    from gpubench.build.cache import cache_base
+
+    return str(cache_base() / "inductor")
+
+
+def worker_environment() -> dict:
+    """Set in every worker's environment before it starts (run/worker_process.py): once
+    any of torch's code has asked Inductor for its cache folder, Inductor has written its
+    default (/tmp/torchinductor_$USER) into the process's environment, and a later setting
+    comes too late. Seen: a run whose worker first measured the ceilings compiled into
+    one folder, the next run into another, and missed the cache."""
+    return {"TORCHINDUCTOR_CACHE_DIR": inductor_cache_dir()}
+
+
 def load(variant: CompiledVariant) -> tuple[Callable, dict]:
     """The compiled callable (compiling happens on its first call at each shape) and its
     build facts. One subprocess-free compile: Inductor's pool of compile workers would be
     processes that outlive a point, and a reference has a few kernels to compile."""
     import torch
 
-    from gpubench.build.cache import cache_base
-
-    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache_base() / "inductor"))
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", inductor_cache_dir())  # in-process use
     torch._inductor.config.compile_threads = 1
     dynamo = torch._dynamo.config
     dynamo.recompile_limit = max(dynamo.recompile_limit, RECOMPILE_LIMIT)
