@@ -259,9 +259,8 @@ def write_module(code: str, configs: dict[str, LaunchConfig], *, function: str,
                  family: str, shape: dict, dtype: str, mode: str, device: str,
                  torch_version: str, triton_version: str,
                  configs_from: str = "the ones Inductor chose") -> EjectedModule:
-    """The ejected variant's file: the kernels Inductor wrote and a launcher
-    `function(*inputs, out)` for this shape only (Inductor specialised every size).
-    `configs_from` says in its docstring whose the launch configs are."""
+    """The ejected variant's file: the kernels Inductor wrote and a launcher `function(*inputs,
+    out)` for this shape only (Inductor specialised every size); `configs_from`: whose."""
     why = refusal(code)
     if why:
         raise NothingToEject(why)
