@@ -37,14 +37,20 @@ def test_every_family_gets_it_on_a_gpu_and_on_a_cpu_only_when_asked():
     assert all(_variant(name) is not None for name in family_dirs())
 
 
-@pytest.mark.parametrize("machine, asked, variants, expected", [
-    (GPU, None, (), "on"),
-    (CPU, None, (), "off"),
-    (CPU, None, ("compiled",), "on"),  # --variants compiled is asking
-    (CPU, True, (), "on"),
-    (GPU, False, (), "off"),
+@pytest.mark.parametrize("machine, asked, variants, env, expected", [
+    (GPU, None, (), None, "on"),
+    (CPU, None, (), None, "off"),
+    (CPU, None, ("compiled",), None, "on"),  # --variants compiled is asking
+    (CPU, True, (), None, "on"),
+    (GPU, False, (), None, "off"),
+    (GPU, None, (), "off", "off"),  # the environment's default (the test suite's)
+    (GPU, True, (), "off", "on"),  # the command line wins
 ])
-def test_a_run_settles_it_for_its_machine(machine, asked, variants, expected):
+def test_a_run_settles_it_for_its_machine(monkeypatch, machine, asked, variants, env, expected):
+    if env is None:
+        monkeypatch.delenv(compiled.ENV_CHOICE, raising=False)
+    else:
+        monkeypatch.setenv(compiled.ENV_CHOICE, env)
     assert compiled.settle_for(machine, asked, variants) == expected
 
 
@@ -93,7 +99,7 @@ def test_it_passes_on_the_cpu_when_asked_and_its_build_is_cached_the_second_time
 
 
 def test_a_cpu_run_leaves_it_out_and_says_how_to_ask(gpubench):
-    done = gpubench("run", *TINY, "--variants", "torch")
+    done = gpubench("run", *TINY, "--variants", "torch", env={"GPUBENCH_COMPILED": ""})
     assert done.code == 0, done.output
     assert "compiled" not in done.by_variant()
     assert "compiled (torch.compile of each reference): not run, on a CPU only when asked " \

@@ -232,7 +232,8 @@ class RunCommand:
         (families/compiled.py); on a CPU left out unless asked, which one line says."""
         choice = compiled.settle_for(machine, self.request.compiled,
                                      self.request.config.variants)
-        if choice == "off" and self.request.compiled is None:
+        if choice == "off" and self.request.compiled is None and not machine.has_cuda \
+                and os.environ.get(compiled.ENV_CHOICE) != "off":
             self.console.print(f"compiled (torch.compile of each reference): not run, "
                                f"{compiled.CPU_REASON}", markup=False, highlight=False)
         with compiled.run_settings(choice, self.request.compile_mode):

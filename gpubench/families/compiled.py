@@ -117,13 +117,16 @@ def run_settings(choice: str | None, mode: str | None = None):
 
 
 def settle_for(machine: Machine, asked: bool | None, variants: tuple[str, ...]) -> str:
-    """A run's GPUBENCH_COMPILED: "on" where asked (--compiled, or `compiled` among
-    --variants) or on a GPU, "off" where refused (--no-compiled) or on a CPU unasked."""
-    if asked is None:
-        asked = True if NAME in variants else None
-    if asked is None:
-        return "on" if machine.has_cuda else "off"
-    return "on" if asked else "off"
+    """A run's GPUBENCH_COMPILED: --compiled/--no-compiled where given; else "on" when
+    `compiled` is among --variants; else the environment's own GPUBENCH_COMPILED (a
+    default of the user's, or a test suite's); else "on" on a GPU, "off" on a CPU."""
+    if asked is not None:
+        return "on" if asked else "off"
+    if NAME in variants:
+        return "on"
+    if os.environ.get(ENV_CHOICE) in ("on", "off"):
+        return os.environ[ENV_CHOICE]
+    return "on" if machine.has_cuda else "off"
 
 
 # ---------------------------------------------------------------- inside the worker
