@@ -43,7 +43,8 @@ def capture(reference, inputs, mode: str) -> Capture:
     compiled = torch.compile(reference, mode=None if mode == "default" else mode,
                              dynamic=False)
     on_gpu = inputs[0].is_cuda
-    with torch._inductor.config.patch(force_disable_caches=True):
+    # compile_threads=1: no pool of compile processes left behind (a few kernels to build)
+    with torch._inductor.config.patch(force_disable_caches=True, compile_threads=1):
         if on_gpu:
             from torch._inductor.utils import run_and_get_code
 
