@@ -57,6 +57,7 @@ def cli() -> None:
               help="Reuse an --out folder that already holds results (they are replaced).")
 @opts.json_option("Print the results as JSON on stdout.")
 @opts.run_extra_options
+@opts.compiled_options
 @opts.watch_option
 @opts.parallel_options
 def run(config_path, **options):

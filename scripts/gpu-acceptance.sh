@@ -4,7 +4,7 @@
 #     steps: core run shapes tests new-tests peak drift compare build-loop phases lines families
 #            fixtures ncu ncu-check
 #            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests watch
-#            tune
+#            tune compiled
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py, watchfiles and ncu-report come as wheels in .whl/, with what
 # they need: markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata, anyio), then
@@ -300,6 +300,39 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
         for so in "$GPUBENCH_CACHE_DIR"/extensions/*square*/*.so; do
           echo "== $so"; "$tool" --dump-resource-usage "$so"; done | head -60'
       rm -rf examples/tune/*/tuned kernels/square/tuned ;;  # the pins are this GPU's
+    compiled)
+      # Issue 29: every shipped family at its default shapes with its `compiled` row
+      # (torch.compile of its reference; on by default on a GPU), then a second softmax run
+      # whose compiled build reads "cached" (Inductor's FX-graph cache under
+      # $GPUBENCH_CACHE_DIR). Then `gpubench eject` of softmax and of a user family with two
+      # axes (the lecture's square_matrix), each into a copy of its folder: eject runs the
+      # ejected variant once beside `compiled` (exit 0, both PASS); a longer run of the two
+      # follows, and the ratio of their medians is printed (issue 29: within 5%).
+      # (--variants compiled: each family's baseline and compiled rows, no C++/CUDA builds,
+      # to stay within minutes; `gpubench run` alone gives the full tables, compiled included)
+      timed compiled-all gpubench run --variants compiled --out profiles/compiled-all
+      timed compiled-warm gpubench run softmax --out profiles/compiled-warm
+      rm -rf /tmp/eject && mkdir -p /tmp/eject
+      cp -r kernels/softmax examples/gpu_mode_lecture1/square_matrix /tmp/eject/
+      for target in "softmax rows=4096,cols=1000" "square_matrix rows=4096,cols=4096"; do
+        set -- $target
+        timed "eject-$1" gpubench eject "$1" --kernels-dir /tmp/eject --shape "$2" \
+          --name ejected
+        timed "eject-$1-timed" gpubench run "$1" --kernels-dir /tmp/eject --shape "$2" \
+          --variants ejected,compiled --min-time 500 --out "profiles/eject-$1"
+        python3 - "profiles/eject-$1/results.json" <<'PY' 2>&1 | tee -a "$OUT/summary.txt"
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+rows = {r["variant"]: r for r in results if r["mode"] == results[0]["mode"]}
+def median(name):
+    return (rows.get(name) or {}).get("median_s")
+ejected, compiled = median("ejected"), median("compiled")
+status = {n: (rows.get(n) or {}).get("status") for n in ("ejected", "compiled")}
+ratio = f"{ejected / compiled:.3f}" if ejected and compiled else "n/a"
+print(f"eject {sys.argv[1]}: ejected {ejected} s, compiled {compiled} s, ejected/compiled "
+      f"{ratio} (within 5%: 0.95-1.05), status {status}")
+PY
+      done ;;
     gpu-tests)
       timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests -k "not sanitize" ;;
     *) echo "unknown step $step" ;;

@@ -16,6 +16,7 @@ from rich.markup import escape
 from gpubench import errors, safe_text
 from gpubench.analysis.baseline_pass import BaselineComparison
 from gpubench.analysis.comparison import compare_runs
+from gpubench.families import compiled
 from gpubench.families.discovery import family_dirs, load_family, refused_exits, resolve_families
 from gpubench.records import completeness as C
 from gpubench.records import events as E
@@ -75,6 +76,8 @@ class RunRequest:
     verbose: bool = False  # --verbose: each failed point's whole traceback or compiler log
     legend: bool = True  # --no-legend: the tables without the legend printed after them
     watch: bool = False  # --watch: run again on every save (commands/watch.py)
+    compiled: bool | None = None  # --compiled/--no-compiled; None: on a GPU, not on a CPU
+    compile_mode: str = "default"  # --compile-mode: torch.compile's mode for `compiled`
 
 
 @dataclass
@@ -245,7 +248,24 @@ class RunCommand:
         return plan_points(families, machine, choices, self.request.config.dtypes, chosen,
                            seed)
 
+    @contextlib.contextmanager
+    def compiled_settings(self, machine):
+        """The `compiled` variant's settings for this run's planning and workers
+        (families/compiled.py); on a CPU left out unless asked, which one line says."""
+        choice = compiled.settle_for(machine, self.request.compiled,
+                                     self.request.config.variants)
+        if choice == "off" and self.request.compiled is None and not machine.has_cuda \
+                and os.environ.get(compiled.ENV_CHOICE) != "off":
+            self.console.print(f"compiled (torch.compile of each reference): not run, "
+                               f"{compiled.CPU_REASON}", markup=False, highlight=False)
+        with compiled.run_settings(choice, self.request.compile_mode):
+            yield
+
     def _plan_and_run(self, write_json, machine, cluster) -> int:
+        with self.compiled_settings(machine):
+            return self._plan_and_run_compiled(write_json, machine, cluster)
+
+    def _plan_and_run_compiled(self, write_json, machine, cluster) -> int:
         # Loaded before anything is measured: a wrong --baseline costs no run.
         baseline = load_run(self.request.baseline) if self.request.baseline else None
         dirs = self.family_folders()

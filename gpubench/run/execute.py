@@ -21,7 +21,7 @@ from pathlib import Path
 from gpubench.build.compile import build_extension
 from gpubench.build.diagnostics import CompileError
 from gpubench.errors import SpecError
-from gpubench.families import sideeffects
+from gpubench.families import compiled, sideeffects
 from gpubench.families.check import CheckResult, compare, poison
 from gpubench.families.discovery import import_kernel_file, load_family
 from gpubench.families.sources import build_request
@@ -35,7 +35,7 @@ from gpubench.families.spec import (
 )
 from gpubench.records import error_site
 from gpubench.records.point import Task
-from gpubench.records.result import BUILD_ERROR, ERROR, FAIL, OK
+from gpubench.records.result import BUILD_ERROR, ERROR, FAIL, OK, SKIPPED
 from gpubench.records.worker_result import WorkerResult
 from gpubench.run.fresh_probe import FreshProbe, probe_fresh
 from gpubench.run.invocation import Group, Invocation
@@ -97,7 +97,8 @@ class Executor:
         except Exception as exc:
             if _is_cuda_fault(exc):
                 raise CudaFault(_one_line(exc)) from exc
-            failed = variant_failure(exc, task)
+            skip = compiled.compile_failure(exc) if self._is_compiled(task) else None
+            failed = WorkerResult(SKIPPED, skip) if skip else variant_failure(exc, task)
         _release_memory(self.machine)  # out of the except block: the exception is let go
         return failed
 
@@ -105,11 +106,19 @@ class Executor:
         with nvtx_ranges.labelled(task.label):
             return self._run_labelled(task)
 
+    def _is_compiled(self, task: Task) -> bool:
+        family = self.families.get(task.family_dir)
+        return any(v.name == task.variant and v.kind == compiled.KIND
+                   for v in (family.variants if family else ()))
+
     def _run_labelled(self, task: Task) -> WorkerResult:
+        cache_before = compiled.cache_events()
         ready = self.prepare(task)
         fn, group, check, build = ready.fn, ready.group, ready.check, ready.build
         if ready.variant.kind == "triton":  # Triton compiles on the first call: its build
             build = {**build, "compile_s": ready.first_call_s, "cached": None}
+        elif ready.variant.kind == compiled.KIND:  # so does torch.compile, once per shape
+            build = compiled.first_call_build(build, ready.first_call_s, cache_before)
         if fn.returns:  # the table says so: its time includes allocating the output
             build = {**build, "allocates_output": True}
         checked = WorkerResult(OK, build=build, check=check.to_dict(),
@@ -237,6 +246,8 @@ class Executor:
         elif isinstance(variant, TritonVariant):
             module = import_kernel_file(family.directory / variant.module, "gpubench_triton")
             fn, build = _attribute(module, variant.function, variant.module), {}
+        elif isinstance(variant, compiled.CompiledVariant):
+            fn, build = compiled.load(variant)
         elif isinstance(variant, CudaVariant):
             outcome = build_extension(build_request(family, variant, self.machine))
             fn = _attribute(outcome.module, variant.function, outcome.name)

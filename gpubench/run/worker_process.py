@@ -22,6 +22,7 @@ import threading
 import time
 from pathlib import Path
 
+from gpubench.families import compiled
 from gpubench.run.processes import kill_session, kill_tree
 from gpubench.run.protocol import Envelope, LineReader, ResultKey
 
@@ -244,6 +245,7 @@ def worker_env(device: str) -> dict:
     # Only a throw pays, ~100 us: never on a passing call's path. A user's own setting wins.
     env.setdefault("TORCH_SHOW_CPP_STACKTRACES", "1")
     env.setdefault("TORCH_DISABLE_ADDR2LINE", "1")
+    env.update(compiled.worker_environment())  # Inductor's caches under gpubench's
     # The worker must import the same gpubench as the parent, installed or not.
     package_root = str(Path(__file__).resolve().parents[2])  # the folder holding gpubench/
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
