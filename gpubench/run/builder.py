@@ -66,7 +66,7 @@ def build_one(job: dict, families: dict) -> dict:
     from gpubench.records import error_site
     from gpubench.records.result import ERROR, OK
     from gpubench.records.worker_result import WorkerResult
-    from gpubench.run.execute import build_failure
+    from gpubench.run.failures import build_failure
 
     start = time.perf_counter()
     try:

@@ -35,8 +35,9 @@ from gpubench.families.spec import (
 )
 from gpubench.records import error_site
 from gpubench.records.point import Task
-from gpubench.records.result import BUILD_ERROR, ERROR, FAIL, OK, SKIPPED
+from gpubench.records.result import ERROR, FAIL, OK, SKIPPED
 from gpubench.records.worker_result import WorkerResult
+from gpubench.run.failures import build_failure, variant_failure
 from gpubench.run.fresh_probe import FreshProbe, probe_fresh
 from gpubench.run.invocation import Group, Invocation
 from gpubench.run.reference import is_own_reference
@@ -436,32 +437,6 @@ def _reference(family: Family, inputs: tuple):
     upcast = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
               for x in inputs]
     return family.reference(*upcast)
-
-
-def build_failure(exc: CompileError) -> WorkerResult:
-    """BUILD ERROR: the compiler's first errors (file:line), the first one's source line, its
-    build seconds (none for a build that failed earlier in this process: it took no time
-    now, and "0.0 ns" would read as a measurement) and the whole log."""
-    build = {"compile_s": exc.seconds or None, "cached": False}
-    if exc.log_path:
-        build["log"] = str(exc.log_path)
-    report = error_site.report_compile_error(exc.summary, _read_log(exc.log_path))
-    return WorkerResult(BUILD_ERROR, exc.summary, build=build, error_site=report.to_dict())
-
-
-def variant_failure(exc: BaseException, task: Task) -> WorkerResult:
-    """ERROR at the innermost line of the family's own files that raised (a helper, a
-    Triton kernel, a TORCH_CHECK), with the whole traceback kept."""
-    report = error_site.report_exception(exc, [Path(task.family_dir)])
-    return WorkerResult(ERROR, error_site.with_site(report.message, report.site),
-                        error_site=report.to_dict())
-
-
-def _read_log(path: Path | None) -> str:
-    try:
-        return path.read_text(errors="replace") if path else ""
-    except OSError:
-        return ""
 
 
 def _release_memory(machine: Machine) -> None:

@@ -242,7 +242,7 @@ def _failure(exc: Exception, task: Task) -> WorkerResult:
     parent names it instead of the tool's "returned an error code", tools/driver.py), or
     ERROR at the line of the family's files that raised."""
     from gpubench.build.diagnostics import CompileError
-    from gpubench.run.execute import build_failure, variant_failure
+    from gpubench.run.failures import build_failure, variant_failure
 
     if isinstance(exc, CompileError):
         return build_failure(exc)
