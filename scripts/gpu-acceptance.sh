@@ -308,9 +308,9 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       # axes (the lecture's square_matrix), each into a copy of its folder: eject runs the
       # ejected variant once beside `compiled` (exit 0, both PASS); a longer run of the two
       # follows, and the ratio of their medians is printed (issue 29: within 5%).
-      # (--variants compiled: each family's baseline and compiled rows, no C++/CUDA builds,
-      # to stay within minutes; `gpubench run` alone gives the full tables, compiled included)
-      timed compiled-all gpubench run --variants compiled --out profiles/compiled-all
+      # (every variant of every family, the compiled row among them; --markdown repeats the
+      # tables for docs/ladder.md)
+      timed compiled-all gpubench run --markdown --out profiles/compiled-all
       timed compiled-warm gpubench run softmax --out profiles/compiled-warm
       rm -rf /tmp/eject && mkdir -p /tmp/eject
       cp -r kernels/softmax examples/gpu_mode_lecture1/square_matrix /tmp/eject/
