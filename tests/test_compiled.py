@@ -119,3 +119,15 @@ def test_a_failed_torch_compile_is_skipped_with_its_reason(gpubench, tmp_path):
     assert row["error"].startswith("torch.compile failed here: "), row["error"]
     assert "Traceback" not in done.output
     assert done.by_variant()["torch"]["status"] == "ok"
+
+
+def test_loading_the_compiled_variant_turns_off_tqdms_monitor_thread():
+    """Inductor's progress bars on a GPU start tqdm's monitor thread, which outlives the point
+    and fails it in the worker's health check (seen on an H200): load() switches it off."""
+    tqdm = pytest.importorskip("tqdm")
+    from gpubench.families import compiled
+
+    tqdm.tqdm.monitor_interval = 10
+    variant = compiled.CompiledVariant("compiled", reference=lambda x: x * 2)
+    compiled.load(variant)
+    assert tqdm.tqdm.monitor_interval == 0

@@ -157,6 +157,7 @@ def load(variant: CompiledVariant) -> tuple[Callable, dict]:
 
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", inductor_cache_dir())  # in-process use
     torch._inductor.config.compile_threads = 1
+    _no_progress_monitor()
     dynamo = torch._dynamo.config
     dynamo.recompile_limit = max(dynamo.recompile_limit, RECOMPILE_LIMIT)
     dynamo.accumulated_recompile_limit = max(dynamo.accumulated_recompile_limit,
@@ -164,6 +165,18 @@ def load(variant: CompiledVariant) -> tuple[Callable, dict]:
     compiled = torch.compile(variant.reference, dynamic=False,
                              mode=None if variant.mode == "default" else variant.mode)
     return compiled, {"compile_s": 0.0, "cached": None, "mode": variant.mode}
+
+
+def _no_progress_monitor() -> None:
+    """Inductor draws tqdm progress bars while it compiles on a GPU, and tqdm's first bar
+    starts a `tqdm_monitor` thread that lives on: the worker's health check then sees a
+    thread the point left running and fails it (H200, torch 2.11, every cold compile of
+    2026-11-26). tqdm's documented switch, monitor_interval = 0, starts no monitor."""
+    try:
+        import tqdm
+    except ImportError:
+        return
+    tqdm.tqdm.monitor_interval = 0
 
 
 def cache_events() -> dict:
