@@ -248,18 +248,15 @@ def test_compare_of_plain_runs_says_nothing_about_tuning():
 
 
 def test_resource_usage_lines_are_read_per_kernel():
-    # cuobjdump --dump-resource-usage's layout (CUDA 12); to be replaced by a recorded
-    # fixture from the GPU step (scripts/gpu-acceptance.sh tune: tune-cuobjdump).
+    """Real cuobjdump output, recorded on the H200 (tests/fixtures/cuobjdump/README.md)."""
+    from conftest import FIXTURES
     from gpubench.tools.cuobjdump import parse_resource_usage
 
-    text = ("Resource usage:\n Common:\n  GLOBAL:0\n"
-            " Function _Z13square_kernelIfEvPKT_PS0_l:\n"
-            "  REG:8 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:380 TEXTURE:0 SURFACE:0 SAMPLER:0\n"
-            " Function _Z4tileILi64EEvPf:\n"
-            "  REG:40 STACK:16 SHARED:8192 LOCAL:24 CONSTANT[0]:372 TEXTURE:0 SURFACE:0\n")
+    text = (FIXTURES / "cuobjdump" / "square-h200-resource-usage.txt").read_text()
     assert parse_resource_usage(text) == {
-        "_Z13square_kernelIfEvPKT_PS0_l": {"REG": 8, "SHARED": 0, "LOCAL": 0},
-        "_Z4tileILi64EEvPf": {"REG": 40, "SHARED": 8192, "LOCAL": 24}}
+        "_Z13square_kernelI13__nv_bfloat16EvPKT_PS1_l": {"REG": 8, "SHARED": 0, "LOCAL": 0},
+        "_Z13square_kernelI6__halfEvPKT_PS1_l": {"REG": 8, "SHARED": 0, "LOCAL": 0},
+        "_Z13square_kernelIfEvPKT_PS0_l": {"REG": 10, "SHARED": 0, "LOCAL": 0}}
 
 
 # ---------------------------------------------------------------- the worker's side
