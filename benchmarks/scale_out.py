@@ -3,44 +3,59 @@
     python benchmarks/scale_out.py [--config configs/gpu-full.toml] [--out DIR]
                                    [--cpu-workers N] [--skip-cluster]
 
-Runs the suite in these ways, each with a build cache of its own (GPUBENCH_CACHE_DIR
-and TRITON_CACHE_DIR), so that "cold" runs compile everything and "warm" ones find
-their own builds:
-  1gpu-cold, all-cold (--devices all), dask-cold (--cluster local), 1gpu-warm, all-warm.
+Runs the suite in these ways, each with a build cache of its own (GPUBENCH_CACHE_DIR,
+TRITON_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR), so that "cold" runs compile everything
+and "warm" ones find their own builds:
+  1gpu-cold, all-cold (--devices all), dask-cold (--cluster local),
+  1gpu-warm, all-warm, dask-warm.
 On a machine without a GPU the same with --workers N (CPU workers) instead.
-Then prints one table: wall time and speedup against one GPU (cold against cold, warm
-against warm), whether every point has the same status as on one GPU, how many
-medians fall inside the one-GPU run's 95% CI, `gpubench compare`'s verdicts against
-the one-GPU run, and the interference figure each parallel run measured. For
-reference, 1gpu-warm is compared with 1gpu-cold too: that is how much two sequential
-runs on one GPU differ, the bar the parallel runs are held to.
+Then prints one table: the command's wall time (the whole process: Python's start,
+planning, workers, saving) and its speedup against one GPU (cold against cold, warm
+against warm); the fixed cost (that wall time less the span from the first point
+handed to a worker to the last one back: starts, the interference reference, saving);
+the build phase's wall time, compile seconds and parallelism; whether every point has
+the same status as on one GPU; how many medians fall inside the one-GPU run's 95% CI;
+`gpubench compare`'s verdicts against the one-GPU run; and the interference figure
+each parallel run measured. For reference, 1gpu-warm is compared with 1gpu-cold too:
+that is how much two sequential runs on one GPU differ, the bar the parallel runs are
+held to. EXTRA arguments after `--` go to every run (e.g. `-- --no-compiled`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import gpubench
 from gpubench.analysis.comparison import compare_runs
 
 
-def run_suite(name: str, config: str, out: Path, extra: list[str], cache: Path) -> Path:
+def run_suite(name: str, config: str, out: Path, extra: list[str], cache: Path
+              ) -> tuple[Path, float]:
+    """Run the suite once; (its run folder, the command's wall seconds)."""
     folder = out / name
     env = {**os.environ, "GPUBENCH_CACHE_DIR": str(cache / "gpubench"),
-           "TRITON_CACHE_DIR": str(cache / "triton")}
+           "TRITON_CACHE_DIR": str(cache / "triton"),
+           "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor")}
     command = [sys.executable, "-m", "gpubench", "run", "--config", config, "--out",
                str(folder), "--force", *extra]
     print(f"== {name}: {' '.join(command[2:])}", flush=True)
+    start = time.perf_counter()
     with open(out / f"{name}.log", "w") as log:
         code = subprocess.call(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    print(f"   exit {code}; log {out / f'{name}.log'}", flush=True)
-    return folder
+    wall = time.perf_counter() - start
+    print(f"   exit {code} in {wall:.1f} s; log {out / f'{name}.log'}", flush=True)
+    walls = out / "walls.json"  # after each run: a table can be made from what finished
+    known = json.loads(walls.read_text()) if walls.exists() else {}
+    walls.write_text(json.dumps({**known, name: wall}))
+    return folder, wall
 
 
 def within_ci(reference, other) -> tuple[int, int]:
@@ -55,23 +70,37 @@ def within_ci(reference, other) -> tuple[int, int]:
     return inside, total
 
 
-def row_for(name: str, run, reference, reference_wall: float | None) -> list[str]:
+def build_cell(run) -> str:
+    """'12.3 s, 41.0 s summed, 3.3x' from the run's build phase, or '-' without one."""
+    phase = run.env.get("build_phase")
+    if not phase:
+        return "-"
+    if phase.get("cached") == phase.get("builds"):
+        return f"{phase['wall_s']:.1f} s, all cached"
+    return (f"{phase['wall_s']:.1f} s, {phase['compile_s']:.1f} s summed, "
+            f"{phase.get('parallelism') or 0:.1f}x")
+
+
+def row_for(name: str, run, wall: float, reference, reference_wall: float | None
+            ) -> list[str]:
     statuses = {k: r.status for k, r in run.by_key().items()}
     same = statuses == {k: r.status for k, r in reference.by_key().items()}
     inside, total = within_ci(reference, run)
     counts = compare_runs(reference, run).counts()
     verdicts = " ".join(f"{v}:{n}" for v, n in sorted(counts.items()))
-    wall = run.meta.get("wall_s") or 0.0
     speedup = f"{reference_wall / wall:.2f}x" if reference_wall and wall else "-"
+    span = run.meta.get("points_span_s")
+    fixed = f"{wall - span:.1f}" if span is not None else "-"
     interference = (run.env.get("interference") or {}).get("summary", "-")
     lanes = len(run.meta.get("lanes") or []) or 1
-    return [name, str(lanes), f"{wall:.1f}", speedup, "yes" if same else "NO",
-            f"{inside}/{total}", verdicts, interference.removeprefix("interference, ")]
+    return [name, str(lanes), f"{wall:.1f}", speedup, fixed, build_cell(run),
+            "yes" if same else "NO", f"{inside}/{total}", verdicts,
+            interference.removeprefix("interference, ")]
 
 
 def print_table(rows: list[list[str]]) -> None:
-    header = ["run", "workers", "wall s", "vs 1 GPU", "same statuses", "in 1-GPU CI",
-              "compare vs 1 GPU", "interference"]
+    header = ["run", "workers", "wall s", "vs 1 GPU", "fixed s", "build phase",
+              "same statuses", "in 1-GPU CI", "compare vs 1 GPU", "interference"]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, ["-" * w for w in widths], *rows]:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
@@ -83,8 +112,15 @@ def main() -> int:
     parser.add_argument("--out", default="scale-out")
     parser.add_argument("--cpu-workers", type=int, default=2)
     parser.add_argument("--skip-cluster", action="store_true")
+    parser.add_argument("--table-only", action="store_true",
+                        help="print the table of the runs already in --out (walls.json)")
+    parser.add_argument("extra", nargs="*", help="after --: arguments for every run")
     args = parser.parse_args()
     out = Path(args.out).resolve()
+    if args.table_only:
+        walls = json.loads((out / "walls.json").read_text())
+        print_runs({name: (out / name, wall) for name, wall in walls.items()})
+        return 0
     out.mkdir(parents=True, exist_ok=True)
     caches = Path(tempfile.mkdtemp(prefix="gpubench-scale-out-"))  # builds: not results
     import torch
@@ -92,22 +128,28 @@ def main() -> int:
     gpu = torch.cuda.is_available()
     many = ["--devices", "all"] if gpu else ["--workers", str(args.cpu_workers)]
     dask = ["--cluster", "local"] + ([] if gpu else ["--workers", str(args.cpu_workers)])
-    plan = [("1gpu-cold", [], "one"), ("all-cold", many, "all")]
+    kinds = [("1gpu", [], "one"), ("all", many, "all")]
     if not args.skip_cluster:
-        plan.append(("dask-cold", dask, "dask"))
-    plan += [("1gpu-warm", [], "one"), ("all-warm", many, "all")]
-    folders = {name: run_suite(name, args.config, out, extra, caches / cache)
-               for name, extra, cache in plan}
+        kinds.append(("dask", dask, "dask"))
+    plan = [(f"{kind}-{state}", extra, cache) for state in ("cold", "warm")
+            for kind, extra, cache in kinds]
+    done = {name: run_suite(name, args.config, out, [*extra, *args.extra], caches / cache)
+            for name, extra, cache in plan}
     shutil.rmtree(caches, ignore_errors=True)
-    runs = {name: gpubench.load_run(str(folder)) for name, folder in folders.items()}
-    rows = []
-    for name, run in runs.items():
-        warm = name.endswith("warm")
-        reference = runs["1gpu-cold"]
-        wall_ref = runs["1gpu-warm" if warm else "1gpu-cold"].meta.get("wall_s")
-        rows.append(row_for(name, run, reference, wall_ref))
-    print_table(rows)
+    print_runs(done)
     return 0
+
+
+def print_runs(done: dict[str, tuple[Path, float]]) -> None:
+    """The table of finished runs {name: (folder, command wall s)}: one GPU is the
+    reference (cold against cold, warm against warm)."""
+    runs = {name: (gpubench.load_run(str(folder)), wall) for name, (folder, wall) in done.items()
+            if (Path(folder) / "results.json").exists()}
+    reference = runs["1gpu-cold"][0]
+    rows = [row_for(name, run, wall, reference,
+                    runs.get(f"1gpu-{name.split('-')[1]}", (None, None))[1])
+            for name, (run, wall) in runs.items()]
+    print_table(rows)
 
 
 if __name__ == "__main__":

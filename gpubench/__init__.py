@@ -8,6 +8,7 @@ The packages are the layers, top to bottom; a layer imports only those below it
   tools/           ncu, nsys, compute-sanitizer, any program's trace: argv, parsers, drivers, views
   run/             plan, schedule, runner, workers and their protocol, run folders, suites
   report/          views only: tables, the live display, HTML and charts
+  tune/            `gpubench tune`'s logic: config spaces, racing, ties, the pinned file
   analysis/        records in, verdicts out: compare, agreement with ncu
   families/        the spec a family declares, discovery, check, calling a variant
   records/         the data: shapes, point keys, results, run documents (pure)

@@ -58,6 +58,7 @@ def cli() -> None:
               help="Reuse an --out folder that already holds results (they are replaced).")
 @opts.json_option("Print the results as JSON on stdout.")
 @opts.run_extra_options
+@opts.compiled_options
 @opts.watch_option
 @opts.parallel_options
 def run(config_path, **options):
@@ -339,6 +340,49 @@ def eject(family, size, shape, dtype, kernels_dirs, **options):
         request = EjectRequest(family, opts.one_shape(size, shape), opts.one_dtype(dtype),
                                kernels_dirs=tuple(kernels_dirs), **options)
         return eject_family(request, make_console())
+
+    _guarded(body)
+
+
+@cli.command()
+@click.argument("family")
+@click.option("--variant", required=True,
+              help="The variant to tune: a Triton one with a @triton.autotune kernel, or a "
+                   "CUDA one whose spec entry declares tune={MACRO: (values, ...)}.")
+@click.option("--size", help="One size (default: the family's first default shape).")
+@click.option("--shape", help="One shape, e.g. M=4096,N=4096,K=4096 (instead of --size).")
+@click.option("--dtype", help="One dtype (default: the family's first).")
+@click.option("--exhaustive", is_flag=True,
+              help="Time every config for the whole --min-time; stop none early.")
+@click.option("--min-time", "min_time_ms", type=click.FloatRange(min=0, min_open=True),
+              help="ms of timing per config: with --exhaustive, each config's [1000]; "
+                   "else the first racing round's, doubled each round [20].")
+@click.option("--threshold", "threshold_pct", type=click.FloatRange(min=0, min_open=True),
+              default=1.0, show_default=True,
+              help="Configs within +-this % of the fastest count as SAME (tied).")
+@click.option("--jobs", type=click.IntRange(min=1),
+              help="Workers checking (and building) configs at once [min(8, cores)].")
+@click.option("--no-pin", "pin", is_flag=True, flag_value=False, default=True,
+              help="Do not write the pinned-config file that `run` uses.")
+@click.option("--markdown", is_flag=True, help="Also print the table as markdown.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="The run folder [profiles/<time>-<family>-tune].")
+@opts.kernels_dir_option
+@opts.device_option()
+def tune(family, size, shape, dtype, min_time_ms, threshold_pct, kernels_dirs, **options):
+    """Check every config of a variant's space on its own, race the ones that pass (a
+    bootstrap CI per config; configs clearly behind the leader stop early), and pin the
+    pick for this GPU, dtype and shape: `run` then runs that config and says so. Ties are
+    marked and broken by fewest registers, then declaration order. On a CPU every config
+    is checked and none timed. Exit 1 when no config passed its check."""
+    from gpubench.commands.tune import TuneCommand, TuneRequest
+
+    def body() -> int:
+        request = TuneRequest(family, options.pop("variant"), opts.one_shape(size, shape),
+                              opts.one_dtype(dtype), kernels_dirs=tuple(kernels_dirs),
+                              min_time_s=min_time_ms / 1e3 if min_time_ms else None,
+                              threshold=threshold_pct / 100, **options)
+        return TuneCommand(request, make_console()).execute()
 
     _guarded(body)
 

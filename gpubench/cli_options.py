@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from gpubench import errors
+from gpubench.families.compiled import MODES as COMPILE_MODES
 from gpubench.parsing import parse_dtype, parse_dtypes, parse_size, parse_sizes, split_names
 from gpubench.records.shape import ShapeChoice, parse_axis, parse_shape
 from gpubench.run.config import RunConfig
@@ -174,6 +175,17 @@ run_extra_options = stacked(
                       "(the table shows its file:line; results.json keeps the log either way)."),
 )
 """What `run` does besides checking and timing (run only; the names are RunRequest's)."""
+
+compiled_options = stacked(
+    click.option("--compiled/--no-compiled", "compiled", default=None,
+                 help="Add the `compiled` variant, torch.compile of each family's reference "
+                      "(the compiler's kernel, the bar to beat), or leave it out. Default: on "
+                      "a GPU yes; on a CPU no (Inductor compiles C++ for each shape, ~20 s "
+                      "each on 2 cores)."),
+    click.option("--compile-mode", type=click.Choice(COMPILE_MODES), default="default",
+                 show_default=True, help="torch.compile's mode for the `compiled` variant."),
+)
+"""The compiler's own variant in every family (families/compiled.py; run only)."""
 
 watch_option = click.option(
     "--watch", is_flag=True,

@@ -4,7 +4,7 @@
 #     steps: core run shapes tests new-tests peak drift compare build-loop phases lines families
 #            fixtures ncu ncu-check
 #            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests watch
-#            leaderboard
+#            leaderboard tune compiled
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py, watchfiles and ncu-report come as wheels in .whl/, with what
 # they need: markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata, anyio), then
@@ -206,8 +206,13 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       python3 -c "import torch; print('GPUs:', torch.cuda.device_count())"
       timed scale-out python3 benchmarks/scale_out.py --out "$LOGS/scale-out"
       timed multi-gpu-tests python3 -m pytest -q -m gpu tests/test_scale_out.py ;;
-    scale-out-bench)  # the benchmark alone
-      timed scale-out python3 benchmarks/scale_out.py --out "$LOGS/scale-out" ;;
+    scale-out-bench)  # the benchmark alone (issue 32); SCALE_ARGS e.g. --skip-cluster
+      nproc; nvidia-smi -L
+      # Bounded (the device call's 10 minutes): the table is then made from what finished.
+      timed scale-out timeout "${SCALE_TIMEOUT:-560}" python3 benchmarks/scale_out.py \
+        --out "$LOGS/scale-out" ${SCALE_ARGS:-}
+      python3 benchmarks/scale_out.py --out "$LOGS/scale-out" --table-only 2>&1 \
+        | tee "$OUT/scale-out-table.txt" ;;
     core)
       # Issue 24 (the core by layers): the README's run, ncu, profile, sanitize and a
       # --devices all run on this one GPU behave as before.
@@ -268,6 +273,73 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       # files. One table: every correct solution PASS at every shape, every wrong one none.
       timed leaderboard python3 scripts/leaderboard_acceptance.py --ext .ext \
         --out "$LOGS/leaderboard" ;;
+    tune)
+      # Issue 31: `gpubench tune`. matmul_tune (examples/tune): kernels/matmul's tensor-core
+      # Triton kernel over 18 autotune configs, 4096^3 fp16. First the exhaustive run (every
+      # config timed 2 s, none dropped), which also fills Triton's compile cache for the two
+      # racing runs after it; tune_verdict.py then says whether each racing pick is within 2%
+      # of the exhaustive best, its time against the exhaustive run's (target <= 1/3; the
+      # check phase is the same in both, timing_s is the race alone), and whether the two
+      # racing picks are the same or tied; `compare` says the same from the records.
+      K=(--kernels-dir examples/tune)
+      timed tune-exhaustive gpubench tune matmul_tune --variant triton_tune --dtype float16 \
+        --exhaustive --min-time 2000 --no-pin --markdown --out "$LOGS/tune-ex" "${K[@]}"
+      timed tune-race-1 gpubench tune matmul_tune --variant triton_tune --dtype float16 \
+        --markdown --out "$LOGS/tune-r1" "${K[@]}"
+      timed tune-race-2 gpubench tune matmul_tune --variant triton_tune --dtype float16 \
+        --out "$LOGS/tune-r2" "${K[@]}"
+      timed tune-verdict python3 scripts/tune_verdict.py "$LOGS/tune-ex" "$LOGS/tune-r1" \
+        "$LOGS/tune-r2"
+      timed tune-compare gpubench compare "$LOGS/tune-r1" "$LOGS/tune-r2"
+      # `run` with the pin race 2 wrote: the note under the table names the config.
+      timed tune-run-pinned gpubench run matmul_tune --variants triton_tune --dtype float16 \
+        --out "$LOGS/tune-run" "${K[@]}"
+      timed tune-softmax gpubench tune softmax_tune --variant triton_tune --markdown \
+        --out "$LOGS/tune-softmax" "${K[@]}"
+      # A CUDA space: kernels/square's block size, -DSQUARE_THREADS=64..1024, five builds
+      # in parallel; then `run` builds and runs the pinned one.
+      timed tune-square gpubench tune square --variant cuda --size 16777216 --markdown \
+        --out "$LOGS/tune-square"
+      timed tune-square-run gpubench run square --variants cuda --sizes 16777216 \
+        --out "$LOGS/tune-square-run"
+      # Real cuobjdump output for tests/fixtures (tools/cuobjdump.py parses it).
+      timed tune-cuobjdump bash -c 'tool=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+        for so in "$GPUBENCH_CACHE_DIR"/extensions/*square*/*.so; do
+          echo "== $so"; "$tool" --dump-resource-usage "$so"; done | head -60'
+      rm -rf examples/tune/*/tuned kernels/square/tuned ;;  # the pins are this GPU's
+    compiled)
+      # Issue 29: every shipped family at its default shapes with its `compiled` row
+      # (torch.compile of its reference; on by default on a GPU), then a second softmax run
+      # whose compiled build reads "cached" (Inductor's FX-graph cache under
+      # $GPUBENCH_CACHE_DIR). Then `gpubench eject` of softmax and of a user family with two
+      # axes (the lecture's square_matrix), each into a copy of its folder: eject runs the
+      # ejected variant once beside `compiled` (exit 0, both PASS); a longer run of the two
+      # follows, and the ratio of their medians is printed (issue 29: within 5%).
+      # (every variant of every family, the compiled row among them; --markdown repeats the
+      # tables for docs/ladder.md)
+      timed compiled-all gpubench run --markdown --out profiles/compiled-all
+      timed compiled-warm gpubench run softmax --out profiles/compiled-warm
+      rm -rf /tmp/eject && mkdir -p /tmp/eject
+      cp -r kernels/softmax examples/gpu_mode_lecture1/square_matrix /tmp/eject/
+      for target in "softmax rows=4096,cols=1000" "square_matrix rows=4096,cols=4096"; do
+        set -- $target
+        timed "eject-$1" gpubench eject "$1" --kernels-dir /tmp/eject --shape "$2" \
+          --name ejected
+        timed "eject-$1-timed" gpubench run "$1" --kernels-dir /tmp/eject --shape "$2" \
+          --variants ejected,compiled --min-time 500 --out "profiles/eject-$1"
+        python3 - "profiles/eject-$1/results.json" <<'PY' 2>&1 | tee -a "$OUT/summary.txt"
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+rows = {r["variant"]: r for r in results if r["mode"] == results[0]["mode"]}
+def median(name):
+    return (rows.get(name) or {}).get("median_s")
+ejected, compiled = median("ejected"), median("compiled")
+status = {n: (rows.get(n) or {}).get("status") for n in ("ejected", "compiled")}
+ratio = f"{ejected / compiled:.3f}" if ejected and compiled else "n/a"
+print(f"eject {sys.argv[1]}: ejected {ejected} s, compiled {compiled} s, ejected/compiled "
+      f"{ratio} (within 5%: 0.95-1.05), status {status}")
+PY
+      done ;;
     gpu-tests)
       timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests -k "not sanitize" ;;
     *) echo "unknown step $step" ;;

@@ -86,8 +86,11 @@ def gpubench(tmp_path, build_cache):
     """Run `python -m gpubench ARGS` in a fresh folder, as a user would."""
 
     def run(*args: str, timeout: float = 600, env: dict | None = None) -> CliResult:
+        # GPUBENCH_COMPILED=off: no `compiled` row unless a test asks (--compiled), so a
+        # test's rows stay its family's, and a GPU run compiles nothing it does not check.
         full_env = {**os.environ, "GPUBENCH_CACHE_DIR": str(build_cache), "COLUMNS": "160",
-                    "GPUBENCH_RUN_INDEX": str(run_index_for(tmp_path)), **(env or {})}
+                    "GPUBENCH_RUN_INDEX": str(run_index_for(tmp_path)),
+                    "GPUBENCH_COMPILED": "off", **(env or {})}
         completed = subprocess.run([sys.executable, "-m", "gpubench", *args], cwd=tmp_path,
                                    capture_output=True, text=True, timeout=timeout, env=full_env)
         return CliResult(completed, tmp_path)

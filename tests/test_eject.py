@@ -59,3 +59,39 @@ def test_matmul_is_refused_naming_the_extern_call():
         write_module(captured.code, captured.configs, function="matmul", family="matmul",
                      shape={"M": 8}, dtype="float32", mode="default", device="cpu",
                      torch_version="", triton_version="")
+
+
+def test_eject_of_a_one_axis_family_writes_a_spec_block_that_keeps_it_one(gpubench, tmp_path):
+    """square declares no `axes` (its callables take the plain int): the spec block adds the
+    variant with Family.with_variants, which keeps it so (dataclasses.replace did not, and
+    every callable then got a Shape). The ejected kernel runs once and PASSes."""
+    import shutil
+
+    from conftest import REPO
+
+    folder = tmp_path / "mine" / "square"
+    shutil.copytree(REPO / "kernels" / "square", folder)
+    done = gpubench("eject", "square", "--kernels-dir", str(folder.parent), "--size", "1024",
+                    timeout=900)
+    assert done.code == 0, done.output
+    assert "family = family.with_variants(_EjectedTriton(" in (folder / "spec.py").read_text()
+    rows = done.by_variant()
+    assert rows["compiled_1024_float32"]["status"] == "ok", rows["compiled_1024_float32"]
+    assert "compiled" not in rows  # on a CPU the compiled original is not run beside it
+
+
+def test_the_launch_config_is_the_one_launcher_left_after_a_launch():
+    """On a GPU eject reads each kernel's config off its autotuner right after a launch
+    (inductor_capture._launches_seen): the one launcher left, else the one config given."""
+    from types import SimpleNamespace
+
+    import triton
+
+    from gpubench.families.eject_source import LaunchConfig
+    from gpubench.tools.inductor_capture import _chosen_config
+
+    won = triton.Config({"XBLOCK": 8, "R0_BLOCK": 1024}, num_warps=8, num_stages=1)
+    expected = LaunchConfig({"XBLOCK": 8, "R0_BLOCK": 1024}, 8, 1)
+    assert _chosen_config(SimpleNamespace(launchers=[SimpleNamespace(config=won)])) == expected
+    assert _chosen_config(SimpleNamespace(launchers=[], configs=[won])) == expected
+    assert _chosen_config(SimpleNamespace(launchers=[], configs=[won, won])) is None

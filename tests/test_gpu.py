@@ -13,7 +13,7 @@ def test_square_on_the_gpu_passes_and_is_timed_with_cold_l2_events(gpubench):
     done = gpubench("run", "square", "--sizes", "2^20", "--dtype", "fp32,fp16,bf16")
     assert done.code == 0, done.output
     rows = done.results()["results"]
-    assert {r["status"] for r in rows} == {"ok"} and len(rows) == 9
+    assert {r["status"] for r in rows} == {"ok"} and len(rows) == 9  # no compiled: conftest
     assert all(r["mode"] == "cold" and "L2 flushed by reads" in r["method"] for r in rows)
     assert all(r["measurement"]["details"]["flush_bytes"] > 0 for r in rows)
     env = done.results()["env"]
@@ -57,6 +57,19 @@ def test_shapes_on_the_gpu_every_variant_passes(gpubench):
     # longest register path (1024 threads x 32 floats)
     assert {r["status"] for r in rows} == {"ok"} and len(rows) == 2 * 2 * 5
     assert {r["shape"]["rows"] for r in rows} == {4096}  # the GPU default of the other axis
+
+
+def test_the_compiled_variant_passes_on_the_gpu_and_reads_cached_the_second_time(gpubench):
+    """Issue 29: torch.compile of softmax's reference, checked and timed; its build is the
+    first call (Triton's compile in it), cached in the second run (Inductor's FX-graph cache
+    under GPUBENCH_CACHE_DIR, which both runs share)."""
+    runs = [gpubench("run", "softmax", "--shape", "rows=1024,cols=1000", "--variants",
+                     "compiled", "--compiled") for _ in range(2)]
+    for done in runs:
+        assert done.code == 0, done.output
+        assert done.by_variant()["compiled"]["status"] == "ok"
+    assert runs[0].by_variant()["compiled"]["build"]["compile_s"] > 0
+    assert runs[1].by_variant()["compiled"]["build"]["cached"] is True
 
 
 def test_window_cost_is_fitted_and_kernels_are_counted(gpubench):

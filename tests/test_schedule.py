@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
+import pytest
 from test_results_and_timing import result
 
 from gpubench.analysis.comparison import compare_runs
@@ -17,7 +18,13 @@ from gpubench.records.shape import ShapeChoice
 from gpubench.run.interference import assess
 from gpubench.run.lane import choose_gpus
 from gpubench.run.plan import plan_points
-from gpubench.run.schedule import GroupTracker, build_identity, estimated_cost, order_for_workers
+from gpubench.run.schedule import (
+    GroupTracker,
+    build_identity,
+    build_parallelism,
+    estimated_cost,
+    order_for_workers,
+)
 
 GPU = Machine(has_cuda=True, has_triton=True, device_name="cuda")
 
@@ -106,3 +113,21 @@ def test_devices_are_chosen_among_the_visible_ones():
             assert message in str(exc)
         else:
             raise AssertionError(f"{spec} was accepted")
+
+
+def test_with_a_build_phase_no_point_is_put_first_to_build():
+    points = planned()
+    order = [p for p in order_for_workers(points, 2, prebuilt=True) if not p.skip]
+    kinds = [build_identity(p) is None for p in order]
+    assert kinds == sorted(kinds, reverse=True)  # torch/Triton points first, built ones after
+
+
+@pytest.mark.parametrize(("builds", "cores", "lanes", "expected"), [
+    (7, 32, 2, (7, 4)),  # the 2-GPU host: every build at once, the 29 free cores shared
+    (7, 16, 1, (7, 2)),  # one GPU's host: 14 free cores, 2 compiler jobs each
+    (3, 64, 4, (3, 19)),  # few builds, many cores: each ninja gets more jobs
+    (20, 16, 1, (7, 2)),  # more builds than pairs of free cores: builders queue them
+    (3, 2, 2, (1, 2)),  # the CI machine: one builder, which still runs 2 jobs
+])
+def test_build_parallelism_shares_the_free_cores(builds, cores, lanes, expected):
+    assert build_parallelism(builds, cores, lanes) == expected

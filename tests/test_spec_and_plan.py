@@ -41,7 +41,7 @@ def test_matmul_ships_the_required_variants_and_m_n_k_napkin_math():
     family = load_family("matmul", family_dirs()["matmul"])
     kinds = {v.name: v.kind for v in family.variants}
     assert kinds == {"torch": "torch", "naive": "cuda", "tiled": "cuda", "triton": "triton",
-                     "triton_tc": "triton", "wmma": "cuda"}
+                     "triton_tc": "triton", "wmma": "cuda", "compiled": "compiled"}
     assert family.axis_names == ("M", "N", "K")
     # one number fills every axis: --sizes 1024 is 1024^3
     cube = family.shape_from_size(1024)
@@ -148,9 +148,11 @@ def test_plan_puts_baseline_first_and_decides_skips_up_front():
     points = plan_points([square], CPU, {"square": ShapeChoice(sizes=(64, 128))},
                          ("float32", "bfloat16"))
     assert [p.variant.name for p in points[:3]] == ["torch", "cuda", "triton"]
-    assert len(points) == 2 * 2 * 3
+    assert len(points) == 2 * 2 * 4  # torch, cuda, triton and the automatic compiled
     skipped = [(p.variant.name, p.dtype) for p in points if p.skip]
-    assert skipped == [("triton", "bfloat16"), ("triton", "bfloat16")]
+    # compiled: on a CPU only when asked (families/compiled.py), at every point
+    assert skipped == [("compiled", "float32")] * 2 + [("triton", "bfloat16"),
+                                                       ("compiled", "bfloat16")] * 2
 
 
 def test_variant_filter_keeps_the_baseline_and_rejects_unknown_names():

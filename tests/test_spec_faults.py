@@ -133,13 +133,15 @@ def test_a_final_document_with_points_lacking_a_status_is_not_finished(tmp_path)
     """A lane that died leaves planned points without a status: the final document lists
     them NOT_RUN, has no `finished`, and is marked incomplete (run exits 1 then)."""
     from gpubench.commands.run import RunSaver
+    from gpubench.families import compiled
     from gpubench.families.spec import Machine
     from gpubench.run.folder import RunFolder
     from gpubench.run.plan import plan_points
     from gpubench.run.runner import Runner
     from gpubench.timing.settings import TimingSettings
 
-    family = load_family("badcost", TEST_KERNELS / "badcost")
+    with compiled.run_settings("off"):  # the family's own variants only
+        family = load_family("badcost", TEST_KERNELS / "badcost")
     points = plan_points([family], Machine(has_cuda=False, has_triton=False,
                                            device_name="cpu"))
     runner = Runner("cpu", tmp_path, TimingSettings())

@@ -13,13 +13,14 @@ from pathlib import Path
 
 from rich.console import Console
 
-from gpubench import errors
+from gpubench import errors, safe_text
 from gpubench.analysis.comparison import RunComparison, compare_runs
 from gpubench.analysis.run_overlap import what_differs
 from gpubench.records.run import RunDocument
 from gpubench.records.strict_json import strict_dumps
 from gpubench.report.compare_view import compare_markdown, compare_table, counts_text
 from gpubench.run.folder import atomic_write, read_run, resolve_run
+from gpubench.tune.summary import best_change
 
 STDOUT = Path("-")  # --markdown -: the markdown on stdout, in place of the table
 # Keys named in one gate message before '...': a killed run can miss hundreds.
@@ -46,6 +47,9 @@ def compare_command(request: CompareRequest, console: Console) -> int:
         raise errors.UsageError(f"BASE {base_dir} and NEW {new_dir} have no point in common: "
                                 f"{_differences(base, new)}")
     _show(request, result, str(base_dir), str(new_dir), console)
+    tuned = best_change(base, new, request.threshold)  # two `gpubench tune` records
+    if tuned and not request.as_json and request.markdown != STDOUT:
+        console.print(safe_text.terminal(tuned), markup=False, soft_wrap=True)
     # An incomplete NEW's unrun points are NOT_RUN rows, which the gate counts missing;
     # the gate names the run too (it cannot vouch for a run that did not finish).
     warned = _incomplete_runs(("BASE", base_dir, base)) if request.fail_on_regression else \

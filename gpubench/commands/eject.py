@@ -74,7 +74,8 @@ def eject(request: EjectRequest, console: Console) -> int:
                                family=family.name, shape=dict(shape.items()), dtype=dtype,
                                mode=request.mode, device=machine.device,
                                torch_version=torch.__version__,
-                               triton_version=_triton_version())
+                               triton_version=_triton_version(),
+                               configs_from=_configs_from(captured))
     except NothingToEject as exc:
         console.print(f"Nothing to eject for {family.name} at {shape.label()}: {exc}")
         return EXIT_NOTHING_TO_EJECT
@@ -82,10 +83,20 @@ def eject(request: EjectRequest, console: Console) -> int:
     added = _add_spec_entry(folder / "spec.py", name, module, family.name, dtype,
                             f"torch.compile's Triton at {shape.label()} ({request.mode}), "
                             "ejected")
-    _say_written(console, folder / module, name, added, captured.tuned, written)
+    _say_written(console, folder / module, name, added, captured, written)
     if not request.run:
         return errors.EXIT_OK
-    return _run_once(request, name, shape.text(), dtype, console)
+    return _run_once(request, name, shape.text(), dtype, console, beside_compiled=machine.has_cuda)
+
+
+def _configs_from(captured) -> str:
+    """Whose launch configs the file holds, said in its docstring."""
+    if captured.unseen:
+        return (f"Inductor's where its launch was seen, gpubench's rule for "
+                f"{', '.join(captured.unseen)} (not seen)")
+    if not captured.tuned:
+        return "gpubench's rule (no GPU: Inductor's autotuner never ran)"
+    return "the ones Inductor launched with (its autotuner's choice)"
 
 
 def _triton_version() -> str:
@@ -106,21 +117,25 @@ def _add_spec_entry(spec: Path, name: str, module: str, function: str, dtype: st
         return False
     block = (f"\n\n{mark}\n"
              "# Added by `gpubench eject`; delete this block and the module to remove it.\n"
-             "import dataclasses as _eject_dc  # noqa: E402\n\n"
              "from gpubench.families.spec import TritonVariant as _EjectedTriton  # noqa: E402\n\n"
-             "family = _eject_dc.replace(family, variants=(*family.variants, _EjectedTriton(\n"
+             "family = family.with_variants(_EjectedTriton(\n"
              f"    {name!r}, module={module!r}, function={function!r}, dtypes=({dtype!r},),\n"
-             f"    description={description!r})))\n")
+             f"    description={description!r}))\n")
     spec.write_text(text.rstrip("\n") + "\n" + block)
     return True
 
 
-def _say_written(console: Console, path: Path, name: str, added: bool, tuned: bool,
+def _say_written(console: Console, path: Path, name: str, added: bool, captured,
                  written) -> None:
     console.print(f"Wrote {path}")
     console.print(f"{'Added' if added else 'Kept'} variant '{name}' in {path.parent / 'spec.py'}"
                   f"{'' if added else ' (already there)'}")
-    if not tuned:
+    if captured.unseen:
+        console.print("Inductor's launch config was not seen for "
+                      f"{', '.join(captured.unseen)} (this torch launched it some other way): "
+                      "its block sizes are gpubench's rule, not the autotuner's, and its time "
+                      "may differ from the compiled original's.")
+    elif not captured.tuned:
         console.print("No GPU here: Inductor wrote this Triton for an sm_90 target without "
                       "running it; block sizes are gpubench's rule, not an autotuner's. "
                       "Eject again on the GPU for the tuned launch.")
@@ -130,11 +145,17 @@ def _say_written(console: Console, path: Path, name: str, added: bool, tuned: bo
 
 
 def _run_once(request: EjectRequest, name: str, shape: str, dtype: str,
-              console: Console) -> int:
+              console: Console, beside_compiled: bool) -> int:
     """`gpubench run FAMILY --variants NAME --shape ... --dtype ...`, in a child process
-    like any run (its workers, its table); the baseline always runs beside it."""
-    command = [sys.executable, "-m", "gpubench", "run", request.family, "--variants", name,
+    like any run (its workers, its table); the baseline always runs beside it, and on a
+    GPU the compiled original too (`compiled` at the same mode), whose time the ejected
+    kernels should match. On a CPU the ejected Triton runs in the interpreter, whose time
+    means nothing beside Inductor's C++: only its check counts there."""
+    variants = f"{name},compiled" if beside_compiled else name
+    command = [sys.executable, "-m", "gpubench", "run", request.family, "--variants", variants,
                "--shape", shape, "--dtype", dtype, "--device", request.device]
+    if beside_compiled:
+        command += ["--compiled", "--compile-mode", request.mode]
     for folder in request.kernels_dirs:
         command += ["--kernels-dir", str(folder)]
     console.print("$ gpubench " + " ".join(command[3:]))

@@ -16,6 +16,7 @@ from rich.markup import escape
 from gpubench import errors, safe_text
 from gpubench.analysis.baseline_pass import BaselineComparison
 from gpubench.analysis.comparison import compare_runs
+from gpubench.families import compiled
 from gpubench.families.discovery import family_dirs, load_family, refused_exits, resolve_families
 from gpubench.families.leaderboard.score import score_lines
 from gpubench.records import completeness as C
@@ -32,12 +33,14 @@ from gpubench.report.live import (
     skipped_summary,
 )
 from gpubench.report.table import group_markdown, groups_of
+from gpubench.run.build_phase import build_phase_for
 from gpubench.run.config import RunConfig
 from gpubench.run.folder import RunFolder, load_run
 from gpubench.run.lane import choose_gpus, visible_gpus
 from gpubench.run.machine import describe, detect_machine
 from gpubench.run.pipeline import Pipeline, RunContext
 from gpubench.run.plan import plan_points
+from gpubench.run.prestart import Prestart, guessed_slots
 from gpubench.run.report_page import write_report
 from gpubench.run.runner import Runner
 from gpubench.timing.envinfo import host_env
@@ -74,6 +77,8 @@ class RunRequest:
     verbose: bool = False  # --verbose: each failed point's whole traceback or compiler log
     legend: bool = True  # --no-legend: the tables without the legend printed after them
     watch: bool = False  # --watch: run again on every save (commands/watch.py)
+    compiled: bool | None = None  # --compiled/--no-compiled; None: on a GPU, not on a CPU
+    compile_mode: str = "default"  # --compile-mode: torch.compile's mode for `compiled`
 
 
 @dataclass
@@ -89,9 +94,17 @@ class RunSaver:
     points: list = field(default_factory=list)  # every planned point
     started: float = field(default_factory=time.perf_counter)
     unsaved: bool = False
+    # When the first point went to a worker and the last one came back (perf_counter):
+    # the run's measuring span; the rest of its wall time is fixed cost (worker starts,
+    # the interference reference, saving), which benchmarks/scale_out.py reports.
+    first_started: float | None = None
+    last_done: float | None = None
 
     def __call__(self, event: E.Event) -> None:
+        if isinstance(event, E.PointStarted) and self.first_started is None:
+            self.first_started = time.perf_counter()
         if isinstance(event, E.PointDone):
+            self.last_done = time.perf_counter()
             self.unsaved = True
         elif isinstance(event, E.Idle) and self.unsaved:
             self.unsaved = False
@@ -106,6 +119,9 @@ class RunSaver:
         after this save leaves a folder that says so."""
         unrun = self.runner.unrun(self.points, C.NO_STATUS_YET if not final else C.NO_STATUS)
         meta = {**self.meta, "wall_s": time.perf_counter() - self.started}
+        if self.first_started is not None and self.last_done is not None:
+            meta["points_span_s"] = round(self.last_done - self.first_started, 3)
+            meta["startup_s"] = round(self.first_started - self.started, 3)
         if unrun:
             total = len(self.runner.results) + len(unrun)
             meta[C.INCOMPLETE] = C.incomplete_reason(len(unrun), total, final)
@@ -121,6 +137,7 @@ class RunSaver:
 class RunCommand:
     request: RunRequest
     console: Console
+    prestart: Prestart | None = None  # workers started before torch is imported here
 
     def execute(self) -> int:
         """With --json, stdout carries the JSON document alone: anything else written to
@@ -132,7 +149,15 @@ class RunCommand:
 
     def _execute(self, write_json) -> int:
         self.check_parallel_options()
-        if not self.request.cluster or self.request.cluster == "local":
+        if not self.request.cluster:
+            self.prestart = Prestart(guessed_slots(self.request.device, self.request.devices,
+                                                   self.request.workers))
+            try:
+                return self._plan_and_run(write_json, detect_machine(self.request.device),
+                                          None)
+            finally:
+                self.prestart.close()
+        if self.request.cluster == "local":
             # A local cluster is started once the run folder exists (its logs go there).
             return self._plan_and_run(write_json, detect_machine(self.request.device), None)
         from gpubench.run.cluster import Cluster
@@ -224,7 +249,24 @@ class RunCommand:
         return plan_points(families, machine, choices, self.request.config.dtypes, chosen,
                            seed)
 
+    @contextlib.contextmanager
+    def compiled_settings(self, machine):
+        """The `compiled` variant's settings for this run's planning and workers
+        (families/compiled.py); on a CPU left out unless asked, which one line says."""
+        choice = compiled.settle_for(machine, self.request.compiled,
+                                     self.request.config.variants)
+        if choice == "off" and self.request.compiled is None and not machine.has_cuda \
+                and os.environ.get(compiled.ENV_CHOICE) != "off":
+            self.console.print(f"compiled (torch.compile of each reference): not run, "
+                               f"{compiled.CPU_REASON}", markup=False, highlight=False)
+        with compiled.run_settings(choice, self.request.compile_mode):
+            yield
+
     def _plan_and_run(self, write_json, machine, cluster) -> int:
+        with self.compiled_settings(machine):
+            return self._plan_and_run_compiled(write_json, machine, cluster)
+
+    def _plan_and_run_compiled(self, write_json, machine, cluster) -> int:
         # Loaded before anything is measured: a wrong --baseline costs no run.
         baseline = load_run(self.request.baseline) if self.request.baseline else None
         dirs = self.family_folders()
@@ -270,8 +312,14 @@ class RunCommand:
         """The runner of one run into a claimed `folder`, with its passes, and its saver."""
         meta = self._meta(folder.path, machine, dirs, seed, baseline, lanes)
         context = RunContext(self.request, machine, folder.path, points, meta, baseline)
-        runner = Runner(machine.device, folder.path, self.request.config.timing, lanes=lanes,
-                        pipeline=Pipeline.of(PASSES, context))
+        timing = self.request.config.timing
+        remote = bool(self.request.cluster) and self.request.cluster != "local"
+        builds = build_phase_for(points, machine, folder.path, timing.build_timeout_s, lanes,
+                                 remote)
+        runner = Runner(machine.device, folder.path, timing, lanes=lanes,
+                        pipeline=Pipeline.of(PASSES, context), builds=builds)
+        if self.prestart is not None:
+            self.prestart.hand_over(runner.lanes, machine.device)
         return runner, RunSaver(folder, meta, runner, points)
 
     def measure(self, runner: Runner, saver: RunSaver, points, tables: bool = True,

@@ -99,7 +99,8 @@ class WatchCommand:
         claim = RunFolder(folder).claim()  # the session's folder, locked for its lifetime
         try:
             session = WatchSession(folder, dirs, seed)
-            return self._session(run, machine, session)
+            with run.compiled_settings(machine):
+                return self._session(run, machine, session)
         finally:
             claim.release()
 

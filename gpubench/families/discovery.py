@@ -18,6 +18,7 @@ import traceback
 from pathlib import Path
 
 from gpubench.errors import SpecError, UsageError, unknown_name
+from gpubench.families.compiled import with_compiled
 from gpubench.families.interrupts import sigint_watch
 from gpubench.families.leaderboard.manifest import is_problem_folder
 from gpubench.families.spec import Family
@@ -99,7 +100,7 @@ def load_family(name: str, folder: Path, fresh: bool = False) -> Family:
     if not family.description:
         doc = (module.__doc__ or "").strip().splitlines()
         object.__setattr__(family, "description", doc[0] if doc else "")
-    return family
+    return with_compiled(family)
 
 
 def import_kernel_file(path: Path, prefix: str):

@@ -257,9 +257,10 @@ def kernel_text(kernels: list[InductorKernel]) -> tuple[str, tuple[str, ...]]:
 
 def write_module(code: str, configs: dict[str, LaunchConfig], *, function: str,
                  family: str, shape: dict, dtype: str, mode: str, device: str,
-                 torch_version: str, triton_version: str) -> EjectedModule:
-    """The ejected variant's file: the kernels Inductor wrote and a launcher
-    `function(*inputs, out)` for this shape only (Inductor specialised every size)."""
+                 torch_version: str, triton_version: str,
+                 configs_from: str = "the ones Inductor chose") -> EjectedModule:
+    """The ejected variant's file: the kernels Inductor wrote and a launcher `function(*inputs,
+    out)` for this shape only (Inductor specialised every size); `configs_from`: whose."""
     why = refusal(code)
     if why:
         raise NothingToEject(why)
@@ -276,7 +277,7 @@ def write_module(code: str, configs: dict[str, LaunchConfig], *, function: str,
 
 Written for {device} with torch {torch_version}, triton {triton_version}. Every size is
 baked into the kernels (Inductor specialises on static shapes): this variant runs at
-{shape_text} only. Launch configs are the ones Inductor's autotuner chose:
+{shape_text} only. Launch configs are {configs_from}:
 {tuned}.
 Runs without torch.compile: plain @triton.jit kernels, grids computed from the numels.
 """

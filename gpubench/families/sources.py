@@ -20,7 +20,9 @@ def build_request(family: Family, variant: CudaVariant, machine: Machine) -> Bui
     siblings = [v for v in family.variants if isinstance(v, CudaVariant)
                 and v.sources_for(machine) == sources and v.inline == variant.inline
                 and (v.cuda_flags, v.cflags) == (variant.cuda_flags, variant.cflags)]
-    functions = tuple(sorted({f for v in siblings for f in (v.functions or (v.function,))}))
+    # The variant itself too: one built with a tune config's -D flags has no sibling.
+    functions = tuple(sorted({f for v in (*siblings, variant)
+                              for f in (v.functions or (v.function,))}))
     if not variant.inline:
         cuda, cpp = sources
         return BuildRequest(family.name, family.directory, cuda, cpp, functions,

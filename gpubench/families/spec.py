@@ -67,6 +67,10 @@ class Variant:
     # or as {dtype: precision} for some. It picks the measured ceiling the result's "of
     # roof" is taken against; None: each dtype's own (float32 -> fp32 on CUDA cores).
     precision: str | dict | None = field(default=None, hash=False, compare=False)
+    # A CUDA variant's config space for `gpubench tune`: {MACRO: (value, ...)}, each point
+    # of the product built with -DMACRO=value (tune/space.py checks it when tune reads it).
+    # A Triton variant's space is its kernel's own @triton.autotune list, never declared.
+    tune: dict | None = field(default=None, hash=False, compare=False)
 
     kind = "variant"
 
@@ -267,6 +271,7 @@ class Family:
     bytes_moved(shape, itemsize)          the fewest bytes one call must move through memory
     make_output(shape, dtype, device)     optional: the output buffer (default: like the
                                           reference's result)
+    compiled    False: no automatic `compiled` variant (torch.compile of the reference)
     where `shape` is a Mapping axis -> int (shape["M"]).
 
     One-axis families written before axes existed still work unchanged: without
@@ -290,6 +295,9 @@ class Family:
     tolerances: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     make_output: Callable | None = None
     size_name: str = "n"  # the axis name of a family without `axes`
+    # False: no `compiled` variant (torch.compile of the reference, families/compiled.py),
+    # for a reference torch.compile cannot trace or that is not meant to be fast
+    compiled: bool = True
     description: str = ""
     name: str = ""  # set by discovery from the folder name
     directory: Path | None = None  # set by discovery
@@ -405,6 +413,16 @@ class Family:
         return self.make_output(self._arg(shape), dtype, device)
 
     # ------------------------------------------------------------ the rest
+
+    def with_variants(self, *variants: Variant) -> Family:
+        """A copy with `variants` added (an ejected kernel's spec block uses it). Not
+        dataclasses.replace alone: that runs the checks again on axes they already
+        normalised, and a family declared without `axes` would stop being one."""
+        import dataclasses
+
+        copy = dataclasses.replace(self, variants=(*self.variants, *variants))
+        object.__setattr__(copy, "_legacy", self._legacy)
+        return copy
 
     @property
     def baseline(self) -> Variant | None:

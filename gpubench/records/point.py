@@ -48,6 +48,9 @@ class Task:
     shape: Shape
     seed: int
     timing: TimingSettings = field(default_factory=TimingSettings)
+    # Check it (building what it needs) and stop: `gpubench tune` checks every config on
+    # its own, in parallel workers, before the race times the ones that passed.
+    check_only: bool = False
 
     @property
     def label(self) -> str:
@@ -62,7 +65,8 @@ class Task:
     def to_dict(self) -> dict:
         return {"id": self.id, "family": self.family, "family_dir": self.family_dir,
                 "variant": self.variant, "dtype": self.dtype, "shape": self.shape.to_dict(),
-                "seed": self.seed, "timing": self.timing.to_dict()}
+                "seed": self.seed, "timing": self.timing.to_dict(),
+                **({"check_only": True} if self.check_only else {})}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict())
@@ -71,7 +75,8 @@ class Task:
     def from_dict(cls, data: dict) -> Task:
         return cls(id=data["id"], family=data["family"], family_dir=data["family_dir"],
                    variant=data["variant"], dtype=data["dtype"], shape=Shape(data["shape"]),
-                   seed=data["seed"], timing=TimingSettings.from_dict(data.get("timing", {})))
+                   seed=data["seed"], timing=TimingSettings.from_dict(data.get("timing", {})),
+                   check_only=bool(data.get("check_only")))
 
     @classmethod
     def from_json(cls, text: str) -> Task:

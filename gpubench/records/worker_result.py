@@ -15,12 +15,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gpubench.records.result import BUILD_ERROR, CRASHED, ERROR, FAIL, OK
+from gpubench.records.result import BUILD_ERROR, CRASHED, ERROR, FAIL, OK, SKIPPED
 from gpubench.timing.device_work import DeviceWork
 from gpubench.timing.measurement import Measurement
 
-# What a worker can say of a task; TIMEOUT and the like are the parent's verdicts.
-WORKER_STATUSES = frozenset({OK, FAIL, ERROR, BUILD_ERROR, CRASHED})
+# What a worker can say of a task; TIMEOUT and the like are the parent's verdicts. SKIPPED:
+# what the variant needs failed on this machine, not the variant (torch.compile with no
+# C++ compiler for Inductor: families/compiled.py).
+WORKER_STATUSES = frozenset({OK, FAIL, ERROR, BUILD_ERROR, CRASHED, SKIPPED})
 _KEYS = frozenset({"status", "error", "build", "check", "measurements", "device",
                    "device_work", "error_site"})
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from gpubench.families import compiled
 from gpubench.records import result as R
 from gpubench.records.features import EXTRAS
 from gpubench.timing import precision
@@ -29,6 +30,9 @@ PRECISION_NOTE = (" of roof 'tf32' (or another precision): the variant computes 
                   "precision, and its roof is that precision's measured ceiling.")
 ALLOC_NOTE = (" (alloc): the variant returns a new output tensor; allocating it is part of its "
               "time.")
+COMPILED_NOTE = (" compiled: torch.compile of the family's reference, the compiler's own kernel "
+                 "(Inductor; its mode in results.json); its build is the first call at the "
+                 "shape, compile included ('cached': Inductor's FX-graph cache had it).")
 INTERPRETED_NOTE = (f" {INTERPRETED}: {R.CORRECTNESS_ONLY} (no speedup, rate or roof share; "
                     "results.json keeps the time).")
 KERNELS_CAPTION = (" kernels: device work per call (k kernels + m memsets/copies) when a call "
@@ -72,6 +76,8 @@ def group_notes(group: Sequence[R.Result], headers: set[str]) -> list[str]:
         notes.append(PRECISION_NOTE)
     if any(r.build.get("allocates_output") for r in group):
         notes.append(ALLOC_NOTE)
+    if any(r.kind == compiled.KIND for r in group):
+        notes.append(COMPILED_NOTE)
     notes.extend(spec.mark_caption for r in group for spec in marking(r))
     if any(r.correct and R.correctness_only(r) for r in group):
         notes.append(INTERPRETED_NOTE)

@@ -21,7 +21,7 @@ from pathlib import Path
 from gpubench.build.compile import build_extension
 from gpubench.build.diagnostics import CompileError
 from gpubench.errors import SpecError
-from gpubench.families import sideeffects
+from gpubench.families import compiled, sideeffects
 from gpubench.families.calling import load_callable
 from gpubench.families.check import CheckResult, compare, poison
 from gpubench.families.discovery import import_kernel_file, load_family
@@ -36,15 +36,19 @@ from gpubench.families.spec import (
 )
 from gpubench.records import error_site
 from gpubench.records.point import Task
-from gpubench.records.result import BUILD_ERROR, ERROR, FAIL, OK
+from gpubench.records.result import ERROR, FAIL, OK, SKIPPED
 from gpubench.records.worker_result import WorkerResult
+from gpubench.run.failures import build_failure, family_roots, variant_failure
 from gpubench.run.fresh_probe import FreshProbe, probe_fresh
 from gpubench.run.invocation import Group, Invocation
+from gpubench.run.reference import is_own_reference
 from gpubench.run.rotation import InputSet, Rotation, output_problem, set_bytes, set_count
+from gpubench.run.tune_apply import Tuning
 from gpubench.timing import nvtx_ranges
 from gpubench.timing.clocks import measure_watched
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.timers import make_timer, modes_for_device
+from gpubench.tune.space import split_name
 
 # Calls before the profiled one: caches, clocks and lazy loading settle, as in timing.
 PROFILE_WARMUP_CALLS = 3
@@ -79,6 +83,7 @@ class Executor:
         self.timers: dict = {}
         self.shared: dict = {}  # state timers share (the flush buffer)
         self.gpu_uuid = _gpu_uuid() if machine.has_cuda else ""
+        self.tuning = Tuning(machine)  # 'VARIANT@INDEX' and pinned configs (tune_apply.py)
 
     # ------------------------------------------------------------ one task
 
@@ -94,7 +99,9 @@ class Executor:
         except Exception as exc:
             if _is_cuda_fault(exc):
                 raise CudaFault(_one_line(exc)) from exc
-            failed = variant_failure(exc, task, self.families.get(task.family_dir))
+            skip = compiled.compile_failure(exc) if self._is_compiled(task) else None
+            failed = (WorkerResult(SKIPPED, skip) if skip else
+                      variant_failure(exc, task, self.families.get(task.family_dir)))
         _release_memory(self.machine)  # out of the except block: the exception is let go
         return failed
 
@@ -102,11 +109,19 @@ class Executor:
         with nvtx_ranges.labelled(task.label):
             return self._run_labelled(task)
 
+    def _is_compiled(self, task: Task) -> bool:
+        family = self.families.get(task.family_dir)
+        return any(v.name == task.variant and v.kind == compiled.KIND
+                   for v in (family.variants if family else ()))
+
     def _run_labelled(self, task: Task) -> WorkerResult:
+        cache_before = compiled.cache_events()
         ready = self.prepare(task)
         fn, group, check, build = ready.fn, ready.group, ready.check, ready.build
         if ready.variant.kind == "triton":  # Triton compiles on the first call: its build
             build = {**build, "compile_s": ready.first_call_s, "cached": None}
+        elif ready.variant.kind == compiled.KIND:  # so does torch.compile, once per shape
+            build = compiled.first_call_build(build, ready.first_call_s, cache_before)
         if fn.returns:  # the table says so: its time includes allocating the output
             build = {**build, "allocates_output": True}
         checked = WorkerResult(OK, build=build, check=check.to_dict(),
@@ -117,6 +132,8 @@ class Executor:
         if not check.passed:
             why = check.note or "output differs from the reference"
             return replace(checked, status=FAIL, error=why)
+        if task.check_only:  # gpubench tune's first pass: every config checked (and built)
+            return checked
         self.report_phase("time")
         sets = self._timing_sets(ready, task)
         measurements = {mode: self._time_mode(mode, ready, sets, task)
@@ -124,8 +141,9 @@ class Executor:
         culprit = self._blame(group, group.time_inputs, group.pristine_time, ready.state)
         if culprit:
             return replace(checked, status=FAIL, error=f"while timed: {culprit}")
-        if any(m.recheck_failed for m in measurements.values()):
-            return replace(checked, measurements=measurements)  # failed: nothing to probe
+        failed = any(m.recheck_failed for m in measurements.values())
+        if failed or is_own_reference(task.family_dir):
+            return replace(checked, measurements=measurements)  # nothing (more) to probe
         probe = self._fresh_probe(ready, task, sets)
         del sets
         if probe.failure:
@@ -198,7 +216,8 @@ class Executor:
         The inputs are the group's, shared with the point's other variants, unless
         `own_group` (a trace holds every variant's at once)."""
         family = self._family(task)
-        variant = family.variant(task.variant)
+        tuned = self.tuning.resolve(family, task)
+        variant = tuned.variant
         self.report_phase("build")
         fn, build = self.load_variant(family, variant)
         self.report_phase("prepare")
@@ -209,7 +228,9 @@ class Executor:
             group = self._group(family, task)
         state = sideeffects.torch_state()
         self.report_phase("check")
-        first_call_s, check = self._check(fn, group, family, task)
+        with self.tuning.first_call(family, tuned):
+            first_call_s, check = self._check(fn, group, family, task)
+        build = tuned.build(build)
         return Prepared(family, variant, fn, build, group, state, first_call_s, check)
 
     def _family(self, task: Task) -> Family:
@@ -219,7 +240,7 @@ class Executor:
 
     def load_variant(self, family: Family, variant: Variant) -> tuple[Invocation, dict]:
         """The variant's Invocation (building or importing it) and how its build went."""
-        key = (str(family.directory), variant.name)
+        key = (str(family.directory), variant.name, getattr(variant, "cuda_flags", ()))
         if key in self.loaded:
             fn, _ = self.loaded[key]
             return fn, {"compile_s": 0.0, "cached": True, "reused_in_process": True}
@@ -228,6 +249,8 @@ class Executor:
         elif isinstance(variant, TritonVariant):
             module = import_kernel_file(family.directory / variant.module, "gpubench_triton")
             fn, build = _attribute(module, variant.function, variant.module), {}
+        elif isinstance(variant, compiled.CompiledVariant):
+            fn, build = compiled.load(variant)
         elif isinstance(variant, CudaVariant):
             outcome = build_extension(build_request(family, variant, self.machine))
             fn = _attribute(outcome.module, variant.function, outcome.name)
@@ -258,7 +281,7 @@ class Executor:
         problem = fn.problem(produced, group.out, torch)
         if problem:
             raise SpecError(f"variant '{task.variant}' {problem}")
-        tolerance = family.tolerance(task.dtype, family.variant(task.variant))
+        tolerance = family.tolerance(task.dtype, family.variant(split_name(task.variant)[0]))
         untrusted = output_problem(produced, group.check_inputs)
         if untrusted:  # a lazy subclass or an input's memory: failed, not compared
             return first_call_s, CheckResult(False, float("inf"), float("inf"), 0, 0, 0,
@@ -306,6 +329,8 @@ class Executor:
 
         group = ready.group
         first = InputSet(group.time_inputs, group.out, group.time_ref)
+        if is_own_reference(task.family_dir):
+            return [first]
         free = torch.cuda.mem_get_info()[0] if self.machine.has_cuda else None
         # x2: a set's float64 reference, made when it is re-checked, is up to twice the
         # set's own bytes (fp32 -> fp64; more for 16-bit outputs, fewer for their inputs)
@@ -414,40 +439,6 @@ def _reference(family: Family, inputs: tuple):
     upcast = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
               for x in inputs]
     return family.reference(*upcast)
-
-
-def build_failure(exc: CompileError) -> WorkerResult:
-    """BUILD ERROR: the compiler's first errors (file:line), the first one's source line, its
-    build seconds (none for a build that failed earlier in this process: it took no time
-    now, and "0.0 ns" would read as a measurement) and the whole log."""
-    build = {"compile_s": exc.seconds or None, "cached": False}
-    if exc.log_path:
-        build["log"] = str(exc.log_path)
-    report = error_site.report_compile_error(exc.summary, _read_log(exc.log_path))
-    return WorkerResult(BUILD_ERROR, exc.summary, build=build, error_site=report.to_dict())
-
-
-def family_roots(family: Family) -> list[Path]:
-    """The folders of a family's own files: its folder, and a leaderboard problem's and its
-    submissions' folders (families/leaderboard/)."""
-    return [Path(family.directory), *getattr(family, "source_roots", ())]
-
-
-def variant_failure(exc: BaseException, task: Task, family: Family | None = None
-                    ) -> WorkerResult:
-    """ERROR at the innermost line of the family's own files that raised (a helper, a
-    Triton kernel, a TORCH_CHECK), with the whole traceback kept."""
-    roots = family_roots(family) if family is not None else [Path(task.family_dir)]
-    report = error_site.report_exception(exc, roots)
-    return WorkerResult(ERROR, error_site.with_site(report.message, report.site),
-                        error_site=report.to_dict())
-
-
-def _read_log(path: Path | None) -> str:
-    try:
-        return path.read_text(errors="replace") if path else ""
-    except OSError:
-        return ""
 
 
 def _release_memory(machine: Machine) -> None:

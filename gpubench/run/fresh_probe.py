@@ -79,6 +79,7 @@ def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet
 def _timed_call(invoke, fresh: InputSet, support, finite: bool) -> tuple[float, object]:
     poison(fresh.out, finite=finite)
     if support is None:
+        _wake_thread_team()
         start = pristine.perf_counter()
         produced = invoke(fresh.inputs, fresh.out)
         return pristine.perf_counter() - start, produced
@@ -91,6 +92,30 @@ def _timed_call(invoke, fresh: InputSet, support, finite: bool) -> tuple[float, 
     support.synchronize()
     cost = support.window_cost().fixed_s
     return max(support.elapsed_s(begin, end) - cost, 0.0), produced
+
+
+# Elements of the fill that wakes the CPU's thread team: above ATen's grain size (32768), so
+# the fill runs as a parallel region on every thread; 512 KB, ~10-20 us, outside the window.
+_WAKE_ELEMENTS = 1 << 17
+_wake_buffer: list = []
+
+
+def _wake_thread_team() -> None:
+    """Wake the OpenMP thread team right before an isolated CPU call, as a timing loop's
+    call finds it: a kernel that runs as a parallel region (Inductor's C++ does even at
+    1024 elements; ATen's ops above their grain size) otherwise pays for waking the
+    sleeping threads on every isolated call, tens of us to a time slice on a loaded host,
+    which no call of a loop pays. That made an honest `compiled` row SUSPECT ("skips work
+    on inputs it has seen": its fresh calls several times its loop's median), 2026-11-26.
+    On the GPU the spin before the window does this job. One process-wide team: Inductor's
+    kernels load libgomp by the soname torch's own libgomp has, so they share it."""
+    import torch
+
+    if torch.get_num_threads() < 2:
+        return
+    if not _wake_buffer:
+        _wake_buffer.append(torch.empty(_WAKE_ELEMENTS))
+    _wake_buffer[0].fill_(0.0)
 
 
 def _check(produced, fresh: InputSet, index: int, reference_of, tolerance) -> str | None:

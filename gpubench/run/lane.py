@@ -101,6 +101,17 @@ class Lane:
             self.kill()
         return Outcome(result, device=self.env)
 
+    def adopt(self, worker: WorkerProcess, env: dict) -> None:
+        """Take a worker started before this lane existed (prestart.py) as its first: its
+        log moves to where this lane's first worker logs."""
+        self.workers_started += 1
+        if worker.log is not None:
+            worker.log.move_to(self.log_dir / f"{self.log_prefix}-{self.workers_started}.log")
+        worker.log_path = self.log_dir / f"{self.log_prefix}-{self.workers_started}.log"
+        self.worker = worker
+        if not self.env:
+            self.env = {**env, "device_id": self.slot.label}
+
     def _live_worker(self) -> WorkerProcess:
         if self.worker is None:
             self.workers_started += 1

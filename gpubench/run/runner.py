@@ -11,6 +11,10 @@ when their last point is in, whatever order the lanes finish in, and go through
 the pipeline's passes (pipeline.py) before they are shown and saved; Ctrl-C
 lands there (lanes are then killed, what they had not finished is NOT_RUN).
 With several lanes, an interference reference is timed first (interference.py).
+With a build phase (build_phase.py), the plan's extensions compile in builder processes
+from the start, beside the worker starts and the interference reference; a lane takes
+the next point whose build is over (or that builds nothing), so the GPUs measure torch
+and Triton points while the builds run.
 Never prints: the listeners decide what to show.
 """
 
@@ -29,6 +33,7 @@ from gpubench.records import result as R
 from gpubench.records.derive import finish_group
 from gpubench.records.features.error_site import ERROR_SITE
 from gpubench.records.worker_result import WorkerResult
+from gpubench.run.build_phase import BuildPhase, describe_build_phase
 from gpubench.run.interference import Interference, assess
 from gpubench.run.lane import Lane, Outcome, Slot
 from gpubench.run.pipeline import Pipeline
@@ -55,8 +60,10 @@ class Runner:
     `pipeline`: the passes each finished group goes through (none by default)."""
 
     def __init__(self, device: str, log_dir: Path, timing: TimingSettings,
-                 lanes: list | None = None, pipeline: Pipeline | None = None):
+                 lanes: list | None = None, pipeline: Pipeline | None = None,
+                 builds: BuildPhase | None = None):
         self.device, self.log_dir, self.timing = device, log_dir, timing
+        self.builds = builds
         self.listeners: list[Callable[[E.Event], None]] = []
         self.pipeline = pipeline or Pipeline()
         if self.pipeline.context is not None:  # the passes speak and read env through us
@@ -87,11 +94,12 @@ class Runner:
         open_groups: dict[tuple, dict[int, list[R.Result]]] = {}
         threads: list[threading.Thread] = []
         try:
+            self._start_builds()
             self.pipeline.before_run()
             if len(self.lanes) > 1:
                 self._measure_interference(points)
-            pending = deque((plan_index[id(p)], p)
-                            for p in order_for_workers(points, len(self.lanes)))
+            pending = deque((plan_index[id(p)], p) for p in
+                            order_for_workers(points, len(self.lanes), self.builds is not None))
             lock = threading.Lock()
             threads = [threading.Thread(target=self._lane_loop, args=(lane, pending, lock),
                                         name=f"gpubench-lane-{lane.slot.label}", daemon=True)
@@ -99,6 +107,8 @@ class Runner:
             for thread in threads:
                 thread.start()
             self._dispatch(len(threads), tracker, open_groups)
+            if self.builds is not None:  # final figures: rebuilds by workers counted
+                self.env["build_phase"] = self.builds.summary()
         except KeyboardInterrupt as stop:
             self._stopping.set()
             self._kill_lanes()
@@ -109,6 +119,8 @@ class Runner:
             self._sort(plan_index, points)
             raise
         finally:
+            if self.builds is not None:
+                self.builds.stop()
             self._stop_lanes()
         self._sort(plan_index, points)
         return self.results
@@ -163,6 +175,8 @@ class Runner:
             if tracker.done(point):
                 group = open_groups.pop(point.group)
                 self._finish_group([r for i in sorted(group) for r in group[i]])
+        elif kind == "builds":
+            self._builds_done(event[1])
         elif kind == "lane_end":
             return 1
         return 0
@@ -177,9 +191,9 @@ class Runner:
         name = _device_fields(env)["device_name"]
         if env.get("ceilings") and name not in self._ceilings:
             self._ceilings[name] = env["ceilings"]
-        first = not self.env
-        if first:
-            self.env = dict(env)
+        first = len(self.devices) == 1
+        if first:  # run-level facts noted before any worker said hello (build_phase) stay
+            self.env = {**env, **self.env}
         if len(self.lanes) > 1:
             self.env["devices"] = list(self.devices.values())
         if first:
@@ -216,11 +230,8 @@ class Runner:
     def _lane_loop(self, lane, pending: deque, lock: threading.Lock) -> None:
         """Take points until none is left; every outcome goes to the main thread."""
         try:
-            while not self._stopping.is_set():
-                with lock:
-                    if not pending:
-                        return
-                    index, point = pending.popleft()
+            while (item := self._take(pending, lock)) is not None:
+                index, point = item
                 self._events.put(("started", point))
                 rows = self._contained_point(lane, index, point)
                 if self._stopping.is_set():  # killed by Ctrl-C: the main thread decides
@@ -235,6 +246,22 @@ class Runner:
                         return
         finally:
             self._events.put(("lane_end", lane))
+
+    def _take(self, pending: deque, lock: threading.Lock) -> tuple[int, Point] | None:
+        """The next point a lane may run: the first in the queue whose build is over or
+        that builds nothing (waiting for a build only when nothing else is left); None
+        when the queue is empty or the run stops."""
+        while not self._stopping.is_set():
+            with lock:
+                if not pending:
+                    return None
+                for position, (_, point) in enumerate(pending):
+                    if self.builds is None or self.builds.ready(point):
+                        item = pending[position]
+                        del pending[position]
+                        return item
+            self.builds.wait(EVENT_POLL_S)
+        return None
 
     def _contained_point(self, lane, index: int, point: Point) -> list[R.Result]:
         """The point's results; a fault in turning its outcome into rows is its ERROR, so
@@ -253,6 +280,9 @@ class Runner:
             return self._expand(point, R.SKIPPED, point.skip)
         if point.spec_error:  # the family's cost model failed here: nothing to run
             return self._expand(point, R.ERROR, point.spec_error)
+        failed_build = self.builds.failed(point) if self.builds is not None else None
+        if failed_build is not None:  # said once by the build phase, for each of its points
+            return self._from_outcome(point, failed_build, {})
         try:
             outcome = lane.execute(point.task(index, self.timing), self.timing.timeout_s,
                                    self.timing.build_timeout_s,
@@ -264,9 +294,31 @@ class Runner:
         device = outcome.device or lane.env
         if device:
             self._events.put(("device", device))
+        built = None
+        if self.builds is not None and outcome.result is not None:
+            self.builds.note_worker_build(point, dict(outcome.result.build))
+            built = self.builds.build_for_row(point)
+        if built is not None:
+            build = {**outcome.result.build, **built}  # the worker's notes stay
+            outcome = replace(outcome, result=replace(outcome.result, build=build))
+        return self._from_outcome(point, outcome, device)
+
+    def _from_outcome(self, point: Point, outcome: Outcome, device: dict) -> list[R.Result]:
         if outcome.failure:
             return self._expand(point, outcome.failure, outcome.error, device)
         return results_from_worker(point, outcome.result, self._modes(), device)
+
+    # ------------------------------------------------------------ the build phase
+
+    def _start_builds(self) -> None:
+        if self.builds is not None:
+            self.builds.on_done = lambda summary: self._events.put(("builds", summary))
+            self.builds.start()
+
+    def _builds_done(self, summary: dict) -> None:
+        """The phase's figures go to the run's env (results.json) and to the console."""
+        self.env["build_phase"] = summary
+        self.emit(E.Message(describe_build_phase(summary)))
 
     # ------------------------------------------------------------ interference
 
@@ -342,8 +394,11 @@ class Runner:
             lane.kill()
 
     def _stop_lanes(self) -> None:
-        for lane in self.lanes:
-            lane.stop()
+        """Every lane's worker ended at once (each waits for its worker to exit)."""
+        threads = [threading.Thread(target=lane.stop, daemon=True) for lane in self.lanes]
+        for thread in threads:
+            thread.start()
+        self._join(threads)
 
     @staticmethod
     def _join(threads: list[threading.Thread]) -> None:

@@ -7,12 +7,16 @@ leave one worker with a long tail while the others idle), and the queue is
 ordered so that the tail is short:
 
 1. builds first: the first point of every distinct C++/CUDA build, so that the
-   20-40 s compiles run side by side at the start (on different workers);
+   compiles run side by side at the start (on different workers) -- unless a build
+   phase (build_phase.py) compiles them all up front, off the workers;
 2. then the points that build nothing (torch, Triton), while those builds finish:
    a worker taking another point of a build in progress would wait on its lock;
 3. then the other points of built variants, which find their builds cached.
 Within 2 and 3, the largest points first (longest-processing-time-first: the
 small ones fill the gaps at the end).
+
+The build phase's own sizing (how many builders, how many compiler jobs each) is
+here too: `build_parallelism`.
 
 A point's size is its napkin cost, max(FLOPs / RIDGE, bytes): which side of the
 roofline it sits on, in bytes-equivalent, without knowing the machine.
@@ -50,17 +54,25 @@ def build_identity(point: Point) -> tuple | None:
     return (str(point.family.directory), tuple(getattr(variant, n) for n in names))
 
 
-def order_for_workers(points: list[Point], workers: int) -> list[Point]:
-    """The order in which `workers` free workers should take the points."""
-    if workers <= 1:
-        return list(points)
+def first_of_each_build(points: list[Point]) -> list[Point]:
+    """One point of every distinct C++/CUDA build among the runnable points, the largest
+    point of each, builds in order of their largest point (the first needed most)."""
     runnable = [p for p in points if not p.skip and not p.spec_error]
     first_of_build: dict[tuple, Point] = {}
     for point in sorted(runnable, key=estimated_cost, reverse=True):
         identity = build_identity(point)
         if identity is not None:
             first_of_build.setdefault(identity, point)
-    builds = list(first_of_build.values())
+    return list(first_of_build.values())
+
+
+def order_for_workers(points: list[Point], workers: int, prebuilt: bool = False) -> list[Point]:
+    """The order in which `workers` free workers should take the points. `prebuilt`: a
+    build phase compiles the extensions, so no worker's point is put first to build."""
+    if workers <= 1:
+        return list(points)
+    runnable = [p for p in points if not p.skip and not p.spec_error]
+    builds = [] if prebuilt else first_of_each_build(points)
     chosen = {id(p) for p in builds}
     rest = sorted((p for p in runnable if id(p) not in chosen), key=estimated_cost,
                   reverse=True)
@@ -86,3 +98,24 @@ class GroupTracker:
     def open_groups(self) -> list[tuple]:
         return [group for group, count in self.pending.items() if count > 0]
 
+
+
+# The host cores a build phase leaves alone: one per lane (its worker launches kernels, and
+# a launch-bound kernel's time is the host's: a compile on that core would show in it) and
+# one for gpubench itself (events, tables, saving).
+CORES_KEPT_PER_LANE = 1
+CORES_KEPT_FOR_PARENT = 1
+# An extension is 2-3 translation units (kernel .cu, binding, module file), compiled by one
+# ninja: 2 jobs each keep a builder's units side by side without one build taking the host.
+MIN_JOBS_PER_BUILDER = 2
+
+
+def build_parallelism(builds: int, cores: int, lanes: int) -> tuple[int, int]:
+    """(builders, compiler jobs each) for `builds` distinct extensions on a host of `cores`
+    with `lanes` workers measuring meanwhile: one builder per extension up to half the free
+    cores (each runs >= 2 compiler jobs), the free cores shared out among them. Builds are
+    independent ninja graphs, so side by side they scale until the cores run out; one
+    ninja alone cannot use more cores than its extension has translation units (2-3)."""
+    free = max(1, cores - lanes * CORES_KEPT_PER_LANE - CORES_KEPT_FOR_PARENT)
+    builders = max(1, min(builds, free // MIN_JOBS_PER_BUILDER))
+    return builders, max(MIN_JOBS_PER_BUILDER, free // builders)

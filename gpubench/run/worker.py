@@ -73,7 +73,21 @@ def main(argv: list[str] | None = None) -> int:
         send(fd, {"type": "fatal", "error": f"worker failed to start: {exc}",
                   "traceback": traceback.format_exc()})
         return 2
-    return _serve(machine, fd, watchdog)
+    status = _serve(machine, fd, watchdog)
+    if status == 0:  # the parent closed stdin: the run is over, every result is sent
+        _exit_now()
+    return status
+
+
+def _exit_now() -> None:
+    """End without Python's and torch's teardown (CUDA context, allocator, module
+    finalisers: ~1 s that the parent would wait for after the last point of every run).
+    Nothing is left to say; the parent kills what remains of the session, and the driver
+    frees the context with the process."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(0)
 
 
 def _start(device: str, fd: int):
@@ -228,7 +242,7 @@ def _failure(exc: Exception, task: Task) -> WorkerResult:
     parent names it instead of the tool's "returned an error code", tools/driver.py), or
     ERROR at the line of the family's files that raised."""
     from gpubench.build.diagnostics import CompileError
-    from gpubench.run.execute import build_failure, variant_failure
+    from gpubench.run.failures import build_failure, variant_failure
 
     if isinstance(exc, CompileError):
         return build_failure(exc)

@@ -14,6 +14,7 @@ import contextlib
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +22,7 @@ import threading
 import time
 from pathlib import Path
 
+from gpubench.families import compiled
 from gpubench.run.processes import kill_session, kill_tree
 from gpubench.run.protocol import Envelope, LineReader, ResultKey
 
@@ -41,8 +43,10 @@ class WorkerTimeout(Exception):
 
 
 class WorkerProcess:
-    def __init__(self, device: str, log_path: Path, extra_env: dict | None = None):
+    def __init__(self, device: str, log_path: Path, extra_env: dict | None = None,
+                 module: str = "gpubench.run.worker"):
         self.device = device
+        self.module = module  # gpubench.run.builder for a build phase's builder
         self.log_path = log_path
         self.extra_env = extra_env or {}  # CUDA_VISIBLE_DEVICES of a lane pinned to one GPU
         self._kill_lock = threading.Lock()
@@ -57,7 +61,7 @@ class WorkerProcess:
         log_read, log_write = os.pipe()
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "gpubench.run.worker", "--fd", str(write_fd)],
+                [sys.executable, "-m", self.module, "--fd", str(write_fd)],
                 stdin=subprocess.PIPE, stdout=log_write, stderr=subprocess.STDOUT,
                 pass_fds=(write_fd,), start_new_session=True,
                 env={**worker_env(self.device), **self.extra_env},
@@ -75,7 +79,8 @@ class WorkerProcess:
         return self.env
 
     def send(self, line: Envelope | ResultKey) -> None:
-        """A task, or the key its result must carry, as one line on the worker's stdin."""
+        """A task, or the key its result must carry, as one line on the worker's stdin
+        (anything with to_json(): a builder's job too)."""
         try:
             self.process.stdin.write((line.to_json() + "\n").encode())
             self.process.stdin.flush()
@@ -150,37 +155,60 @@ class WorkerProcess:
 class CappedLog:
     """Copies a worker's output from a pipe to its log file on a thread: the first
     LOG_HEAD_BYTES as they come, then only the last LOG_TAIL_BYTES, written with a note
-    of what was left out when the pipe closes (the worker and its children are gone)."""
+    of what was left out when the pipe closes (the worker and its children are gone).
+    A worker started before its run folder existed (prestart.py) logs to a temporary
+    file first, and `move_to` takes the log, and what follows, to the run folder."""
 
     def __init__(self, fd: int, path: Path):
         self.fd, self.path = fd, path
         self.written = 0
         self.dropped = 0
         self.tail = bytearray()
+        self._lock = threading.Lock()
+        self._sink = self._open_sink(path)
         self.thread = threading.Thread(target=self._copy, name="gpubench-log", daemon=True)
         self.thread.start()
 
     def _copy(self) -> None:
-        with self._open_sink() as sink:
-            while True:
-                try:
-                    chunk = os.read(self.fd, 1 << 16)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                self._take(chunk, sink)
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except OSError:
+                break
+            if not chunk:
+                break
+            with self._lock:
+                self._take(chunk, self._sink)
+        with self._lock:
             if self.dropped:
-                sink.write(f"\n[gpubench: {self.dropped:,} bytes of worker output left out; "
-                           f"the last {len(self.tail):,} follow]\n".encode())
-            sink.write(bytes(self.tail))
+                self._sink.write(f"\n[gpubench: {self.dropped:,} bytes of worker output left "
+                                 f"out; the last {len(self.tail):,} follow]\n".encode())
+            self._sink.write(bytes(self.tail))
+            self._sink.close()
         os.close(self.fd)
 
-    def _open_sink(self):
+    def move_to(self, path: Path) -> None:
+        """Go on in `path`, the log so far moved there (renamed, or copied across file
+        systems)."""
+        with self._lock:
+            open_now = not self._sink.closed
+            self._sink.close()
+            try:
+                os.replace(self.path, path)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    shutil.copyfile(self.path, path)
+                    os.unlink(self.path)
+            self.path = path
+            if open_now:
+                self._sink = self._open_sink(path)
+
+    @staticmethod
+    def _open_sink(path: Path):
         """The log file, or /dev/null when the run folder no longer takes writes: the pipe
         must be drained either way, or a worker printing 64 KiB would block on it."""
         try:
-            return open(self.path, "ab")
+            return open(path, "ab")
         except OSError:
             return open(os.devnull, "wb")
 
@@ -217,6 +245,7 @@ def worker_env(device: str) -> dict:
     # Only a throw pays, ~100 us: never on a passing call's path. A user's own setting wins.
     env.setdefault("TORCH_SHOW_CPP_STACKTRACES", "1")
     env.setdefault("TORCH_DISABLE_ADDR2LINE", "1")
+    env.update(compiled.worker_environment())  # Inductor's caches under gpubench's
     # The worker must import the same gpubench as the parent, installed or not.
     package_root = str(Path(__file__).resolve().parents[2])  # the folder holding gpubench/
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)

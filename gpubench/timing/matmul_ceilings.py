@@ -121,15 +121,22 @@ def tf32_matmuls(torch, enabled: bool) -> Iterator[None]:
     they were: the worker measures ceilings in the process that then runs the variants,
     and a changed flag is blamed on a variant (families/sideeffects.py). allow_tf32 is
     restored first: setting it rewrites float32_matmul_precision ('high'/'highest'),
-    which is then set back itself (a user's 'medium' survives)."""
+    which is then set back itself (a user's 'medium' survives). Torch's newer
+    fp32_precision ('none' until a flag is set, then 'ieee' or 'tf32') is set back last:
+    Inductor's FX-graph cache keys on it, and a worker that measured the ceilings left at
+    'ieee' compiled under another key than the next run's, which then missed the cache
+    (2026-11-26, torch 2.13)."""
     matmul = torch.backends.cuda.matmul
     allowed, precision = matmul.allow_tf32, torch.get_float32_matmul_precision()
+    fp32 = getattr(matmul, "fp32_precision", None)  # torch >= 2.9
     matmul.allow_tf32 = enabled
     try:
         yield
     finally:
         matmul.allow_tf32 = allowed
         torch.set_float32_matmul_precision(precision)
+        if fp32 is not None:
+            matmul.fp32_precision = fp32
 
 
 def capability(torch, device: str) -> tuple[int, int] | None:

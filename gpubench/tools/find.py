@@ -22,6 +22,7 @@ SEARCH_GLOBS = {
     "ncu": ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu"),
     "nsys": ("/usr/local/cuda/bin/nsys", "/opt/nvidia/nsight-systems/*/bin/nsys",
              "/opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys"),
+    "cuobjdump": ("/usr/local/cuda/bin/cuobjdump",),
     "compute-sanitizer": ("/usr/local/cuda/bin/compute-sanitizer",
                           "/usr/local/cuda/compute-sanitizer/compute-sanitizer",
                           "/opt/nvidia/compute-sanitizer/compute-sanitizer"),
@@ -31,6 +32,7 @@ HOW_TO_GET = {
            "https://developer.nvidia.com/nsight-compute) or pass --ncu-path",
     "nsys": "install Nsight Systems (https://developer.nvidia.com/nsight-systems) or pass "
             "--nsys-path; `gpubench trace` gives a timeline without it",
+    "cuobjdump": "it ships with the CUDA toolkit (bin/cuobjdump)",
     "compute-sanitizer": "it ships with the CUDA toolkit (bin/compute-sanitizer); install the "
                          "toolkit or pass --sanitizer-path",
 }

@@ -29,6 +29,8 @@ class Capture:
     code: str  # the last graph's output module (one graph for a family's reference)
     configs: dict  # kernel name -> LaunchConfig
     tuned: bool  # False: configs from our rule (codegen only), not Inductor's autotuner
+    # On a GPU, the kernels whose launch config was not seen (our rule's configs instead)
+    unseen: tuple[str, ...] = ()
 
 
 def capture(reference, inputs, mode: str) -> Capture:
@@ -41,28 +43,65 @@ def capture(reference, inputs, mode: str) -> Capture:
     compiled = torch.compile(reference, mode=None if mode == "default" else mode,
                              dynamic=False)
     on_gpu = inputs[0].is_cuda
-    with torch._inductor.config.patch(force_disable_caches=True):
+    # compile_threads=1: no pool of compile processes left behind (a few kernels to build)
+    with torch._inductor.config.patch(force_disable_caches=True, compile_threads=1):
         if on_gpu:
             from torch._inductor.utils import run_and_get_code
 
-            _, codes = run_and_get_code(compiled, *inputs)
+            with _launches_seen() as seen:
+                _, codes = run_and_get_code(compiled, *inputs)
         else:
             codes = _codegen_only(compiled, inputs)
     if not codes:
         raise RuntimeError("torch.compile wrote no output code for the reference")
     code = codes[-1]
     kernels = find_kernels(code)
-    if on_gpu:
-        tuned = _autotuned(kernels)
-        if len(tuned) == len(kernels):
-            return Capture(code, tuned, tuned=True)
-        # The autotuner's choice was not found where this torch keeps it (seen on torch
-        # 2.11, an H100, 2026-11-25: PyCodeCache held no launcher for softmax's kernel):
-        # the kernels still run with our rule's configs, and the file says they are not
-        # Inductor's (its time may then differ from the compiled original's).
-        return Capture(code, {k.name: tuned.get(k.name) or rule_config(k) for k in kernels},
-                       tuned=False)
-    return Capture(code, {k.name: rule_config(k) for k in kernels}, tuned=False)
+    if not on_gpu:
+        return Capture(code, {k.name: rule_config(k) for k in kernels}, tuned=False)
+    unseen = tuple(k.name for k in kernels if k.name not in seen)
+    # A kernel whose launch was not seen keeps our rule's config, and the file and the
+    # command say which (its time may then differ from the compiled original's).
+    return Capture(code, {k.name: seen.get(k.name) or rule_config(k) for k in kernels},
+                   tuned=not unseen, unseen=unseen)
+
+
+@contextlib.contextmanager
+def _launches_seen():
+    """{kernel name: LaunchConfig} of each Triton kernel as Inductor launched it while the
+    block ran. Every torch since 2.1 launches an Inductor kernel through its autotuner's
+    `CachingAutotuner.run`, which ends with exactly one launcher left (the one config it
+    had, or the winner of benchmarking all of them, or of coordinate descent): read right
+    after the launch, that launcher's config is the one Inductor chose, whichever cache or
+    module the autotuner lives in (torch 2.11 kept none that PyCodeCache could find on an
+    H100, 2026-11-25)."""
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+
+    seen: dict = {}
+    original = CachingAutotuner.run
+
+    def run(self, *args, **kwargs):
+        result = original(self, *args, **kwargs)
+        chosen = _chosen_config(self)
+        name = getattr(self.fn, "__name__", None)
+        if chosen is not None and name:
+            seen.setdefault(name, chosen)
+        return result
+
+    with mock.patch.object(CachingAutotuner, "run", run):
+        yield seen
+
+
+def _chosen_config(tuner) -> LaunchConfig | None:
+    """The one launcher's config after a launch; else the one config the autotuner was
+    given (then there was nothing to choose); None when neither tells."""
+    launchers = list(getattr(tuner, "launchers", None) or ())
+    configs = [launcher.config for launcher in launchers]
+    if not configs:
+        configs = list(getattr(tuner, "configs", None) or ())
+    if len(configs) != 1:
+        return None
+    config = configs[0]
+    return LaunchConfig(dict(config.kwargs), config.num_warps, config.num_stages)
 
 
 def _codegen_only(compiled, inputs) -> list[str]:
@@ -133,22 +172,3 @@ def rule_config(kernel: InductorKernel) -> LaunchConfig:
     if "R0_BLOCK" in kernel.params:
         blocks["R0_BLOCK"] = min(row, _CPU_BLOCK_ELEMENTS)
     return LaunchConfig(blocks, num_warps=4, num_stages=1)
-
-
-def _autotuned(kernels: list[InductorKernel]) -> dict:
-    """Each kernel's config as Inductor's autotuner kept it, read off the loaded wrapper
-    module (PyCodeCache keeps the modules it loaded); the kernels it could not find are
-    left out (the caller falls back to rule_config)."""
-    from torch._inductor.codecache import PyCodeCache
-
-    found = {}
-    modules = getattr(PyCodeCache, "modules", None) or []
-    for module in reversed(list(modules.values() if isinstance(modules, dict) else modules)):
-        for kernel in kernels:
-            tuner = getattr(module, kernel.name, None)
-            launchers = getattr(tuner, "launchers", None)
-            if kernel.name not in found and launchers:
-                config = launchers[0].config
-                found[kernel.name] = LaunchConfig(dict(config.kwargs), config.num_warps,
-                                                  config.num_stages)
-    return found

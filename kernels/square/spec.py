@@ -30,6 +30,9 @@ family = Family(
                      description="torch.square"),
         CudaVariant("cuda", function="square", cuda=("square.cu",),
                     cpp=("square_binding.cpp",), cpu=("square_cpu.cpp",),
+                    # `gpubench tune square --variant cuda`: the block size, built with
+                    # -DSQUARE_THREADS=... (one build per value, in parallel); 2 to 32 warps.
+                    tune={"SQUARE_THREADS": (64, 128, 256, 512, 1024)},
                     description="one thread per element, 256-thread blocks"),
         TritonVariant("triton", module="square_triton.py", function="square",
                       description="1024-element blocks"),

@@ -7,6 +7,10 @@
 
 #include <gpubench/dispatch.cuh>
 
+#ifndef SQUARE_THREADS
+#define SQUARE_THREADS 256
+#endif
+
 template <typename T>
 __global__ void square_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t n) {
   int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -19,7 +23,8 @@ __global__ void square_kernel(const T* __restrict__ x, T* __restrict__ y, int64_
 cudaError_t square_launch(const void* x, void* y, int64_t n, int dtype, cudaStream_t stream) {
   // 256 threads = 8 warps per block: the textbook choice; with one element per
   // thread, 16M elements give 65536 blocks, hundreds per SM, plenty in flight.
-  constexpr int kThreads = 256;
+  // SQUARE_THREADS: the block size `gpubench tune square --variant cuda` races (spec.py).
+  constexpr int kThreads = SQUARE_THREADS;
   const int64_t blocks = (n + kThreads - 1) / kThreads;
   if (n == 0) return cudaSuccess;
   GB_DISPATCH(dtype, scalar_t, {

@@ -34,6 +34,7 @@ def matmul_family(variants, description: str) -> Family:
         bytes_moved=lambda s, itemsize: 3 * s["n"] ** 2 * itemsize,
         variants=variants,
         description=description,
+        compiled=False,  # the suite judges exploits; the compiler's row would judge nothing
     )
 
 
@@ -59,4 +60,5 @@ def elementwise_family(reference, variants, description: str) -> Family:
         bytes_moved=lambda s, itemsize: 2 * s["n"] * itemsize,
         variants=variants,
         description=description,
+        compiled=False,  # the suite judges exploits; the compiler's row would judge nothing
     )

@@ -1,0 +1,143 @@
+"""Workers started before the parent imports torch: a run's fixed cost, halved.
+
+A worker's start (Python, torch, CUDA, the device's facts: ~5 s on an H200 host) and the
+parent's own (Python, torch, CUDA detection, the plan: ~4.4 s) used to run one after the
+other: the first worker was started when the first point was handed out. `gpubench run`
+now starts its workers first thing, from what it can know without torch -- the lanes the
+options ask for, on the device NVML sees -- and the lanes adopt them once the plan is
+made (Lane.adopt). Their logs start in a temporary file and move to the run folder then
+(CappedLog.move_to).
+
+A guess that turns out wrong (the plan runs on the CPU after all, a lane's slot differs)
+costs nothing but the unused workers, which are killed: `close()` ends every worker no
+lane took, and it runs whatever happens (an error in the plan, Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+from gpubench.run.lane import Slot, cpu_slots
+from gpubench.run.worker_process import WorkerDied, WorkerProcess, WorkerTimeout
+
+
+class Prestart:
+    """Workers started on `slots`, each on a thread of its own (a start waits for the
+    worker's hello); `take(slot)` hands one over."""
+
+    def __init__(self, slots: list[Slot]):
+        self.folder = Path(tempfile.mkdtemp(prefix="gpubench-prestart-"))
+        self.pending: dict[Slot, tuple[WorkerProcess, threading.Thread, dict]] = {}
+        for index, slot in enumerate(slots):
+            worker = WorkerProcess(slot.device, self.folder / f"worker-{index}.log", slot.env())
+            outcome: dict = {}
+            thread = threading.Thread(target=_start, args=(worker, outcome), daemon=True,
+                                      name=f"gpubench-prestart-{slot.label}")
+            thread.start()
+            self.pending[slot] = (worker, thread, outcome)
+
+    def take(self, slot: Slot) -> tuple[WorkerProcess, dict] | None:
+        """The worker started for `slot` and its hello (waiting for its start to end), or
+        None: none was started for that slot, or its start failed (the lane starts one as
+        before, and says why if that fails too)."""
+        entry = self.pending.pop(slot, None)
+        if entry is None:
+            return None
+        worker, thread, outcome = entry
+        thread.join()
+        if "env" not in outcome:
+            worker.kill()
+            return None
+        return worker, outcome["env"]
+
+    def hand_over(self, lanes: list, device: str) -> None:
+        """Give each lane the worker started for its slot, if any and of the run's
+        device; the rest are killed by close()."""
+        for lane in lanes:
+            slot = getattr(lane, "slot", None)
+            if slot is None or slot.device != device or not hasattr(lane, "adopt"):
+                continue
+            started = self.take(slot)
+            if started is not None:
+                lane.adopt(*started)
+
+    def close(self) -> None:
+        """Kill every worker no lane took; remove the temporary log folder."""
+        for slot in list(self.pending):
+            worker, thread, _ = self.pending.pop(slot)
+            thread.join()
+            worker.kill()
+        with contextlib.suppress(OSError):
+            for log in self.folder.iterdir():
+                log.unlink()
+            self.folder.rmdir()
+
+
+def _start(worker: WorkerProcess, outcome: dict) -> None:
+    try:
+        outcome["env"] = worker.start()
+    except (WorkerDied, WorkerTimeout, OSError) as exc:
+        outcome["error"] = str(exc)
+
+
+def guessed_slots(device: str | None, devices: str | None, workers: int | None) -> list[Slot]:
+    """The slots `run` will make lanes for (commands/run.py lanes_for), from the options
+    and NVML alone, or [] where that cannot be told without torch (then nothing starts
+    early). `device`: --device (None: auto)."""
+    if workers:
+        return cpu_slots(workers) if device == "cpu" or not _nvml_gpus() else []
+    gpus = _nvml_gpus() if device != "cpu" else []
+    if devices:
+        from gpubench.run.lane import choose_gpus
+
+        visible = _visible(gpus)
+        try:
+            chosen = choose_gpus(devices, visible)
+        except Exception:  # the real check, with torch, says what is wrong
+            return []
+        return [Slot("cuda", f"cuda:{gpu}", visible=gpu) for gpu in chosen]
+    kind = "cuda" if gpus else "cpu"
+    return [Slot(kind, f"{kind}:0")]
+
+
+def _visible(gpus: list[str]) -> list[str]:
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is not None:
+        return [item.strip() for item in listed.split(",") if item.strip()]
+    return gpus
+
+
+def _nvml_gpus() -> list[str]:
+    """The GPUs NVML sees, as indices ('0', '1'), or [] without NVML or a driver; and []
+    when the installed torch has no CUDA (read from torch/version.py, not by importing
+    torch, which is what this module saves)."""
+    if not _torch_has_cuda():
+        return []
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            return [str(index) for index in range(pynvml.nvmlDeviceGetCount())]
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:
+        return []
+
+
+def _torch_has_cuda() -> bool:
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    version = Path(next(iter(spec.submodule_search_locations))) / "version.py"
+    try:
+        text = version.read_text()
+    except OSError:
+        return False
+    return any(line.startswith("cuda") and "None" not in line for line in text.splitlines())

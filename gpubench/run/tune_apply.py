@@ -1,0 +1,224 @@
+"""Inside the worker: which config of its space a task's variant runs, and running it so.
+
+A task names a config as 'VARIANT@INDEX' (`gpubench tune`); a plain variant name runs the
+config pinned for this GPU, dtype and shape when a pinned file exists (tune/pinned.py),
+else the variant as written (a Triton autotuner with its whole list); a pinned config no
+longer in the space is an ERROR that says so (running another one would hide it).
+Applying a config:
+- Triton: the module's Autotuner keeps that one config (`configs = [config]`): with one
+  config Triton's Autotuner runs it without benchmarking, with its pre-hooks as usual;
+  the full list is restored for a task that runs the variant as written;
+- CUDA: the variant is built with the config's -D flags (a build of its own, cached; on
+  a machine without CUDA, the CPU sources are built once, without them).
+After the first call, the compiled Triton kernel's resources (registers, spills, shared
+memory, warps) and the occupancy they allow go to the result's build facts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpubench.errors import SpecError
+from gpubench.families.discovery import import_kernel_file
+from gpubench.families.spec import CudaVariant, Family, Machine, TritonVariant, Variant
+from gpubench.records.point import Task
+from gpubench.tune import pinned as P
+from gpubench.tune.occupancy import SmLimits, occupancy
+from gpubench.tune.space import (
+    TuneConfig,
+    autotuners,
+    declared_space,
+    define_flags,
+    space_problem,
+    split_name,
+    triton_space,
+)
+
+ALL_CONFIGS = "_gpubench_all_configs"
+
+
+@dataclass
+class Tuned:
+    """The variant a task runs, and the config it runs with (None: as written)."""
+
+    variant: Variant
+    config: TuneConfig | None = None
+    source: str = ""  # "tune" or "pinned"
+    note: str = ""  # said under `run`'s table
+    autotuner: object = None  # a Triton variant's Autotuner
+    facts: dict = field(default_factory=dict)  # registers, shared memory, occupancy
+
+    def build(self, build: dict | None = None) -> dict:
+        """`build` (the result's build facts) with the config and its note added; a note
+        of the build's own (a slow-build hint) is kept before it."""
+        out = dict(build or {})
+        if self.note:
+            out["note"] = "; ".join(n for n in (out.get("note"), self.note) if n)
+        if self.config is not None:
+            out["config"] = {**self.config.to_dict(), "source": self.source, **self.facts}
+        return out
+
+
+class Tuning:
+    def __init__(self, machine: Machine):
+        self.machine = machine
+        self.facts: dict[tuple, dict] = {}  # (folder, variant, label) -> resources
+        self._device_name: str | None = None  # asked of CUDA on first use (a pin lookup)
+
+    @property
+    def device_name(self) -> str:
+        """This GPU's name, which pins are filed under ('' on a CPU). Asked lazily: the
+        parent reads spaces through this class too and must not start a CUDA context."""
+        if self._device_name is None:
+            self._device_name = _device_name() if self.machine.has_cuda else ""
+        return self._device_name
+
+    @device_name.setter
+    def device_name(self, name: str) -> None:
+        self._device_name = name
+
+    def resolve(self, family: Family, task: Task) -> Tuned:
+        """The task's variant with its config applied (see the module docstring)."""
+        base, index = split_name(task.variant)
+        variant = family.variant(base)
+        space, autotuner = self.space(family, variant)
+        tuned = Tuned(variant, autotuner=autotuner)
+        if index is not None:
+            if index >= len(space):
+                raise SpecError(f"variant '{base}' has {len(space)} configs; no config {index}")
+            tuned.config, tuned.source = space[index], "tune"
+        elif space:
+            self._pinned(family, task, space, tuned)
+        self._apply(tuned)
+        return tuned
+
+    def space(self, family: Family, variant: Variant) -> tuple[tuple[TuneConfig, ...], object]:
+        """The variant's config space (empty: none) and, for Triton, its Autotuner."""
+        if isinstance(variant, TritonVariant):
+            module = import_kernel_file(family.directory / variant.module, "gpubench_triton")
+            found = autotuners(vars(module))
+            if len(found) > 1:
+                names = ", ".join(name for name, _ in found)
+                raise SpecError(f"{variant.module} defines several autotuned kernels ({names});"
+                                " tune reads one per variant: split them into modules")
+            if not found:
+                return (), None
+            tuner = found[0][1]
+            return triton_space(_Listed(_all_configs(tuner))), tuner
+        space = getattr(variant, "tune", None)
+        if isinstance(variant, CudaVariant) and space is not None:
+            problem = space_problem(space)
+            if problem:
+                raise SpecError(f"variant '{variant.name}': {problem}")
+            return declared_space(space), None
+        return (), None
+
+    def _pinned(self, family: Family, task: Task, space, tuned: Tuned) -> None:
+        path = P.pinned_path(Path(task.family_dir), self.device_name, tuned.variant.name,
+                             task.dtype, task.shape.slug())
+        if not path.is_file():
+            return
+        try:
+            pinned = P.Pinned.from_json(path.read_text())
+        except (OSError, ValueError) as exc:
+            tuned.note = f"pinned config file {path} ignored: {exc}"
+            return
+        config = P.find_config(pinned, space)
+        if config is None:  # loud: running another config than the one tuned hides it
+            raise SpecError(f"the pinned config '{pinned.config.label}' is no longer in the "
+                            f"kernel's space: tune again, or delete {path}")
+        tuned.config, tuned.source = config, "pinned"
+        tuned.note = f"ran the pinned config {config.label} (gpubench tune: {path})"
+
+    def _apply(self, tuned: Tuned) -> None:
+        if tuned.autotuner is not None:
+            original = _all_configs(tuned.autotuner)
+            chosen = [original[tuned.config.index]] if tuned.config else list(original)
+            tuned.autotuner.configs = chosen
+        elif tuned.config is not None and self.machine.has_cuda:
+            # The flags are the .cu sources' macros: a CPU build (cpu=...) has none of them,
+            # so every config of it is the one build.
+            variant = tuned.variant
+            tuned.variant = dataclasses.replace(
+                variant, cuda_flags=(*variant.cuda_flags, *define_flags(tuned.config)))
+
+    @contextlib.contextmanager
+    def first_call(self, family: Family, tuned: Tuned):
+        """Around the checked first call: the Triton kernel it compiled, and its resources."""
+        key = (str(family.directory), tuned.variant.name,
+               tuned.config.label if tuned.config else "")
+        before = _compiled(tuned.autotuner) if tuned.config is not None else None
+        yield
+        if tuned.config is None:
+            return
+        if key not in self.facts and before is not None:
+            new = [k for k in _compiled(tuned.autotuner) if id(k) not in before]
+            if len(new) == 1:
+                self.facts[key] = self._resources(new[0])
+        tuned.facts = self.facts.get(key, {})
+
+    def _resources(self, kernel) -> dict:
+        with contextlib.suppress(Exception):  # handles are loaded on the first launch
+            if getattr(kernel, "n_regs", None) is None:
+                kernel._init_handles()
+        metadata = getattr(kernel, "metadata", None)
+        regs, shared = getattr(kernel, "n_regs", None), getattr(metadata, "shared", None)
+        warps = getattr(metadata, "num_warps", None)
+        facts = {"registers": regs, "spills": getattr(kernel, "n_spills", None),
+                 "shared_bytes": shared}
+        limits = _sm_limits() if self.machine.has_cuda else None
+        if limits and warps:
+            facts["occupancy"] = occupancy(limits, warps * 32, regs, shared)
+        return facts
+
+
+def _all_configs(tuner) -> list:
+    """The autotuner's own list, as the module declared it: kept on the object the first
+    time (narrowing replaces `configs`), so a module imported again (--watch) starts anew."""
+    if ALL_CONFIGS not in vars(tuner):
+        setattr(tuner, ALL_CONFIGS, list(tuner.configs))
+    return getattr(tuner, ALL_CONFIGS)
+
+
+class _Listed:
+    """An object with `.configs`, for triton_space over a saved list."""
+
+    def __init__(self, configs: list):
+        self.configs = configs
+
+
+def _compiled(autotuner) -> dict[int, object] | None:
+    """id -> kernel of every kernel compiled so far from the autotuner's JIT function (None
+    under the interpreter, which compiles nothing). Triton 3.x keeps them per device:
+    device_caches[device][0] is {key: CompiledKernel}."""
+    fn = getattr(autotuner, "fn", None)
+    while fn is not None and not hasattr(fn, "device_caches") and hasattr(fn, "fn"):
+        fn = fn.fn
+    caches = getattr(fn, "device_caches", None)
+    if caches is None:
+        return None
+    kernels = {}
+    for entry in list(caches.values()):
+        table = entry[0] if isinstance(entry, tuple) else entry
+        if isinstance(table, dict):
+            kernels.update((id(k), k) for k in table.values())
+    return kernels
+
+
+def _device_name() -> str:
+    import torch
+
+    return torch.cuda.get_device_name()
+
+
+def _sm_limits() -> SmLimits | None:
+    import torch
+
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    regs = getattr(props, "regs_per_multiprocessor", None)
+    shared = getattr(props, "shared_memory_per_multiprocessor", None)
+    threads = getattr(props, "max_threads_per_multi_processor", None)
+    return SmLimits(regs, shared, threads) if regs and shared and threads else None
