@@ -140,3 +140,17 @@ def test_prestarted_slots_match_the_lanes_the_options_make():
     assert guessed_slots("cpu", None, 2) == cpu_slots(2)  # --workers 2 on a CPU
     assert guessed_slots("cpu", None, None)[0].device == "cpu"
     assert guessed_slots("cpu", "all", None) == []  # --devices needs torch to say what is wrong
+
+
+def test_the_prestarted_worker_is_the_one_that_runs(tmp_path):
+    """The worker started before torch was imported in the parent is adopted by the lane
+    (its environment, the compiled variant's choice included, was guessed right), and its
+    log lands in the run folder."""
+    env, mark = marked_env(tmp_path / "cache")
+    out = tmp_path / "run"
+    done = run(["run", "square", "--variants", "torch", "--sizes", "1024", *FAST, "--out",
+                str(out)], tmp_path, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads((out / "results.json").read_text())["env"].get("prestarted") is True
+    assert "[gpubench worker] pid" in (out / "worker-1.log").read_text()
+    assert_nothing_left(mark)

@@ -40,7 +40,7 @@ from gpubench.run.lane import choose_gpus, visible_gpus
 from gpubench.run.machine import describe, detect_machine
 from gpubench.run.pipeline import Pipeline, RunContext
 from gpubench.run.plan import plan_points
-from gpubench.run.prestart import Prestart, guessed_slots
+from gpubench.run.prestart import Prestart, guessed_environment, guessed_slots
 from gpubench.run.report_page import write_report
 from gpubench.run.runner import Runner
 from gpubench.timing.envinfo import host_env
@@ -150,8 +150,11 @@ class RunCommand:
     def _execute(self, write_json) -> int:
         self.check_parallel_options()
         if not self.request.cluster:
-            self.prestart = Prestart(guessed_slots(self.request.device, self.request.devices,
-                                                   self.request.workers))
+            slots = guessed_slots(self.request.device, self.request.devices,
+                                  self.request.workers)
+            self.prestart = Prestart(slots, guessed_environment(
+                slots, self.request.compiled, self.request.config.variants,
+                self.request.compile_mode))
             try:
                 return self._plan_and_run(write_json, detect_machine(self.request.device),
                                           None)

@@ -103,9 +103,7 @@ def run_settings(choice: str | None, mode: str | None = None):
     the duration of a command, and the workers it starts; restored after (tests run
     commands in one process)."""
     saved = {name: os.environ.get(name) for name in (ENV_CHOICE, ENV_MODE)}
-    for name, value in ((ENV_CHOICE, choice), (ENV_MODE, mode)):
-        if value is not None:
-            os.environ[name] = value
+    os.environ.update(settings_environment(choice, mode))
     try:
         yield
     finally:
@@ -114,6 +112,13 @@ def run_settings(choice: str | None, mode: str | None = None):
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+def settings_environment(choice: str | None, mode: str | None) -> dict[str, str]:
+    """The variables run_settings sets (None: left as they are): also what a worker
+    started before the run settled them (run/prestart.py) is given, from a guess."""
+    return {name: value for name, value in ((ENV_CHOICE, choice), (ENV_MODE, mode))
+            if value is not None}
 
 
 def settle_for(machine: Machine, asked: bool | None, variants: tuple[str, ...]) -> str:

@@ -109,8 +109,8 @@ class Lane:
             worker.log.move_to(self.log_dir / f"{self.log_prefix}-{self.workers_started}.log")
         worker.log_path = self.log_dir / f"{self.log_prefix}-{self.workers_started}.log"
         self.worker = worker
-        if not self.env:
-            self.env = {**env, "device_id": self.slot.label}
+        if not self.env:  # results.json's env says so: the run's start was overlapped
+            self.env = {**env, "device_id": self.slot.label, "prestarted": True}
 
     def _live_worker(self) -> WorkerProcess:
         if self.worker is None:

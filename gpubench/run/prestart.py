@@ -8,9 +8,11 @@ options ask for, on the device NVML sees -- and the lanes adopt them once the pl
 made (Lane.adopt). Their logs start in a temporary file and move to the run folder then
 (CappedLog.move_to).
 
-A guess that turns out wrong (the plan runs on the CPU after all, a lane's slot differs)
-costs nothing but the unused workers, which are killed: `close()` ends every worker no
-lane took, and it runs whatever happens (an error in the plan, Ctrl-C).
+A guess that turns out wrong (the plan runs on the CPU after all, a lane's slot differs,
+the command set a variable its workers read -- the compiled variant's choice) costs
+nothing but the unused workers: a lane adopts a worker only if the whole environment it
+was started with is the one the lane would start its own with now, and `close()` kills
+every worker no lane took, whatever happens (an error in the plan, Ctrl-C).
 """
 
 from __future__ import annotations
@@ -22,18 +24,19 @@ import threading
 from pathlib import Path
 
 from gpubench.run.lane import Slot, cpu_slots
-from gpubench.run.worker_process import WorkerDied, WorkerProcess, WorkerTimeout
+from gpubench.run.worker_process import WorkerDied, WorkerProcess, WorkerTimeout, worker_env
 
 
 class Prestart:
     """Workers started on `slots`, each on a thread of its own (a start waits for the
     worker's hello); `take(slot)` hands one over."""
 
-    def __init__(self, slots: list[Slot]):
+    def __init__(self, slots: list[Slot], guessed_env: dict | None = None):
         self.folder = Path(tempfile.mkdtemp(prefix="gpubench-prestart-"))
         self.pending: dict[Slot, tuple[WorkerProcess, threading.Thread, dict]] = {}
         for index, slot in enumerate(slots):
-            worker = WorkerProcess(slot.device, self.folder / f"worker-{index}.log", slot.env())
+            env = {**lane_environment(slot), **(guessed_env or {})}
+            worker = WorkerProcess(slot.device, self.folder / f"worker-{index}.log", env=env)
             outcome: dict = {}
             thread = threading.Thread(target=_start, args=(worker, outcome), daemon=True,
                                       name=f"gpubench-prestart-{slot.label}")
@@ -61,6 +64,9 @@ class Prestart:
             slot = getattr(lane, "slot", None)
             if slot is None or slot.device != device or not hasattr(lane, "adopt"):
                 continue
+            waiting = self.pending.get(slot)
+            if waiting is None or waiting[0].fixed_env != lane_environment(slot):
+                continue  # started with another environment: close() kills it
             started = self.take(slot)
             if started is not None:
                 lane.adopt(*started)
@@ -75,6 +81,23 @@ class Prestart:
             for log in self.folder.iterdir():
                 log.unlink()
             self.folder.rmdir()
+
+
+def guessed_environment(slots: list[Slot], asked: bool | None, variants: tuple[str, ...],
+                        mode: str | None) -> dict[str, str]:
+    """What `run` will set for its workers once the machine is known (the compiled
+    variant's choice and mode, families/compiled.py), guessed from the slots' device: a
+    wrong guess only costs the prestarted workers."""
+    from gpubench.families import compiled
+    from gpubench.families.spec import Machine
+
+    guess = Machine(has_cuda=bool(slots) and slots[0].device == "cuda", has_triton=False)
+    return compiled.settings_environment(compiled.settle_for(guess, asked, variants), mode)
+
+
+def lane_environment(slot: Slot) -> dict:
+    """The environment a lane on `slot` starts its worker with now (lane.py)."""
+    return {**worker_env(slot.device), **slot.env()}
 
 
 def _start(worker: WorkerProcess, outcome: dict) -> None:

@@ -44,9 +44,12 @@ class WorkerTimeout(Exception):
 
 class WorkerProcess:
     def __init__(self, device: str, log_path: Path, extra_env: dict | None = None,
-                 module: str = "gpubench.run.worker"):
+                 module: str = "gpubench.run.worker", env: dict | None = None):
         self.device = device
         self.module = module  # gpubench.run.builder for a build phase's builder
+        # The whole environment, fixed now (prestart.py compares it with a lane's); None:
+        # worker_env and extra_env as they are when start() runs.
+        self.fixed_env = env
         self.log_path = log_path
         self.extra_env = extra_env or {}  # CUDA_VISIBLE_DEVICES of a lane pinned to one GPU
         self._kill_lock = threading.Lock()
@@ -64,7 +67,7 @@ class WorkerProcess:
                 [sys.executable, "-m", self.module, "--fd", str(write_fd)],
                 stdin=subprocess.PIPE, stdout=log_write, stderr=subprocess.STDOUT,
                 pass_fds=(write_fd,), start_new_session=True,
-                env={**worker_env(self.device), **self.extra_env},
+                env=self.fixed_env or {**worker_env(self.device), **self.extra_env},
             )
         finally:
             os.close(write_fd)
