@@ -14,11 +14,11 @@ import os
 import signal
 import sys
 import threading
-import traceback
 from pathlib import Path
 
 from gpubench.errors import SpecError, UsageError, unknown_name
 from gpubench.families.compiled import with_compiled
+from gpubench.families.import_error import where_in_file
 from gpubench.families.interrupts import sigint_watch
 from gpubench.families.leaderboard.manifest import is_problem_folder
 from gpubench.families.spec import Family
@@ -137,7 +137,7 @@ def _import_file(path: Path, prefix: str):
             except KeyboardInterrupt as exc:
                 if pressed():
                     raise  # the user's Ctrl-C, while the spec was importing
-                raise _ImportAborted(f"{_where(exc, path)} raised while being imported, "
+                raise _ImportAborted(f"{where_in_file(exc, path)} raised while being imported, "
                                      "with no Ctrl-C pressed") from None
     except SpecError as exc:
         sys.modules.pop(module_name, None)
@@ -149,7 +149,7 @@ def _import_file(path: Path, prefix: str):
         sys.modules.pop(module_name, None)
         if isinstance(exc, KeyboardInterrupt):
             raise
-        raise SpecError(f"{path}: failed to import: {_where(exc, path)}") from None
+        raise SpecError(f"{path}: failed to import: {where_in_file(exc, path)}") from None
     return module
 
 
@@ -209,14 +209,3 @@ def refused_exits():
         yield refused
     finally:
         os._exit = real_exit
-
-
-def _where(exc: BaseException, path: Path) -> str:
-    """'line 12: NameError: name 'x' is not defined' — the innermost frame in `path`."""
-    line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if Path(frame.filename).resolve() == path.resolve():
-            line = frame.lineno
-    message = str(exc).splitlines()[0] if str(exc) else ""
-    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    return f"line {line}: {text}" if line else text

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpubench.errors import SpecError, UsageError
+from gpubench.families.spec import TorchVariant
 from gpubench.records.result import RESERVED_COLUMNS
 from gpubench.records.shape import Axis
 
@@ -137,3 +138,16 @@ def one_line(text: str, limit: int = 300) -> str:
     """A message of the problem's own (its check's) as one line of at most `limit`."""
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[:limit - 3] + "..."
+
+
+def problem_variants(submissions: tuple[Path, ...], call, returns: bool, reference: str,
+                     submitted: str) -> list:
+    """The problem's reference (the baseline, `call(None)`) and one variant per
+    submission file (`call(file)`), named by variant_names; `reference` and `submitted`
+    (with the file's path after it) describe them in `list` and the legend."""
+    variants = [TorchVariant("reference", baseline=True, returns=returns, fn=call(None),
+                             description=reference)]
+    for label, file in zip(variant_names(submissions, "reference"), submissions, strict=True):
+        variants.append(TorchVariant(label, returns=returns, fn=call(file),
+                                     description=f"{submitted} {file}"))
+    return variants

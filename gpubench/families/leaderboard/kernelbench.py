@@ -33,7 +33,6 @@ from gpubench.families.leaderboard import common
 from gpubench.families.leaderboard.family import LeaderboardFamily, Scoring
 from gpubench.families.leaderboard.manifest import Manifest
 from gpubench.families.leaderboard.modules import module_from_file
-from gpubench.families.spec import TorchVariant
 
 NAME = "kernelbench"
 ENTRY = "ModelNew"
@@ -99,12 +98,9 @@ def load(name: str, manifest: Manifest) -> LeaderboardFamily:
     if not axes:  # nothing to vary: one nominal axis, so the family has a shape
         axes = common.arg_axes([{"n": 1}], {"n": 1})
     runtime = Runtime(path, axes)
-    variants = [TorchVariant("reference", baseline=True, returns=True,
-                             fn=ModelCall(runtime, None), description="the problem's Model")]
-    for label, file in zip(common.variant_names(manifest.submissions, "reference"),
-                           manifest.submissions, strict=True):
-        variants.append(TorchVariant(label, returns=True, fn=ModelCall(runtime, file),
-                                     description=f"ModelNew of {file}"))
+    variants = common.problem_variants(manifest.submissions,
+                                       lambda file: ModelCall(runtime, file), True,
+                                       "the problem's Model", "ModelNew of")
     family = LeaderboardFamily(
         reference=runtime.reference, make_inputs=runtime.make_inputs,
         make_output=runtime.make_output, flops=lambda shape: 0.0,

@@ -15,10 +15,10 @@ import contextlib
 import hashlib
 import importlib.util
 import sys
-import traceback
 from pathlib import Path
 
 from gpubench.errors import SpecError
+from gpubench.families.import_error import where_in_file
 
 
 def module_from_file(path: Path, bare: dict[str, Path], label: str):
@@ -70,15 +70,5 @@ def _exec(path: Path, label: str):
             spec.loader.exec_module(module)
     except Exception as exc:
         sys.modules.pop(name, None)
-        raise SpecError(f"{path}: failed to import: {_where(exc, path)}") from None
+        raise SpecError(f"{path}: failed to import: {where_in_file(exc, path)}") from None
     return module
-
-
-def _where(exc: BaseException, path: Path) -> str:
-    line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if Path(frame.filename).resolve() == path.resolve():
-            line = frame.lineno
-    message = str(exc).splitlines()[0] if str(exc) else ""
-    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    return f"line {line}: {text}" if line else text

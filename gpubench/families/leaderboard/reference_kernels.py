@@ -33,7 +33,6 @@ from gpubench.families.leaderboard import common
 from gpubench.families.leaderboard.family import LeaderboardFamily, Scoring
 from gpubench.families.leaderboard.manifest import Manifest
 from gpubench.families.leaderboard.modules import module_from_file
-from gpubench.families.spec import TorchVariant
 
 NAME = "reference-kernels"
 ENTRY = "custom_kernel"
@@ -98,12 +97,8 @@ def load(name: str, manifest: Manifest) -> LeaderboardFamily:
     axes = common.arg_axes(strip, strip[0])
     dtypes = common.float_dtypes_in(_generate_input(path)) or ("float32",)
     runtime = Runtime(path, bare_modules(path, task), axes, dtypes)
-    variants = [TorchVariant("reference", baseline=True, returns=False,
-                             fn=Call(runtime, None), description="the problem's ref_kernel")]
-    for label, file in zip(common.variant_names(manifest.submissions, "reference"),
-                           manifest.submissions, strict=True):
-        variants.append(TorchVariant(label, returns=False, fn=Call(runtime, file),
-                                     description=f"custom_kernel of {file}"))
+    variants = common.problem_variants(manifest.submissions, lambda file: Call(runtime, file),
+                                       False, "the problem's ref_kernel", "custom_kernel of")
     shape_of = runtime.shape_args_to_shape
     family = LeaderboardFamily(
         reference=runtime.reference, make_inputs=runtime.make_inputs,
