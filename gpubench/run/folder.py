@@ -33,6 +33,7 @@ from gpubench import safe_text
 from gpubench.errors import OutputError, UsageError
 from gpubench.parsing import shown
 from gpubench.records.run import NewerSchema, RunDocument
+from gpubench.records.saved_rows import SavedRows
 from gpubench.run import run_index
 
 LOCK_NAME = ".gpubench.lock"
@@ -52,6 +53,7 @@ class RunFolder:
         self._lock_fd: int | None = None
         self.started = time.time()  # claimed: the run's place in the index's order
         self.indexed = False
+        self.rows = SavedRows()  # each row serialised once for all the run's saves
 
     def claim(self) -> RunFolder:
         """Create and lock the folder; refuse a folder in use or holding results."""
@@ -70,7 +72,7 @@ class RunFolder:
         """Save into the folder, or into the rescue folder once the folder fails us."""
         if self.rescue is None:
             try:
-                paths = save_run(document, self.path)
+                paths = save_run(document, self.path, self.rows)
                 if self.latest_base is not None:  # once: saves come after every point
                     with contextlib.suppress(OSError):
                         point_latest(self.latest_base, self.path)
@@ -82,7 +84,7 @@ class RunFolder:
                 self.problem = (f"could not write results to {self.path} "
                                 f"({exc.strerror or exc}); everything measured is in "
                                 f"{self.rescue}")
-        return save_run(document, self.rescue)
+        return save_run(document, self.rescue, self.rows)
 
     def _lock(self) -> int:
         """A descriptor of the lock file, flocked. The file is removed on release while
@@ -146,24 +148,28 @@ def _read_owner(fd: int) -> str:
 # ---------------------------------------------------------------- results files
 
 
-def save_run(document: RunDocument, run_dir: Path) -> list[Path]:
+def save_run(document: RunDocument, run_dir: Path, rows: SavedRows | None = None
+             ) -> list[Path]:
     """Write results.csv then results.json atomically; returns [csv, json]. In that order,
     so that a save killed between the two never leaves a results.json (what marks a run
     folder as holding results) without its results.csv, or with an older one."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     json_path, csv_path = run_dir / RESULTS_JSON, run_dir / RESULTS_CSV
-    atomic_write(csv_path, results_csv(document))
-    atomic_write(json_path, document.to_json())
+    rows = rows or SavedRows()
+    atomic_write(csv_path, results_csv(document, rows))
+    atomic_write(json_path, rows.document_json(document))
     return [csv_path, json_path]
 
 
-def results_csv(document: RunDocument) -> str:
+def results_csv(document: RunDocument, rows: SavedRows | None = None) -> str:
     """The run as CSV for a spreadsheet: every text field made safe (no cell a formula,
     none longer than safe_text.CSV_LIMIT); results.json keeps the full texts."""
+    import pandas as pd
     from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
-    frame = document.to_frame().rename(columns=safe_text.csv_cell)
+    records = (rows or SavedRows()).records(document.results)
+    frame = pd.DataFrame(records).rename(columns=safe_text.csv_cell)
     for column in frame.columns:
         if not (is_numeric_dtype(frame[column]) or is_bool_dtype(frame[column])):
             frame[column] = frame[column].map(safe_text.csv_cell)
