@@ -105,9 +105,9 @@ class Lane:
         """Take a worker started before this lane existed (prestart.py) as its first: its
         log moves to where this lane's first worker logs."""
         self.workers_started += 1
-        if worker.log is not None:
-            worker.log.move_to(self.log_dir / f"{self.log_prefix}-{self.workers_started}.log")
         worker.log_path = self.log_dir / f"{self.log_prefix}-{self.workers_started}.log"
+        if worker.log is not None:
+            worker.log.move_to(worker.log_path)
         self.worker = worker
         if not self.env:  # results.json's env says so: the run's start was overlapped
             self.env = {**env, "device_id": self.slot.label, "prestarted": True}
