@@ -271,8 +271,11 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       # KernelBench problems with a correct and a wrong ModelNew each, compare between two
       # attempts, ncu and sanitize on one; .ext/ (git-ignored) carries both repositories'
       # files. One table: every correct solution PASS at every shape, every wrong one none.
+      # (d) draws LB_UNPICKED problems of each repository nobody picked; LB_SECTIONS splits
+      # the step over device calls (e.g. "ac" then "bd").
       timed leaderboard python3 scripts/leaderboard_acceptance.py --ext .ext \
-        --out "$LOGS/leaderboard" ;;
+        --out "$LOGS/leaderboard" --sections "${LB_SECTIONS:-abcd}" \
+        --unpicked "${LB_UNPICKED:-3}" 2>&1 | tee "$OUT/leaderboard-table.txt" ;;
     tune)
       # Issue 31: `gpubench tune`. matmul_tune (examples/tune): kernels/matmul's tensor-core
       # Triton kernel over 18 autotune configs, 4096^3 fp16. First the exhaustive run (every

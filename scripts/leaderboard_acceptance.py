@@ -1,6 +1,7 @@
 """Issue 30's GPU acceptance: leaderboard problems run as gpubench families.
 
   python3 scripts/leaderboard_acceptance.py [--ext .ext] [--out DIR] [--small]
+                                           [--unpicked N [--seed S]] [--sections abcd]
                                            [-- TIMING OPTIONS]
 
 (a) every problem of reference-kernels' problems/pmpp_v2/ (copied to
@@ -9,13 +10,21 @@
 (b) a few KernelBench level-1 and level-2 problems (.ext/KernelBench/levelN/*.py) with a
     correct and a wrong ModelNew each (tests/leaderboard/kernelbench/);
 (c) `compare` between two submissions' runs (two attempts saved as submission.py, the way
-    the leaderboard names them) and `ncu` on one submission.
+    the leaderboard names them) and `ncu` on one submission;
+(d) problems nobody picked: --unpicked N draws N problems of each repository at random (the
+    seed is printed; --seed S repeats a draw) from those this script does not name:
+    reference-kernels folders outside pmpp_v2 (not the vendor-specific nvidia/ and amd*/
+    ones) run with the `submission.py` they ship, KernelBench level 1-3 files with their own
+    Model as ModelNew. What they are checked for: the problem loads and its reference runs
+    (a reference that does not PASS against itself is a surprise); the submission's status
+    is reported as it came.
 Prints one compact table (a line per problem and variant: expected, PASS count over the
 shapes, first failure) and each problem's leaderboard score line; exit 1 on a surprise."""
 
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import subprocess
 import sys
@@ -144,6 +153,54 @@ def compare_and_ncu(ext: Path, out: Path, timing: list[str]) -> list[str]:
     return lines
 
 
+# reference-kernels' folders for one vendor's hardware (nvfp4 on Blackwell, MI300 problems):
+# not runnable on the lent H200, so never drawn.
+VENDOR_ONLY = ("nvidia", "amd")
+
+
+def unpicked_problems(ext: Path, count: int, seed: int) -> tuple[list[Path], list[Path]]:
+    """`count` reference-kernels folders and `count` KernelBench files, drawn with `seed`
+    from those the sections above do not name."""
+    draw = random.Random(seed)
+    root = ext / "reference-kernels" / "problems"
+    folders = sorted(p.parent for p in root.glob("*/*/task.yml")
+                     if p.parent.parent.name != "pmpp_v2"
+                     and not p.parent.parent.name.startswith(VENDOR_ONLY))
+    named = {f"{problem}.py" for problem in KERNELBENCH}
+    files = sorted(p for p in (ext / "KernelBench").glob("level[123]/*.py")
+                   if f"{p.parent.name}/{p.name}" not in named)
+    return (draw.sample(folders, min(count, len(folders))),
+            draw.sample(files, min(count, len(files))))
+
+
+def unpicked(ext: Path, out: Path, timing: list[str], count: int, seed: int) -> list:
+    print(f"(d) problems nobody picked: {count} of each repository, seed {seed}", flush=True)
+    folders, files = unpicked_problems(ext, count, seed)
+    rows = []
+    for problem in folders + files:
+        name = f"{problem.parent.name}/{problem.name}"
+        run_dir = out / "unpicked" / name.replace("/", "-")
+        if problem.is_dir():
+            args = ["--submission", str(problem / "submission.py")]
+        else:  # the problem's own Model as the solution: gpubench's loader, not a kernel
+            solution = out / "unpicked" / f"{problem.stem}_model_as_new.py"
+            solution.parent.mkdir(parents=True, exist_ok=True)
+            solution.write_text(problem.read_text() + "\n\nModelNew = Model\n")
+            args = ["--submission", str(solution)]
+        code, text = gpubench("run", "--problem", str(problem), *args, *timing, "--out",
+                              str(run_dir), "--force", log=out / f"unpicked-{problem.stem}.log")
+        found = verdicts(run_dir)
+        if not found:  # not loaded or not run: the first lines of gpubench's message
+            why = " ".join(" ".join(text.split()).split(" ")[:24])
+            rows.append((name, "-", "loads", "-", f"exit {code}", why[:90]))
+            continue
+        for line in table_rows(name, found, {}):
+            reference = line[1] == "reference"
+            rows.append((*line[:2], "PASS" if reference else "as is", line[3],
+                         line[4] if reference else "-", line[5]))
+    return rows
+
+
 def main() -> int:
     argv = sys.argv[1:]
     timing = argv[argv.index("--") + 1:] if "--" in argv else FAST
@@ -151,9 +208,15 @@ def main() -> int:
     ext = Path(argv[argv.index("--ext") + 1] if "--ext" in argv else REPO / ".ext")
     out = Path(argv[argv.index("--out") + 1] if "--out" in argv else "leaderboard-out")
     out.mkdir(parents=True, exist_ok=True)
-    rows, scores = pmpp(ext, out, timing)
-    more, more_scores = kernelbench(ext, out, timing, "--small" in argv)
-    extra = compare_and_ncu(ext, out, timing)
+    # --sections: a subset of a,b,c,d (one device call may not hold all four)
+    sections = argv[argv.index("--sections") + 1] if "--sections" in argv else "abcd"
+    rows, scores = pmpp(ext, out, timing) if "a" in sections else ([], [])
+    more, more_scores = (kernelbench(ext, out, timing, "--small" in argv)
+                         if "b" in sections else ([], []))
+    extra = compare_and_ncu(ext, out, timing) if "c" in sections else []
+    count = int(argv[argv.index("--unpicked") + 1]) if "--unpicked" in argv else 0
+    seed = int(argv[argv.index("--seed") + 1]) if "--seed" in argv else time.time_ns() % 10**6
+    more += unpicked(ext, out, timing, count, seed) if count and "d" in sections else []
     header = ("problem", "variant", "expect", "PASS", "verdict", "first failure")
     widths = [max(len(str(r[i])) for r in [header, *rows, *more]) for i in range(6)]
     for row in [header, *rows, *more]:
