@@ -342,7 +342,13 @@ ratio = f"{ejected / compiled:.3f}" if ejected and compiled else "n/a"
 print(f"eject {sys.argv[1]}: ejected {ejected} s, compiled {compiled} s, ejected/compiled "
       f"{ratio} (within 5%: 0.95-1.05), status {status}")
 PY
-      done ;;
+      done
+      # The ejected module and ncu's duration of each kernel (ejected against compiled):
+      # does a gap between them come from the kernels or from around them?
+      cp /tmp/eject/*/compiled_*_triton.py /tmp/eject/*/ejected*.py "$LOGS/" 2>/dev/null
+      timed eject-softmax-ncu gpubench ncu softmax --kernels-dir /tmp/eject \
+        --shape rows=4096,cols=1000 --variant ejected --variant compiled --set basic \
+        --out "$LOGS/eject-ncu" ;;
     gpu-tests)
       timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests -k "not sanitize" ;;
     *) echo "unknown step $step" ;;
