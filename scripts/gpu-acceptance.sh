@@ -275,7 +275,8 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       # the step over device calls (e.g. "ac" then "bd").
       timed leaderboard python3 scripts/leaderboard_acceptance.py --ext .ext \
         --out "$LOGS/leaderboard" --sections "${LB_SECTIONS:-abcd}" \
-        --unpicked "${LB_UNPICKED:-3}" 2>&1 | tee "$OUT/leaderboard-table.txt" ;;
+        --unpicked "${LB_UNPICKED:-3}" ${LB_ONLY:+--only "$LB_ONLY"} 2>&1 \
+        | tee "$OUT/leaderboard-table.txt" ;;
     tune)
       # Issue 31: `gpubench tune`. matmul_tune (examples/tune): kernels/matmul's tensor-core
       # Triton kernel over 18 autotune configs, 4096^3 fp16. First the exhaustive run (every

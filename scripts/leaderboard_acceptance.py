@@ -1,7 +1,7 @@
 """Issue 30's GPU acceptance: leaderboard problems run as gpubench families.
 
   python3 scripts/leaderboard_acceptance.py [--ext .ext] [--out DIR] [--small]
-                                           [--unpicked N [--seed S]] [--sections abcd]
+                                           [--unpicked N [--seed S]] [--sections abcd] [--only P,..]
                                            [-- TIMING OPTIONS]
 
 (a) every problem of reference-kernels' problems/pmpp_v2/ (copied to
@@ -95,10 +95,11 @@ def score_lines(text: str) -> list[str]:
                                      if line.strip() and "wall time" not in line]
 
 
-def pmpp(ext: Path, out: Path, timing: list[str]) -> tuple[list, list]:
+def pmpp(ext: Path, out: Path, timing: list[str], only: set[str]) -> tuple[list, list]:
     rows, scores = [], []
     root = ext / "reference-kernels" / "problems" / "pmpp_v2"
-    for problem in sorted(p for p in root.iterdir() if (p / "task.yml").is_file()):
+    for problem in sorted(p for p in root.iterdir() if (p / "task.yml").is_file()
+                          and (not only or p.name in only)):
         expect, args = {}, []
         for kind in ("correct", "wrong"):
             for file in sorted((problem / "solutions" / kind).glob("*.py")):
@@ -210,7 +211,9 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     # --sections: a subset of a,b,c,d (one device call may not hold all four)
     sections = argv[argv.index("--sections") + 1] if "--sections" in argv else "abcd"
-    rows, scores = pmpp(ext, out, timing) if "a" in sections else ([], [])
+    # --only: some of pmpp_v2's problems (a rerun of those a change touched)
+    only = set(argv[argv.index("--only") + 1].split(",")) if "--only" in argv else set()
+    rows, scores = pmpp(ext, out, timing, only) if "a" in sections else ([], [])
     more, more_scores = (kernelbench(ext, out, timing, "--small" in argv)
                          if "b" in sections else ([], []))
     extra = compare_and_ncu(ext, out, timing) if "c" in sections else []

@@ -32,6 +32,16 @@ def test_span_sum_and_counts_of_one_call():
     assert work.label() == "2+1m" and work.source == "cupti"
 
 
+def test_busy_time_is_the_union_of_the_ops_without_idle_gaps():
+    # kernel 0-10; on a second stream, kernel 4-14 (overlap counted once); idle 14-50 (the
+    # host waited); memcpy 50-52: busy 14 + 2 = 16 of a 52 us span.
+    call = [op("kernel", 0, 10), op("kernel", 4, 10), op("memcpy", 50, 2)]
+    work = from_timelines([call])
+    assert work.busy_us == pytest.approx(16) and work.span_us == pytest.approx(52)
+    nested = [op("kernel", 0, 20), op("kernel", 5, 5)]  # wholly inside the first
+    assert from_timelines([nested]).busy_us == pytest.approx(20)
+
+
 def test_a_memset_between_kernels_takes_its_gap_with_it():
     # kernel 0-4, gap 2, memcpy 6-7, gap 2, kernel 9-14: outside = 2 + 1.
     call = [op("kernel", 0, 4), op("memcpy", 6, 1), op("kernel", 9, 5)]

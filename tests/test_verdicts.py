@@ -58,6 +58,15 @@ def test_a_variant_that_behaves_in_the_probe_is_caught_against_its_median():
 def test_device_work_beyond_the_window_is_outside_it():
     escaped = DeviceWork(kernels=40, kernel_us=240.0, span_us=250.0, source="cupti")
     assert trust.work_outside_window(row(median=3.1e-6, work=escaped)) is not None
+    # busy time decides where it is known: a side stream's 240 us still escapes...
+    escaped = DeviceWork(kernels=40, kernel_us=240.0, span_us=250.0, busy_us=240.0,
+                         source="cupti")
+    assert trust.work_outside_window(row(median=3.1e-6, work=escaped)) is not None
+    # ...while a call that waits on the host in the middle (a pageable copy) has a long
+    # profiled span of idle gaps and little busy time (pmpp_v2 grayscale's reference)
+    waiting = DeviceWork(kernels=2, other_ops=1, kernel_us=9.0, span_us=121.9,
+                         busy_us=11.0, source="cupti")
+    assert trust.work_outside_window(row(median=58.6e-6, work=waiting)) is None
     joined = DeviceWork(kernels=2, kernel_us=95.0, span_us=101.0, source="cupti")
     assert trust.work_outside_window(row(median=100e-6, work=joined)) is None
     counted = DeviceWork(kernels=1, source="graph")  # a capture's count has no span

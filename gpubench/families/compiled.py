@@ -150,8 +150,16 @@ def worker_environment() -> dict:
     any of torch's code has asked Inductor for its cache folder, Inductor has written its
     default (/tmp/torchinductor_$USER) into the process's environment, and a later setting
     comes too late. Seen: a run whose worker first measured the ceilings compiled into
-    one folder, the next run into another, and missed the cache."""
-    return {"TORCHINDUCTOR_CACHE_DIR": inductor_cache_dir()}
+    one folder, the next run into another, and missed the cache.
+
+    TORCHINDUCTOR_COMPILE_THREADS=1: any torch.compile in a worker (this variant's, or a
+    leaderboard submission's own) compiles in-process. Inductor's pool of compile workers
+    would be child processes that outlive the point, with a reader thread
+    (`InductorSubproc`) the health check blames on the variant (pmpp_v2's sort and vectorsum
+    solutions, H200, 2026-11-27). A user's own setting wins."""
+    return {"TORCHINDUCTOR_CACHE_DIR": inductor_cache_dir(),
+            "TORCHINDUCTOR_COMPILE_THREADS": os.environ.get("TORCHINDUCTOR_COMPILE_THREADS",
+                                                            "1")}
 
 
 def load(variant: CompiledVariant) -> tuple[Callable, dict]:
@@ -162,7 +170,7 @@ def load(variant: CompiledVariant) -> tuple[Callable, dict]:
 
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", inductor_cache_dir())  # in-process use
     torch._inductor.config.compile_threads = 1
-    _no_progress_monitor()
+    no_progress_monitor()
     dynamo = torch._dynamo.config
     dynamo.recompile_limit = max(dynamo.recompile_limit, RECOMPILE_LIMIT)
     dynamo.accumulated_recompile_limit = max(dynamo.accumulated_recompile_limit,
@@ -172,11 +180,13 @@ def load(variant: CompiledVariant) -> tuple[Callable, dict]:
     return compiled, {"compile_s": 0.0, "cached": None, "mode": variant.mode}
 
 
-def _no_progress_monitor() -> None:
+def no_progress_monitor() -> None:
     """Inductor draws tqdm progress bars while it compiles on a GPU, and tqdm's first bar
     starts a `tqdm_monitor` thread that lives on: the worker's health check then sees a
     thread the point left running and fails it (H200, torch 2.11, every cold compile of
-    2026-11-26). tqdm's documented switch, monitor_interval = 0, starts no monitor."""
+    2026-11-26). tqdm's documented switch, monitor_interval = 0, starts no monitor. Set
+    in every worker at its start (run/worker.py): a leaderboard submission that calls
+    torch.compile itself starts the same thread (pmpp_v2 sort, 2026-11-27)."""
     try:
         import tqdm
     except ImportError:

@@ -86,9 +86,12 @@ def work_outside_window(result: Result) -> noise.Warning | None:
     work, median = result.device_work, result.median_s
     if result.mode not in EVENT_WINDOW_MODES or work is None or median is None:
         return None
-    if work.source != "cupti" or work.span_us is None:
+    # Busy time, not span: work that escapes the window is device time the window does
+    # not hold, while idle gaps in a profiled call are the profiled host's (device_work).
+    ran_us = work.busy_us if work.busy_us is not None else work.span_us
+    if work.source != "cupti" or ran_us is None:
         return None
-    span_s = work.span_us * 1e-6
+    span_s = ran_us * 1e-6
     if span_s <= median * WINDOW_RATIO + WINDOW_SLACK_S:
         return None
     return noise.Warning(

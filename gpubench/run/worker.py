@@ -92,9 +92,11 @@ def _exit_now() -> None:
 
 def _start(device: str, fd: int):
     """Import torch, say hello with the device's facts, return this machine's description."""
+    from gpubench.families.compiled import no_progress_monitor
     from gpubench.families.spec import Machine
     from gpubench.timing.envinfo import device_env
 
+    no_progress_monitor()  # a submission's own torch.compile draws tqdm bars too
     machine = Machine(has_cuda=device == "cuda", has_triton=_has_module("triton"))
     env = device_env(device)
     if os.environ.get("GPUBENCH_CEILINGS", "1") != "0":
