@@ -136,3 +136,17 @@ def test_watch_follows_a_problems_files_and_submissions(tmp_path, monkeypatch):
     assert edit is not None and edit.whole_family and edit.files == ("saxpy_empty.py",)
     assert affected(name, folder, None, machine, [HOSTILE / "linear_cached.py"]) is None
     assert affected(name, folder, None, machine, [SAXPY / "reference.py"]) is not None
+
+
+def test_a_problem_whose_data_is_one_bare_tensor(gpubench):
+    """The older problems' style (pmpp's vectorsum): generate_input returns the tensor
+    itself and every kernel takes it so; a tuple around it broke ref_kernel."""
+    total = EXAMPLES / "reference-kernels" / "total_py"
+    done = gpubench("run", "--problem", str(total),
+                    "--submission", str(total / "solutions" / "correct" / "plain_sum.py"),
+                    "--submission", str(total / "solutions" / "wrong" / "first_half.py"),
+                    "--shape", "size_=4096", "--device", "cpu", *FAST)
+    rows = done.by_variant()
+    assert rows["reference"]["status"] == "ok" and rows["plain_sum"]["status"] == "ok", rows
+    assert rows["first_half"]["status"] == "fail"
+    assert "check_implementation" in rows["first_half"]["error"]

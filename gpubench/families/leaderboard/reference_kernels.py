@@ -132,6 +132,7 @@ class Runtime:
         self.path, self.bare, self.axes, self.dtypes = path, bare, axes, dtypes
         self.seeds: dict = {}  # shape (its items) -> the seed task.yml lists for it
         self.layouts: dict = {}  # shape -> (slot index or None, out's shape, out's dtype)
+        self.one_tensor: dict = {}  # shape -> generate_input returned one bare tensor
         self.current = None  # (shape, torch dtype) of the latest make_inputs
         # The shape of what the latest call returned: the check sees `out` in it (a kernel
         # may return a 0-dim sum for a (1,) slot; the problem's check decides if that is
@@ -172,21 +173,31 @@ class Runtime:
         # gpubench seeded torch for this draw: mixed with the listed seed, every draw differs
         seed = (int(listed) * 1_000_003 + torch.initial_seed()) % (2**62)
         data = self.module().generate_input(**args, seed=seed)
-        data = tuple(data) if isinstance(data, tuple | list) else (data,)
         key = _key(shape)
+        # An older problem's generate_input returns its one tensor bare (pmpp's vectorsum),
+        # and its ref_kernel takes it so: every call gets the data in the shape it was made.
+        self.one_tensor[key] = not isinstance(data, tuple | list)
+        data = (data,) if self.one_tensor[key] else tuple(data)
         if key not in self.layouts:
-            self.layouts[key] = self._layout(data)
+            self.layouts[key] = self._layout(data, key)
         self.current = (key, dtype)
         slot = self.layouts[key][0]
         return data if slot is None else data[:slot] + data[slot + 1:]
 
-    def _layout(self, data: tuple) -> tuple:
+    def packed(self, items, key=None):
+        """`items` as the problem's kernels take their data: the one tensor itself where
+        generate_input returned it bare, else the sequence."""
+        return items[0] if self.one_tensor.get(key or self.current[0]) else items
+
+    def _layout(self, data: tuple, key) -> tuple:
         """(slot, out shape, out dtype): the slot is the last tensor of `data` as large as
         ref_kernel's result whose values the result does not depend on (filled with 1,
         then 2); None when there is none (then `out` is like the result)."""
         import torch
 
-        ref = self.module().ref_kernel
+        def ref(items):
+            return self.module().ref_kernel(self.packed(items, key))
+
         result = ref(_clones(data))
         if not isinstance(result, torch.Tensor):
             raise SpecError(f"{self.path / 'reference.py'}: ref_kernel returned a "
@@ -210,7 +221,7 @@ class Runtime:
     def data_around(self, inputs: tuple, out) -> tuple:
         slot = self.layouts[self.current[0]][0]
         if slot is None:
-            return tuple(inputs)
+            return self.packed(tuple(inputs))
         return (*inputs[:slot], out, *inputs[slot:])
 
     def reference(self, *inputs):
@@ -244,7 +255,8 @@ class ProblemCheck(OwnVerdict):
             out = out.reshape(returned)
         total = out.numel()
         try:
-            verdict = self.runtime.module().check_implementation(data, out)
+            verdict = self.runtime.module().check_implementation(
+            self.runtime.packed(tuple(data), self.key), out)
         except Exception as exc:
             return CheckResult(False, float("inf"), float("inf"), total, 0, total, atol, rtol,
                                note=common.one_line(f"check_implementation raised "
