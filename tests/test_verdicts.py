@@ -55,6 +55,27 @@ def test_a_variant_that_behaves_in_the_probe_is_caught_against_its_median():
     assert trust.repeat_shortcut(warm) is None  # L2 may serve a warm loop
 
 
+def test_a_call_that_waits_on_the_host_gets_the_cpus_bar_and_a_cache_is_still_caught():
+    # pmpp_v2 grayscale's reference (a pageable copy each call): fresh 199 us against a
+    # 119 us loop, the GPU busy ~12 us of it; a cheat's fresh call does its 1 ms of work.
+    waiting = DeviceWork(kernels=2, other_ops=1, kernel_us=9.0, span_us=121.9,
+                         busy_us=12.0, source="cupti")
+    assert trust.waits_on_host(row(median=119.3e-6, work=waiting))
+    honest = row(median=119.3e-6, work=waiting, details={"fresh_s": [199e-6] * 9,
+                                                          "repeat_s": [130e-6] * 9})
+    assert trust.repeat_shortcut(honest) is None
+    cache = row(median=30e-6, work=DeviceWork(kernels=1, kernel_us=2.0, span_us=2.0,
+                                              busy_us=2.0, source="cupti"),
+                details={"fresh_s": [1e-3] * 9, "repeat_s": [30e-6] * 9})
+    assert trust.repeat_shortcut(cache) is not None
+    # the same 1.7x on a call the device fills is still a shortcut
+    busy = DeviceWork(kernels=2, kernel_us=110.0, span_us=115.0, busy_us=110.0,
+                      source="cupti")
+    tight = row(median=119.3e-6, work=busy, details={"fresh_s": [199e-6] * 9,
+                                                      "repeat_s": [120e-6] * 9})
+    assert trust.repeat_shortcut(tight) is not None
+
+
 def test_device_work_beyond_the_window_is_outside_it():
     escaped = DeviceWork(kernels=40, kernel_us=240.0, span_us=250.0, source="cupti")
     assert trust.work_outside_window(row(median=3.1e-6, work=escaped)) is not None
