@@ -126,4 +126,5 @@ def _check(produced, fresh: InputSet, index: int, reference_of, tolerance) -> st
     if result.passed:
         return None
     return (f"on inputs it had not seen before (fresh call {index + 1}), the output differs "
-            f"from the reference: {result.summary()} — it returns answers of earlier calls")
+            f"from the reference: {result.summary()} (answers of earlier calls, or an "
+            "error that shows on some inputs only)")
