@@ -19,6 +19,13 @@ the same status as on one GPU; how many medians fall inside the one-GPU run's 95
 each parallel run measured. For reference, 1gpu-warm is compared with 1gpu-cold too:
 that is how much two sequential runs on one GPU differ, the bar the parallel runs are
 held to. EXTRA arguments after `--` go to every run (e.g. `-- --no-compiled`).
+
+"Cold" empties what a run builds (C++/CUDA extensions, Triton's and Inductor's caches),
+not what gpubench knows of the machine: the GPU's measured ceilings (`gpubench peak`, the
+roofline's bandwidth and FLOP/s) are measured once first and copied into each cold cache.
+Without that, every worker of a cold run measured them at its start, a few seconds
+before its first point (3.4 s of the parent's wait on the CPU machine, 2026-11-27);
+--cold-ceilings puts that back.
 """
 
 from __future__ import annotations
@@ -37,13 +44,29 @@ import gpubench
 from gpubench.analysis.comparison import compare_runs
 
 
-def run_suite(name: str, config: str, out: Path, extra: list[str], cache: Path
-              ) -> tuple[Path, float]:
+def cache_env(cache: Path) -> dict:
+    return {**os.environ, "GPUBENCH_CACHE_DIR": str(cache / "gpubench"),
+            "TRITON_CACHE_DIR": str(cache / "triton"),
+            "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor")}
+
+
+def measured_ceilings(caches: Path) -> Path | None:
+    """The machine's ceilings, measured once by `gpubench peak` into a cache of their own;
+    the folder to copy into each cold cache (None if peak failed: then each run measures)."""
+    seed = caches / "ceilings-seed"
+    code = subprocess.call([sys.executable, "-m", "gpubench", "peak"], env=cache_env(seed),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    folder = seed / "gpubench" / "ceilings"
+    return folder if code == 0 and any(folder.glob("*.json")) else None
+
+
+def run_suite(name: str, config: str, out: Path, extra: list[str], cache: Path,
+              ceilings: Path | None = None) -> tuple[Path, float]:
     """Run the suite once; (its run folder, the command's wall seconds)."""
     folder = out / name
-    env = {**os.environ, "GPUBENCH_CACHE_DIR": str(cache / "gpubench"),
-           "TRITON_CACHE_DIR": str(cache / "triton"),
-           "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor")}
+    env = cache_env(cache)
+    if ceilings is not None and not (cache / "gpubench" / "ceilings").exists():
+        shutil.copytree(ceilings, cache / "gpubench" / "ceilings")
     command = [sys.executable, "-m", "gpubench", "run", "--config", config, "--out",
                str(folder), "--force", *extra]
     print(f"== {name}: {' '.join(command[2:])}", flush=True)
@@ -112,6 +135,8 @@ def main() -> int:
     parser.add_argument("--out", default="scale-out")
     parser.add_argument("--cpu-workers", type=int, default=2)
     parser.add_argument("--skip-cluster", action="store_true")
+    parser.add_argument("--cold-ceilings", action="store_true",
+                        help="cold runs measure the GPU's ceilings too (see above)")
     parser.add_argument("--table-only", action="store_true",
                         help="print the table of the runs already in --out (walls.json)")
     parser.add_argument("extra", nargs="*", help="after --: arguments for every run")
@@ -133,7 +158,9 @@ def main() -> int:
         kinds.append(("dask", dask, "dask"))
     plan = [(f"{kind}-{state}", extra, cache) for state in ("cold", "warm")
             for kind, extra, cache in kinds]
-    done = {name: run_suite(name, args.config, out, [*extra, *args.extra], caches / cache)
+    ceilings = None if args.cold_ceilings else measured_ceilings(caches)
+    done = {name: run_suite(name, args.config, out, [*extra, *args.extra], caches / cache,
+                            ceilings)
             for name, extra, cache in plan}
     shutil.rmtree(caches, ignore_errors=True)
     print_runs(done)
