@@ -1,0 +1,85 @@
+"""The parent's work between points (issue 32): a lane waits only for its point's save; a
+finished group's derivation and table come after the lane has its next point (on a GPU),
+and before it on the CPU, where the parent's work would compete with the timed code."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from conftest import REPO
+from gpubench.families import compiled
+from gpubench.families.discovery import load_family
+from gpubench.families.spec import Machine
+from gpubench.records import events as E
+from gpubench.records import result as R
+from gpubench.run.lane import Outcome, Slot
+from gpubench.run.plan import plan_points
+from gpubench.run.runner import Runner
+from gpubench.timing.settings import TimingSettings
+
+
+class RecordingLane:
+    """A lane that runs nothing: each point is an ERROR row at once. `started` is set when
+    its second point begins."""
+
+    def __init__(self, device: str):
+        self.slot, self.env = Slot(device, f"{device}:0"), {}
+        self.calls, self.started = 0, threading.Event()
+
+    def start(self) -> dict:
+        return {}
+
+    def execute(self, task, timeout_s, build_timeout_s, on_phase) -> Outcome:
+        self.calls += 1
+        if self.calls == 2:
+            self.started.set()
+        return Outcome(failure=R.ERROR, error="not run: a test lane")
+
+    def stop(self) -> None:
+        pass
+
+    def kill(self) -> None:
+        pass
+
+
+def two_groups(device: str) -> list:
+    """square's torch variant at two sizes: two groups of one point each."""
+    with compiled.run_settings("off"):
+        family = load_family("square", REPO / "kernels" / "square")
+    points = plan_points([family], Machine(has_cuda=device == "cuda", has_triton=False,
+                                           device_name=device))
+    return [p for p in points if p.variant.name == "torch"][:2]
+
+
+@pytest.mark.parametrize("device, overlap", [("cuda", True), ("cpu", False)])
+def test_a_group_is_finished_while_the_lane_runs_its_next_point_on_a_gpu(tmp_path, device,
+                                                                        overlap):
+    """The first group's table waits (up to 2 s) for the lane's second point to begin: it
+    begins on a GPU, where the lane was released after the save; on the CPU the lane is
+    still waiting for the parent, which is busy with that very table."""
+    lane = RecordingLane(device)
+    runner = Runner(device, tmp_path, TimingSettings(), lanes=[lane])
+    during_first_table: list[bool] = []
+
+    def listener(event) -> None:
+        if isinstance(event, E.GroupDone) and not during_first_table:
+            during_first_table.append(lane.started.wait(2.0))
+
+    runner.subscribe(listener)
+    points = two_groups(device)
+    assert len({p.group for p in points}) == 2
+    runner.run(points)
+    assert during_first_table == [overlap]
+    assert lane.calls == 2 and len(runner.results) == 2 * len(runner._modes())
+
+
+def test_the_not_run_rows_of_a_save_are_made_once(tmp_path):
+    """A save reuses each row's serialised text by identity (records/saved_rows.py): the
+    NOT_RUN placeholders of points still to come must be the same objects save after save."""
+    runner = Runner("cpu", tmp_path, TimingSettings())
+    points = two_groups("cpu")
+    first, again = runner.unrun(points, "no status yet"), runner.unrun(points, "no status yet")
+    assert first and all(a is b for a, b in zip(first, again, strict=True))
+    assert runner.unrun(points, "never ran")[0] is not first[0]  # another reason, another row
