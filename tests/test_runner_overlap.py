@@ -4,6 +4,7 @@ and before it on the CPU, where the parent's work would compete with the timed c
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -83,3 +84,26 @@ def test_the_not_run_rows_of_a_save_are_made_once(tmp_path):
     first, again = runner.unrun(points, "no status yet"), runner.unrun(points, "no status yet")
     assert first and all(a is b for a, b in zip(first, again, strict=True))
     assert runner.unrun(points, "never ran")[0] is not first[0]  # another reason, another row
+
+
+def test_a_killed_runs_prestart_folder_is_swept_by_the_next_run(tmp_path):
+    """`kill -9` of gpubench leaves its prestart folder; the next run removes those whose
+    owner is gone, and nothing else."""
+    import subprocess
+    import sys
+
+    from gpubench.run.prestart import FOLDER_PREFIX, OWNER_FILE, sweep_stale_folders
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    folders = {}
+    for name, owner in (("dead", gone), ("alive", str(os.getpid())), ("unowned", None)):
+        folder = tmp_path / f"{FOLDER_PREFIX}{name}"
+        folder.mkdir()
+        (folder / "worker-0.log").write_text("log")
+        if owner is not None:
+            (folder / OWNER_FILE).write_text(owner)
+        folders[name] = folder
+    assert sweep_stale_folders(tmp_path) == [folders["dead"]]
+    assert not folders["dead"].exists()
+    assert folders["alive"].exists() and folders["unowned"].exists()

@@ -26,13 +26,49 @@ from pathlib import Path
 from gpubench.run.lane import Slot, cpu_slots
 from gpubench.run.worker_process import WorkerDied, WorkerProcess, WorkerTimeout, worker_env
 
+FOLDER_PREFIX = "gpubench-prestart-"
+OWNER_FILE = "owner.pid"
+
+
+def sweep_stale_folders(temp: Path) -> list[Path]:
+    """Remove the prestart folders of gpubench runs that are gone: a `kill -9` leaves its
+    folder (its workers die with their watchdog; the folder has nobody left to remove it).
+    A folder is stale when the pid in its owner file is no longer a process; one without
+    an owner file (an older gpubench's, or a start killed in between) is left alone."""
+    removed = []
+    for folder in temp.glob(f"{FOLDER_PREFIX}*"):
+        try:
+            owner = int((folder / OWNER_FILE).read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if _alive(owner):
+            continue
+        with contextlib.suppress(OSError):
+            for log in folder.iterdir():
+                log.unlink()
+            folder.rmdir()
+            removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
 
 class Prestart:
     """Workers started on `slots`, each on a thread of its own (a start waits for the
     worker's hello); `take(slot)` hands one over."""
 
     def __init__(self, slots: list[Slot], guessed_env: dict | None = None):
-        self.folder = Path(tempfile.mkdtemp(prefix="gpubench-prestart-"))
+        sweep_stale_folders(Path(tempfile.gettempdir()))
+        self.folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
+        (self.folder / OWNER_FILE).write_text(str(os.getpid()))
         self.pending: dict[Slot, tuple[WorkerProcess, threading.Thread, dict]] = {}
         for index, slot in enumerate(slots):
             env = {**lane_environment(slot), **(guessed_env or {})}
