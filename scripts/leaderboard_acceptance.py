@@ -202,23 +202,33 @@ def unpicked(ext: Path, out: Path, timing: list[str], count: int, seed: int) -> 
     return rows
 
 
+def option(argv: list[str], name: str, default: str) -> str:
+    """The value after `name` in argv, or `default` when `name` is absent."""
+    if name not in argv:
+        return default
+    at = argv.index(name) + 1
+    if at >= len(argv):
+        sys.exit(f"{name} needs a value")
+    return argv[at]
+
+
 def main() -> int:
     argv = sys.argv[1:]
     timing = argv[argv.index("--") + 1:] if "--" in argv else FAST
     argv = argv[:argv.index("--")] if "--" in argv else argv
-    ext = Path(argv[argv.index("--ext") + 1] if "--ext" in argv else REPO / ".ext")
-    out = Path(argv[argv.index("--out") + 1] if "--out" in argv else "leaderboard-out")
+    ext = Path(option(argv, "--ext", str(REPO / ".ext")))
+    out = Path(option(argv, "--out", "leaderboard-out"))
     out.mkdir(parents=True, exist_ok=True)
     # --sections: a subset of a,b,c,d (one device call may not hold all four)
-    sections = argv[argv.index("--sections") + 1] if "--sections" in argv else "abcd"
+    sections = option(argv, "--sections", "abcd")
     # --only: some of pmpp_v2's problems (a rerun of those a change touched)
-    only = set(argv[argv.index("--only") + 1].split(",")) if "--only" in argv else set()
+    only = set(filter(None, option(argv, "--only", "").split(",")))
     rows, scores = pmpp(ext, out, timing, only) if "a" in sections else ([], [])
     more, more_scores = (kernelbench(ext, out, timing, "--small" in argv)
                          if "b" in sections else ([], []))
     extra = compare_and_ncu(ext, out, timing) if "c" in sections else []
-    count = int(argv[argv.index("--unpicked") + 1]) if "--unpicked" in argv else 0
-    seed = int(argv[argv.index("--seed") + 1]) if "--seed" in argv else time.time_ns() % 10**6
+    count = int(option(argv, "--unpicked", "0"))
+    seed = int(option(argv, "--seed", str(time.time_ns() % 10**6)))
     more += unpicked(ext, out, timing, count, seed) if count and "d" in sections else []
     header = ("problem", "variant", "expect", "PASS", "verdict", "first failure")
     widths = [max(len(str(r[i])) for r in [header, *rows, *more]) for i in range(6)]

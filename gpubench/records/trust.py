@@ -110,12 +110,12 @@ def work_outside_window(result: Result) -> noise.Warning | None:
     ran_us = work.busy_us if work.busy_us is not None else work.span_us
     if work.source != "cupti" or ran_us is None:
         return None
-    span_s = ran_us * 1e-6
-    if span_s <= median * WINDOW_RATIO + WINDOW_SLACK_S:
+    ran_s = ran_us * 1e-6
+    if ran_s <= median * WINDOW_RATIO + WINDOW_SLACK_S:
         return None
     return noise.Warning(
         "outside_window",
-        f"the GPU ran {_us(span_s)} of work per call ({work.kernels} kernels, all "
+        f"the GPU ran {_us(ran_s)} of work per call ({work.kernels} kernels, all "
         f"streams, CUPTI) but the timed window saw {_us(median)}: work escapes the "
         "window (another stream, a deferred launch)",
         "join other streams back before returning; the figures are not shown as a speedup")

@@ -41,14 +41,19 @@ def sweep_stale_folders(temp: Path) -> list[Path]:
             owner = int((folder / OWNER_FILE).read_text().strip())
         except (OSError, ValueError):
             continue
-        if _alive(owner):
-            continue
-        with contextlib.suppress(OSError):
-            for log in folder.iterdir():
-                log.unlink()
-            folder.rmdir()
+        if not _alive(owner) and _remove(folder):
             removed.append(folder)
     return removed
+
+
+def _remove(folder: Path) -> bool:
+    """Remove a prestart folder and the flat files in it (logs, the owner file)."""
+    with contextlib.suppress(OSError):
+        for log in folder.iterdir():
+            log.unlink()
+        folder.rmdir()
+        return True
+    return False
 
 
 def _alive(pid: int) -> bool:
@@ -113,10 +118,7 @@ class Prestart:
             worker, thread, _ = self.pending.pop(slot)
             thread.join()
             worker.kill()
-        with contextlib.suppress(OSError):
-            for log in self.folder.iterdir():
-                log.unlink()
-            self.folder.rmdir()
+        _remove(self.folder)
 
 
 def guessed_environment(slots: list[Slot], asked: bool | None, variants: tuple[str, ...],

@@ -187,7 +187,8 @@ class Runtime:
     def packed(self, items, key=None):
         """`items` as the problem's kernels take their data: the one tensor itself where
         generate_input returned it bare, else the sequence."""
-        return items[0] if self.one_tensor.get(key or self.current[0]) else items
+        key = self.current[0] if key is None else key
+        return items[0] if self.one_tensor.get(key) else items
 
     def _layout(self, data: tuple, key) -> tuple:
         """(slot, out shape, out dtype): the slot is the last tensor of `data` as large as
@@ -256,7 +257,7 @@ class ProblemCheck(OwnVerdict):
         total = out.numel()
         try:
             verdict = self.runtime.module().check_implementation(
-            self.runtime.packed(tuple(data), self.key), out)
+                self.runtime.packed(tuple(data), self.key), out)
         except Exception as exc:
             return CheckResult(False, float("inf"), float("inf"), total, 0, total, atol, rtol,
                                note=common.one_line(f"check_implementation raised "
