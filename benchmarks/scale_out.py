@@ -22,7 +22,9 @@ held to. EXTRA arguments after `--` go to every run (e.g. `-- --no-compiled`).
 
 "Cold" empties what a run builds (C++/CUDA extensions, Triton's and Inductor's caches),
 not what gpubench knows of the machine: the GPU's measured ceilings (`gpubench peak`, the
-roofline's bandwidth and FLOP/s) are measured once first and copied into each cold cache.
+roofline's bandwidth and FLOP/s) are measured once first and copied into each cold cache,
+and Python's bytecode, where gpubench caches it (build/bytecode.py), is shared by all runs
+(that `gpubench peak` fills it), as a Python install's own __pycache__ would be.
 Without that, every worker of a cold run measured them at its start, a few seconds
 before its first point (3.4 s of the parent's wait on the CPU machine, 2026-11-27);
 --cold-ceilings puts that back.
@@ -45,9 +47,13 @@ from gpubench.analysis.comparison import compare_runs
 
 
 def cache_env(cache: Path) -> dict:
+    """A run's caches under `cache`; Python's bytecode (build/bytecode.py, where the
+    environment turned it off) shared by every run beside it: it is the interpreter's
+    state, not the run's builds."""
     return {**os.environ, "GPUBENCH_CACHE_DIR": str(cache / "gpubench"),
             "TRITON_CACHE_DIR": str(cache / "triton"),
-            "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor")}
+            "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
+            "GPUBENCH_BYTECODE_DIR": str(cache.parent / "bytecode")}
 
 
 def measured_ceilings(caches: Path) -> Path | None:

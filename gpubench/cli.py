@@ -26,6 +26,7 @@ from rich.markup import escape
 
 from gpubench import cli_options as opts
 from gpubench import errors, safe_text
+from gpubench.build import bytecode
 from gpubench.cli_options import merge_options
 from gpubench.parsing import split_names
 from gpubench.run.config import RunConfig, load_config
@@ -477,6 +478,7 @@ def main() -> None:
     (2026-11-27), a fixed cost of each run that scale-out's ratios pay in full (issue 32).
     The streams are flushed and the atexit handlers run first; a non-daemon thread still
     alive (a library's) gets the normal exit, which waits for it."""
+    bytecode.use_in_this_process()  # before torch's import: build/bytecode.py says why
     try:
         cli(prog_name="gpubench")
         code = 0

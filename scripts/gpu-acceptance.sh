@@ -4,7 +4,7 @@
 #     steps: core run shapes tests new-tests peak drift compare build-loop phases lines families
 #            fixtures ncu ncu-check
 #            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests watch
-#            leaderboard tune compiled
+#            leaderboard tune compiled startup
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py, watchfiles and ncu-report come as wheels in .whl/, with what
 # they need: markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata, anyio), then
@@ -213,6 +213,9 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
         --out "$LOGS/scale-out" ${SCALE_ARGS:-}
       python3 benchmarks/scale_out.py --out "$LOGS/scale-out" --table-only 2>&1 \
         | tee "$OUT/scale-out-table.txt" ;;
+    startup)  # where a run's fixed cost goes (issue 32): benchmarks/startup.py
+      timed startup python3 benchmarks/startup.py --parallel --cluster \
+        --profile "$LOGS/parent.prof" ${STARTUP_ARGS:-} ;;
     core)
       # Issue 24 (the core by layers): the README's run, ncu, profile, sanitize and a
       # --devices all run on this one GPU behave as before.

@@ -101,7 +101,7 @@ def test_two_cpu_workers_and_a_local_dask_cluster_match_one_worker(tmp_path, bui
 def worker_pid(root: Path, text: str) -> int:
     """The pid of the worker whose log shows `text`, once one does."""
     body = wait_for_worker_log(root, text)
-    return int(body.split("[gpubench worker] pid ")[1].split(",")[0])
+    return int(body.split("[gpubench worker] pid ")[1].split()[0])
 
 
 def parent_of(pid: int) -> int:

@@ -12,4 +12,6 @@ modules. One module per part, from the request to the loaded module:
   pch          a precompiled header, made beside a build and checked; torch_pch ties it to torch
                and decides when a build waits for it
   compile      build_extension: the whole build, from request to imported module
+  bytecode     Python's own bytecode under gpubench's cache where the environment turned
+               writing it off (torch's import, twice as fast in every gpubench process)
 """

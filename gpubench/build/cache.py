@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from gpubench.build.diagnostics import CompileError
@@ -22,9 +23,10 @@ from gpubench.build.sources import BuildRequest
 MARKER = "gpubench-build.json"  # written last: a folder without it holds no finished build
 
 
-def cache_base() -> Path:
-    """$GPUBENCH_CACHE_DIR, else ~/.cache/gpubench: the root of every gpubench cache."""
-    env = os.environ.get("GPUBENCH_CACHE_DIR")
+def cache_base(environ: Mapping[str, str] | None = None) -> Path:
+    """$GPUBENCH_CACHE_DIR, else ~/.cache/gpubench: the root of every gpubench cache (of
+    this process, or of a child that gets `environ`)."""
+    env = (os.environ if environ is None else environ).get("GPUBENCH_CACHE_DIR")
     return Path(env) if env else Path.home() / ".cache" / "gpubench"
 
 

@@ -29,6 +29,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from gpubench.build import bytecode
 from gpubench.errors import EnvironmentProblem, UsageError
 from gpubench.records import result as R
 from gpubench.records.point import Task
@@ -251,6 +252,7 @@ def _local_cluster(distributed, device: str, gpus: list[str] | None, cpu_workers
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}))
     if log_dir is not None:
         environ.update(dask_logging.worker_environ(log_dir / dask_logging.LOG_NAME))
+    environ.update(bytecode.child_overrides(dict(os.environ)))  # Dask's imports, and torch's
     # Dask's scratch files (scheduler and workers) go to `scratch`, removed on close.
     dask.config.set({"distributed.scheduler.allowed-failures": 1,
                      "distributed.nanny.pre-spawn-environ": environ,

@@ -105,8 +105,10 @@ class Runner:
         try:
             self._start_builds()
             self.pipeline.before_run()
-            if len(self.lanes) > 1:
-                self._measure_interference(points)
+            probed = self._time_interference(points) if len(self.lanes) > 1 else None
+            if probed is not None and not self._overlap:  # on a CPU, not beside timed code
+                self._assess_interference(*probed)
+                probed = None
             pending = deque((plan_index[id(p)], p) for p in
                             order_for_workers(points, len(self.lanes), self.builds is not None))
             lock = threading.Lock()
@@ -115,6 +117,8 @@ class Runner:
                        for lane in self.lanes]
             for thread in threads:
                 thread.start()
+            if probed is not None:  # its bootstrap CIs (~0.5 s) while the lanes measure
+                self._assess_interference(*probed)
             self._dispatch(len(threads), tracker, open_groups)
             if self.builds is not None:  # final figures: rebuilds by workers counted
                 self.env["build_phase"] = self.builds.summary()
@@ -348,8 +352,9 @@ class Runner:
 
     # ------------------------------------------------------------ interference
 
-    def _measure_interference(self, points: list[Point]) -> None:
-        """The reference timed on each lane alone, in turn, then on all lanes at once."""
+    def _time_interference(self, points: list[Point]) -> tuple[dict, dict]:
+        """The reference timed on each lane alone, in turn, then on all lanes at once:
+        (alone, together) samples."""
         from gpubench.run.reference import reference_points
 
         probes = reference_points(self.device, points[0].seed if points else 0)
@@ -364,6 +369,9 @@ class Runner:
                                                                            timing)))
         for lane in self.lanes:
             alone.update(self._time_probes(lane, probes, timing))
+        return alone, together
+
+    def _assess_interference(self, alone: dict, together: dict) -> None:
         self.interference = assess(alone, together, len(self.lanes))
         self.env["interference"] = self.interference.to_dict()
         self.emit(E.Interference(self.interference.summary(), self.interference.warning()))

@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import os
 import sys
+import time
 import traceback
 
 from gpubench.records.point import Task
@@ -49,11 +50,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ncu-check", help="run the tasks of this JSON list file under ncu, "
                         "a few calls each in a range of its own (run --ncu-check), then exit")
     args = parser.parse_args(argv)
+    started = time.perf_counter()
     device = os.environ.get("GPUBENCH_DEVICE", "cpu")
     if device == "cpu":
         # Triton reads this when a @triton.jit function is defined: before any kernel import.
         os.environ.setdefault("TRITON_INTERPRET", "1")
     import gpubench.timing.pristine  # noqa: F401  the timers' references, before any variant
+    steps = StartSteps(started)
+    steps.mark("torch")
     if args.once:
         return _profile_once(device, args.once, args.result, args.region)
     if args.ncu_check:
@@ -68,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     watchdog = start_watchdog(os.getppid())
     fd = private_channel(args.fd)
     try:
-        machine = _start(device, fd)
+        machine = _start(device, fd, steps)
     except Exception as exc:
         send(fd, {"type": "fatal", "error": f"worker failed to start: {exc}",
                   "traceback": traceback.format_exc()})
@@ -90,7 +94,30 @@ def _exit_now() -> None:
     os._exit(0)
 
 
-def _start(device: str, fd: int):
+class StartSteps:
+    """How long each step of the worker's start took, for its log: a run's fixed cost is
+    mostly this (benchmarks/startup.py reads the line)."""
+
+    def __init__(self, started: float):
+        self.last = started
+        self.steps: list[tuple[str, float]] = []
+
+    def mark(self, step: str) -> None:
+        now = time.perf_counter()
+        self.steps.append((step, now - self.last))
+        self.last = now
+
+    def line(self) -> str:
+        total = sum(seconds for _, seconds in self.steps)
+        named = ", ".join(f"{step} {seconds:.2f} s" for step, seconds in self.steps)
+        return f"{START_LINE} {total:.2f} s ({named})"
+
+
+# The worker log's line that times the start (benchmarks/startup.py parses it).
+START_LINE = "[gpubench worker] start:"
+
+
+def _start(device: str, fd: int, steps: StartSteps):
     """Import torch, say hello with the device's facts, return this machine's description."""
     from gpubench.families.compiled import no_progress_monitor
     from gpubench.families.spec import Machine
@@ -99,6 +126,7 @@ def _start(device: str, fd: int):
     no_progress_monitor()  # a submission's own torch.compile draws tqdm bars too
     machine = Machine(has_cuda=device == "cuda", has_triton=_has_module("triton"))
     env = device_env(device)
+    steps.mark("device facts")
     if os.environ.get("GPUBENCH_CEILINGS", "1") != "0":
         from gpubench.timing.ceilings import load_checked
 
@@ -109,7 +137,9 @@ def _start(device: str, fd: int):
         env["ceilings"] = ceilings.to_dict()
         if check is not None:
             env["ceilings_check"] = check
+        steps.mark("ceilings")
     send(fd, {"type": "hello", "pid": os.getpid(), "env": env})
+    _log(steps.line())
     return machine
 
 
@@ -124,9 +154,12 @@ def _serve(machine, fd: int, watchdog: int | None) -> int:
         _end_if_copy(health)
         current["envelope"].send(fd, {"type": "phase", "phase": phase})
 
+    sealing = time.perf_counter()
     executor = Executor(machine, report_phase)
     watch = _seal()
-    _log(f"[gpubench worker] pid {os.getpid()}, session {os.getsid(0)}")
+    # The session id stays the line's last word (tests/test_hardening.py reads it).
+    _log(f"[gpubench worker] pid {os.getpid()} (timers imported and sealed "
+         f"{time.perf_counter() - sealing:.2f} s after its hello), session {os.getsid(0)}")
     while line := sys.stdin.readline():
         if not line.strip():
             continue

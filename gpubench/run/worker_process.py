@@ -22,6 +22,7 @@ import threading
 import time
 from pathlib import Path
 
+from gpubench.build import bytecode
 from gpubench.families import compiled
 from gpubench.run.processes import kill_session, kill_tree
 from gpubench.run.protocol import Envelope, LineReader, ResultKey
@@ -252,7 +253,7 @@ def worker_env(device: str) -> dict:
     # The worker must import the same gpubench as the parent, installed or not.
     package_root = str(Path(__file__).resolve().parents[2])  # the folder holding gpubench/
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    return env
+    return bytecode.for_child(env)  # torch's import: ~2.5 s less where bytecode was off
 
 
 def _describe_exit(code: int | None) -> str:
