@@ -14,9 +14,10 @@ Every row is a fresh process, the median of --repeat:
   gpubench run             --suite, run once to fill the caches, then timed: the command's
                            wall, gpubench's own clock (meta wall_s), its clock's start to
                            the first point handed out (startup_s), the points' span, the
-                           rest (saving, stopping); "before its clock" is the command's wall
-                           less gpubench's: Python, imports, planning, and the wait for the
-                           prestarted worker's hello
+                           rest (the last saves); "outside" is the command's wall less
+                           gpubench's: Python, imports, planning and the wait for the
+                           prestarted worker's hello before its clock, stopping workers
+                           (and a cluster) after it
 With --parallel the run again with --devices all (the interference reference counts in
 its start), with --cluster with --cluster local. --profile FILE: the parent of the last
 timed run under cProfile (pstats file; the top of gpubench's own functions is printed).
@@ -94,7 +95,7 @@ def timed_run(suite: list[str], extra: list[str], out: Path, repeat: int,
         rows.append({"wall": wall, "own": meta["wall_s"], "startup": meta.get("startup_s", 0),
                      "span": meta.get("points_span_s", 0)})
     middle = {key: statistics.median(r[key] for r in rows) for key in rows[0]}
-    middle["before"] = middle["wall"] - middle["own"]
+    middle["outside"] = middle["wall"] - middle["own"]
     middle["after"] = middle["own"] - middle["startup"] - middle["span"]
     return middle
 
@@ -160,7 +161,7 @@ def print_rows(rows: list[tuple[str, float, str]]) -> None:
 
 
 def print_runs(runs: list[tuple[str, dict]]) -> None:
-    columns = ("wall", "before", "startup", "span", "after")
+    columns = ("wall", "outside", "startup", "span", "after")
     print(f"{'gpubench run':18}  " + "  ".join(f"{c:>8}" for c in columns))
     for name, figures in runs:
         print(f"{name:18}  " + "  ".join(f"{figures[c]:8.2f}" for c in columns))

@@ -281,3 +281,35 @@ def test_a_remote_cluster_over_mutual_tls(tmp_path, build_cache):
             process.terminate()
             process.wait(timeout=60)
     assert_nothing_left(mark)
+
+
+def test_a_local_cluster_started_early_goes_with_a_plan_that_fails(tmp_path, build_cache):
+    """Issue 32: `--cluster local` starts its cluster before the plan (run/early_cluster.py)
+    and makes the run folder it logs into; a plan that fails closes that cluster, leaves
+    no process and removes the folder it made."""
+    pytest.importorskip("distributed")
+    env, mark = marked_env(build_cache)
+    out = tmp_path / "run"
+    done = run(["run", "square", "--sizes", "4096", *FAST, "--variants", "no_such_variant",
+                "--cluster", "local", "--workers", "2", "--out", str(out)], tmp_path, env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "no_such_variant" in done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert not out.exists(), list(out.rglob("*"))
+    assert_nothing_left(mark)
+
+
+@pytest.mark.parametrize("options, gpus, shape", [
+    ((None, None, None), [], ("cpu", (), 2)),
+    ((None, None, 3), [], ("cpu", (), 3)),
+    ((None, None, None), ["0", "1"], ("cuda", ("0", "1"), 0)),
+    ((None, "1", None), ["1"], ("cuda", ("1",), 0)),
+    ((None, None, 2), ["0"], None),  # --workers on a GPU machine: the run says why
+    ((None, "0", None), [], None),  # --devices without a GPU: the same
+    ((None, "7", None), None, None),  # a GPU that is not there: the same
+])
+def test_the_early_cluster_is_the_one_the_options_ask_for(monkeypatch, options, gpus, shape):
+    from gpubench.run import early_cluster
+
+    monkeypatch.setattr(early_cluster, "guessed_gpus", lambda device, devices: gpus)
+    assert early_cluster.guessed_cluster(*options) == shape

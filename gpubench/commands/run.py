@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -35,7 +36,8 @@ from gpubench.report.live import (
 from gpubench.report.table import group_markdown, groups_of
 from gpubench.run.build_phase import build_phase_for
 from gpubench.run.config import RunConfig
-from gpubench.run.folder import RunFolder, load_run
+from gpubench.run.early_cluster import EarlyCluster, guessed_cluster
+from gpubench.run.folder import RunFolder, has_results, load_run
 from gpubench.run.lane import choose_gpus, visible_gpus
 from gpubench.run.machine import describe, detect_machine
 from gpubench.run.pipeline import Pipeline, RunContext
@@ -161,15 +163,36 @@ class RunCommand:
             finally:
                 self.prestart.close()
         if self.request.cluster == "local":
-            # A local cluster is started once the run folder exists (its logs go there).
-            return self._plan_and_run(write_json, detect_machine(self.request.device), None)
+            return self._run_on_local_cluster(write_json)
         from gpubench.run.cluster import Cluster
 
         device = "cpu" if self.request.device == "cpu" else "cuda"
         with Cluster(self.request.cluster, device) as cluster:
             machine = self._cluster_machine(cluster)
             cluster.device = machine.device
+            cluster.start_lanes()  # each worker's gpubench worker, while this one plans
             return self._plan_and_run(write_json, machine, cluster)
+
+    def _run_on_local_cluster(self, write_json) -> int:
+        """The cluster starts first, beside this process's imports and plan
+        (run/early_cluster.py); it logs into the run folder, so that is chosen and made
+        first, and removed again if this run made it and saved nothing there."""
+        run_dir = self.request.out or new_run_dir(PROFILES, list(self.family_folders()))
+        made = not run_dir.exists()
+        shape = guessed_cluster(self.request.device, self.request.devices,
+                                self.request.workers)
+        early = None
+        if shape is not None and (self.request.force or not has_results(run_dir)):
+            run_dir.mkdir(parents=True, exist_ok=True)
+            early = EarlyCluster(shape, run_dir)
+        try:
+            return self._plan_and_run(write_json, detect_machine(self.request.device), None,
+                                      run_dir, early)
+        finally:
+            if early is not None:
+                early.close()
+                if made and not has_results(run_dir):
+                    shutil.rmtree(run_dir, ignore_errors=True)
 
     def check_parallel_options(self) -> None:
         """--devices, --workers and --cluster: the combinations that mean something."""
@@ -197,9 +220,10 @@ class RunCommand:
         return Machine(has_cuda=use_cuda, has_triton=facts["has_triton"],
                        device_name="cuda" if use_cuda else "cpu")
 
-    def _local_cluster(self, machine, run_dir: Path):
+    def _local_cluster(self, machine, run_dir: Path, early: EarlyCluster | None = None):
         """`--cluster local`: one Dask worker per GPU (those of --devices, else all), or
-        --workers CPU workers (2 by default); their logs go to the run folder."""
+        --workers CPU workers (2 by default); their logs go to the run folder. The one
+        started early is taken when it is this one."""
         from gpubench.run.cluster import Cluster
 
         if machine.has_cuda and self.request.workers:
@@ -207,8 +231,12 @@ class RunCommand:
                                     "(pick them with --devices); --workers sizes a "
                                     "CPU cluster")
         if machine.has_cuda or self.request.devices:
-            return Cluster("local", "cuda", self._chosen_gpus(machine), log_dir=run_dir)
-        return Cluster("local", "cpu", cpu_workers=self.request.workers or 2, log_dir=run_dir)
+            gpus = self._chosen_gpus(machine)
+            started = early.take(("cuda", tuple(gpus), 0)) if early else None
+            return started or Cluster("local", "cuda", gpus, log_dir=run_dir)
+        workers = self.request.workers or 2
+        started = early.take(("cpu", (), workers)) if early else None
+        return started or Cluster("local", "cpu", cpu_workers=workers, log_dir=run_dir)
 
     def _chosen_gpus(self, machine) -> list[str]:
         """--devices (all when not given) as GPU ids; a CPU run (no GPU, or --device cpu)
@@ -265,23 +293,26 @@ class RunCommand:
         with compiled.run_settings(choice, self.request.compile_mode):
             yield
 
-    def _plan_and_run(self, write_json, machine, cluster) -> int:
+    def _plan_and_run(self, write_json, machine, cluster, run_dir: Path | None = None,
+                      early: EarlyCluster | None = None) -> int:
         with self.compiled_settings(machine):
-            return self._plan_and_run_compiled(write_json, machine, cluster)
+            return self._plan_and_run_compiled(write_json, machine, cluster, run_dir, early)
 
-    def _plan_and_run_compiled(self, write_json, machine, cluster) -> int:
+    def _plan_and_run_compiled(self, write_json, machine, cluster, run_dir: Path | None,
+                               early: EarlyCluster | None) -> int:
         # Loaded before anything is measured: a wrong --baseline costs no run.
         baseline = load_run(self.request.baseline) if self.request.baseline else None
         dirs = self.family_folders()
         seed = self.request.config.seed if self.request.config.seed is not None else new_seed()
         points = self.plan(dirs, machine, seed)
-        run_dir = self.request.out or new_run_dir(PROFILES, list(dirs))
+        run_dir = run_dir or self.request.out or new_run_dir(PROFILES, list(dirs))
         parent = None if self.request.out else PROFILES
         folder = RunFolder(run_dir, self.request.force, parent).claim()
         try:
             with contextlib.ExitStack() as stack:
                 if self.request.cluster == "local":
-                    cluster = stack.enter_context(self._local_cluster(machine, folder.path))
+                    cluster = stack.enter_context(self._local_cluster(machine, folder.path,
+                                                                      early))
                 lanes = self.lanes_for(machine, folder.path, cluster)
                 return self._run(folder, machine, dirs, points, seed, write_json, baseline,
                                  lanes)

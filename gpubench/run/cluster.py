@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import uuid
 from pathlib import Path
 
@@ -70,6 +71,8 @@ class Cluster:
         self.scratch: Path | None = None  # Dask's local_directory for 'local', removed on close
 
     def __enter__(self) -> Cluster:
+        if self.client is not None:  # started already (run/early_cluster.py)
+            return self
         distributed = _distributed()
         try:
             if self.address == "local":
@@ -123,9 +126,17 @@ class Cluster:
         else:
             slots = [address for address, w in sorted(workers.items())
                      for _ in range(int(w.get("nthreads", 1)))]
-        log_dir = str(self.log_dir / "dask-workers") if self.log_dir and self.local else None
-        return [DaskLane(self.client, self.device, index, address, log_dir)
+        return [DaskLane(self.client, self.device, index, address, self._lane_logs())
                 for index, address in enumerate(slots)]
+
+    def _lane_logs(self) -> str | None:
+        """Where the workers' gpubench workers log: the run folder for a local cluster."""
+        return str(self.log_dir / "dask-workers") if self.log_dir and self.local else None
+
+    def start_lanes(self) -> None:
+        """Each Dask worker starts its gpubench worker now, in the background (Python,
+        torch, CUDA: seconds), instead of at its first task; returns at once."""
+        self.client.run(start_lane_soon, self.device, self._lane_logs())
 
     def machine_facts(self) -> dict:
         """What a worker of the cluster can run (the parent may have no GPU at all)."""
@@ -197,23 +208,46 @@ class DaskLane:
 # The gpubench lane of this Dask worker process, kept between tasks (torch imported
 # and the CUDA context made once per worker, not once per point).
 _LANES: dict[str, Lane] = {}
+# The lanes' starts begun by start_lane_soon, joined by the first task.
+_STARTING: dict[str, threading.Thread] = {}
 
 
 def run_remote(task: dict, device: str, timeout_s: float, build_timeout_s: float,
                log_dir: str | None = None) -> dict:
     """Runs on a Dask worker: the task in this worker's gpubench worker process."""
     lane = _worker_lane(device, log_dir)
+    starting = _STARTING.pop(device, None)
+    if starting is not None:
+        starting.join()
     return lane.execute(Task.from_dict(task), timeout_s, build_timeout_s).to_dict()
 
 
-def _worker_lane(device: str, log_dir: str | None) -> Lane:
+def start_lane_soon(device: str, log_dir: str | None, dask_worker=None) -> None:
+    """Runs on every Dask worker (Client.run, which passes `dask_worker`): its lane's
+    gpubench worker starts on a thread; the worker's first task waits for it. A start
+    that fails is tried again, and reported, by that task."""
+    lane = _worker_lane(device, log_dir, dask_worker)
+    if lane.worker is None and device not in _STARTING:
+        thread = threading.Thread(target=_start_quietly, args=(lane,), daemon=True,
+                                  name="gpubench-lane-start")
+        thread.start()
+        _STARTING[device] = thread
+
+
+def _start_quietly(lane: Lane) -> None:
+    with contextlib.suppress(Exception):
+        lane.start()
+
+
+def _worker_lane(device: str, log_dir: str | None, worker=None) -> Lane:
     """This Dask worker's lane. Its logs go to the run folder for a local cluster, else
     to the node's temporary folder: not to the worker's own scratch folder, which Dask
     deletes when the worker stops (a lost worker's log is the one worth reading)."""
     if device not in _LANES:
-        from distributed import get_worker
+        if worker is None:
+            from distributed import get_worker
 
-        worker = get_worker()
+            worker = get_worker()
         gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0") if device == "cuda" else "0"
         label = f"{worker.address} {device}:{gpu}"
         folder = Path(log_dir) if log_dir else Path(tempfile.gettempdir()) / "gpubench-dask"
@@ -225,6 +259,9 @@ def _worker_lane(device: str, log_dir: str | None) -> Lane:
 
 def stop_lanes() -> None:
     """Runs on every Dask worker when a run ends: its gpubench worker process exits."""
+    for device, starting in list(_STARTING.items()):  # a start still under way ends first
+        starting.join()
+        _STARTING.pop(device, None)
     for lane in _LANES.values():
         lane.stop()
     _LANES.clear()

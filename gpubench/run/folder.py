@@ -58,7 +58,7 @@ class RunFolder:
     def claim(self) -> RunFolder:
         """Create and lock the folder; refuse a folder in use or holding results."""
         fd = self._lock_fd = self._lock()
-        if (self.path / RESULTS_JSON).exists() and not self.force:
+        if has_results(self.path) and not self.force:
             self.release()
             raise UsageError(f"{self.path} already holds a run's results; pass --force to "
                              "overwrite them, or choose another --out")
@@ -126,6 +126,11 @@ class RunFolder:
             with contextlib.suppress(OSError):
                 os.close(self._lock_fd)
             self._lock_fd = None
+
+
+def has_results(path: Path) -> bool:
+    """Whether the folder holds a run's results (a run saved into it)."""
+    return (path / RESULTS_JSON).exists()
 
 
 def _names(path: Path, fd: int) -> bool:

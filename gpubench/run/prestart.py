@@ -151,18 +151,26 @@ def guessed_slots(device: str | None, devices: str | None, workers: int | None) 
     early). `device`: --device (None: auto)."""
     if workers:
         return cpu_slots(workers) if device == "cpu" or not _nvml_gpus() else []
-    gpus = _nvml_gpus() if device != "cpu" else []
     if devices:
-        from gpubench.run.lane import choose_gpus
-
-        visible = _visible(gpus)
-        try:
-            chosen = choose_gpus(devices, visible)
-        except Exception:  # the real check, with torch, says what is wrong
-            return []
+        chosen = guessed_gpus(device, devices) or []
         return [Slot("cuda", f"cuda:{gpu}", visible=gpu) for gpu in chosen]
-    kind = "cuda" if gpus else "cpu"
+    kind = "cuda" if device != "cpu" and _nvml_gpus() else "cpu"
     return [Slot(kind, f"{kind}:0")]
+
+
+def guessed_gpus(device: str | None, devices: str | None) -> list[str] | None:
+    """The GPUs `--devices` (all when not given) picks, from NVML alone: [] when the run
+    has none (--device cpu, or no GPU), None when the choice is wrong (the real check,
+    with torch, says what is wrong)."""
+    gpus = _nvml_gpus() if device != "cpu" else []
+    if not gpus:
+        return []
+    from gpubench.run.lane import choose_gpus
+
+    try:
+        return choose_gpus(devices or "all", _visible(gpus))
+    except Exception:
+        return None
 
 
 def _visible(gpus: list[str]) -> list[str]:
