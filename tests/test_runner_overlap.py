@@ -107,3 +107,39 @@ def test_a_killed_runs_prestart_folder_is_swept_by_the_next_run(tmp_path):
     assert sweep_stale_folders(tmp_path) == [folders["dead"]]
     assert not folders["dead"].exists()
     assert folders["alive"].exists() and folders["unowned"].exists()
+
+
+@pytest.mark.parametrize("device, points_run_before_first_table", [("cuda", 3), ("cpu", 1)])
+def test_a_slow_group_derivation_holds_no_lane_on_a_gpu(tmp_path, monkeypatch, device,
+                                                         points_run_before_first_table):
+    """On a GPU, groups are derived on a thread of their own: a lane whose point finishes
+    while a group's bootstrap CIs are computed (~1 s for launch-bound rows) is saved and
+    released at once, so all three points run before the slow first group's table. On the
+    CPU the group is derived before the lane takes its next point, as before."""
+    from gpubench.run import runner as runner_module
+
+    real = runner_module.finish_group
+    slow_once = threading.Event()
+
+    def slow_first(group, ceilings):
+        if not slow_once.is_set():
+            slow_once.set()
+            threading.Event().wait(1.5)
+        return real(group, ceilings)
+
+    monkeypatch.setattr(runner_module, "finish_group", slow_first)
+    lane = RecordingLane(device)
+    runner = Runner(device, tmp_path, TimingSettings(), lanes=[lane])
+    calls_at_first_table: list[int] = []
+    runner.subscribe(lambda event: isinstance(event, E.GroupDone) and not calls_at_first_table
+                     and calls_at_first_table.append(lane.calls))
+    with compiled.run_settings("off"):
+        family = load_family("square", REPO / "kernels" / "square")
+    machine = Machine(has_cuda=device == "cuda", has_triton=False, device_name=device)
+    points = [p for p in plan_points([family], machine, dtypes=("float32", "float16"))
+              if p.variant.name == "torch"][:3]
+    assert len({p.group for p in points}) == 3
+    results = runner.run(points)
+    assert calls_at_first_table == [points_run_before_first_table]
+    assert [r.key for r in results] == [r.key for p in points for r in runner._expand(
+        p, R.ERROR, None)]  # plan order, every group finished once

@@ -135,7 +135,13 @@ class Cluster:
 
     def start_lanes(self) -> None:
         """Each Dask worker starts its gpubench worker now, in the background (Python,
-        torch, CUDA: seconds), instead of at its first task; returns at once."""
+        torch, CUDA: seconds), instead of at its first task. A local cluster's workers are
+        all waited for first (the cluster counts as up once one is); a worker that comes
+        later starts its gpubench worker at its first task, as before."""
+        if self.local is not None:
+            with contextlib.suppress(TimeoutError, OSError):
+                self.client.wait_for_workers(len(self.local.worker_spec),
+                                             timeout=WORKER_TIMEOUT_S)
         self.client.run(start_lane_soon, self.device, self._lane_logs())
 
     def machine_facts(self) -> dict:

@@ -84,6 +84,12 @@ class Runner:
         # parent's work would compete with the timed code for the cores, so it stays first.
         self._finishing: list[list[R.Result]] = []
         self._overlap = device != "cpu"
+        # On a GPU, groups are derived on a thread of their own (Deriver): a group's
+        # bootstrap CIs took ~1 s for launch-bound rows of ~50k samples (4 s on the CPU
+        # machine), and a lane whose point finished meanwhile waited for its save that
+        # long (issue 32, 2 H100s, 2026-11-27). numpy leaves the GIL to the main thread.
+        self._deriver: Deriver | None = None
+        self._deriving: list[list[R.Result]] = []  # sent to the deriver, not back yet
         # The NOT_RUN rows a save lists for points without a result yet, made once per key:
         # a save reuses each row's serialised text by identity (records/saved_rows.py).
         self._placeholders: dict[tuple, R.Result] = {}
@@ -145,7 +151,7 @@ class Runner:
         emitted each time the queue runs dry (the saver saves then: with several lanes,
         points finishing together cost one save, not one each)."""
         running = lanes
-        while running:
+        while running or self._deriving:
             try:
                 event = self._events.get(timeout=EVENT_POLL_S)
             except queue.Empty:
@@ -158,14 +164,35 @@ class Runner:
                 for saved in self._unsaved:  # their lanes may take their next points now
                     saved.set()
                 self._unsaved.clear()
-                self._finish_groups()
+                if self._overlap:
+                    self._derive_groups()
         self._finish_groups()
 
     def _finish_groups(self) -> None:
-        """Finish the groups that completed since the last call, in completion order."""
+        """Finish the groups that completed since the last call, in completion order,
+        here and now (those sent to the deriver too: after a Ctrl-C, its answers are no
+        longer read)."""
+        self._finishing[:0], self._deriving = self._deriving, []
         while self._finishing:  # popped once finished: a Ctrl-C in between loses no group
             self._finish_group(self._finishing[0])
             self._finishing.pop(0)
+
+    def _derive_groups(self) -> None:
+        """Send the groups that completed to the deriver (in order); their rows come back
+        as "derived" events, shown and passed here."""
+        if self._deriver is None and self._finishing:
+            self._deriver = Deriver(self._events)
+        while self._finishing:
+            group = self._finishing.pop(0)
+            self._deriving.append(group)
+            self._deriver.submit(group, self._ceilings_for(group))
+
+    def _derived(self, group: list[R.Result], finished: list[R.Result]) -> None:
+        """The deriver's rows of `group`: the pipeline, the table and the save."""
+        if not any(g is group for g in self._deriving):  # finished here already (Ctrl-C)
+            return
+        self._deriving = [g for g in self._deriving if g is not group]
+        self._finish_derived(finished)
 
     def _drain(self, tracker: GroupTracker, open_groups: dict) -> None:
         for event in self._pending_events():
@@ -199,6 +226,11 @@ class Runner:
             if tracker.done(point):
                 group = open_groups.pop(point.group)
                 self._finishing.append([r for i in sorted(group) for r in group[i]])
+        elif kind == "derived":
+            _, group, finished, failure = event
+            if failure is not None:
+                raise failure
+            self._derived(group, finished)
         elif kind == "builds":
             self._builds_done(event[1])
         elif kind == "lane_end":
@@ -443,9 +475,11 @@ class Runner:
         """Derive the group's speedups, roofline and warnings, then the pipeline's passes;
         the finished rows replace the raw ones in self.results, in place (point keys are
         unique within a run). GroupDone shows the group, GroupComplete saves it."""
-        if not group:
-            return
-        shown = self.pipeline.before_table(finish_group(group, self._ceilings_for(group)))
+        if group:
+            self._finish_derived(finish_group(group, self._ceilings_for(group)))
+
+    def _finish_derived(self, derived: list[R.Result]) -> None:
+        shown = self.pipeline.before_table(derived)
         self._replace(shown)
         self.emit(E.GroupDone(shown))
         complete = self.pipeline.after_table(shown)
@@ -462,6 +496,28 @@ class Runner:
         """Put newer versions of results in place (matched by point key, unique in a run)."""
         by_key = {r.key: r for r in rows}
         self.results[:] = [by_key.get(r.key, r) for r in self.results]
+
+
+class Deriver:
+    """A thread that derives finished groups (records/derive.py: speedups and their
+    bootstrap CIs, roofline, warnings) in the order they come, and puts each group's
+    rows on the runner's event queue as ("derived", group, rows, failure)."""
+
+    def __init__(self, events: queue.Queue):
+        self.events = events
+        self.jobs: queue.Queue = queue.Queue()
+        threading.Thread(target=self._serve, daemon=True, name="gpubench-derive").start()
+
+    def submit(self, group: list[R.Result], ceilings: dict | None) -> None:
+        self.jobs.put((group, ceilings))
+
+    def _serve(self) -> None:
+        while True:
+            group, ceilings = self.jobs.get()
+            try:
+                self.events.put(("derived", group, finish_group(group, ceilings), None))
+            except Exception as failure:  # raised on the main thread, as before
+                self.events.put(("derived", group, None, failure))
 
 
 def _ref(point: Point) -> E.PointRef:
