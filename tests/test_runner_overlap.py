@@ -116,6 +116,7 @@ def test_a_slow_group_derivation_holds_no_lane_on_a_gpu(tmp_path, monkeypatch, d
     while a group's bootstrap CIs are computed (~1 s for launch-bound rows) is saved and
     released at once, so all three points run before the slow first group's table. On the
     CPU the group is derived before the lane takes its next point, as before."""
+    from gpubench.run import deriver as deriver_module
     from gpubench.run import runner as runner_module
 
     real = runner_module.finish_group
@@ -127,7 +128,8 @@ def test_a_slow_group_derivation_holds_no_lane_on_a_gpu(tmp_path, monkeypatch, d
             threading.Event().wait(1.5)
         return real(group, ceilings)
 
-    monkeypatch.setattr(runner_module, "finish_group", slow_first)
+    monkeypatch.setattr(runner_module, "finish_group", slow_first)  # here and now
+    monkeypatch.setattr(deriver_module, "finish_group", slow_first)  # on the deriver
     lane = RecordingLane(device)
     runner = Runner(device, tmp_path, TimingSettings(), lanes=[lane])
     calls_at_first_table: list[int] = []

@@ -17,6 +17,7 @@ from rich.markup import escape
 from gpubench import errors, safe_text
 from gpubench.analysis.baseline_pass import BaselineComparison
 from gpubench.analysis.comparison import compare_runs
+from gpubench.commands.run_places import RunPlaces
 from gpubench.families import compiled
 from gpubench.families.discovery import family_dirs, load_family, refused_exits, resolve_families
 from gpubench.families.leaderboard.score import score_lines
@@ -38,7 +39,6 @@ from gpubench.run.build_phase import build_phase_for
 from gpubench.run.config import RunConfig
 from gpubench.run.early_cluster import EarlyCluster, guessed_cluster
 from gpubench.run.folder import RunFolder, has_results, load_run
-from gpubench.run.lane import choose_gpus, visible_gpus
 from gpubench.run.machine import describe, detect_machine
 from gpubench.run.pipeline import Pipeline, RunContext
 from gpubench.run.plan import plan_points
@@ -136,7 +136,7 @@ class RunSaver:
 
 
 @dataclass
-class RunCommand:
+class RunCommand(RunPlaces):
     request: RunRequest
     console: Console
     prestart: Prestart | None = None  # workers started before torch is imported here
@@ -193,75 +193,6 @@ class RunCommand:
                 early.close()
                 if made and not has_results(run_dir):
                     shutil.rmtree(run_dir, ignore_errors=True)
-
-    def check_parallel_options(self) -> None:
-        """--devices, --workers and --cluster: the combinations that mean something."""
-        if self.request.devices and self.request.workers:
-            raise errors.UsageError("--devices (one worker per GPU) and --workers (CPU "
-                                    "workers) exclude each other")
-        if self.request.devices and self.request.device == "cpu":
-            raise errors.UsageError("--devices picks GPUs; with --device cpu use --workers N")
-        if self.request.devices and self.request.cluster and self.request.cluster != "local":
-            raise errors.UsageError("--devices picks this machine's GPUs: with a remote "
-                                    "--cluster each Dask worker owns its GPU")
-        if self.request.workers and self.request.cluster and self.request.cluster != "local":
-            raise errors.UsageError("--workers sizes a local cluster; a remote --cluster "
-                                    "has the workers it was started with")
-
-    def _cluster_machine(self, cluster):
-        """The cluster's workers decide what runs (this machine may have no GPU)."""
-        from gpubench.families.spec import Machine
-
-        facts = cluster.machine_facts()
-        if self.request.device == "cuda" and not facts["has_cuda"]:
-            raise errors.EnvironmentProblem(f"--device cuda: the workers of --cluster "
-                                            f"{self.request.cluster} see no CUDA GPU")
-        use_cuda = facts["has_cuda"] and self.request.device != "cpu"
-        return Machine(has_cuda=use_cuda, has_triton=facts["has_triton"],
-                       device_name="cuda" if use_cuda else "cpu")
-
-    def _local_cluster(self, machine, run_dir: Path, early: EarlyCluster | None = None):
-        """`--cluster local`: one Dask worker per GPU (those of --devices, else all), or
-        --workers CPU workers (2 by default); their logs go to the run folder. The one
-        started early is taken when it is this one."""
-        from gpubench.run.cluster import Cluster
-
-        if machine.has_cuda and self.request.workers:
-            raise errors.UsageError("--cluster local on a GPU has one worker per GPU "
-                                    "(pick them with --devices); --workers sizes a "
-                                    "CPU cluster")
-        if machine.has_cuda or self.request.devices:
-            gpus = self._chosen_gpus(machine)
-            started = early.take(("cuda", tuple(gpus), 0)) if early else None
-            return started or Cluster("local", "cuda", gpus, log_dir=run_dir)
-        workers = self.request.workers or 2
-        started = early.take(("cpu", (), workers)) if early else None
-        return started or Cluster("local", "cpu", cpu_workers=workers, log_dir=run_dir)
-
-    def _chosen_gpus(self, machine) -> list[str]:
-        """--devices (all when not given) as GPU ids; a CPU run (no GPU, or --device cpu)
-        cannot have any."""
-        if not machine.has_cuda:
-            raise errors.UsageError("--devices needs CUDA GPUs and this run has none (for "
-                                    "parallel CPU workers use --workers N)")
-        return choose_gpus(self.request.devices or "all", visible_gpus())
-
-    def lanes_for(self, machine, run_dir: Path, cluster) -> list | None:
-        """The places points run: None for the one default worker."""
-        from gpubench.run.lane import Lane, Slot, cpu_slots
-
-        if cluster is not None:
-            return cluster.lanes()
-        if self.request.devices:
-            return [Lane(Slot("cuda", f"cuda:{gpu}", visible=gpu), run_dir, f"worker-cuda{gpu}")
-                    for gpu in self._chosen_gpus(machine)]
-        if self.request.workers:
-            if machine.has_cuda:
-                raise errors.UsageError("--workers runs CPU workers; on a GPU machine use "
-                                        "--devices (one worker per GPU), or --device cpu")
-            return [Lane(slot, run_dir, f"worker-cpu{slot.label[4:]}")
-                    for slot in cpu_slots(self.request.workers)]
-        return None
 
     def family_folders(self) -> dict[str, Path]:
         """The chosen families' folders by name (nothing imported yet)."""

@@ -36,7 +36,7 @@ from gpubench.records import result as R
 from gpubench.records.point import Task
 from gpubench.records.worker_result import MalformedWorkerResult
 from gpubench.run import dask_logging
-from gpubench.run.lane import Lane, Outcome, Slot, visible_gpus
+from gpubench.run.lane import Lane, Outcome, Slot, start_quietly, visible_gpus
 
 # How long to wait for the first worker: a worker on a busy node imports Python
 # packages for a few seconds. Reaching the scheduler itself takes Dask's own connect
@@ -234,15 +234,11 @@ def start_lane_soon(device: str, log_dir: str | None, dask_worker=None) -> None:
     that fails is tried again, and reported, by that task."""
     lane = _worker_lane(device, log_dir, dask_worker)
     if lane.worker is None and device not in _STARTING:
-        thread = threading.Thread(target=_start_quietly, args=(lane,), daemon=True,
+        thread = threading.Thread(target=start_quietly, args=(lane,), daemon=True,
                                   name="gpubench-lane-start")
         thread.start()
         _STARTING[device] = thread
 
-
-def _start_quietly(lane: Lane) -> None:
-    with contextlib.suppress(Exception):
-        lane.start()
 
 
 def _worker_lane(device: str, log_dir: str | None, worker=None) -> Lane:

@@ -9,6 +9,7 @@ timeouts, crash isolation and the build cache behave the same in both.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -262,3 +263,10 @@ def visible_gpus() -> list[str]:
     import torch
 
     return [str(index) for index in range(torch.cuda.device_count())]
+
+
+def start_quietly(lane) -> None:
+    """Start a lane's worker ahead of its first task; one that cannot start fails its
+    first task instead (with the reason), not the run."""
+    with contextlib.suppress(Exception):
+        lane.start()

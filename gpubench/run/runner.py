@@ -20,7 +20,6 @@ Never prints: the listeners decide what to show.
 
 from __future__ import annotations
 
-import contextlib
 import queue
 import threading
 from collections import deque
@@ -34,7 +33,9 @@ from gpubench.records.derive import finish_group
 from gpubench.records.features.error_site import ERROR_SITE
 from gpubench.records.worker_result import WorkerResult
 from gpubench.run.build_phase import BuildPhase, describe_build_phase
-from gpubench.run.interference import Interference, assess
+from gpubench.run.deriver import Deriver
+from gpubench.run.interference import Interference
+from gpubench.run.interference_timing import InterferenceTiming
 from gpubench.run.lane import Lane, Outcome, Slot
 from gpubench.run.pipeline import Pipeline
 from gpubench.run.plan import Point
@@ -44,17 +45,13 @@ from gpubench.timing.settings import TimingSettings
 # Seconds the main thread waits for a lane's event before looking again: short enough
 # that Ctrl-C is handled at once, long enough to cost nothing.
 EVENT_POLL_S = 0.2
-# The interference reference is timed with short settings: ~0.2 s per point with its
-# check, ~1.5 s in all for two devices (alone on each in turn, then together); 30 ms of
-# samples is still ~20 calls of the 1.6 ms matmul and thousands of the launch-bound one.
-REFERENCE_TIMING = {"warmup_s": 0.03, "min_time_s": 0.03, "max_time_s": 0.1}
 # Facts of each device that the run document keeps (env["devices"]).
 DEVICE_FACTS = ("device_id", "gpu", "gpu_uuid", "host", "sm_count", "memory_bytes", "driver",
                 "sm_clock_mhz", "sm_clock_max_mhz", "mem_clock_mhz", "temperature_c",
                 "power_limit_w", "cpu", "cpu_threads")
 
 
-class Runner:
+class Runner(InterferenceTiming):
     """Runs points on `device` ("cuda" or "cpu") with one TimingSettings for all of them;
     worker logs go to log_dir. `lanes` defaults to one worker on the default device;
     `pipeline`: the passes each finished group goes through (none by default)."""
@@ -84,10 +81,7 @@ class Runner:
         # parent's work would compete with the timed code for the cores, so it stays first.
         self._finishing: list[list[R.Result]] = []
         self._overlap = device != "cpu"
-        # On a GPU, groups are derived on a thread of their own (Deriver): a group's
-        # bootstrap CIs took ~1 s for launch-bound rows of ~50k samples (4 s on the CPU
-        # machine), and a lane whose point finished meanwhile waited for its save that
-        # long (issue 32, 2 H100s, 2026-11-27). numpy leaves the GIL to the main thread.
+        # On a GPU, groups are derived on a thread of their own (deriver.py says why).
         self._deriver: Deriver | None = None
         self._deriving: list[list[R.Result]] = []  # sent to the deriver, not back yet
         # The NOT_RUN rows a save lists for points without a result yet, made once per key:
@@ -382,66 +376,6 @@ class Runner:
         self.env["build_phase"] = summary
         self.emit(E.Message(describe_build_phase(summary)))
 
-    # ------------------------------------------------------------ interference
-
-    def _time_interference(self, points: list[Point]) -> tuple[dict, dict]:
-        """The reference timed on each lane alone, in turn, then on all lanes at once:
-        (alone, together) samples."""
-        from gpubench.run.reference import reference_points
-
-        probes = reference_points(self.device, points[0].seed if points else 0)
-        timing = replace(self.timing, modes=self._modes()[:1], **REFERENCE_TIMING)
-        alone: dict[tuple[str, str], list[float]] = {}
-        together: dict[tuple[str, str], list[float]] = {}
-        self._on_every_lane(_start_quietly)  # worker starts (~5 s each) side by side
-        # Together first: each worker's first call of the reference also makes its inputs
-        # and float64 references (~4 s for 8192^3 on an H200), paid side by side there;
-        # the alone calls then find them made (~0.2 s a device).
-        self._on_every_lane(lambda lane: together.update(self._time_probes(lane, probes,
-                                                                           timing)))
-        for lane in self.lanes:
-            alone.update(self._time_probes(lane, probes, timing))
-        return alone, together
-
-    def _assess_interference(self, alone: dict, together: dict) -> None:
-        self.interference = assess(alone, together, len(self.lanes))
-        self.env["interference"] = self.interference.to_dict()
-        self.emit(E.Interference(self.interference.summary(), self.interference.warning()))
-
-    def _time_probes(self, lane, probes: list[Point], timing: TimingSettings) -> dict:
-        samples = {}
-        for index, probe in enumerate(probes):
-            if self._stopping.is_set():
-                break
-            outcome = lane.execute(probe.task(-1 - index, timing), timing.timeout_s,
-                                   timing.build_timeout_s)
-            device = outcome.device or lane.env
-            if device:
-                self._events.put(("device", device))
-            worker = outcome.result
-            timed = worker.measurements.get(timing.modes[0]) if worker else None
-            if timed and worker.status == R.OK:
-                label = f"matmul {probe.shape.label()} {probe.dtype}"
-                samples[(device.get("device_id", lane.slot.label), label)] = \
-                    list(timed.samples_s)
-        return samples
-
-    def _on_every_lane(self, action: Callable) -> None:
-        """`action(lane)` on every lane at once; returns when all are done."""
-        threads = [threading.Thread(target=action, args=(lane,), daemon=True)
-                   for lane in self.lanes]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            while thread.is_alive():  # a join with a timeout lets Ctrl-C through
-                thread.join(EVENT_POLL_S)
-        self._flush_device_events()
-
-    def _flush_device_events(self) -> None:
-        for event in self._pending_events():
-            if event[0] == "device":
-                self._note_device(event[1])
-
     # ------------------------------------------------------------ helpers
 
     def _modes(self) -> tuple[str, ...]:
@@ -498,39 +432,11 @@ class Runner:
         self.results[:] = [by_key.get(r.key, r) for r in self.results]
 
 
-class Deriver:
-    """A thread that derives finished groups (records/derive.py: speedups and their
-    bootstrap CIs, roofline, warnings) in the order they come, and puts each group's
-    rows on the runner's event queue as ("derived", group, rows, failure)."""
-
-    def __init__(self, events: queue.Queue):
-        self.events = events
-        self.jobs: queue.Queue = queue.Queue()
-        threading.Thread(target=self._serve, daemon=True, name="gpubench-derive").start()
-
-    def submit(self, group: list[R.Result], ceilings: dict | None) -> None:
-        self.jobs.put((group, ceilings))
-
-    def _serve(self) -> None:
-        while True:
-            group, ceilings = self.jobs.get()
-            try:
-                self.events.put(("derived", group, finish_group(group, ceilings), None))
-            except Exception as failure:  # raised on the main thread, as before
-                self.events.put(("derived", group, None, failure))
-
-
 def _ref(point: Point) -> E.PointRef:
     """A point as the events name it."""
     return E.PointRef(point.family.name, point.variant.name, point.shape.label(), point.dtype,
                       bool(point.skip))
 
-
-def _start_quietly(lane) -> None:
-    """Start a lane's worker ahead of its first task; one that cannot start fails its
-    first task instead (with the reason), not the run."""
-    with contextlib.suppress(Exception):
-        lane.start()
 
 
 def _device_fields(device: dict | None) -> dict:

@@ -1,0 +1,38 @@
+"""Finished groups derived on a thread of their own (run/runner.py uses it on a GPU).
+
+A group's derivation (records/derive.py: speedups with their bootstrap CIs, roofline,
+warnings) took ~1 s for launch-bound rows of ~50k samples on the lent H100 hosts (4 s on
+the 2-core CPU machine), and while the parent's main thread did it, a lane whose point had
+finished waited that long for its save (issue 32, 2 H100s, 2026-11-27). numpy leaves the
+GIL to the main thread meanwhile (1 ms sleeps there overslept by at most 5 ms, CPU machine).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+
+from gpubench.records import result as R
+from gpubench.records.derive import finish_group
+
+
+class Deriver:
+    """A thread that derives finished groups (records/derive.py: speedups and their
+    bootstrap CIs, roofline, warnings) in the order they come, and puts each group's
+    rows on the runner's event queue as ("derived", group, rows, failure)."""
+
+    def __init__(self, events: queue.Queue):
+        self.events = events
+        self.jobs: queue.Queue = queue.Queue()
+        threading.Thread(target=self._serve, daemon=True, name="gpubench-derive").start()
+
+    def submit(self, group: list[R.Result], ceilings: dict | None) -> None:
+        self.jobs.put((group, ceilings))
+
+    def _serve(self) -> None:
+        while True:
+            group, ceilings = self.jobs.get()
+            try:
+                self.events.put(("derived", group, finish_group(group, ceilings), None))
+            except Exception as failure:  # raised on the main thread, as before
+                self.events.put(("derived", group, None, failure))

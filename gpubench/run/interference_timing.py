@@ -1,0 +1,86 @@
+"""The runner's interference reference (interference.py judges it): timed on all lanes at
+once, then on each lane alone, before the run's points. A part of Runner (runner.py),
+apart because it is one feature: its lanes, events and timing are the runner's."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+
+from gpubench.records import events as E
+from gpubench.records import result as R
+from gpubench.run.interference import assess
+from gpubench.run.lane import start_quietly
+from gpubench.run.plan import Point
+from gpubench.timing.settings import TimingSettings
+
+# The interference reference is timed with short settings: ~0.2 s per point with its
+# check, ~1.5 s in all for two devices (alone on each in turn, then together); 30 ms of
+# samples is still ~20 calls of the 1.6 ms matmul and thousands of the launch-bound one.
+REFERENCE_TIMING = {"warmup_s": 0.03, "min_time_s": 0.03, "max_time_s": 0.1}
+# Seconds between looks at a lane thread being joined: Ctrl-C is handled at once.
+JOIN_POLL_S = 0.2
+
+
+class InterferenceTiming:
+    """Runner's methods for the interference reference (needs its lanes, timing, device,
+    env, _events, _stopping, emit, _modes, _note_device and _pending_events)."""
+
+    def _time_interference(self, points: list[Point]) -> tuple[dict, dict]:
+        """The reference timed on each lane alone, in turn, then on all lanes at once:
+        (alone, together) samples."""
+        from gpubench.run.reference import reference_points
+
+        probes = reference_points(self.device, points[0].seed if points else 0)
+        timing = replace(self.timing, modes=self._modes()[:1], **REFERENCE_TIMING)
+        alone: dict[tuple[str, str], list[float]] = {}
+        together: dict[tuple[str, str], list[float]] = {}
+        self._on_every_lane(start_quietly)  # worker starts (~5 s each) side by side
+        # Together first: each worker's first call of the reference also makes its inputs
+        # and float64 references (~4 s for 8192^3 on an H200), paid side by side there;
+        # the alone calls then find them made (~0.2 s a device).
+        self._on_every_lane(lambda lane: together.update(self._time_probes(lane, probes,
+                                                                           timing)))
+        for lane in self.lanes:
+            alone.update(self._time_probes(lane, probes, timing))
+        return alone, together
+
+    def _assess_interference(self, alone: dict, together: dict) -> None:
+        self.interference = assess(alone, together, len(self.lanes))
+        self.env["interference"] = self.interference.to_dict()
+        self.emit(E.Interference(self.interference.summary(), self.interference.warning()))
+
+    def _time_probes(self, lane, probes: list[Point], timing: TimingSettings) -> dict:
+        samples = {}
+        for index, probe in enumerate(probes):
+            if self._stopping.is_set():
+                break
+            outcome = lane.execute(probe.task(-1 - index, timing), timing.timeout_s,
+                                   timing.build_timeout_s)
+            device = outcome.device or lane.env
+            if device:
+                self._events.put(("device", device))
+            worker = outcome.result
+            timed = worker.measurements.get(timing.modes[0]) if worker else None
+            if timed and worker.status == R.OK:
+                label = f"matmul {probe.shape.label()} {probe.dtype}"
+                samples[(device.get("device_id", lane.slot.label), label)] = \
+                    list(timed.samples_s)
+        return samples
+
+    def _on_every_lane(self, action: Callable) -> None:
+        """`action(lane)` on every lane at once; returns when all are done."""
+        threads = [threading.Thread(target=action, args=(lane,), daemon=True)
+                   for lane in self.lanes]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            while thread.is_alive():  # a join with a timeout lets Ctrl-C through
+                thread.join(JOIN_POLL_S)
+        self._flush_device_events()
+
+    def _flush_device_events(self) -> None:
+        for event in self._pending_events():
+            if event[0] == "device":
+                self._note_device(event[1])
