@@ -145,3 +145,28 @@ def test_a_slow_group_derivation_holds_no_lane_on_a_gpu(tmp_path, monkeypatch, d
     assert calls_at_first_table == [points_run_before_first_table]
     assert [r.key for r in results] == [r.key for p in points for r in runner._expand(
         p, R.ERROR, None)]  # plan order, every group finished once
+
+
+def test_the_interference_references_groups_are_kept_until_the_runs_points(monkeypatch):
+    """Its two probes alternate round after round (together, then each lane alone): the
+    worker keeps both groups (inputs and float64 references: ~0.2 s to remake at 8192^3
+    on a GPU) side by side, and lets them go at the run's first own point."""
+    from dataclasses import replace
+
+    from gpubench.run import execute
+    from gpubench.run.interference_timing import REFERENCE_TIMING
+    from gpubench.run.reference import reference_points
+
+    made = []
+    real = execute._make_group
+    monkeypatch.setattr(execute, "_make_group",
+                        lambda *args: made.append(args[3]) or real(*args))
+    executor = execute.Executor(Machine(has_cuda=False, has_triton=False), lambda p: None)
+    timing = replace(TimingSettings(), modes=("host",), **REFERENCE_TIMING)
+    probes = [p.task(-1 - i, timing) for i, p in enumerate(reference_points("cpu", 0))]
+    for _ in range(3):  # together, then two lanes alone
+        assert [executor.run(t).status for t in probes] == [R.OK] * len(probes)
+    assert len(made) == len(probes) == len(executor.references)
+    point = two_groups("cpu")[0]
+    executor.run(point.task(0, replace(timing, modes=("host",))))
+    assert not executor.references and len(made) == len(probes) + 1

@@ -172,6 +172,17 @@ class DaskLane:
         self.future = None
 
     def start(self) -> dict:
+        """Wait until this lane's Dask worker has its gpubench worker (Cluster.start_lanes
+        began it): the interference reference's together round then starts together on
+        every lane. Its device's facts; {} if that cannot be told (the first task says)."""
+        if not self.env:
+            future = self.client.submit(lane_started, self.device, self.log_dir,
+                                        resources={"GPU": 1} if self.device == "cuda" else None,
+                                        key=f"gpubench-start-{uuid.uuid4().hex[:8]}",
+                                        pure=False, workers=[self.worker],
+                                        allow_other_workers=True)
+            with contextlib.suppress(Exception):
+                self.env = future.result() or {}
         return self.env
 
     def execute(self, task: Task, timeout_s: float, build_timeout_s: float,
@@ -221,11 +232,25 @@ _STARTING: dict[str, threading.Thread] = {}
 def run_remote(task: dict, device: str, timeout_s: float, build_timeout_s: float,
                log_dir: str | None = None) -> dict:
     """Runs on a Dask worker: the task in this worker's gpubench worker process."""
+    lane = _lane_once_started(device, log_dir)
+    return lane.execute(Task.from_dict(task), timeout_s, build_timeout_s).to_dict()
+
+
+def _lane_once_started(device: str, log_dir: str | None) -> Lane:
+    """This Dask worker's lane, once the start that start_lane_soon began has ended."""
     lane = _worker_lane(device, log_dir)
     starting = _STARTING.pop(device, None)
     if starting is not None:
         starting.join()
-    return lane.execute(Task.from_dict(task), timeout_s, build_timeout_s).to_dict()
+    return lane
+
+
+def lane_started(device: str, log_dir: str | None) -> dict:
+    """Runs on a Dask worker: its lane's gpubench worker, started (or its start waited
+    for); the lane's device facts ({} when it could not start: its first task says why)."""
+    lane = _lane_once_started(device, log_dir)
+    start_quietly(lane)
+    return lane.env
 
 
 def start_lane_soon(device: str, log_dir: str | None, dask_worker=None) -> None:
