@@ -170,3 +170,15 @@ def test_the_interference_references_groups_are_kept_until_the_runs_points(monke
     point = two_groups("cpu")[0]
     executor.run(point.task(0, replace(timing, modes=("host",))))
     assert not executor.references and len(made) == len(probes) + 1
+
+
+def test_the_interference_rounds_keep_the_events_they_do_not_read(tmp_path):
+    """The build phase can end while the interference reference is timed: its event goes
+    back on the queue for the dispatch loop (its line on the console), not away."""
+    runner = Runner("cuda", tmp_path, TimingSettings(),
+                    lanes=[RecordingLane("cuda"), RecordingLane("cuda")])
+    runner._events.put(("builds", {"builds": 2}))
+    runner._events.put(("device", {"device_id": "cuda:0", "gpu": "test GPU"}))
+    runner._flush_device_events()
+    assert "cuda:0" in runner.devices
+    assert list(runner._pending_events()) == [("builds", {"builds": 2})]

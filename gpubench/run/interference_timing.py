@@ -81,6 +81,13 @@ class InterferenceTiming:
         self._flush_device_events()
 
     def _flush_device_events(self) -> None:
+        """The devices' facts now; any other event (the build phase's end, which can come
+        during the reference) goes back on the queue for the dispatch loop."""
+        others = []
         for event in self._pending_events():
             if event[0] == "device":
                 self._note_device(event[1])
+            else:
+                others.append(event)
+        for event in others:
+            self._events.put(event)
