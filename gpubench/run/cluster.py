@@ -265,7 +265,6 @@ def start_lane_soon(device: str, log_dir: str | None, dask_worker=None) -> None:
         _STARTING[device] = thread
 
 
-
 def _worker_lane(device: str, log_dir: str | None, worker=None) -> Lane:
     """This Dask worker's lane. Its logs go to the run folder for a local cluster, else
     to the node's temporary folder: not to the worker's own scratch folder, which Dask
