@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpubench import errors
-from gpubench.run.early_cluster import EarlyCluster
+from gpubench.run.early_cluster import EarlyCluster, shape_of
 from gpubench.run.lane import choose_gpus, visible_gpus
 
 
@@ -53,10 +53,10 @@ class RunPlaces:
                                     "CPU cluster")
         if machine.has_cuda or self.request.devices:
             gpus = self._chosen_gpus(machine)
-            started = early.take(("cuda", tuple(gpus), 0)) if early else None
+            started = early.take(shape_of(gpus, 0)) if early else None
             return started or Cluster("local", "cuda", gpus, log_dir=run_dir)
         workers = self.request.workers or 2
-        started = early.take(("cpu", (), workers)) if early else None
+        started = early.take(shape_of([], workers)) if early else None
         return started or Cluster("local", "cpu", cpu_workers=workers, log_dir=run_dir)
 
     def _chosen_gpus(self, machine) -> list[str]:

@@ -176,24 +176,23 @@ class DaskLane:
         began it): the interference reference's together round then starts together on
         every lane. Its device's facts; {} if that cannot be told (the first task says)."""
         if not self.env:
-            future = self.client.submit(lane_started, self.device, self.log_dir,
-                                        resources={"GPU": 1} if self.device == "cuda" else None,
-                                        key=f"gpubench-start-{uuid.uuid4().hex[:8]}",
-                                        pure=False, workers=[self.worker],
-                                        allow_other_workers=True)
+            future = self._submit("gpubench-start", lane_started, self.device, self.log_dir)
             with contextlib.suppress(Exception):
                 self.env = future.result() or {}
         return self.env
 
+    def _submit(self, name: str, function, *args):
+        """`function(*args)` on this lane's worker (another one if it is gone), holding
+        one GPU there: one task at a time per GPU."""
+        return self.client.submit(function, *args,
+                                  resources={"GPU": 1} if self.device == "cuda" else None,
+                                  key=f"{name}-{uuid.uuid4().hex[:8]}", pure=False,
+                                  workers=[self.worker], allow_other_workers=True)
+
     def execute(self, task: Task, timeout_s: float, build_timeout_s: float,
                 on_phase=lambda phase: None) -> Outcome:
-        resources = {"GPU": 1} if self.device == "cuda" else None
-        key = f"gpubench-task{task.id}-{uuid.uuid4().hex[:8]}"
-        self.future = self.client.submit(run_remote, task.to_dict(), self.device, timeout_s,
-                                         build_timeout_s, self.log_dir,
-                                         resources=resources, key=key,
-                                         pure=False, workers=[self.worker],
-                                         allow_other_workers=True)
+        self.future = self._submit(f"gpubench-task{task.id}", run_remote, task.to_dict(),
+                                   self.device, timeout_s, build_timeout_s, self.log_dir)
         try:
             sent = self.future.result()
         except Exception as exc:  # KilledWorker, a lost connection, a cancel on Ctrl-C

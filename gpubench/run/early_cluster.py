@@ -36,9 +36,12 @@ def guessed_cluster(device: str | None, devices: str | None,
     gpus = guessed_gpus(device, devices)
     if gpus is None or (gpus and workers) or (devices and not gpus):
         return None
-    if gpus:
-        return "cuda", tuple(gpus), 0
-    return "cpu", (), workers or 2
+    return shape_of(gpus, workers or 2)
+
+
+def shape_of(gpus: list[str], cpu_workers: int) -> tuple[str, tuple[str, ...], int]:
+    """A local cluster's (device, GPUs, CPU workers): one worker per GPU, or CPU workers."""
+    return ("cuda", tuple(gpus), 0) if gpus else ("cpu", (), cpu_workers)
 
 
 class EarlyCluster:
