@@ -39,6 +39,7 @@ class Interference:
     devices: int
     shifts: tuple[ReferenceShift, ...]
     problem: str = ""  # why nothing could be measured (a reference failed), or ""
+    source: str = ""  # where samples of an earlier run were reused (interference_cache.py)
 
     @property
     def slowed(self) -> list[ReferenceShift]:
@@ -56,9 +57,10 @@ class Interference:
         if worst is None:
             return "interference: not measured"
         low, high = worst.comparison.ci_low - 1, worst.comparison.ci_high - 1
+        source = f" ({self.source})" if self.source else ""
         return (f"interference, {self.devices} devices at once against each alone: largest "
                 f"shift {worst.change:+.1%} [{low:+.1%}, {high:+.1%}] ({worst.device_id}, "
-                f"{worst.reference}): {worst.comparison.verdict}")
+                f"{worst.reference}): {worst.comparison.verdict}{source}")
 
     def warning(self) -> str | None:
         """The warning when a device measured slower beside the others, with the remedy."""
@@ -72,13 +74,15 @@ class Interference:
 
     def to_dict(self) -> dict:
         return {"devices": self.devices, "summary": self.summary(),
-                "warning": self.warning(), "problem": self.problem,
+                "warning": self.warning(), "problem": self.problem, "source": self.source,
                 "shifts": [s.to_dict() for s in self.shifts]}
 
 
 def assess(alone: dict[tuple[str, str], list[float]],
-           together: dict[tuple[str, str], list[float]], devices: int) -> Interference:
-    """{(device_id, reference): samples in seconds} measured alone and together."""
+           together: dict[tuple[str, str], list[float]], devices: int,
+           source: str = "") -> Interference:
+    """{(device_id, reference): samples in seconds} measured alone and together; `source`:
+    where they were reused from, when they were (interference_cache.py)."""
     shifts = []
     for key in alone:
         if key in together and alone[key] and together[key]:
@@ -86,8 +90,8 @@ def assess(alone: dict[tuple[str, str], list[float]],
             shifts.append(ReferenceShift(key[0], key[1], comparison))
     if not shifts:
         return Interference(devices, (), "no reference point was timed both alone and "
-                                         "together")
-    return Interference(devices, tuple(shifts))
+                                         "together", source)
+    return Interference(devices, tuple(shifts), source=source)
 
 
 __all__ = ["FASTER", "SLOWER", "Interference", "ReferenceShift", "assess"]

@@ -5,11 +5,13 @@ apart because it is one feature: its lanes, events and timing are the runner's."
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 
 from gpubench.records import events as E
 from gpubench.records import result as R
+from gpubench.run import interference_cache
 from gpubench.run.interference import assess
 from gpubench.run.lane import start_quietly
 from gpubench.run.plan import Point
@@ -25,18 +27,29 @@ JOIN_POLL_S = 0.2
 
 class InterferenceTiming:
     """Runner's methods for the interference reference (needs its lanes, timing, device,
-    env, _events, _stopping, emit, _modes, _note_device and _pending_events)."""
+    log_dir, env, _interference_source, _events, _stopping, emit, _modes, _note_device
+    and _pending_events)."""
 
     def _time_interference(self, points: list[Point]) -> tuple[dict, dict]:
         """The reference timed on each lane alone, in turn, then on all lanes at once:
-        (alone, together) samples."""
+        (alone, together) samples; those of a recent run on the same GPUs where there is
+        one (interference_cache.py)."""
         from gpubench.run.reference import reference_points
 
         probes = reference_points(self.device, points[0].seed if points else 0)
         timing = replace(self.timing, modes=self._modes()[:1], **REFERENCE_TIMING)
+        self._on_every_lane(start_quietly)  # worker starts (~5 s each) side by side
+        facts = [lane.env for lane in self.lanes]
+        ids = interference_cache.gpu_ids(facts) if self.device == "cuda" else None
+        key = ids and interference_cache.key_for(facts, type(self.lanes[0]).__name__,
+                                                 _reference_id(probes, timing))
+        now = time.time()
+        kept = key and interference_cache.recent(key, now, interference_cache.max_age_s())
+        if kept:
+            self._interference_source = kept.describe(now)
+            return kept.samples_for(ids)
         alone: dict[tuple[str, str], list[float]] = {}
         together: dict[tuple[str, str], list[float]] = {}
-        self._on_every_lane(start_quietly)  # worker starts (~5 s each) side by side
         # Together first: each worker's first call of the reference also makes its inputs
         # and float64 references (~4 s for 8192^3 on an H200), paid side by side there;
         # the alone calls then find them made (~0.2 s a device).
@@ -44,10 +57,13 @@ class InterferenceTiming:
                                                                            timing)))
         for lane in self.lanes:
             alone.update(self._time_probes(lane, probes, timing))
+        if key and alone and together and not self._stopping.is_set():
+            interference_cache.store(key, alone, together, ids, self.log_dir.name)
         return alone, together
 
     def _assess_interference(self, alone: dict, together: dict) -> None:
-        self.interference = assess(alone, together, len(self.lanes))
+        self.interference = assess(alone, together, len(self.lanes),
+                                   self._interference_source)
         self.env["interference"] = self.interference.to_dict()
         self.emit(E.Interference(self.interference.summary(), self.interference.warning()))
 
@@ -91,3 +107,12 @@ class InterferenceTiming:
                 others.append(event)
         for event in others:
             self._events.put(event)
+
+
+def _reference_id(probes: list[Point], timing: TimingSettings) -> str:
+    """What the reference is: its points, its timing and its spec's text (an edit of either
+    makes earlier samples another reference's)."""
+    spec = probes[0].family.directory / "spec.py" if probes else None
+    text = spec.read_text() if spec is not None and spec.is_file() else ""
+    shapes = [p.shape.label() for p in probes]
+    return repr((shapes, [p.dtype for p in probes], timing.modes, REFERENCE_TIMING, text))

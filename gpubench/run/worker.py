@@ -248,7 +248,8 @@ def _now() -> str:
     """Wall-clock time in worker logs: where a run's time went, point by point."""
     import time
 
-    return time.strftime("%H:%M:%S") + f".{int(time.time() * 1000) % 1000:03d}"
+    now = time.time()  # one reading: two could straddle a second (12:00:07.004 for 08.004)
+    return time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now * 1000) % 1000:03d}"
 
 
 def _profile_once(device: str, task_file: str, result_file: str | None, region: str) -> int:

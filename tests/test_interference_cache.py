@@ -1,0 +1,121 @@
+"""The interference reference reused (run/interference_cache.py): kept per set of GPUs,
+given back under this run's device ids, never past its age, never for CPU workers."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpubench.run import interference_cache as cache
+from gpubench.run.lane import Outcome, Slot
+from gpubench.run.runner import Runner
+from gpubench.timing.settings import TimingSettings
+from test_runner_overlap import two_groups
+
+
+def facts(device_id: str, uuid: str, **more) -> dict:
+    return {"device_id": device_id, "gpu_uuid": uuid, "host": "node", "driver": "580",
+            "torch": "2.11", **more}
+
+
+TWO = [facts("cuda:0", "GPU-a"), facts("cuda:1", "GPU-b")]
+
+
+def test_the_key_is_the_set_of_gpus_and_how_the_run_is_spread():
+    key = cache.key_for(TWO, "Lane", "ref")
+    assert key == cache.key_for(list(reversed(TWO)), "Lane", "ref")  # order is not the set
+    assert key != cache.key_for(TWO, "DaskLane", "ref")
+    assert key != cache.key_for(TWO, "Lane", "another reference")
+    assert key != cache.key_for([TWO[0], facts("cuda:1", "GPU-c")], "Lane", "ref")
+    assert key != cache.key_for([facts("cuda:0", "GPU-a", driver="590"), TWO[1]], "Lane",
+                                "ref")
+    assert cache.key_for([TWO[0], {"device_id": "cuda:1"}], "Lane", "ref") is None
+    assert cache.gpu_ids([TWO[0], facts("cuda:1", "GPU-a")]) is None  # one GPU twice
+
+
+def test_kept_samples_come_back_under_this_runs_device_ids(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path))
+    alone = {("cuda:0", "matmul N=256"): [1.0, 1.1], ("cuda:1", "matmul N=256"): [2.0]}
+    together = {("cuda:0", "matmul N=256"): [1.2], ("cuda:1", "matmul N=256"): [2.2]}
+    cache.store("k", alone, together, {"GPU-a": "cuda:0", "GPU-b": "cuda:1"}, "run-1")
+    kept = cache.recent("k", cache.time.time(), 60)
+    assert kept.run_id == "run-1"
+    # The same GPUs reached through Dask: other device ids, the same samples.
+    ids = {"GPU-a": "tcp://w1 cuda:0", "GPU-b": "tcp://w2 cuda:0"}
+    again_alone, again_together = kept.samples_for(ids)
+    assert again_alone == {("tcp://w1 cuda:0", "matmul N=256"): [1.0, 1.1],
+                           ("tcp://w2 cuda:0", "matmul N=256"): [2.0]}
+    assert again_together[("tcp://w2 cuda:0", "matmul N=256")] == [2.2]
+    assert cache.recent("k", kept.measured_at + 61, 60) is None  # too old
+    assert cache.recent("k", kept.measured_at, 0) is None  # 0: always measure
+    assert cache.recent("missing", kept.measured_at, 60) is None
+    (tmp_path / "interference" / "k.json").write_text("{not json")
+    assert cache.recent("k", kept.measured_at, 60) is None
+
+
+@pytest.mark.parametrize("value, age", [(None, cache.MAX_AGE_S), ("0", 0.0), ("90", 90.0),
+                                        ("-5", 0.0), ("an hour", 0.0)])
+def test_the_age_setting_never_reuses_more_than_asked(value, age):
+    environ = {} if value is None else {cache.MAX_AGE_ENV: value}
+    assert cache.max_age_s(environ) == age
+
+
+class GpuLane:
+    """A lane with a GPU's facts; its points fail at once (nothing is run)."""
+
+    def __init__(self, device_id: str, uuid: str):
+        self.slot, self.env = Slot("cuda", device_id), facts(device_id, uuid)
+
+    def start(self) -> dict:
+        return self.env
+
+    def execute(self, task, timeout_s, build_timeout_s, on_phase=None) -> Outcome:
+        return Outcome(failure="ERROR", error="not run: a test lane")
+
+    def stop(self) -> None:
+        pass
+
+    def kill(self) -> None:
+        pass
+
+
+def run_twice_on_two_gpus(tmp_path, monkeypatch, lanes=lambda: [GpuLane("cuda:0", "GPU-a"),
+                                                                 GpuLane("cuda:1", "GPU-b")]):
+    """Two runs on the same two GPUs; the reference's rounds counted instead of timed."""
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    rounds = []
+
+    def probes(self, lane, points, timing):
+        rounds.append(lane.slot.label)
+        return {(lane.slot.label, "matmul N=256 bfloat16"): [1e-3, 1.01e-3, 0.99e-3] * 5}
+
+    monkeypatch.setattr(Runner, "_time_probes", probes)
+    runs = []
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+        runner = Runner("cuda", tmp_path / name, TimingSettings(), lanes=lanes())
+        runner.run(two_groups("cuda"))
+        runs.append(runner)
+    return runs, rounds
+
+
+def test_a_second_run_on_the_same_gpus_reuses_the_first_ones_reference(tmp_path,
+                                                                       monkeypatch):
+    (first, second), rounds = run_twice_on_two_gpus(tmp_path, monkeypatch)
+    assert sorted(rounds) == ["cuda:0", "cuda:0", "cuda:1", "cuda:1"]  # the first run's
+    assert first.env["interference"]["source"] == ""
+    assert second.env["interference"]["source"].startswith("reused: measured ")
+    assert "by run first" in second.interference.summary()
+    assert [s.device_id for s in second.interference.shifts] == ["cuda:0", "cuda:1"]
+
+
+def test_a_max_age_of_zero_measures_every_run(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache.MAX_AGE_ENV, "0")
+    (_, second), rounds = run_twice_on_two_gpus(tmp_path, monkeypatch)
+    assert len(rounds) == 8 and second.env["interference"]["source"] == ""
+
+
+def test_other_gpus_are_measured_again(tmp_path, monkeypatch):
+    made = iter([[GpuLane("cuda:0", "GPU-a"), GpuLane("cuda:1", "GPU-b")],
+                 [GpuLane("cuda:0", "GPU-a"), GpuLane("cuda:1", "GPU-c")]])
+    (_, second), rounds = run_twice_on_two_gpus(tmp_path, monkeypatch, lambda: next(made))
+    assert len(rounds) == 8 and second.env["interference"]["source"] == ""
