@@ -4,12 +4,12 @@ given back under this run's device ids, never past its age, never for CPU worker
 from __future__ import annotations
 
 import pytest
+from test_runner_overlap import two_groups
 
 from gpubench.run import interference_cache as cache
 from gpubench.run.lane import Outcome, Slot
 from gpubench.run.runner import Runner
 from gpubench.timing.settings import TimingSettings
-from test_runner_overlap import two_groups
 
 
 def facts(device_id: str, uuid: str, **more) -> dict:

@@ -4,7 +4,9 @@ non-finite values; rows replaced by new objects are serialised anew."""
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import math
 
 import pytest
@@ -48,3 +50,32 @@ def test_a_replaced_row_is_serialised_anew():
     again = RunDocument(document.meta, document.env, (replaced, *document.results[1:]))
     assert "changed after the group finished" in rows.document_json(again)
     assert rows.document_json(again) == strict_dumps(again.to_dict())
+
+
+@pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.name)
+def test_the_csv_holds_the_table_pandas_wrote(path):
+    """Every cell as pandas' to_csv wrote it (read back alike), except that an integer
+    column with gaps (one family's axis) stays integral: 4096, where pandas wrote 4096.0."""
+    import pandas as pd
+
+    document = read_run(path)
+    text = results_csv(document)
+    ours = pd.read_csv(io.StringIO(text))
+    theirs = pd.read_csv(io.StringIO(document.to_frame().to_csv(index=False)))
+    pd.testing.assert_frame_equal(ours, theirs, check_dtype=False)
+    axes = {name for r in document.results for name in r.shape.to_dict()}
+    for row in csv.DictReader(io.StringIO(text)):
+        assert not any(row[axis].endswith(".0") for axis in axes), row
+
+
+def test_a_column_that_appears_later_remakes_every_line():
+    """A softmax row has no `n`; a vector_add row after it adds that column: the lines
+    made before it are made again, with one more (empty) cell."""
+    document = read_run(RECORDED[2])
+    families = [r.family for r in document.results]
+    assert families.index("vector_add") > 0 and "n" not in document.results[0].to_record()
+    rows = SavedRows()
+    rows.csv_text(document.results[:1])
+    text = rows.csv_text(document.results)
+    assert text == SavedRows().csv_text(document.results)
+    assert len({len(row) for row in csv.reader(io.StringIO(text))}) == 1

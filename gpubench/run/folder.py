@@ -29,7 +29,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpubench import safe_text
 from gpubench.errors import OutputError, UsageError
 from gpubench.parsing import shown
 from gpubench.records.run import NewerSchema, RunDocument
@@ -170,14 +169,7 @@ def save_run(document: RunDocument, run_dir: Path, rows: SavedRows | None = None
 def results_csv(document: RunDocument, rows: SavedRows | None = None) -> str:
     """The run as CSV for a spreadsheet: every text field made safe (no cell a formula,
     none longer than safe_text.CSV_LIMIT); results.json keeps the full texts."""
-    from pandas.api.types import is_bool_dtype, is_numeric_dtype
-
-    records = rows.records(document.results) if rows is not None else None
-    frame = document.to_frame(records).rename(columns=safe_text.csv_cell)
-    for column in frame.columns:
-        if not (is_numeric_dtype(frame[column]) or is_bool_dtype(frame[column])):
-            frame[column] = frame[column].map(safe_text.csv_cell)
-    return frame.to_csv(index=False)
+    return (rows or SavedRows()).csv_text(document.results)
 
 
 def remove_stale_temporaries(run_dir: Path) -> list[Path]:
