@@ -93,6 +93,9 @@ def test_two_cpu_workers_and_a_local_dask_cluster_match_one_worker(tmp_path, bui
         assert "interference, 2 devices at once" in (two if name == "two" else dask).stdout
     # results keep the plan's order, whatever order the workers finished in
     assert list(statuses(tmp_path / "two")) == list(expected)
+    # each Dask worker began its gpubench worker as it started (run/dask_preload.py)
+    dask_log = (tmp_path / "dask" / "dask.log").read_text()
+    assert dask_log.count("Run preload setup: gpubench.run.dask_preload") == 2, dask_log
     assert_nothing_left(mark)
     # Dask's scratch folder went to a temporary folder removed with the cluster
     assert not list(tmp_path.rglob("dask-scratch-space")), list(tmp_path.rglob("dask*"))

@@ -35,7 +35,7 @@ from gpubench.errors import EnvironmentProblem, UsageError
 from gpubench.records import result as R
 from gpubench.records.point import Task
 from gpubench.records.worker_result import MalformedWorkerResult
-from gpubench.run import dask_logging
+from gpubench.run import dask_logging, dask_preload
 from gpubench.run.lane import Lane, Outcome, Slot, start_quietly, visible_gpus
 
 # How long to wait for the first worker: a worker on a busy node imports Python
@@ -82,7 +82,8 @@ class Cluster:
                         dask_logging.redirected_to(self.log_dir / dask_logging.LOG_NAME))
                 self.scratch = Path(tempfile.mkdtemp(prefix="gpubench-dask-"))
                 self.local = _local_cluster(distributed, self.device, self.gpus,
-                                            self.cpu_workers, self.log_dir, self.scratch)
+                                            self.cpu_workers, self.log_dir, self.scratch,
+                                            self._lane_logs(local=True))
                 target = self.local
             else:
                 target = self.address
@@ -129,9 +130,10 @@ class Cluster:
         return [DaskLane(self.client, self.device, index, address, self._lane_logs())
                 for index, address in enumerate(slots)]
 
-    def _lane_logs(self) -> str | None:
+    def _lane_logs(self, local: bool | None = None) -> str | None:
         """Where the workers' gpubench workers log: the run folder for a local cluster."""
-        return str(self.log_dir / "dask-workers") if self.log_dir and self.local else None
+        local = self.local is not None if local is None else local
+        return str(self.log_dir / "dask-workers") if self.log_dir and local else None
 
     def start_lanes(self) -> None:
         """Each Dask worker starts its gpubench worker now, in the background (Python,
@@ -305,16 +307,18 @@ def remote_machine_facts() -> dict:
 
 
 def _local_cluster(distributed, device: str, gpus: list[str] | None, cpu_workers: int,
-                   log_dir: Path | None, scratch: Path):
+                   log_dir: Path | None, scratch: Path, lane_logs: str | None):
     """One worker process per GPU (CUDA_VISIBLE_DEVICES=that GPU, resource GPU=1), or
-    `cpu_workers` single-threaded CPU workers; a task that loses its worker is re-queued
-    once (allowed-failures 1), then recorded CRASHED."""
+    `cpu_workers` single-threaded CPU workers, each starting its gpubench worker at once
+    (dask_preload.py); a task that loses its worker is re-queued once (allowed-failures
+    1), then recorded CRASHED."""
     import dask
 
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}))
     if log_dir is not None:
         environ.update(dask_logging.worker_environ(log_dir / dask_logging.LOG_NAME))
     environ.update(bytecode.child_overrides(dict(os.environ)))  # Dask's imports, and torch's
+    environ.update(dask_preload.environ(device, lane_logs))
     # Dask's scratch files (scheduler and workers) go to `scratch`, removed on close.
     dask.config.set({"distributed.scheduler.allowed-failures": 1,
                      "distributed.nanny.pre-spawn-environ": environ,
@@ -322,7 +326,7 @@ def _local_cluster(distributed, device: str, gpus: list[str] | None, cpu_workers
     # Every port on loopback: the nanny's, the worker's comm and its HTTP server (port 0:
     # any free one; Dask's default would take 8787 on every interface).
     common = {"nthreads": 1, "local_directory": str(scratch), "host": LOOPBACK,
-              "dashboard_address": f"{LOOPBACK}:0"}
+              "dashboard_address": f"{LOOPBACK}:0", "preload": [dask_preload.__name__]}
     if device == "cuda":
         chosen = gpus or visible_gpus()
         if not chosen:

@@ -22,8 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpubench import __version__
 from gpubench.build.cache import cache_base
+from gpubench.timing.envinfo import gpubench_version
 
 # An hour: a warm rerun or an edit-measure loop comes back within minutes, and the
 # machine's state that matters here (which GPUs, driver, what shares them) is in the key;
@@ -79,7 +79,7 @@ def key_for(facts: list[dict], lane_kind: str, reference: str) -> str | None:
     first = facts[0]
     parts = [first.get("host", ""), lane_kind, str(len(facts)),
              *sorted(f["gpu_uuid"] for f in facts), first.get("driver", ""),
-             first.get("torch", ""), __version__, reference]
+             first.get("torch", ""), gpubench_version(), reference]
     return hashlib.sha256("\n".join(map(str, parts)).encode()).hexdigest()[:24]
 
 
