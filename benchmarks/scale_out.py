@@ -24,7 +24,8 @@ held to. EXTRA arguments after `--` go to every run (e.g. `-- --no-compiled`).
 not what gpubench knows of the machine: the GPU's measured ceilings (`gpubench peak`, the
 roofline's bandwidth and FLOP/s) are measured once first and copied into each cold cache,
 and Python's bytecode, where gpubench caches it (build/bytecode.py), is shared by all runs
-(that `gpubench peak` fills it), as a Python install's own __pycache__ would be.
+(that `gpubench peak` fills it, and an import of Dask where the Dask rows run), as a Python
+install's own __pycache__ would be.
 Without that, every worker of a cold run measured them at its start, a few seconds
 before its first point (3.4 s of the parent's wait on the CPU machine, 2026-11-27);
 --cold-ceilings puts that back.
@@ -64,6 +65,19 @@ def measured_ceilings(caches: Path) -> Path | None:
                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     folder = seed / "gpubench" / "ceilings"
     return folder if code == 0 and any(folder.glob("*.json")) else None
+
+
+def compile_dask_bytecode(caches: Path) -> None:
+    """Dask's modules compiled into the shared bytecode cache, as `gpubench peak` does
+    torch's: pip compiles a package's bytecode when it installs it, but where gpubench
+    keeps bytecode under a prefix of its own (build/bytecode.py) Python reads only that,
+    so without this the first --cluster run (dask-cold) compiled distributed, dask and
+    tornado from source in the parent and in every Dask worker, a cost of the benchmark's
+    fresh bytecode folder, not of a cold build cache."""
+    code = ("from gpubench.build import bytecode; bytecode.use_in_this_process(); "
+            "import distributed, dask.config  # noqa")
+    subprocess.call([sys.executable, "-c", code], env=cache_env(caches / "ceilings-seed"),
+                    stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
 
 
 def run_suite(name: str, config: str, out: Path, extra: list[str], cache: Path,
@@ -165,6 +179,8 @@ def main() -> int:
     plan = [(f"{kind}-{state}", extra, cache) for state in ("cold", "warm")
             for kind, extra, cache in kinds]
     ceilings = None if args.cold_ceilings else measured_ceilings(caches)
+    if not args.skip_cluster:
+        compile_dask_bytecode(caches)
     done = {name: run_suite(name, args.config, out, [*extra, *args.extra], caches / cache,
                             ceilings)
             for name, extra, cache in plan}

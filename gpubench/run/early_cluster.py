@@ -18,6 +18,7 @@ run.py); a run that ends before it saved anything removes the folder it made.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from pathlib import Path
 
@@ -44,6 +45,16 @@ def shape_of(gpus: list[str], cpu_workers: int) -> tuple[str, tuple[str, ...], i
     return ("cuda", tuple(gpus), 0) if gpus else ("cpu", (), cpu_workers)
 
 
+def _import_dask_here() -> None:
+    """Dask imported on the calling thread, before the cluster's thread starts: imported on
+    that thread, beside the parent's import of torch, both took turns at the import lock
+    and the GIL, and the scheduler came up 1.4-2.2 s after the process started (CPU
+    machine, 2026-11-27), then its workers, then their gpubench workers, the run's
+    critical path. A missing Dask is the cluster's to report (Cluster.__enter__)."""
+    with contextlib.suppress(ImportError):
+        import distributed  # noqa: F401
+
+
 class EarlyCluster:
     """A local cluster being started on a thread; `take` hands it over if it fits."""
 
@@ -53,6 +64,7 @@ class EarlyCluster:
         self.cluster: Cluster | None = Cluster("local", device, list(gpus) or None,
                                                cpu_workers or 2, log_dir=log_dir)
         self.failed: BaseException | None = None
+        _import_dask_here()
         self.thread = threading.Thread(target=self._start, daemon=True,
                                        name="gpubench-early-cluster")
         self.thread.start()

@@ -146,7 +146,6 @@ def _start(device: str, fd: int, steps: StartSteps):
 def _serve(machine, fd: int, watchdog: int | None) -> int:
     from gpubench.run.execute import Executor
     from gpubench.run.health import Health
-    from gpubench.run.prewarm import Prewarm
 
     current: dict = {"envelope": None}
     health = Health(fd, keep=(watchdog,) if watchdog else ())
@@ -161,14 +160,9 @@ def _serve(machine, fd: int, watchdog: int | None) -> int:
     # The session id stays the line's last word (tests/test_hardening.py reads it).
     _log(f"[gpubench worker] pid {os.getpid()} (timers imported and sealed "
          f"{time.perf_counter() - sealing:.2f} s after its hello), session {os.getsid(0)}")
-    prewarm = Prewarm()
-    prewarm.start(machine.has_cuda and machine.has_triton)  # while the parent plans
     while line := sys.stdin.readline():
         if not line.strip():
             continue
-        waited = prewarm.wait()  # before the first task's timing, so nothing runs beside it
-        if waited:
-            _log(waited)
         envelope = Envelope.from_json(line)
         current["envelope"] = envelope
         status = _serve_one(executor, watch, health, envelope, fd)
