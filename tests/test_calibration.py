@@ -86,3 +86,35 @@ def test_on_recorded_h200_windows_the_fit_lands_nearer_ncu_than_the_empty_pair(p
     assert sum(f < b for f, b in zip(fitted, before, strict=True)) >= 0.75 * len(single)
     assert sum(fitted) < 0.5 * sum(before)
     assert max(fitted) < 0.07
+
+
+# Windows (us) of two fits recorded on 2 H200s on 2026-11-27 (scale_out all-cold, results.json
+# window_cost_points): cuda:0's at a clock that had not ramped, cuda:1's at steady clocks.
+UNRAMPED_US = {1: 14.128, 2: 19.664, 4: 30.832, 8: 54.352}
+STEADY_US = {1: 4.5, 2: 6.1, 4: 9.3, 8: 15.6}
+
+
+def fit_of(points_us: dict[int, float], scale: float = 1.0):
+    return window_cost({n: [us * scale * 1e-6] for n, us in points_us.items()}, None)
+
+
+def test_a_fit_is_kept_once_two_in_a_row_agree():
+    from gpubench.timing.calibration import settled_fit
+
+    unramped, steady = fit_of(UNRAMPED_US), fit_of(STEADY_US)
+    assert unramped.null_kernel_s == pytest.approx(5.75e-6, rel=0.01)  # plausible alone
+    assert settled_fit([]) is None and settled_fit([unramped]) is None
+    assert settled_fit([unramped, steady]) is None  # 3.7x apart: one more
+    again = fit_of(STEADY_US, 1.02)
+    assert settled_fit([unramped, steady, again]) is again
+
+
+def test_fits_that_never_agree_keep_the_fastest_null_kernel():
+    from gpubench.timing.calibration import MAX_FITS, settled_fit
+
+    fits = [fit_of(STEADY_US, scale) for scale in (3.0, 1.5, 1.2, 2.0)][:MAX_FITS]
+    kept = settled_fit(fits)
+    assert kept.null_kernel_s == pytest.approx(fits[2].null_kernel_s)
+    assert "fastest of 4 fits that disagreed" in kept.method
+    fallbacks = [window_cost({1: [3e-6]}, None)] * MAX_FITS  # no line: the empty pair
+    assert settled_fit(fallbacks) is fallbacks[-1]

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # Null kernels per window for the fit. Powers of two to 8: long enough a line to fit a
 # slope (8 x ~1.4 us = 11 us against ~0.03 us event resolution), short enough that the
@@ -37,6 +37,12 @@ NULL_KERNEL_COUNTS = (1, 2, 4, 8)
 # behind the spin (or a broken event): then nothing beyond the empty pair is subtracted.
 MIN_PLAUSIBLE_S = 0.0
 MAX_PLAUSIBLE_S = 10e-6
+# A fit is kept once two in a row agree within this (slope and fixed cost, relative): two
+# fits of one GPU at steady clocks differ by a few %, the slopes of 2 and 4 H200s' workers
+# by at most 11% between GPUs (1.46-1.62 us, 2026-11-27); a fit at a clock still ramping
+# was 2-4x off. At most MAX_FITS fits (~70 ms each with its ramp).
+AGREEMENT = 0.10
+MAX_FITS = 4
 
 
 @dataclass(frozen=True)
@@ -92,3 +98,30 @@ def window_cost(windows: dict[int, Sequence[float]], empty_pair_s: float | None)
 def _fallback(empty_pair_s: float | None, points, why: str) -> WindowCost:
     return WindowCost(empty_pair_s or 0.0, None, empty_pair_s,
                       f"empty pair (fit implausible: {why})", points)
+
+
+def settled_fit(fits: Sequence[WindowCost]) -> WindowCost | None:
+    """The fit to keep from the fits so far, or None while another is needed.
+
+    One fit alone was once taken at a clock that had not ramped (2 H200s, 2026-11-27: null
+    kernels at 5.75 us instead of 1.55, a fixed cost of 8.16 us instead of 2.9: every
+    launch-bound point of that worker measured at 0 ns and SUSPECT). A slower clock makes
+    both larger, so the last of two plausible fits that agree is kept; where MAX_FITS
+    never agree, the one with the fastest null kernel (or the last fallback)."""
+    if len(fits) >= 2 and _agree(fits[-2], fits[-1]):
+        return fits[-1]
+    if len(fits) < MAX_FITS:
+        return None
+    plausible = [f for f in fits if f.null_kernel_s is not None]
+    if not plausible:
+        return fits[-1]
+    fastest = min(plausible, key=lambda f: f.null_kernel_s)
+    return replace(fastest, method=f"{fastest.method} (the fastest of {len(fits)} fits "
+                                   "that disagreed)")
+
+
+def _agree(first: WindowCost, second: WindowCost) -> bool:
+    if first.null_kernel_s is None or second.null_kernel_s is None:
+        return False
+    return (abs(first.null_kernel_s - second.null_kernel_s) <= AGREEMENT * second.null_kernel_s
+            and abs(first.fixed_s - second.fixed_s) <= AGREEMENT * second.fixed_s)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gpubench.timing import pristine
-from gpubench.timing.calibration import NULL_KERNEL_COUNTS, WindowCost, window_cost
+from gpubench.timing.calibration import NULL_KERNEL_COUNTS, WindowCost, settled_fit, window_cost
 from gpubench.timing.persisting_l2 import PersistingL2
 from gpubench.timing.settings import TimingSettings
 from gpubench.timing.timers.base import warm_up
@@ -163,10 +163,18 @@ class CudaSupport:
         null kernels (gpubench/timing/calibration.py says how and why). Each window sits behind
         a 100 us spin, so the host is always ahead, even if the spin's clock calibration
         ran at idle clocks; the counts are interleaved so a clock change in the middle
-        moves all of them alike. Kept once a plausible fit is seen, so repeated
-        measurements subtract the same amount."""
+        moves all of them alike. Fitted again until two fits in a row agree (calibration.
+        settled_fit), then kept, so repeated measurements subtract the same amount."""
         if self._window_cost is not None:
             return self._window_cost
+        fits: list[WindowCost] = []
+        while (kept := settled_fit(fits)) is None:
+            fits.append(self._fit_window_cost())
+        if kept.null_kernel_s is not None:
+            self._window_cost = kept  # a fixed cost of the hardware: kept once known
+        return kept
+
+    def _fit_window_cost(self) -> WindowCost:
         self._ramp_clocks()
         cycles = int(100 * self._spin_cycles_per_us())
         empty = self._median_windows(cycles, 0, self.WINDOWS_PER_COUNT * 2)
@@ -179,10 +187,7 @@ class CudaSupport:
         self.synchronize()
         for count, begin, end in marks:
             windows[count].append(self.elapsed_s(begin, end))
-        cost = window_cost(windows, empty_s)
-        if cost.null_kernel_s is not None:
-            self._window_cost = cost  # a fixed cost of the hardware: kept once known
-        return cost
+        return window_cost(windows, empty_s)
 
     # Busy time before the fit. A GPU idles at a fraction of its clock (345 of 1980 MHz on an
     # H200) and a warmup of tiny kernels may not lift it: on a fresh H200 the fit once ran
@@ -219,3 +224,4 @@ class CudaTimer:
 
     def __init__(self, settings: TimingSettings, support: CudaSupport):
         self.settings, self.support = settings, support
+
