@@ -23,3 +23,31 @@ def test_a_worker_without_its_variables_starts_nothing(monkeypatch):
     dask_preload.dask_setup("the worker")
     assert started == [] and dask_preload.environ("cpu", None) == {
         dask_preload.DEVICE_ENV: "cpu"}
+
+
+def test_the_parent_waits_for_the_clusters_processes_but_not_forever(monkeypatch):
+    """EarlyCluster holds the parent's own imports back until the cluster's worker
+    processes exist, or its thread ended, or SPAWN_WAIT_S passed."""
+    import threading
+    import time
+
+    from gpubench.run import early_cluster
+
+    early = early_cluster.EarlyCluster.__new__(early_cluster.EarlyCluster)
+    stop = threading.Event()
+    early.thread = threading.Thread(target=stop.wait, daemon=True)
+    early.thread.start()
+    monkeypatch.setattr(early_cluster.multiprocessing, "active_children", lambda: [1, 2])
+    started = time.monotonic()
+    early._wait_for_spawn(2)
+    assert time.monotonic() - started < 0.5  # both spawned: at once
+    monkeypatch.setattr(early_cluster.multiprocessing, "active_children", lambda: [])
+    monkeypatch.setattr(early_cluster, "SPAWN_WAIT_S", 0.2)
+    started = time.monotonic()
+    early._wait_for_spawn(2)
+    assert 0.15 <= time.monotonic() - started < 1.5  # never spawned: the bound
+    stop.set()
+    early.thread.join()
+    started = time.monotonic()
+    early._wait_for_spawn(2)
+    assert time.monotonic() - started < 0.15  # its start ended: at once

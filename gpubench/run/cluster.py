@@ -88,7 +88,10 @@ class Cluster:
             else:
                 target = self.address
                 _check_tls_settings(distributed, target)
-            self.client = distributed.Client(target, set_as_default=False)
+            # A local cluster's workers are on this machine's loopback: each result comes
+            # from its worker straight, not through the scheduler (a hop less a point).
+            self.client = distributed.Client(target, set_as_default=False,
+                                             direct_to_workers=self.local is not None or None)
             self.client.wait_for_workers(1, timeout=WORKER_TIMEOUT_S)
         except (OSError, TimeoutError) as exc:
             self.close()
