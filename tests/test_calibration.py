@@ -106,7 +106,8 @@ def test_a_fit_is_kept_once_two_in_a_row_agree():
     assert settled_fit([]) is None and settled_fit([unramped]) is None
     assert settled_fit([unramped, steady]) is None  # 3.7x apart: one more
     again = fit_of(STEADY_US, 1.02)
-    assert settled_fit([unramped, steady, again]) is again
+    kept = settled_fit([unramped, steady, again])
+    assert kept.fixed_s == again.fixed_s and kept.to_details()["window_cost_fits"] == 3
 
 
 def test_fits_that_never_agree_keep_the_fastest_null_kernel():
@@ -117,4 +118,4 @@ def test_fits_that_never_agree_keep_the_fastest_null_kernel():
     assert kept.null_kernel_s == pytest.approx(fits[2].null_kernel_s)
     assert "fastest of 4 fits that disagreed" in kept.method
     fallbacks = [window_cost({1: [3e-6]}, None)] * MAX_FITS  # no line: the empty pair
-    assert settled_fit(fallbacks) is fallbacks[-1]
+    assert settled_fit(fallbacks).method == fallbacks[-1].method

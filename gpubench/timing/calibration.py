@@ -54,6 +54,7 @@ class WindowCost:
     empty_pair_s: float | None  # two events with nothing between (the pre-issue-11 correction)
     method: str  # "null-kernel fit" or "empty pair (fit implausible: ...)"
     points: tuple[tuple[int, float], ...] = ()  # (null kernels, median window s)
+    fits: int = 1  # fits taken until two agreed (settled_fit)
 
     def to_details(self) -> dict:
         """For Measurement.details, in microseconds like the other timer details."""
@@ -63,6 +64,7 @@ class WindowCost:
             "empty_pair_us": None if self.empty_pair_s is None else self.empty_pair_s * 1e6,
             "window_cost_method": self.method,
             "window_cost_points": [[n, s * 1e6] for n, s in self.points],
+            "window_cost_fits": self.fits,
         }
 
 
@@ -109,15 +111,15 @@ def settled_fit(fits: Sequence[WindowCost]) -> WindowCost | None:
     both larger, so the last of two plausible fits that agree is kept; where MAX_FITS
     never agree, the one with the fastest null kernel (or the last fallback)."""
     if len(fits) >= 2 and _agree(fits[-2], fits[-1]):
-        return fits[-1]
+        return replace(fits[-1], fits=len(fits))
     if len(fits) < MAX_FITS:
         return None
     plausible = [f for f in fits if f.null_kernel_s is not None]
     if not plausible:
-        return fits[-1]
+        return replace(fits[-1], fits=len(fits))
     fastest = min(plausible, key=lambda f: f.null_kernel_s)
-    return replace(fastest, method=f"{fastest.method} (the fastest of {len(fits)} fits "
-                                   "that disagreed)")
+    return replace(fastest, fits=len(fits), method=f"{fastest.method} (the fastest of "
+                                                   f"{len(fits)} fits that disagreed)")
 
 
 def _agree(first: WindowCost, second: WindowCost) -> bool:
