@@ -1,8 +1,8 @@
 """What a fresh GPU process pays the first time it uses Triton and the profiler: the costs
 each worker of a several-GPU run pays once in its own span (journal, issue 32).
 
-    python3 scripts/first_use_probe.py      # on a GPU; run twice: the second finds a warm
-                                            # Triton cache
+    python3 scripts/first_use_probe.py      # on a GPU, gpubench installed; run twice: the
+                                            # second finds a warm Triton cache
 
 Prints seconds per step: torch and CUDA, `import triton`, Triton's driver, the first launch
 of a kernel, a second launch, the first launch of another kernel, the first and second
