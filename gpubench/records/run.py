@@ -49,13 +49,11 @@ class RunDocument:
         """point key text -> result: what joins two runs."""
         return {r.key.text(): r for r in self.results}
 
-    def to_frame(self, records: list[dict] | None = None):
-        """A pandas DataFrame, one row per result, one column per axis (and `shape`).
-        `records`: the results' to_record() already made (records/saved_rows.py)."""
+    def to_frame(self):
+        """A pandas DataFrame, one row per result, one column per axis (and `shape`)."""
         import pandas as pd
 
-        return pd.DataFrame([r.to_record() for r in self.results] if records is None
-                            else records)
+        return pd.DataFrame([r.to_record() for r in self.results])
 
     def __repr__(self) -> str:
         counts = Counter(r.status for r in self.results)

@@ -83,7 +83,7 @@ class Cluster:
                 self.scratch = Path(tempfile.mkdtemp(prefix="gpubench-dask-"))
                 self.local = _local_cluster(distributed, self.device, self.gpus,
                                             self.cpu_workers, self.log_dir, self.scratch,
-                                            self._lane_logs(local=True))
+                                            self._lane_logs())
                 target = self.local
             else:
                 target = self.address
@@ -133,9 +133,9 @@ class Cluster:
         return [DaskLane(self.client, self.device, index, address, self._lane_logs())
                 for index, address in enumerate(slots)]
 
-    def _lane_logs(self, local: bool | None = None) -> str | None:
+    def _lane_logs(self) -> str | None:
         """Where the workers' gpubench workers log: the run folder for a local cluster."""
-        local = self.local is not None if local is None else local
+        local = self.address == "local"
         return str(self.log_dir / "dask-workers") if self.log_dir and local else None
 
     def start_lanes(self) -> None:

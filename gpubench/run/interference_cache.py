@@ -15,6 +15,7 @@ else runs on the machine, which changes by the minute.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpubench.build.cache import cache_base
+from gpubench.run.folder import atomic_write
 from gpubench.timing.envinfo import gpubench_version
 
 # An hour: a warm rerun or an edit-measure loop comes back within minutes, and the
@@ -38,8 +40,8 @@ Samples = dict[tuple[str, str], list[float]]  # (device_id, reference) -> second
 class Recorded:
     """Samples of an earlier run, keyed by GPU UUID instead of that run's device ids."""
 
-    alone: dict[tuple[str, str], list[float]]
-    together: dict[tuple[str, str], list[float]]
+    alone: Samples
+    together: Samples
     measured_at: float  # time.time()
     run_id: str
 
@@ -109,13 +111,9 @@ def store(key: str, alone: Samples, together: Samples, ids: dict[str, str],
     data = {"measured_at": time.time(), "run_id": run_id,
             "alone": _packed(alone, uuids), "together": _packed(together, uuids)}
     path = _path(key)
-    try:
+    with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps(data))
-        os.replace(partial, path)
-    except OSError:
-        pass
+        atomic_write(path, json.dumps(data))
 
 
 def _packed(samples: Samples, uuids: dict[str, str]) -> list:
@@ -123,6 +121,6 @@ def _packed(samples: Samples, uuids: dict[str, str]) -> list:
             if device in uuids]
 
 
-def _unpacked(rows: list) -> dict[tuple[str, str], list[float]]:
+def _unpacked(rows: list) -> Samples:
     return {(str(uuid), str(label)): [float(v) for v in values]
             for uuid, label, values in rows}
