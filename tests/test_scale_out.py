@@ -93,9 +93,12 @@ def test_two_cpu_workers_and_a_local_dask_cluster_match_one_worker(tmp_path, bui
         assert "interference, 2 devices at once" in (two if name == "two" else dask).stdout
     # results keep the plan's order, whatever order the workers finished in
     assert list(statuses(tmp_path / "two")) == list(expected)
-    # each Dask worker began its gpubench worker as it started (run/dask_preload.py)
+    # gpubench started the Dask workers itself (run/dask_local.py), no nanny; each lane is
+    # named by its worker, known before the worker was up
     dask_log = (tmp_path / "dask" / "dask.log").read_text()
-    assert dask_log.count("Run preload setup: gpubench.run.dask_preload") == 2, dask_log
+    assert dask_log.count("Start worker at:") == 2 and "Nanny" not in dask_log, dask_log
+    assert {r["device_id"] for r in document(tmp_path / "dask")["results"]
+            if r["device_id"]} == {"cpu0 cpu:0", "cpu1 cpu:0"}
     assert_nothing_left(mark)
     # Dask's scratch folder went to a temporary folder removed with the cluster
     assert not list(tmp_path.rglob("dask-scratch-space")), list(tmp_path.rglob("dask*"))

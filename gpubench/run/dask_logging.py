@@ -7,16 +7,14 @@ for a lost worker, so they are written to `dask.log` in the run folder instead.
 
 The parent redirects its "distributed" logger while the cluster is open
 (`redirected_to`). A Dask worker process configures its logging when it imports Dask,
-before any code of ours runs in it, from Dask's `logging` setting: `worker_environ` is
-that setting as an environment variable, which the nanny sets before it spawns a worker
-(Dask's `distributed.nanny.pre-spawn-environ`).
+from Dask's `logging` setting: `worker_environ` is that setting as an environment
+variable, set in each worker's environment (dask_local.py starts them).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,20 +50,6 @@ def redirected_to(path: Path) -> Iterator[None]:
         for old in handlers:
             logger.addHandler(old)
         logger.setLevel(level)
-
-
-@contextlib.contextmanager
-def environ_restored() -> Iterator[None]:
-    """Dask's nanny sets its pre-spawn variables in this process's environment and
-    leaves them: DASK_LOGGING is put back as it was once the cluster is closed."""
-    before = os.environ.get("DASK_LOGGING")
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("DASK_LOGGING", None)
-        else:
-            os.environ["DASK_LOGGING"] = before
 
 
 def worker_environ(path: Path) -> dict[str, str]:

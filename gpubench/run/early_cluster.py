@@ -5,12 +5,12 @@ and, at each Dask worker's first task, its gpubench worker's start (Python, torc
 2.5-5 s on the lent H100/H200 hosts) used to come after the parent had imported torch and
 planned the run (3-5 s there), one after the other (benchmarks/startup.py, 2026-11-27:
 a one-point --cluster local run took 16.2 s against 7.1 s with one worker). Now `gpubench
-run --cluster local` starts the cluster first thing, on a thread, on the slots it can
-tell without torch (the GPUs NVML sees, or --workers CPU workers), and each Dask worker
-starts its gpubench worker as soon as it is up (Cluster.start_lanes); the parent imports
-and plans meanwhile. The run adopts that cluster if it is the one it would start (same
-device, GPUs and CPU workers), else closes it and starts its own: a wrong guess costs the
-unused cluster only.
+run --cluster local` starts the cluster first thing, on the slots it can tell without
+torch (the GPUs NVML sees, or --workers CPU workers): its worker processes at once, each
+starting its gpubench worker before anything else (dask_local.py), then the scheduler on
+a thread; the parent imports and plans meanwhile. The run adopts that cluster if it is
+the one it would start (same device, GPUs and CPU workers), else closes it and starts its
+own: a wrong guess costs the unused cluster only.
 
 The cluster logs into the run folder, so that folder is chosen and made first (commands/
 run.py); a run that ends before it saved anything removes the folder it made.
@@ -19,9 +19,7 @@ run.py); a run that ends before it saved anything removes the folder it made.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import threading
-import time
 from pathlib import Path
 
 from gpubench.run.cluster import Cluster
@@ -29,11 +27,6 @@ from gpubench.run.prestart import guessed_gpus
 
 # How often a wait for the cluster's start looks up, so that Ctrl-C is handled at once.
 JOIN_POLL_S = 0.2
-# The longest the parent holds its own imports back for the cluster's processes to be
-# spawned (~0.05 s when nothing goes wrong), and how often it looks: a scheduler that
-# cannot start never costs more than this.
-SPAWN_WAIT_S = 2.0
-SPAWN_POLL_S = 0.005
 
 
 def guessed_cluster(device: str | None, devices: str | None,
@@ -56,8 +49,7 @@ def _import_dask_here() -> None:
     """Dask imported on the calling thread, before the cluster's thread starts: imported on
     that thread, beside the parent's import of torch, both took turns at the import lock
     and the GIL, and the scheduler came up 1.4-2.2 s after the process started (CPU
-    machine, 2026-11-27), then its workers, then their gpubench workers, the run's
-    critical path. A missing Dask is the cluster's to report (Cluster.__enter__)."""
+    machine, 2026-11-27). A missing Dask is the cluster's to report (Cluster.__enter__)."""
     with contextlib.suppress(ImportError):
         import distributed  # noqa: F401
 
@@ -71,25 +63,18 @@ class EarlyCluster:
         self.cluster: Cluster | None = Cluster("local", device, list(gpus) or None,
                                                cpu_workers or 2, log_dir=log_dir)
         self.failed: BaseException | None = None
+        try:  # the worker processes first: they need no Dask in this process
+            self.cluster.launch_workers()
+        except Exception as exc:  # the run's own start then meets it, and says so
+            self.failed = exc
         _import_dask_here()
         self.thread = threading.Thread(target=self._start, daemon=True,
                                        name="gpubench-early-cluster")
         self.thread.start()
-        self._wait_for_spawn(len(gpus) or cpu_workers or 2)
-
-    def _wait_for_spawn(self, workers: int) -> None:
-        """Return once the cluster's worker processes exist (or its start ended, or
-        SPAWN_WAIT_S passed). The scheduler and the nannies are Python on the cluster's
-        thread: beside this thread's import of torch they took turns at the GIL, and the
-        scheduler came up 0.2 s later (0.65 s after the command began, against 0.45 s;
-        the Dask workers' starts, and their gpubench workers', 0.3 s later; CPU machine,
-        2026-11-27). The wait itself was ~0.04 s there."""
-        deadline = time.monotonic() + SPAWN_WAIT_S
-        while (len(multiprocessing.active_children()) < workers and self.thread.is_alive()
-               and time.monotonic() < deadline):
-            time.sleep(SPAWN_POLL_S)
 
     def _start(self) -> None:
+        if self.failed is not None:
+            return
         try:
             self.cluster.__enter__()
             self.cluster.start_lanes()

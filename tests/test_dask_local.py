@@ -1,0 +1,99 @@
+"""A local cluster's Dask workers are gpubench's own processes (run/dask_local.py), and its
+lanes call actors (run/cluster.py DaskLane): what they do when things go wrong."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from gpubench.errors import EnvironmentProblem
+from gpubench.run import cluster, dask_local
+
+
+def test_a_worker_spec_travels_through_the_environment(monkeypatch):
+    spec = dask_local.WorkerSpec("gpu1", "cuda", "1", "/runs/r1/dask-workers", "/tmp/s",
+                                 "127.0.0.1")
+    environ = spec.to_environ()
+    assert environ["CUDA_VISIBLE_DEVICES"] == "1"  # the worker sees its GPU alone
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    assert dask_local.WorkerSpec.from_environ() == spec
+    assert spec.resources() == {"GPU": 1}
+    cpu = dask_local.WorkerSpec("cpu0", "cpu", None, None, "/tmp/s", "127.0.0.1")
+    assert cpu.resources() == {} and "CUDA_VISIBLE_DEVICES" not in cpu.to_environ()
+
+
+def test_workers_that_die_at_start_are_reported_at_once(tmp_path, monkeypatch):
+    """Without a nanny nothing starts a dead worker again: a cluster whose workers all
+    exited says so, not after the 60 s wait for workers."""
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(dask_local.WorkerSpec, "to_environ",
+                        lambda self: {dask_local.SPEC_ENV: "not a spec"})
+    started = time.monotonic()
+    with pytest.raises(EnvironmentProblem, match="exited as they started"):
+        cluster.Cluster("local", "cpu", cpu_workers=1, log_dir=tmp_path).__enter__()
+    assert time.monotonic() - started < 30
+    assert "Traceback" in (tmp_path / "dask.log").read_text()  # the worker's own stderr
+
+
+class _NeverAnswers:
+    def result(self, timeout=None):
+        time.sleep(timeout)
+        raise TimeoutError
+
+
+def test_ctrl_c_ends_the_wait_for_an_actor(monkeypatch):
+    """An actor call cannot be cancelled: the lane stops waiting for it when killed."""
+    lane = cluster.DaskLane(client=None, device="cpu", index=0, worker="tcp://127.0.0.1:1",
+                            direct=True)
+    threading.Timer(0.3, lane.kill).start()
+    started = time.monotonic()
+    with pytest.raises(InterruptedError):
+        lane._awaited(_NeverAnswers())
+    assert time.monotonic() - started < 0.3 + 2 * cluster.KILL_POLL_S + 0.5
+
+
+class _LostActor:
+    def __getattr__(self, name):
+        raise OSError("Unable to contact Actor's worker")
+
+
+class _Client:
+    def __init__(self):
+        self.submitted = []
+
+    def as_current(self):
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def submit(self, function, *args, **options):
+        self.submitted.append((function, options))
+        done = {"result": None, "failure": None, "error": None, "device": {"name": "x"}}
+
+        class Future:
+            def result(self):
+                return done
+
+        return Future()
+
+
+def test_a_lost_actor_hands_its_point_to_a_task_once_and_for_good():
+    """The actor's worker is gone: the point is tried again as a task (on any worker),
+    and the lane's later points are tasks too."""
+    from gpubench.records.point import Shape, Task
+
+    client = _Client()
+    lane = cluster.DaskLane(client, "cuda", 0, "tcp://127.0.0.1:1", direct=True)
+    lane.actor = _LostActor()
+    task = Task(3, "square", "/nowhere", "torch", "float32", Shape({"n": 4}), 0)
+    lane.execute(task, 10.0, 10.0)
+    assert lane.actor is None and len(client.submitted) == 1
+    function, options = client.submitted[0]
+    assert function is cluster.run_remote and options["allow_other_workers"]
+    assert options["resources"] == {"GPU": 1}  # a task holds the GPU
+    lane.execute(task, 10.0, 10.0)
+    assert len(client.submitted) == 2
+
