@@ -15,7 +15,8 @@ against warm); the fixed cost (that wall time less the span from the first point
 handed to a worker to the last one back: starts, the interference reference, saving);
 the build phase's wall time, compile seconds and parallelism; whether every point has
 the same status as on one GPU; how many medians fall inside the one-GPU run's 95% CI;
-`gpubench compare`'s verdicts against the one-GPU run; and the interference figure
+`gpubench compare`'s verdicts against the one-GPU run and the spread of the ratios
+behind them (median and 90th percentile of |run / one GPU - 1|); and the interference figure
 each parallel run measured. For reference, 1gpu-warm is compared with 1gpu-cold too:
 that is how much two sequential runs on one GPU differ, the bar the parallel runs are
 held to. EXTRA arguments after `--` go to every run (e.g. `-- --no-compiled`).
@@ -35,8 +36,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -129,7 +132,8 @@ def row_for(name: str, run, wall: float, reference, reference_wall: float | None
     statuses = {k: r.status for k, r in run.by_key().items()}
     same = statuses == {k: r.status for k, r in reference.by_key().items()}
     inside, total = within_ci(reference, run)
-    counts = compare_runs(reference, run).counts()
+    comparison = compare_runs(reference, run)
+    counts = comparison.counts()
     verdicts = " ".join(f"{v}:{n}" for v, n in sorted(counts.items()))
     speedup = f"{reference_wall / wall:.2f}x" if reference_wall and wall else "-"
     span = run.meta.get("points_span_s")
@@ -138,12 +142,26 @@ def row_for(name: str, run, wall: float, reference, reference_wall: float | None
     lanes = len(run.meta.get("lanes") or []) or 1
     return [name, str(lanes), f"{wall:.1f}", speedup, fixed, build_cell(run),
             "yes" if same else "NO", f"{inside}/{total}", verdicts,
-            interference.removeprefix("interference, ")]
+            spread_cell(comparison), interference.removeprefix("interference, ")]
+
+
+def spread_cell(comparison) -> str:
+    """'0.3% / 2.8%': the median and 90th percentile of |NEW / BASE - 1| over the points
+    compared for speed. A count of FASTER/SLOWER verdicts moves by a few between two
+    sequential runs (2, 6 and 3 in three pairs on 2 H200s: a few bimodal us-scale points
+    flip); the spread of all the ratios is the steadier bar."""
+    changes = sorted(abs(math.log(p.comparison.ratio)) for p in comparison.points
+                     if p.comparison is not None and p.comparison.ratio > 0)
+    if not changes:
+        return "-"
+    return (f"{100 * math.expm1(statistics.median(changes)):.1f}% / "
+            f"{100 * math.expm1(changes[int(0.9 * (len(changes) - 1))]):.1f}%")
 
 
 def print_table(rows: list[list[str]]) -> None:
     header = ["run", "workers", "wall s", "vs 1 GPU", "fixed s", "build phase",
-              "same statuses", "in 1-GPU CI", "compare vs 1 GPU", "interference"]
+              "same statuses", "in 1-GPU CI", "compare vs 1 GPU", "spread (median / p90)",
+              "interference"]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, ["-" * w for w in widths], *rows]:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
