@@ -157,6 +157,41 @@ def test_a_dask_worker_lost_mid_run_has_its_point_requeued_once(tmp_path, build_
     assert_nothing_left(mark)
 
 
+def test_a_local_cluster_ends_with_a_killed_gpubench(tmp_path, build_cache):
+    """kill -9 of gpubench mid-run: its Dask workers read their stdin from it, so they end
+    at once, with their gpubench workers (with Dask's nannies they lived on for 40-100 s,
+    until Dask noticed the scheduler gone)."""
+    pytest.importorskip("distributed")
+    env, mark = marked_env(build_cache)
+    out = tmp_path / "run"
+    process = start_gpubench([*HANGING, "--cluster", "local", "--workers", "2", "--out",
+                              str(out)], tmp_path, env)
+    worker_pid(out, "faulty/hang")
+    os.kill(process.pid, signal.SIGKILL)
+    process.communicate(timeout=60)
+    assert_nothing_left(mark, grace_s=5.0)
+
+
+def test_ctrl_c_ends_a_local_cluster_run_without_waiting_for_its_point(tmp_path,
+                                                                       build_cache):
+    """Ctrl-C while a Dask worker runs a point that hangs: the results so far are saved and
+    the point's gpubench worker is killed, not asked to stop (which waits up to 5 s)."""
+    pytest.importorskip("distributed")
+    env, mark = marked_env(build_cache)
+    out = tmp_path / "run"
+    process = start_gpubench([*HANGING, "--cluster", "local", "--workers", "2", "--out",
+                              str(out)], tmp_path, env)
+    worker_pid(out, "faulty/hang")
+    time.sleep(0.5)  # inside hang() now
+    interrupted = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == 130, output
+    assert time.monotonic() - interrupted < 4.0, output
+    assert "interrupted (Ctrl-C)" in output and (out / "results.json").exists()
+    assert_nothing_left(mark, grace_s=5.0)
+
+
 @pytest.mark.parametrize("args, message", [
     (("--devices", "0"), "--devices needs CUDA GPUs"),
     (("--devices", "0", "--workers", "2"), "exclude each other"),

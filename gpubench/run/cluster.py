@@ -74,6 +74,7 @@ class Cluster:
         self.gpus, self.cpu_workers, self.log_dir = gpus, cpu_workers, log_dir
         self.local = None  # the scheduler of a local cluster (in this process)
         self.workers: LocalWorkers | None = None  # a local cluster's worker processes
+        self.interrupted = threading.Event()  # a lane was killed (Ctrl-C): close kills
         self.client = None
         self.logs = contextlib.ExitStack()
         self.scratch: Path | None = None  # Dask's local_directory for 'local', removed on close
@@ -153,8 +154,9 @@ class Cluster:
     def close(self) -> None:
         if self.client is not None:
             # Each worker's gpubench worker process; one already gone has nothing to stop.
+            # After Ctrl-C a point may still run there: killed, not waited for.
             with contextlib.suppress(Exception):
-                self.client.run(stop_lanes)
+                self.client.run(kill_lanes if self.interrupted.is_set() else stop_lanes)
             self.client.close()
             self.client = None
         if self.workers is not None:
@@ -182,7 +184,7 @@ class Cluster:
             slots = [address for address, w in sorted(workers.items())
                      for _ in range(int(w.get("nthreads", 1)))]
         return [DaskLane(self.client, self.device, index, address, self._lane_logs(),
-                         direct=self.local is not None)
+                         direct=self.local is not None, interrupted=self.interrupted)
                 for index, address in enumerate(slots)]
 
     def _lane_logs(self) -> str | None:
@@ -229,7 +231,8 @@ class DaskLane:
     workers may not be reachable from here, so there every point is a task."""
 
     def __init__(self, client, device: str, index: int, worker: str,
-                 log_dir: str | None = None, direct: bool = False):
+                 log_dir: str | None = None, direct: bool = False,
+                 interrupted: threading.Event | None = None):
         self.client, self.device, self.worker = client, device, worker
         self.log_dir = log_dir  # where workers keep gpubench's logs (on their node)
         self.slot = Slot(device, f"dask-slot-{index}")
@@ -237,7 +240,7 @@ class DaskLane:
         self.direct = direct
         self.actor = self.actor_future = None  # the LaneActor, once made (`direct` only)
         self.future = None  # the task in flight (tasks only)
-        self.killed = threading.Event()
+        self.killed = interrupted or threading.Event()  # the cluster's, shared by its lanes
 
     def start(self) -> dict:
         """Wait until this lane's Dask worker has its gpubench worker (Cluster.start_lanes
@@ -434,6 +437,14 @@ def stop_lanes() -> None:
         _STARTING.pop(device, None)
     for lane in _LANES.values():
         lane.stop()
+    _LANES.clear()
+
+
+def kill_lanes() -> None:
+    """This Dask worker's gpubench workers killed now, a point in flight included (the
+    parent is gone or done: nothing waits for a result)."""
+    for lane in list(_LANES.values()):
+        lane.kill()
     _LANES.clear()
 
 

@@ -115,13 +115,14 @@ class LocalWorkers:
 
 
 def _stop_when_stdin_closes() -> None:
-    """Wait for the parent's pipe to close, then stop the lane and exit at once."""
-    from gpubench.run.cluster import stop_lanes
+    """Wait for the parent's pipe to close, then kill the lane (a point in flight too:
+    nothing waits for it now; a run that ended stopped it politely first) and exit."""
+    from gpubench.run.cluster import kill_lanes
 
     while sys.stdin.buffer.readline():
         pass
     with contextlib.suppress(Exception):
-        stop_lanes()
+        kill_lanes()
     os._exit(0)
 
 
@@ -156,9 +157,9 @@ def main() -> int:
     try:
         asyncio.run(_serve(spec, address))
     finally:  # the scheduler gone (death_timeout): the gpubench worker ends with this one
-        from gpubench.run.cluster import stop_lanes
+        from gpubench.run.cluster import kill_lanes
 
-        stop_lanes()
+        kill_lanes()
     return 0
 
 
