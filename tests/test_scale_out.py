@@ -157,16 +157,24 @@ def test_a_dask_worker_lost_mid_run_has_its_point_requeued_once(tmp_path, build_
     assert_nothing_left(mark)
 
 
-def test_a_local_cluster_ends_with_a_killed_gpubench(tmp_path, build_cache):
-    """kill -9 of gpubench mid-run: its Dask workers read their stdin from it, so they end
-    at once, with their gpubench workers (with Dask's nannies they lived on for 40-100 s,
-    until Dask noticed the scheduler gone)."""
+def hanging_local_cluster_run(tmp_path: Path, build_cache: Path):
+    """(process, run folder, mark) of a `--cluster local` run whose faulty/hang point is
+    running on a Dask worker now."""
     pytest.importorskip("distributed")
     env, mark = marked_env(build_cache)
     out = tmp_path / "run"
     process = start_gpubench([*HANGING, "--cluster", "local", "--workers", "2", "--out",
                               str(out)], tmp_path, env)
     worker_pid(out, "faulty/hang")
+    time.sleep(0.5)  # inside hang() now
+    return process, out, mark
+
+
+def test_a_local_cluster_ends_with_a_killed_gpubench(tmp_path, build_cache):
+    """kill -9 of gpubench mid-run: its Dask workers read their stdin from it, so they end
+    at once, with their gpubench workers (with Dask's nannies they lived on for 40-100 s,
+    until Dask noticed the scheduler gone)."""
+    process, _, mark = hanging_local_cluster_run(tmp_path, build_cache)
     os.kill(process.pid, signal.SIGKILL)
     process.communicate(timeout=60)
     assert_nothing_left(mark, grace_s=5.0)
@@ -176,13 +184,7 @@ def test_ctrl_c_ends_a_local_cluster_run_without_waiting_for_its_point(tmp_path,
                                                                        build_cache):
     """Ctrl-C while a Dask worker runs a point that hangs: the results so far are saved and
     the point's gpubench worker is killed, not asked to stop (which waits up to 5 s)."""
-    pytest.importorskip("distributed")
-    env, mark = marked_env(build_cache)
-    out = tmp_path / "run"
-    process = start_gpubench([*HANGING, "--cluster", "local", "--workers", "2", "--out",
-                              str(out)], tmp_path, env)
-    worker_pid(out, "faulty/hang")
-    time.sleep(0.5)  # inside hang() now
+    process, out, mark = hanging_local_cluster_run(tmp_path, build_cache)
     interrupted = time.monotonic()
     process.send_signal(signal.SIGINT)
     output, _ = process.communicate(timeout=60)
