@@ -64,6 +64,9 @@ class _Client:
     def __init__(self):
         self.submitted = []
 
+    def scheduler_info(self, n_workers=-1):
+        return {"workers": {"tcp://127.0.0.1:1": {}, "tcp://127.0.0.1:2": {}}}
+
     def as_current(self):
         import contextlib
 
@@ -81,8 +84,8 @@ class _Client:
 
 
 def test_a_lost_actor_hands_its_point_to_a_task_once_and_for_good():
-    """The actor's worker is gone: the point is tried again as a task (on any worker),
-    and the lane's later points are tasks too."""
+    """The actor's worker is gone: the point is tried again as a task, on another worker
+    (the scheduler may still list the lost one), and the lane's later points too."""
     from gpubench.records.point import Shape, Task
 
     client = _Client()
@@ -93,7 +96,45 @@ def test_a_lost_actor_hands_its_point_to_a_task_once_and_for_good():
     assert lane.actor is None and len(client.submitted) == 1
     function, options = client.submitted[0]
     assert function is cluster.run_remote and options["allow_other_workers"]
+    assert options["workers"] == ["tcp://127.0.0.1:2"]
     assert options["resources"] == {"GPU": 1}  # a task holds the GPU
     lane.execute(task, 10.0, 10.0)
     assert len(client.submitted) == 2
 
+
+
+class _LosingClient(_Client):
+    """Every task's worker is lost until `losses` tasks were."""
+
+    def __init__(self, losses: int):
+        super().__init__()
+        self.losses = losses
+
+    def submit(self, function, *args, **options):
+        future = super().submit(function, *args, **options)
+        if len(self.submitted) > self.losses:
+            return future
+
+        class Lost:
+            def result(self):
+                raise OSError("the worker was lost")
+
+        return Lost()
+
+
+@pytest.mark.parametrize("losses, status", [(1, None), (2, "crashed")])
+def test_a_local_lanes_point_is_tried_once_more_after_its_worker_is_lost(losses, status):
+    """A lane without an actor (its worker was lost before) sends tasks: one whose worker
+    is lost is tried once more, on another worker; lost again, it is CRASHED."""
+    from gpubench.records.point import Shape, Task
+
+    client = _LosingClient(losses)
+    lane = cluster.DaskLane(client, "cuda", 0, "tcp://127.0.0.1:1", direct=True)
+    lane.fell_back = True
+    outcome = lane.execute(Task(3, "square", "/nowhere", "torch", "float32",
+                                Shape({"n": 4}), 0), 10.0, 10.0)
+    assert len(client.submitted) == 2
+    assert client.submitted[1][1]["workers"] == ["tcp://127.0.0.1:2"]
+    assert outcome.failure == status
+    if status:
+        assert "lost, twice" in outcome.error

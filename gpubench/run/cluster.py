@@ -235,10 +235,11 @@ class DaskLane:
                  interrupted: threading.Event | None = None):
         self.client, self.device, self.worker = client, device, worker
         self.log_dir = log_dir  # where workers keep gpubench's logs (on their node)
-        self.slot = Slot(device, f"dask-slot-{index}")
+        self.slot, self.index = Slot(device, f"dask-slot-{index}"), index
         self.env: dict = {}
         self.direct = direct
         self.actor = self.actor_future = None  # the LaneActor, once made (`direct` only)
+        self.fell_back = False  # its worker was lost: tasks from then on
         self.future = None  # the task in flight (tasks only)
         self.killed = interrupted or threading.Event()  # the cluster's, shared by its lanes
 
@@ -258,9 +259,8 @@ class DaskLane:
         return self.env
 
     def _made_actor(self):
-        """The LaneActor on this lane's worker. Like a task, it may move: a worker that is
-        lost takes the actor with it, Dask makes it again on another worker and the call
-        in flight is made again there, once (allowed-failures), as a task would be."""
+        """The LaneActor on this lane's worker. A worker that is lost takes its actor
+        with it: `execute` then tries the point once more as a task on another worker."""
         # The future is kept: the scheduler releases an actor nothing holds.
         self.actor_future = self.client.submit(
             LaneActor, self.device, self.log_dir, actor=True, pure=False,
@@ -296,16 +296,21 @@ class DaskLane:
     def execute(self, task: Task, timeout_s: float, build_timeout_s: float,
                 on_phase=lambda phase: None) -> Outcome:
         args = (task.to_dict(), self.device, timeout_s, build_timeout_s, self.log_dir)
-        try:
-            sent = self._through_actor(args) if self.actor is not None else None
-            if sent is None:
-                self.future = self._submit(f"gpubench-task{task.id}", run_remote, *args)
-                sent = self.future.result()
-        except Exception as exc:  # KilledWorker, a lost connection, a cancel on Ctrl-C
-            return Outcome(failure=R.CRASHED, error=f"the Dask worker running it was lost, "
-                                                    f"twice ({type(exc).__name__}: {exc})")
-        finally:
-            self.future = None
+        # A point whose worker is lost is tried once more, on another worker: here for a
+        # local cluster (allowed-failures 0 there), by a remote scheduler's own setting.
+        tries = 2 if self.direct else 1
+        for attempt in range(1, tries + 1):
+            try:
+                sent = self._run_once(task.id, args)
+                break
+            except InterruptedError as stop:
+                return Outcome(failure=R.CRASHED, error=str(stop))
+            except Exception as exc:  # KilledWorker, a lost connection, a cancel on Ctrl-C
+                if attempt == tries:
+                    return Outcome(failure=R.CRASHED,
+                                   error=f"the Dask worker running it was lost, twice "
+                                         f"({type(exc).__name__}: {exc})")
+                self._leave_lost_worker()
         try:
             outcome = Outcome.from_dict(sent)
         except MalformedWorkerResult as malformed:  # a node with another gpubench, or a bug
@@ -314,17 +319,37 @@ class DaskLane:
         self.env = self.env or outcome.device
         return outcome
 
-    def _through_actor(self, args: tuple) -> dict | None:
-        """The point run by the actor; None when its worker could not be reached or was
-        lost: the point is then a task, on any worker (its one re-queue), and so are
-        this lane's points after it."""
-        try:
+    def _run_once(self, task_id: int, args: tuple) -> dict:
+        """One try: through the lane's actor (made now if the lane was never started), or
+        as a task once the actor's worker was lost."""
+        if self.direct and self.actor is None and not self.fell_back:
+            with contextlib.suppress(Exception):
+                self.actor = self._made_actor()
+        if self.actor is not None:
             return self._awaited(self._call("run", *args))
-        except InterruptedError:
-            raise
-        except Exception:  # "Unable to contact Actor's worker", a closed comm
-            self.actor = self.actor_future = None
-            return None
+        self.future = self._submit(f"gpubench-task{task_id}", run_remote, *args)
+        try:
+            return self.future.result()
+        finally:
+            self.future = None
+
+    def _leave_lost_worker(self) -> None:
+        """After a lost worker: no actor any more (its points are tasks), and another
+        worker preferred."""
+        self.actor = self.actor_future = None
+        self.fell_back = True
+        self.worker = self._another_worker() or self.worker
+
+    def _another_worker(self) -> str | None:
+        """A worker other than this lane's lost one, for its points from now on: the
+        scheduler may not have noticed the loss yet, and a task it sent to the dead worker
+        would count as its second loss (allowed-failures 0)."""
+        with contextlib.suppress(Exception):
+            workers = self.client.scheduler_info(n_workers=-1)["workers"]
+            others = sorted(address for address in workers if address != self.worker)
+            if others:
+                return others[self.index % len(others)]
+        return None
 
     def kill(self) -> None:
         """Ctrl-C: cancel the task in flight, or stop waiting for the actor's answer (a
@@ -466,8 +491,8 @@ def _local_scheduler(distributed, scratch: Path):
     task, then recorded CRASHED."""
     import dask
 
-    # Dask's scratch files go to `scratch`, removed on close. allowed-failures 0: a point's
-    # first try is its lane's actor call, the task that replaces it its second (DaskLane).
+    # Dask's scratch files go to `scratch`, removed on close. allowed-failures 0: a lane
+    # tries a point whose worker was lost once more itself (DaskLane.execute).
     dask.config.set({"distributed.scheduler.allowed-failures": 0,
                      "temporary-directory": str(scratch)})
     # Every port on loopback (port 0: any free one; Dask's default dashboard would take
