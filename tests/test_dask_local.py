@@ -44,7 +44,7 @@ class _NeverAnswers:
         raise TimeoutError
 
 
-def test_ctrl_c_ends_the_wait_for_an_actor(monkeypatch):
+def test_ctrl_c_ends_the_wait_for_an_actor():
     """An actor call cannot be cancelled: the lane stops waiting for it when killed."""
     lane = cluster.DaskLane(client=None, device="cpu", index=0, worker="tcp://127.0.0.1:1",
                             direct=True)

@@ -15,11 +15,11 @@ its workers) a lane's points go to a Dask actor on its worker instead of tasks:
 one round trip a point, not the scheduler's (DaskLane says how much that saves).
 
 A Dask worker that dies (its node lost, OOM-killed) takes only its point with it:
-the point is tried once more on another worker (for `local`, as a task after the
-actor's call, with `allowed-failures` 0; on a remote cluster the scheduler re-queues
-the task, by its own setting), and a point that loses its worker again is recorded
-CRASHED. Kernel folders must be at the same path on every node (a shared file
-system, or the same checkout).
+the point is tried once more on another worker (for `local` by the lane itself, as a
+task, with `allowed-failures` 0; on a remote cluster the scheduler re-queues the task,
+by its own setting), and a point that loses its worker again is recorded CRASHED.
+Kernel folders must be at the same path on every node (a shared file system, or the
+same checkout).
 """
 
 from __future__ import annotations
@@ -256,14 +256,21 @@ class DaskLane:
         every lane. Its device's facts; {} if that cannot be told (the first task says)."""
         if not self.env:
             with contextlib.suppress(Exception):
-                if self.direct:
-                    self.actor = self._made_actor()
+                if self._has_actor():
                     self.env = self._awaited(self._call("start")) or {}
                 else:
                     future = self._submit("gpubench-start", lane_started, self.device,
                                           self.log_dir)
                     self.env = future.result() or {}
         return self.env
+
+    def _has_actor(self) -> bool:
+        """Whether this lane's calls go to its actor, made at the lane's first call (a
+        local cluster's lane, until its worker is lost); otherwise they are tasks."""
+        if self.direct and self.actor is None and not self.fell_back:
+            with contextlib.suppress(Exception):
+                self.actor = self._made_actor()
+        return self.actor is not None
 
     def _made_actor(self):
         """The LaneActor on this lane's worker. A worker that is lost takes its actor
@@ -327,12 +334,9 @@ class DaskLane:
         return outcome
 
     def _run_once(self, task_id: int, args: tuple) -> dict:
-        """One try: through the lane's actor (made now if the lane was never started), or
-        as a task once the actor's worker was lost."""
-        if self.direct and self.actor is None and not self.fell_back:
-            with contextlib.suppress(Exception):
-                self.actor = self._made_actor()
-        if self.actor is not None:
+        """One try: through the lane's actor, or as a task (a remote cluster's lane, or
+        once the actor's worker was lost)."""
+        if self._has_actor():
             return self._awaited(self._call("run", *args))
         self.future = self._submit(f"gpubench-task{task_id}", run_remote, *args)
         try:

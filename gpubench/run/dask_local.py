@@ -14,10 +14,11 @@ the scheduler's address on stdin (the parent writes it once its scheduler is up)
 gpubench workers start as early as `--devices all`'s prestarted ones, a process hop later.
 
 Lifetime: the worker's stdin is the parent's pipe. When it closes (the run ends, or the
-parent dies however it dies) the worker stops its gpubench worker and exits. Each worker is
-in a session of its own: a Ctrl-C in the terminal reaches the parent, which closes the
-cluster, not the workers in the middle of a task. Without a nanny a lost worker is not
-started again: its task is re-queued on another worker (the scheduler's allowed-failures).
+parent dies however it dies) the worker kills its gpubench worker and exits (a run that
+ended asked it to stop first). Each worker is in a session of its own: a Ctrl-C in the
+terminal reaches the parent, which closes the cluster, not the workers in the middle of a
+task. Without a nanny a lost worker is not started again: its lane tries the point once
+more on another worker (cluster.DaskLane.execute).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from pathlib import Path
 
 SPEC_ENV = "GPUBENCH_DASK_WORKER"  # the worker's WorkerSpec, as JSON
 # How long a closing parent waits for its workers to exit after their stdin closed (they
-# stop their gpubench worker, ~0.1 s, then exit at once) before it kills them.
+# kill their gpubench worker, if any is left, then exit at once) before it kills them.
 EXIT_WAIT_S = 5.0
 # How long a worker keeps trying to reach a scheduler that does not answer before it ends
 # itself (Dask's death_timeout): a parent that dies closes the pipe first, this is the

@@ -224,4 +224,3 @@ class CudaTimer:
 
     def __init__(self, settings: TimingSettings, support: CudaSupport):
         self.settings, self.support = settings, support
-
