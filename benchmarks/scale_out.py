@@ -35,6 +35,7 @@ before its first point (3.4 s of the parent's wait on the CPU machine, 2026-11-2
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -87,7 +88,10 @@ def run_suite(name: str, config: str, out: Path, extra: list[str], cache: Path,
               ceilings: Path | None = None) -> tuple[Path, float]:
     """Run the suite once; (its run folder, the command's wall seconds)."""
     folder = out / name
-    env = cache_env(cache)
+    # Each process of the run marks its steps there (benchmarks/timeline.py prints them).
+    env = {**cache_env(cache), "GPUBENCH_TIMELINE": str(out / f"{name}.timeline")}
+    with contextlib.suppress(OSError):
+        (out / f"{name}.timeline").unlink()
     if ceilings is not None and not (cache / "gpubench" / "ceilings").exists():
         shutil.copytree(ceilings, cache / "gpubench" / "ceilings")
     command = [sys.executable, "-m", "gpubench", "run", "--config", config, "--out",

@@ -29,6 +29,7 @@ from gpubench import errors, safe_text
 from gpubench.build import bytecode
 from gpubench.cli_options import merge_options
 from gpubench.parsing import split_names
+from gpubench.run import timeline
 from gpubench.run.config import RunConfig, load_config
 from gpubench.run.processes import become_subreaper, kill_tree
 
@@ -479,6 +480,7 @@ def main() -> None:
     The streams are flushed and the atexit handlers run first; a non-daemon thread still
     alive (a library's) gets the normal exit, which waits for it."""
     bytecode.use_in_this_process()  # before torch's import: build/bytecode.py says why
+    timeline.mark_process_start("parent")
     try:
         cli(prog_name="gpubench")
         code = 0
@@ -488,8 +490,10 @@ def main() -> None:
         if code is not None:
             print(code, file=sys.stderr)
         code = 0 if code is None else 1
-    if any(t.is_alive() and not t.daemon for t in threading.enumerate()
-           if t is not threading.main_thread()):
+    alive = [t.name for t in threading.enumerate()
+             if t.is_alive() and not t.daemon and t is not threading.main_thread()]
+    timeline.mark(f"parent: exit ({'threads alive: ' + ', '.join(alive) if alive else 'fast'})")
+    if alive:
         sys.exit(code)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):

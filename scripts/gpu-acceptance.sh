@@ -212,7 +212,9 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       timed scale-out timeout "${SCALE_TIMEOUT:-560}" python3 benchmarks/scale_out.py \
         --out "$LOGS/scale-out" ${SCALE_ARGS:-}
       python3 benchmarks/scale_out.py --out "$LOGS/scale-out" --table-only 2>&1 \
-        | tee "$OUT/scale-out-table.txt" ;;
+        | tee "$OUT/scale-out-table.txt"
+      # Where each run's fixed cost went, process by process (GPUBENCH_TIMELINE).
+      python3 benchmarks/timeline.py "$LOGS"/scale-out/*.timeline > "$OUT/timelines.md" ;;
     startup)  # where a run's fixed cost goes (issue 32): benchmarks/startup.py
       timed startup python3 benchmarks/startup.py --parallel --cluster \
         --profile "$LOGS/parent.prof" ${STARTUP_ARGS:-} ;;

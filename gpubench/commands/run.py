@@ -35,6 +35,7 @@ from gpubench.report.live import (
     skipped_summary,
 )
 from gpubench.report.table import group_markdown, groups_of
+from gpubench.run import timeline
 from gpubench.run.build_phase import build_phase_for
 from gpubench.run.config import RunConfig
 from gpubench.run.early_cluster import EarlyCluster, guessed_cluster
@@ -105,6 +106,7 @@ class RunSaver:
     def __call__(self, event: E.Event) -> None:
         if isinstance(event, E.PointStarted) and self.first_started is None:
             self.first_started = time.perf_counter()
+            timeline.mark("parent: first point handed out")
         if isinstance(event, E.PointDone):
             self.last_done = time.perf_counter()
             self.unsaved = True
@@ -157,6 +159,7 @@ class RunCommand(RunPlaces):
             self.prestart = Prestart(slots, guessed_environment(
                 slots, self.request.compiled, self.request.config.variants,
                 self.request.compile_mode))
+            timeline.mark(f"parent: {len(slots)} workers spawned")
             try:
                 return self._plan_and_run(write_json, detect_machine(self.request.device),
                                           None)
@@ -226,6 +229,7 @@ class RunCommand(RunPlaces):
 
     def _plan_and_run(self, write_json, machine, cluster, run_dir: Path | None = None,
                       early: EarlyCluster | None = None) -> int:
+        timeline.mark("parent: machine detected (torch imported)")
         with self.compiled_settings(machine):
             return self._plan_and_run_compiled(write_json, machine, cluster, run_dir, early)
 
@@ -236,6 +240,7 @@ class RunCommand(RunPlaces):
         dirs = self.family_folders()
         seed = self.request.config.seed if self.request.config.seed is not None else new_seed()
         points = self.plan(dirs, machine, seed)
+        timeline.mark("parent: plan made")
         run_dir = run_dir or self.request.out or new_run_dir(PROFILES, list(dirs))
         parent = None if self.request.out else PROFILES
         folder = RunFolder(run_dir, self.request.force, parent).claim()
@@ -285,6 +290,7 @@ class RunCommand(RunPlaces):
                         pipeline=Pipeline.of(PASSES, context), builds=builds)
         if self.prestart is not None:
             self.prestart.hand_over(runner.lanes, machine.device)
+        timeline.mark("parent: clock started (plan made, lanes adopted)")
         return runner, RunSaver(folder, meta, runner, points)
 
     def measure(self, runner: Runner, saver: RunSaver, points, tables: bool = True,
@@ -328,6 +334,7 @@ class RunCommand(RunPlaces):
             self._trace(points, results, machine, folder.path)
         final = saver.document(final=True)  # one document: saved, printed and reported alike
         paths = folder.save(final)
+        timeline.mark("parent: final save (the clock stops)")
         self.epilogue(results, paths, time.perf_counter() - saver.started)
         for line in leaderboard_lines(points, results):
             self.console.print(safe_text.terminal(line), markup=False, soft_wrap=True)

@@ -32,6 +32,7 @@ from gpubench.records import result as R
 from gpubench.records.derive import finish_group
 from gpubench.records.features.error_site import ERROR_SITE
 from gpubench.records.worker_result import WorkerResult
+from gpubench.run import timeline
 from gpubench.run.build_phase import BuildPhase, describe_build_phase
 from gpubench.run.deriver import Deriver
 from gpubench.run.interference import Interference
@@ -105,8 +106,10 @@ class Runner(InterferenceTiming):
         threads: list[threading.Thread] = []
         try:
             self._start_builds()
+            timeline.mark("parent: build phase started")
             self.pipeline.before_run()
             probed = self._time_interference(points) if len(self.lanes) > 1 else None
+            timeline.mark("parent: interference reference ready")
             if probed is not None and not self._overlap:  # on a CPU, not beside timed code
                 self._assess_interference(*probed)
                 probed = None
@@ -135,7 +138,9 @@ class Runner(InterferenceTiming):
         finally:
             if self.builds is not None:
                 self.builds.stop()
+            timeline.mark("parent: last point back, stopping lanes")
             self._stop_lanes()
+            timeline.mark("parent: lanes stopped")
         self._sort(plan_index, points)
         return self.results
 

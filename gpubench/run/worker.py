@@ -28,6 +28,8 @@ import traceback
 from gpubench.records.point import Task
 from gpubench.records.result import CRASHED, OK
 from gpubench.records.worker_result import WorkerResult
+from gpubench.run import timeline
+from gpubench.run.prewarm import Prewarm
 from gpubench.run.protocol import Envelope, ResultKey, private_channel, send
 
 # Exit status after reporting a CUDA fault: the parent starts a fresh worker.
@@ -51,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
                         "a few calls each in a range of its own (run --ncu-check), then exit")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    timeline.mark_process_start("worker")
     device = os.environ.get("GPUBENCH_DEVICE", "cpu")
     if device == "cpu":
         # Triton reads this when a @triton.jit function is defined: before any kernel import.
@@ -71,13 +74,15 @@ def main(argv: list[str] | None = None) -> int:
     become_subreaper()  # a variant's child in a new session stays below this worker
     watchdog = start_watchdog(os.getppid())
     fd = private_channel(args.fd)
+    # Host-side first uses (Triton, the C++ loader) beside the CUDA context's creation.
+    prewarm = Prewarm() if device == "cuda" else None
     try:
         machine = _start(device, fd, steps)
     except Exception as exc:
         send(fd, {"type": "fatal", "error": f"worker failed to start: {exc}",
                   "traceback": traceback.format_exc()})
         return 2
-    status = _serve(machine, fd, watchdog)
+    status = _serve(machine, fd, watchdog, prewarm)
     if status == 0:  # the parent closed stdin: the run is over, every result is sent
         _exit_now()
     return status
@@ -103,6 +108,7 @@ class StartSteps:
         self.steps: list[tuple[str, float]] = []
 
     def mark(self, step: str) -> None:
+        timeline.mark(f"worker: {step} done")
         now = time.perf_counter()
         self.steps.append((step, now - self.last))
         self.last = now
@@ -139,11 +145,12 @@ def _start(device: str, fd: int, steps: StartSteps):
             env["ceilings_check"] = check
         steps.mark("ceilings")
     send(fd, {"type": "hello", "pid": os.getpid(), "env": env})
+    timeline.mark("worker: hello sent")
     _log(steps.line())
     return machine
 
 
-def _serve(machine, fd: int, watchdog: int | None) -> int:
+def _serve(machine, fd: int, watchdog: int | None, prewarm: Prewarm | None = None) -> int:
     from gpubench.run.execute import Executor
     from gpubench.run.health import Health
 
@@ -154,6 +161,8 @@ def _serve(machine, fd: int, watchdog: int | None) -> int:
         _end_if_copy(health)
         current["envelope"].send(fd, {"type": "phase", "phase": phase})
 
+    if prewarm is not None:  # its imports done before the seal and the first timing
+        _log(prewarm.wait())
     sealing = time.perf_counter()
     executor = Executor(machine, report_phase)
     watch = _seal()
@@ -168,6 +177,7 @@ def _serve(machine, fd: int, watchdog: int | None) -> int:
         status = _serve_one(executor, watch, health, envelope, fd)
         if status is not None:
             return status
+    timeline.mark("worker: stdin closed (the run is over)")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Mode `cupti`: kernel durations as CUPTI records them, through torch.profiler.
+"""Mode `cupti`: kernel durations as CUPTI records them, through torch's Kineto profiler.
 
 Each call runs inside a `record_function("gpubench::call")` range, after a
 flush that lies outside it; the exported Chrome trace is read back and each
@@ -62,10 +62,17 @@ def profile_calls(fn: Callable[[], object], count: int, range_name: str,
     flush, a spin), inside `record_function(range_name)`, then `finish()` (outside it
     again); each call's device work, read back from the exported Chrome trace by
     correlation id. Shared by the cupti timer and the per-point kernel count
-    (timers/device_work.py)."""
-    from torch.profiler import ProfilerActivity, profile, record_function
+    (timers/device_work.py).
 
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    torch.autograd.profiler's `profile` is the Kineto session torch.profiler's own wraps,
+    CPU and CUDA activities alike, with the same Chrome trace; the wrapper's start also
+    asks `hasattr(torch, "_inductor")` and imports torch.distributed, which import
+    Inductor, Dynamo and sympy: 806 modules, 1.45 s in each worker's first profiled
+    point on an H200 (torch 2.11, 2026-11-27, docs/journal/perf-notes.md), paid once per
+    GPU by a run on several."""
+    from torch.autograd.profiler import profile, record_function
+
+    with profile(use_device="cuda", use_kineto=True) as prof:
         for _ in range(count):
             prepare()
             with record_function(range_name):

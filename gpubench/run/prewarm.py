@@ -1,0 +1,66 @@
+"""A GPU worker's first uses, paid while it starts instead of inside its first points.
+
+Each worker process pays some costs once, the first time a point needs them. One GPU pays
+them once per run; N GPUs pay them N times, each inside a lane's span, so they cut the
+speedup of a run on several GPUs (issue 32). Measured in a fresh worker on an H200
+(torch 2.11, triton 3.6, 2026-11-27, docs/journal/perf-notes.md "What a fresh worker pays"):
+
+- Triton's import (113 modules) and `triton_key()`, its cache key's hash of Triton's
+  sources and native library (0.42 s): the first Triton point took 1.09 s longer;
+- torch.utils.cpp_extension's import (setuptools, distutils): the first C++ point +0.13 s.
+
+Both are host work that needs no GPU, so a thread does them while the worker's main
+thread creates the CUDA context and checks the ceilings (~0.9 s on that H200), which wait
+on the driver and the GPU; `wait()` joins it before anything is sealed or timed
+(worker.py), so no import runs beside a measurement. A step that fails is left to the
+point that needs it, which reports the failure as it always did.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import threading
+import time
+
+from gpubench.run import timeline
+
+
+def _triton() -> None:
+    importlib.import_module("triton")
+    for where in ("triton.runtime.cache", "triton.compiler.compiler"):  # 3.3+, then older
+        with contextlib.suppress(ImportError, AttributeError):
+            importlib.import_module(where).triton_key()  # lru_cache'd: later calls are free
+            return
+
+
+def _cpp_extension() -> None:
+    importlib.import_module("torch.utils.cpp_extension")
+
+
+STEPS = (("triton", _triton), ("cpp_extension", _cpp_extension))
+
+
+class Prewarm:
+    """STEPS on a daemon thread, started at once; `wait()` joins it."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.thread = threading.Thread(target=self._run, name="gpubench-prewarm", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        for name, step in STEPS:
+            started = time.perf_counter()
+            with contextlib.suppress(Exception):
+                step()
+            self.seconds[name] = time.perf_counter() - started
+        timeline.mark("worker: prewarm done")
+
+    def wait(self) -> str:
+        """Join the thread; a line for the worker's log: what each step took."""
+        started = time.perf_counter()
+        self.thread.join()
+        waited = time.perf_counter() - started
+        steps = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in self.seconds.items())
+        return f"[gpubench worker] prewarm: {steps}; waited {waited:.2f} s for it"
