@@ -5,6 +5,7 @@ and the module name compiled into the .so, which must survive an edit)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -103,7 +104,7 @@ def toolchain_facts(with_cuda: bool) -> dict[str, str]:
         "platform": sys.platform,
     }
     if with_cuda:
-        major, minor = torch.cuda.get_device_capability()
+        major, minor = nvml_capability() or torch.cuda.get_device_capability()
         facts.update(
             cuda=str(torch.version.cuda),
             arch=f"sm_{major}{minor}",
@@ -111,3 +112,25 @@ def toolchain_facts(with_cuda: bool) -> dict[str, str]:
             cuda_home=str(cpp_extension.CUDA_HOME),
         )
     return facts
+
+
+@functools.cache
+def nvml_capability() -> tuple[int, int] | None:
+    """The GPUs' compute capability from NVML when every GPU it sees has the same one
+    (None otherwise, or without NVML): a key is computed in the parent and in each
+    builder, where torch's own answer would start CUDA (cuInit, ~1 s with 4 GPUs, beside
+    the workers' starts on the same driver). Where GPUs differ, torch's device 0 decides,
+    as before."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            found = {tuple(pynvml.nvmlDeviceGetCudaComputeCapability(
+                pynvml.nvmlDeviceGetHandleByIndex(index)))
+                for index in range(pynvml.nvmlDeviceGetCount())}
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # no NVML, no driver: NVML's errors all mean "not known here"
+        return None
+    return found.pop() if len(found) == 1 else None

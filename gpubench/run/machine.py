@@ -12,10 +12,15 @@ def detect_machine(requested: str = "auto") -> Machine:
     """This machine's facts. `requested` is 'auto', 'cuda' or 'cpu' (--device)."""
     import torch
 
-    has_cuda = torch.cuda.is_available()
+    # torch.cuda.device_count() asks NVML (falling back to CUDA where NVML fails): the
+    # parent never runs a kernel, and CUDA's start here (cuInit: 0.97 s with 4 H200s
+    # visible, up to 1.5 s beside the workers' own, 2026-11-27, docs/journal/perf-notes.md)
+    # held up every worker's start on the same driver. A GPU that NVML sees and CUDA
+    # cannot use fails the workers' start, with CUDA's own error.
+    has_cuda = torch.cuda.device_count() > 0
     if requested == "cuda" and not has_cuda:
         raise EnvironmentProblem(
-            "--device cuda: no CUDA GPU is visible (torch.cuda.is_available() is False"
+            "--device cuda: no CUDA GPU is visible (torch.cuda.device_count() is 0"
             f"; torch {torch.__version__} built for CUDA {torch.version.cuda})"
         )
     use_cuda = has_cuda and requested != "cpu"

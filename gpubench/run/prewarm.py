@@ -64,3 +64,35 @@ class Prewarm:
         waited = time.perf_counter() - started
         steps = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in self.seconds.items())
         return f"[gpubench worker] prewarm: {steps}; waited {waited:.2f} s for it"
+
+
+def start_driver() -> threading.Thread:
+    """The CUDA driver's start (cuInit, then the device's primary context: the context
+    torch's runtime uses) on a thread, beside the worker's import of torch.
+
+    Both are driver calls through ctypes, which releases the GIL, so they overlap the
+    import. On a 4-H200 host (2026-11-27, scripts/_cudainit.py in docs/journal/perf-notes.md)
+    cuInit took 0.27 s alone and 0.8-1.5 s with four workers and the parent starting at
+    once, and the first context 0.1-1.0 s: the worker's whole start after torch's import.
+    torch finds the driver started and the context made, and uses both. A failure (no
+    driver, no GPU) is left to torch, which reports it as it always did."""
+    thread = threading.Thread(target=_driver, name="gpubench-cuda-driver", daemon=True)
+    thread.start()
+    return thread
+
+
+_PRIMARY_CONTEXTS: list = []  # retained for the process's life, as torch's runtime does
+
+
+def _driver() -> None:
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        driver = ctypes.CDLL("libcuda.so.1")
+        if driver.cuInit(0) != 0:
+            return
+        device, context = ctypes.c_int(0), ctypes.c_void_p()
+        if driver.cuDeviceGet(ctypes.byref(device), 0) == 0 and \
+                driver.cuDevicePrimaryCtxRetain(ctypes.byref(context), device) == 0:
+            _PRIMARY_CONTEXTS.append(context)
+    timeline.mark("worker: CUDA driver and context ready")

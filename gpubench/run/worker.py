@@ -29,7 +29,7 @@ from gpubench.records.point import Task
 from gpubench.records.result import CRASHED, OK
 from gpubench.records.worker_result import WorkerResult
 from gpubench.run import timeline
-from gpubench.run.prewarm import Prewarm
+from gpubench.run.prewarm import Prewarm, start_driver
 from gpubench.run.protocol import Envelope, ResultKey, private_channel, send
 
 # Exit status after reporting a CUDA fault: the parent starts a fresh worker.
@@ -55,6 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     timeline.mark_process_start("worker")
     device = os.environ.get("GPUBENCH_DEVICE", "cpu")
+    if device == "cuda" and args.fd is not None and not (args.once or args.trace
+                                                         or args.ncu_check):
+        start_driver()  # a serving worker's: beside torch's import, which comes next
     if device == "cpu":
         # Triton reads this when a @triton.jit function is defined: before any kernel import.
         os.environ.setdefault("TRITON_INTERPRET", "1")

@@ -1,0 +1,93 @@
+"""The run timeline (GPUBENCH_TIMELINE) and the worker's start helpers behind issue 32's
+fixed-cost figures: marks from several processes land in one file that
+benchmarks/timeline.py reads back in order; the helpers never fail a start."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+from gpubench.build import key
+from gpubench.run import prewarm, timeline
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _timeline_script():
+    spec = importlib.util.spec_from_file_location("timeline_script",
+                                                  ROOT / "benchmarks" / "timeline.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_marks_from_two_processes_are_read_back_in_time_order(tmp_path, monkeypatch):
+    path = tmp_path / "run.timeline"
+    monkeypatch.setenv(timeline.ENV, str(path))
+    timeline.mark_process_start("parent")
+    code = ("from gpubench.run import timeline; timeline.mark_process_start('worker'); "
+            "timeline.mark('worker: hello sent')")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    timeline.mark("parent: exit (fast)")
+    marks = _timeline_script().read_marks(path)
+    labels = [label for _, _, label in marks]
+    assert labels[0] == "parent: process started"
+    assert labels[-1] == "parent: exit (fast)"
+    assert labels.index("worker: process started") < labels.index("worker: hello sent")
+    rows = _timeline_script().table(marks)
+    assert any("| worker 1 | hello sent |" in row for row in rows)
+    assert rows[2].startswith("| 0.000 | parent | process started")
+
+
+def test_no_timeline_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.delenv(timeline.ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    timeline.mark("parent: exit (fast)")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_process_start_is_before_now():
+    started = timeline.process_started()
+    import time
+
+    assert started is not None and started <= time.time()
+
+
+def test_driver_thread_ends_quietly_without_a_driver():
+    """On this CPU machine libcuda is absent (or has no GPU): the thread ends, no error."""
+    thread = prewarm.start_driver()
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+
+
+def test_prewarm_reports_each_step(monkeypatch):
+    ran = []
+    monkeypatch.setattr(prewarm, "STEPS", (("one", lambda: ran.append(1)),
+                                           ("fails", lambda: 1 / 0)))
+    line = prewarm.Prewarm().wait()
+    assert ran == [1]
+    assert "one " in line and "fails " in line and "waited" in line
+
+
+def _fake_nvml(capabilities):
+    fake = types.SimpleNamespace(
+        nvmlInit=lambda: None, nvmlShutdown=lambda: None,
+        nvmlDeviceGetCount=lambda: len(capabilities),
+        nvmlDeviceGetHandleByIndex=lambda index: index,
+        nvmlDeviceGetCudaComputeCapability=lambda handle: capabilities[handle])
+    return fake
+
+
+def test_nvml_capability_is_the_gpus_common_one(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", _fake_nvml([(9, 0), (9, 0)]))
+    key.nvml_capability.cache_clear()
+    try:
+        assert key.nvml_capability() == (9, 0)
+        monkeypatch.setitem(sys.modules, "pynvml", _fake_nvml([(9, 0), (8, 0)]))
+        key.nvml_capability.cache_clear()
+        assert key.nvml_capability() is None  # torch's device 0 decides, as before
+    finally:
+        key.nvml_capability.cache_clear()
