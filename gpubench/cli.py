@@ -74,7 +74,7 @@ def run(config_path, **options):
 def _run(config_path: Path | None, options: dict) -> int:
     """The options that RunRequest names go to it; the rest (what to run and how to time
     it) are laid over the suite file's values."""
-    from gpubench.commands.run import RunCommand, RunRequest
+    from gpubench.commands.run_request import RunRequest, start_workers, starts_workers_early
 
     if options["markdown"] and options["as_json"]:
         raise errors.UsageError("--markdown and --json both print on stdout: choose one")
@@ -88,7 +88,15 @@ def _run(config_path: Path | None, options: dict) -> int:
         from gpubench.commands.watch import WatchCommand
 
         return WatchCommand(request, make_console()).execute()
-    return RunCommand(request, make_console(stderr=request.as_json)).execute()
+    prestart = start_workers(request) if starts_workers_early(request) else None
+    try:
+        from gpubench.commands.run import RunCommand  # ~0.2 s of imports, beside the workers
+
+        return RunCommand(request, make_console(stderr=request.as_json),
+                          prestart=prestart).execute()
+    finally:
+        if prestart is not None:
+            prestart.close()
 
 
 @cli.command()

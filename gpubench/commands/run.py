@@ -18,6 +18,7 @@ from gpubench import errors, safe_text
 from gpubench.analysis.baseline_pass import BaselineComparison
 from gpubench.analysis.comparison import compare_runs
 from gpubench.commands.run_places import RunPlaces
+from gpubench.commands.run_request import RunRequest, start_workers
 from gpubench.families import compiled
 from gpubench.families.discovery import family_dirs, load_family, refused_exits, resolve_families
 from gpubench.families.leaderboard.score import score_lines
@@ -37,13 +38,12 @@ from gpubench.report.live import (
 from gpubench.report.table import group_markdown, groups_of
 from gpubench.run import timeline
 from gpubench.run.build_phase import build_phase_for
-from gpubench.run.config import RunConfig
 from gpubench.run.early_cluster import EarlyCluster, guessed_cluster
 from gpubench.run.folder import RunFolder, has_results, load_run
 from gpubench.run.machine import describe, detect_machine
 from gpubench.run.pipeline import Pipeline, RunContext
 from gpubench.run.plan import plan_points
-from gpubench.run.prestart import Prestart, guessed_environment, guessed_slots
+from gpubench.run.prestart import Prestart
 from gpubench.run.report_page import write_report
 from gpubench.run.runner import Runner
 from gpubench.timing.envinfo import host_env
@@ -56,32 +56,6 @@ PROFILES = Path("profiles")
 # and ncu's durations first and the --baseline verdicts next (the table shows them all),
 # then --ncu's summary (its own table follows the group's). Each is enabled by its flag.
 PASSES = (SanitizeMarks, NcuCheck, BaselineComparison, NcuSummary)
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """Everything `gpubench run` was asked for, built once by the CLI and passed along."""
-
-    config: RunConfig
-    device: str = "auto"  # --device: auto, cuda or cpu
-    out: Path | None = None  # --out; None: profiles/<run-id>
-    as_json: bool = False  # --json: the run document alone on stdout
-    ncu: bool = False  # --ncu: a short Nsight Compute summary per passing variant
-    trace: bool = False  # --trace: a Chrome trace of the passing variants
-    force: bool = False  # reuse an --out that holds results
-    baseline: str | None = None  # --baseline: a run to compare every group with
-    ncu_check: bool = False  # --ncu-check: ncu's duration beside every passing point
-    markdown: bool = False  # --markdown: every group's table as markdown at the end
-    report: bool = False  # --report: the run's HTML page, beside its results
-    sanitize: bool = False  # --sanitize: memcheck once per variant before timing
-    devices: str | None = None  # --devices all|0,2,3: one worker per GPU
-    workers: int | None = None  # --workers N: N CPU workers (or local Dask CPU workers)
-    cluster: str | None = None  # --cluster ADDRESS|local: Dask workers, one GPU each
-    verbose: bool = False  # --verbose: each failed point's whole traceback or compiler log
-    legend: bool = True  # --no-legend: the tables without the legend printed after them
-    watch: bool = False  # --watch: run again on every save (commands/watch.py)
-    compiled: bool | None = None  # --compiled/--no-compiled; None: on a GPU, not on a CPU
-    compile_mode: str = "default"  # --compile-mode: torch.compile's mode for `compiled`
 
 
 @dataclass
@@ -154,12 +128,8 @@ class RunCommand(RunPlaces):
     def _execute(self, write_json) -> int:
         self.check_parallel_options()
         if not self.request.cluster:
-            slots = guessed_slots(self.request.device, self.request.devices,
-                                  self.request.workers)
-            self.prestart = Prestart(slots, guessed_environment(
-                slots, self.request.compiled, self.request.config.variants,
-                self.request.compile_mode))
-            timeline.mark(f"parent: {len(slots)} workers spawned")
+            if self.prestart is None:  # the CLI starts them before importing this module
+                self.prestart = start_workers(self.request)
             try:
                 return self._plan_and_run(write_json, detect_machine(self.request.device),
                                           None)

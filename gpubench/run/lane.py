@@ -69,6 +69,10 @@ class Lane:
         self.workers_started = 0
         self.env: dict = {}  # the first worker's hello: the device's facts
         self.previous: Task | None = None  # the last task this worker answered
+        # A worker started before this lane existed, still starting (prestart.py): taken
+        # at the lane's first use, so that a lane whose worker is ready starts measuring
+        # without waiting for the others'.
+        self.prestarted: Callable[[], tuple[WorkerProcess, dict] | None] | None = None
 
     def start(self) -> dict:
         """Start the worker now (not at the first task) and return its environment."""
@@ -113,7 +117,17 @@ class Lane:
         if not self.env:  # results.json's env says so: the run's start was overlapped
             self.env = {**env, "device_id": self.slot.label, "prestarted": True}
 
+    def adopt_when_used(self, take: Callable[[], tuple[WorkerProcess, dict] | None]) -> None:
+        """Adopt, at this lane's first use, the worker `take()` returns once its start is
+        over (None: its start failed, and the lane starts one of its own as before)."""
+        self.prestarted = take
+
     def _live_worker(self) -> WorkerProcess:
+        take, self.prestarted = self.prestarted, None
+        if self.worker is None and take is not None:
+            started = take()
+            if started is not None:
+                self.adopt(*started)
         if self.worker is None:
             self.workers_started += 1
             log = self.log_dir / f"{self.log_prefix}-{self.workers_started}.log"

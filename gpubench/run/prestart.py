@@ -18,6 +18,7 @@ every worker no lane took, whatever happens (an error in the plan, Ctrl-C).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import tempfile
 import threading
@@ -108,14 +109,15 @@ class Prestart:
             waiting = self.pending.get(slot)
             if waiting is None or waiting[0].fixed_env != lane_environment(slot):
                 continue  # started with another environment: close() kills it
-            started = self.take(slot)
-            if started is not None:
-                lane.adopt(*started)
+            lane.adopt_when_used(functools.partial(self.take, slot))
 
     def close(self) -> None:
         """Kill every worker no lane took; remove the temporary log folder."""
         for slot in list(self.pending):
-            worker, thread, _ = self.pending.pop(slot)
+            entry = self.pending.pop(slot, None)  # a lane's thread may take it meanwhile
+            if entry is None:
+                continue
+            worker, thread, _ = entry
             thread.join()
             worker.kill()
         _remove(self.folder)

@@ -20,6 +20,7 @@ Never prints: the listeners decide what to show.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections import deque
@@ -307,6 +308,13 @@ class Runner(InterferenceTiming):
                     if self._stopping.is_set():
                         return
         finally:
+            if not self._stopping.is_set():
+                # Nothing is left for this lane (no point is ever queued again): its worker
+                # ends now, beside the lanes still measuring, not after the last of them.
+                # Four H200 workers' exits took 0.53 s at the end of a run, one alone
+                # 0.2 s (2026-11-27, the run's timeline, docs/journal/perf-notes.md).
+                with contextlib.suppress(Exception):
+                    lane.stop()
             self._events.put(("lane_end", lane))
 
     def _take(self, pending: deque, lock: threading.Lock) -> tuple[int, Point] | None:
