@@ -74,11 +74,11 @@ def run(config_path, **options):
 def _run(config_path: Path | None, options: dict) -> int:
     """The options that RunRequest names go to it; the rest (what to run and how to time
     it) are laid over the suite file's values."""
-    from gpubench.commands.run_request import RunRequest, start_workers, starts_workers_early
+    from gpubench.commands.run_request import RunRequest, run_request
 
     if options["markdown"] and options["as_json"]:
         raise errors.UsageError("--markdown and --json both print on stdout: choose one")
-    problem = _take_problem(options)
+    problem = opts.take_problem(options)
     if problem:
         options["families"] = (*options.get("families", ()), problem)
     settings = {f.name: options.pop(f.name) for f in fields(RunRequest) if f.name in options}
@@ -88,15 +88,7 @@ def _run(config_path: Path | None, options: dict) -> int:
         from gpubench.commands.watch import WatchCommand
 
         return WatchCommand(request, make_console()).execute()
-    prestart = start_workers(request) if starts_workers_early(request) else None
-    try:
-        from gpubench.commands.run import RunCommand  # ~0.2 s of imports, beside the workers
-
-        return RunCommand(request, make_console(stderr=request.as_json),
-                          prestart=prestart).execute()
-    finally:
-        if prestart is not None:
-            prestart.close()
+    return run_request(request, make_console(stderr=request.as_json))
 
 
 @cli.command()
@@ -403,28 +395,13 @@ def tune(family, size, shape, dtype, min_time_ms, threshold_pct, kernels_dirs, *
 # ------------------------------------------------------------------ plumbing
 
 
-def _take_problem(options: dict) -> str | None:
-    """--problem and --submission, taken out of `options`: the problem made a family folder
-    (families/leaderboard/) added to --kernels-dir; its family name, None without one."""
-    problem, submissions = options.pop("problem", None), options.pop("submissions", ())
-    if problem is None:
-        if submissions:
-            raise errors.UsageError("--submission needs --problem (the problem it solves)")
-        return None
-    from gpubench.families.leaderboard import prepare
-
-    name, folder = prepare(problem, tuple(submissions))
-    options["kernels_dirs"] = (*options.get("kernels_dirs", ()), folder)
-    return name
-
-
 def _target(options: dict, required: bool = True):
     """A profiler's target (cli_options.target_options, --kernels-dir, --problem), taken out
     of `options`; inside the guarded body, since a bad size or dtype is a UsageError.
     `required`: FAMILY or --problem must name one (ncu's --import needs neither)."""
     from gpubench.commands.targets import TargetChoice
 
-    problem = _take_problem(options)
+    problem = opts.take_problem(options)
     family = options.pop("family") or problem
     if family is None and required:
         raise errors.UsageError("name a kernel family (FAMILY) or a --problem")

@@ -282,3 +282,18 @@ def merge_options(config: RunConfig, options: dict) -> RunConfig:
     if options.get("seed") is not None:
         changes["seed"] = options["seed"]
     return replace(config, **changes)
+
+
+def take_problem(options: dict) -> str | None:
+    """--problem and --submission, taken out of `options`: the problem made a family folder
+    (families/leaderboard/) added to --kernels-dir; its family name, None without one."""
+    problem, submissions = options.pop("problem", None), options.pop("submissions", ())
+    if problem is None:
+        if submissions:
+            raise errors.UsageError("--submission needs --problem (the problem it solves)")
+        return None
+    from gpubench.families.leaderboard import prepare
+
+    name, folder = prepare(problem, tuple(submissions))
+    options["kernels_dirs"] = (*options.get("kernels_dirs", ()), folder)
+    return name
