@@ -91,3 +91,18 @@ def test_nvml_capability_is_the_gpus_common_one(monkeypatch):
         assert key.nvml_capability() is None  # torch's device 0 decides, as before
     finally:
         key.nvml_capability.cache_clear()
+
+
+def test_workers_start_early_only_for_a_plain_run():
+    """The CLI starts workers before importing the run command only where RunCommand would
+    start the same ones: not for --watch, --cluster, or options that contradict."""
+    from gpubench.commands.run_request import RunRequest, starts_workers_early
+    from gpubench.run.config import RunConfig
+
+    config = RunConfig()
+    assert starts_workers_early(RunRequest(config))
+    assert starts_workers_early(RunRequest(config, devices="all"))
+    assert not starts_workers_early(RunRequest(config, watch=True))
+    assert not starts_workers_early(RunRequest(config, cluster="local"))
+    assert not starts_workers_early(RunRequest(config, devices="all", workers=2))
+    assert not starts_workers_early(RunRequest(config, devices="all", device="cpu"))
