@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from gpubench import safe_text
+
 
 def read_marks(path: Path) -> list[tuple[float, int, str]]:
     """(unix time, pid, label) of each well-formed line, in time order."""
@@ -45,14 +47,20 @@ def table(marks: list[tuple[float, int, str]]) -> list[str]:
     origin = parent_starts[0] if parent_starts else (marks[0][0] if marks else 0.0)
     rows = ["| s | process | mark |", "|---:|---|---|"]
     for at, pid, label in marks:
-        rows.append(f"| {at - origin:.3f} | {names[pid]} | {label.split(': ', 1)[-1]} |")
+        # A label may carry a thread's name (the parent's exit): shown escaped, one line.
+        shown = safe_text.markdown(label.split(": ", 1)[-1])
+        rows.append(f"| {at - origin:.3f} | {names[pid]} | {shown} |")
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+", type=Path)
-    for path in parser.parse_args().files:
+    args = parser.parse_args()
+    for path in args.files:
+        if not path.is_file():
+            parser.error(f"{path}: no such timeline file")
+    for path in args.files:
         print(f"\n{path}:\n")
         print("\n".join(table(read_marks(path))))
 

@@ -42,6 +42,17 @@ def test_marks_from_two_processes_are_read_back_in_time_order(tmp_path, monkeypa
     assert rows[2].startswith("| 0.000 | parent | process started")
 
 
+def test_a_label_is_shown_escaped_on_one_row(tmp_path):
+    """A thread's name in a label (the parent's exit) cannot break the table or the
+    terminal: control characters escaped, '|' escaped, newlines not split."""
+    path = tmp_path / "run.timeline"
+    path.write_text("1.0 7 parent: process started\nnot a mark\n"
+                    "2.0 7 parent: exit (threads alive: \x1b[2Jx|y)\n")
+    rows = _timeline_script().table(_timeline_script().read_marks(path))
+    assert len(rows) == 4
+    assert "\x1b" not in rows[3] and "\\x1b[2J" in rows[3] and "x\\|y" in rows[3]
+
+
 def test_no_timeline_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.delenv(timeline.ENV, raising=False)
     monkeypatch.chdir(tmp_path)

@@ -10,10 +10,10 @@ speedup of a run on several GPUs (issue 32). Measured in a fresh worker on an H2
 - torch.utils.cpp_extension's import (setuptools, distutils): the first C++ point +0.13 s.
 
 Both are host work that needs no GPU, so a thread does them while the worker's main
-thread creates the CUDA context and checks the ceilings (~0.9 s on that H200), which wait
-on the driver and the GPU; `wait()` joins it before anything is sealed or timed
-(worker.py), so no import runs beside a measurement. A step that fails is left to the
-point that needs it, which reports the failure as it always did.
+thread reads the device's facts and checks the ceilings, which wait on the driver and the
+GPU (and while `start_driver`'s thread, below, starts CUDA); `wait()` joins it before
+anything is sealed or timed (worker.py), so no import runs beside a measurement. A step
+that fails is left to the point that needs it, which reports the failure as it always did.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def start_driver() -> threading.Thread:
     torch's runtime uses) on a thread, beside the worker's import of torch.
 
     Both are driver calls through ctypes, which releases the GIL, so they overlap the
-    import. On a 4-H200 host (2026-11-27, scripts/_cudainit.py in docs/journal/perf-notes.md)
+    import. On a 4-H200 host (2026-11-27, scripts/cuda_init_probe.py, docs/journal/perf-notes.md)
     cuInit took 0.27 s alone and 0.8-1.5 s with four workers and the parent starting at
     once, and the first context 0.1-1.0 s: the worker's whole start after torch's import.
     torch finds the driver started and the context made, and uses both. A failure (no
