@@ -1,7 +1,7 @@
 """What a fresh worker pays the first time it runs each kind of point: the costs every lane
 of a several-GPU run pays once in its own span (journal, issue 32).
 
-    python3 scripts/first_use_probe.py [--profile-top 12]
+    python3 scripts/first_use_probe.py [--profile-top 12] [--prewarm | --early] [--micro]
 
 In this process, gpubench's Executor (what a worker runs) takes the first points a lane of
 `configs/gpu-full.toml` takes (largest first), then the same points again. For each point:
@@ -9,6 +9,11 @@ the first time, the second time, and the difference (the first use). Points whos
 use costs more than 0.1 s get the top of their cProfile (cumulative). Run it once before,
 so that the builds and Triton's cache are warm, as in a warm run: the first process fills
 them, the second measures.
+
+--prewarm starts the worker's prewarm thread (run/prewarm.py) after torch's import and
+waits for it before the first point, as a worker does; --early starts it before torch's
+import instead. --micro first times the smallest first uses one by one (a cuBLAS matmul,
+a CUDA graph capture, a Triton launch) so that the points' first uses show what is left.
 """
 
 from __future__ import annotations
@@ -21,13 +26,9 @@ import sys
 import time
 from pathlib import Path
 
-from gpubench.families.spec import Machine
-from gpubench.records.point import Shape, Task
-from gpubench.run.execute import Executor
-from gpubench.timing.settings import TimingSettings
+from gpubench.run.prewarm import Prewarm  # imports no torch: --early starts it first
 
 KERNELS = Path(__file__).resolve().parent.parent / "kernels"
-SETTINGS = TimingSettings(warmup_s=0.1, max_time_s=0.5, min_samples=5)
 M4096 = {"M": 4096, "N": 4096, "K": 4096}
 POINTS = [  # (family, variant, dtype, shape): a lane's first points, then other kinds
     ("matmul", "torch", "float32", M4096),
@@ -43,9 +44,13 @@ POINTS = [  # (family, variant, dtype, shape): a lane's first points, then other
 ]
 
 
-def tasks() -> list[Task]:
+def tasks() -> list:
+    from gpubench.records.point import Shape, Task
+    from gpubench.timing.settings import TimingSettings
+
+    settings = TimingSettings(warmup_s=0.1, max_time_s=0.5, min_samples=5)
     return [Task(index, family, str(KERNELS / family), variant, dtype, Shape(dict(shape)),
-                 0, SETTINGS)
+                 0, settings)
             for index, (family, variant, dtype, shape) in enumerate(POINTS)]
 
 
@@ -69,18 +74,72 @@ def top_of(profile: cProfile.Profile, count: int) -> str:
     return "\n".join(lines[start:start + count + 1])
 
 
+def micro_first_uses(torch) -> None:
+    """The smallest first uses, each timed on its own (then once more, warm)."""
+    small = torch.ones(64, 64, device="cuda")
+
+    def graph_capture():
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            small.add(1.0)
+        graph.replay()
+
+    def triton_launch():
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def _copy(src, dst, n, BLOCK: tl.constexpr):
+            offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(dst + offsets, tl.load(src + offsets, mask=offsets < n), mask=offsets < n)
+
+        out = torch.empty_like(small)
+        _copy[(4,)](small, out, small.numel(), BLOCK=1024)
+
+    steps = (("cuBLAS fp32 matmul", lambda: small @ small),
+             ("cuBLAS fp16 matmul", lambda: small.half() @ small.half()),
+             ("cuBLAS bf16 matmul", lambda: small.bfloat16() @ small.bfloat16()),
+             ("CUDA graph capture", graph_capture), ("Triton launch", triton_launch))
+    for name, step in steps:
+        times = []
+        for _ in range(2):
+            began = time.perf_counter()
+            step()
+            torch.cuda.synchronize()
+            times.append(time.perf_counter() - began)
+        print(f"micro  {name}: first {times[0]:.3f} s, again {times[1]:.3f} s", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile-top", type=int, default=0,
                         help="cProfile each first time and print this many lines of the "
                              "slow ones (cProfile slows Python: time without it first)")
+    parser.add_argument("--prewarm", action="store_true",
+                        help="the worker's prewarm thread, started after torch's import")
+    parser.add_argument("--early", action="store_true",
+                        help="the prewarm thread started before torch's import")
+    parser.add_argument("--micro", action="store_true",
+                        help="time the smallest first uses one by one before the points")
     args = parser.parse_args()
     started = time.perf_counter()
+    prewarm = Prewarm() if args.early else None
     import torch
 
+    from gpubench.families.spec import Machine
+    from gpubench.run.execute import Executor
+
+    imported = time.perf_counter()
+    if args.prewarm and prewarm is None:
+        prewarm = Prewarm()
     executor = Executor(Machine(has_cuda=True, has_triton=True), lambda phase: None)
     torch.zeros(1, device="cuda")
-    print(f"torch and a CUDA context: {time.perf_counter() - started:.2f} s", flush=True)
+    print(f"torch imported {imported - started:.2f} s, a CUDA context "
+          f"{time.perf_counter() - imported:.2f} s", flush=True)
+    if prewarm is not None:
+        print(prewarm.wait(), f"(at {time.perf_counter() - started:.2f} s)", flush=True)
+    if args.micro:
+        micro_first_uses(torch)
     first, profiles = [], []
     for task in tasks():
         profile = cProfile.Profile()

@@ -4,7 +4,7 @@
 #     steps: core run shapes tests new-tests peak drift compare build-loop phases lines families
 #            fixtures ncu ncu-check
 #            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests watch
-#            leaderboard tune compiled startup
+#            leaderboard tune compiled startup first-use
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py, watchfiles and ncu-report come as wheels in .whl/, with what
 # they need: markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata, anyio), then
@@ -215,6 +215,12 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
         | tee "$OUT/scale-out-table.txt"
       # Where each run's fixed cost went, process by process (GPUBENCH_TIMELINE).
       python3 benchmarks/timeline.py "$LOGS"/scale-out/*.timeline > "$OUT/timelines.md" ;;
+    first-use)  # what a fresh worker pays once (issue 32): scripts/first_use_probe.py
+      timed first-use-fill python3 scripts/first_use_probe.py  # fills the caches
+      timed first-use-worker python3 scripts/first_use_probe.py --prewarm --profile-top 25
+      timed first-use-micro python3 scripts/first_use_probe.py --prewarm --micro
+      timed first-use-early python3 scripts/first_use_probe.py --early
+      timed first-use-late python3 scripts/first_use_probe.py --prewarm ;;
     startup)  # where a run's fixed cost goes (issue 32): benchmarks/startup.py
       timed startup python3 benchmarks/startup.py --parallel --cluster \
         --profile "$LOGS/parent.prof" ${STARTUP_ARGS:-} ;;
