@@ -117,3 +117,14 @@ def test_workers_start_early_only_for_a_plain_run():
     assert not starts_workers_early(RunRequest(config, cluster="local"))
     assert not starts_workers_early(RunRequest(config, devices="all", workers=2))
     assert not starts_workers_early(RunRequest(config, devices="all", device="cpu"))
+
+
+def test_prestart_counts_the_gpus_nvml_lists(monkeypatch):
+    """The early start's slots come from NVML's GPU count, without torch; no NVML, no GPU."""
+    from gpubench.run import prestart
+
+    monkeypatch.setattr(prestart, "_torch_has_cuda", lambda: True)
+    monkeypatch.setitem(sys.modules, "pynvml", _fake_nvml([(9, 0), (9, 0), (9, 0)]))
+    assert prestart._nvml_gpus() == ["0", "1", "2"]
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # `import pynvml` fails
+    assert prestart._nvml_gpus() == []

@@ -4,6 +4,7 @@ modules. One module per part, from the request to the loaded module:
   sources      BuildRequest, and the sources and headers of one build, read once
   declarations just enough C++ reading: exported declarations, includes, comments
   layout       the translation units: the binding apart from pybind11's module definition
+  nvml         what NVML says of every GPU, without starting CUDA (the key's arch, the GPU count)
   key          the content key (published folder) and the stable key (work folder, module)
   diagnostics  CompileError, `#line` directives, compiler output as file:line errors
   cache        the cache folders, the builders' flock, publishing and loading a finished build

@@ -12,6 +12,7 @@ import re
 import sys
 
 from gpubench.build.declarations import blank_comments
+from gpubench.build.nvml import each_gpu
 from gpubench.build.sources import BuildRequest, Sources, read_sources
 
 # Bump when the way builds are made changes, to invalidate every cached build.
@@ -121,16 +122,8 @@ def nvml_capability() -> tuple[int, int] | None:
     builder, where torch's own answer would start CUDA (cuInit, ~1 s with 4 GPUs, beside
     the workers' starts on the same driver). Where GPUs differ, torch's device 0 decides,
     as before."""
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        try:
-            found = {tuple(pynvml.nvmlDeviceGetCudaComputeCapability(
-                pynvml.nvmlDeviceGetHandleByIndex(index)))
-                for index in range(pynvml.nvmlDeviceGetCount())}
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:  # no NVML, no driver: NVML's errors all mean "not known here"
+    found = each_gpu(lambda nvml, gpu: tuple(nvml.nvmlDeviceGetCudaComputeCapability(gpu)))
+    if not found:
         return None
+    found = set(found)
     return found.pop() if len(found) == 1 else None

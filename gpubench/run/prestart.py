@@ -24,6 +24,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from gpubench.build.nvml import each_gpu
 from gpubench.run.lane import Slot, cpu_slots
 from gpubench.run.worker_process import WorkerDied, WorkerProcess, WorkerTimeout, worker_env
 
@@ -188,16 +189,7 @@ def _nvml_gpus() -> list[str]:
     torch, which is what this module saves)."""
     if not _torch_has_cuda():
         return []
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        try:
-            return [str(index) for index in range(pynvml.nvmlDeviceGetCount())]
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:
-        return []
+    return [str(index) for index, _ in enumerate(each_gpu(lambda nvml, gpu: gpu) or [])]
 
 
 def _torch_has_cuda() -> bool:
