@@ -19,11 +19,16 @@ from gpubench.run.interference import assess
 from gpubench.run.lane import choose_gpus
 from gpubench.run.plan import plan_points
 from gpubench.run.schedule import (
+    EMPTY,
     GroupTracker,
+    SharedQueue,
     build_identity,
     build_parallelism,
+    builds_first,
     estimated_cost,
+    kind_of,
     order_for_workers,
+    pick_for_lane,
 )
 
 GPU = Machine(has_cuda=True, has_triton=True, device_name="cuda")
@@ -59,6 +64,46 @@ def test_several_workers_take_builds_first_then_unbuilt_then_built_points_larges
     unbuilt = [p for p in rest if build_identity(p) is None]
     costs = [estimated_cost(p) for p in unbuilt]
     assert costs == sorted(costs, reverse=True)
+
+
+def test_a_worker_keeps_to_the_kinds_it_has_run_then_claims_new_ones():
+    points = [p for p in planned() if not p.skip]
+    queued = list(enumerate(points))
+    first = pick_for_lane(queued, set(), set())
+    assert first == 0  # nothing run, nothing claimed: the queue's first
+    mine = kind_of(points[3])
+    assert pick_for_lane(queued, {mine}, {mine}) == next(
+        i for i, p in enumerate(points) if kind_of(p) == mine)  # the first of its own kind
+    taken = {kind_of(p) for p in points[:5]}
+    fresh = next(i for i, p in enumerate(points) if kind_of(p) not in taken)
+    assert pick_for_lane(queued, set(), taken) == fresh  # a kind no worker has run yet
+    everything = {kind_of(p) for p in points}
+    assert pick_for_lane(queued, set(), everything) == 0  # else the queue's first
+    assert pick_for_lane([], set(), set()) is None
+    urgent = frozenset({id(points[1])})  # a build the workers make: it starts now
+    assert pick_for_lane(queued[1:], {kind_of(points[-1])}, everything, urgent) == 1
+
+
+def test_the_shared_queue_gives_every_point_once_and_keeps_kinds_on_their_worker():
+    points = planned()
+    shared = SharedQueue(points, 2, prebuilt=True)
+    ran: list[set] = [set(), set()]
+    taken: list[list] = [[], []]
+    lane = 0
+    while (item := shared.take(ran[lane], lambda point: True)) is not EMPTY:
+        taken[lane].append(item)
+        lane = 1 - lane  # the workers take turns
+    indices = sorted(index for items in taken for index, _ in items)
+    assert indices == list(range(len(points)))  # every point once, by its plan index
+    kinds = [{kind_of(p) for _, p in items} for items in taken]
+    assert not kinds[0] & kinds[1]  # no kind's first use paid on both workers
+    assert ran == kinds
+    waiting = SharedQueue(points, 2, prebuilt=True)
+    assert waiting.take(set(), lambda point: False) is None  # none ready yet: wait
+    one = SharedQueue(points, 1, prebuilt=False)
+    assert [one.take(set(), lambda p: True)[1] for _ in points] == points  # plan order
+    assert builds_first(points, 1, False) == [] and builds_first(points, 2, True) == []
+    assert builds_first(points, 2, False)
 
 
 def test_a_group_completes_with_its_last_point_in_any_order():

@@ -3,7 +3,7 @@
 Each lane (lane.py) is one worker on one device: the machine's only one by
 default, one per GPU with `--devices`, N CPU workers with `--workers N`, or a
 Dask worker's GPU with `--cluster` (cluster.py). Every lane has a thread that
-takes the next point from one shared queue (schedule.py orders it) and blocks
+takes a point from one shared queue (schedule.py orders it and picks for each lane) and blocks
 on its worker; everything else happens on the main thread, which receives the
 lanes' events: the run's own events (records/events.py) are emitted there only,
 to the listeners that subscribed (tables, progress, files); groups are finished
@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
-from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -41,7 +40,7 @@ from gpubench.run.interference_timing import InterferenceTiming
 from gpubench.run.lane import Lane, Outcome, Slot
 from gpubench.run.pipeline import Pipeline
 from gpubench.run.plan import Point
-from gpubench.run.schedule import GroupTracker, order_for_workers
+from gpubench.run.schedule import EMPTY, GroupTracker, SharedQueue
 from gpubench.timing.settings import TimingSettings
 
 # Seconds the main thread waits for a lane's event before looking again: short enough
@@ -114,10 +113,8 @@ class Runner(InterferenceTiming):
             if probed is not None and not self._overlap:  # on a CPU, not beside timed code
                 self._assess_interference(*probed)
                 probed = None
-            pending = deque((plan_index[id(p)], p) for p in
-                            order_for_workers(points, len(self.lanes), self.builds is not None))
-            lock = threading.Lock()
-            threads = [threading.Thread(target=self._lane_loop, args=(lane, pending, lock),
+            shared = SharedQueue(points, len(self.lanes), self.builds is not None)
+            threads = [threading.Thread(target=self._lane_loop, args=(lane, shared),
                                         name=f"gpubench-lane-{lane.slot.label}", daemon=True)
                        for lane in self.lanes]
             for thread in threads:
@@ -290,10 +287,11 @@ class Runner(InterferenceTiming):
 
     # ------------------------------------------------------------ lane threads
 
-    def _lane_loop(self, lane, pending: deque, lock: threading.Lock) -> None:
+    def _lane_loop(self, lane, shared: SharedQueue) -> None:
         """Take points until none is left; every outcome goes to the main thread."""
+        ran: set = set()  # the kinds of point this lane's worker has run
         try:
-            while (item := self._take(pending, lock)) is not None:
+            while (item := self._take(shared, ran)) is not None:
                 index, point = item
                 self._events.put(("started", point))
                 rows = self._contained_point(lane, index, point)
@@ -317,19 +315,17 @@ class Runner(InterferenceTiming):
                     lane.stop()
             self._events.put(("lane_end", lane))
 
-    def _take(self, pending: deque, lock: threading.Lock) -> tuple[int, Point] | None:
-        """The next point a lane may run: the first in the queue whose build is over or
-        that builds nothing (waiting for a build only when nothing else is left); None
-        when the queue is empty or the run stops."""
+    def _take(self, shared: SharedQueue, ran: set) -> tuple[int, Point] | None:
+        """The next point this lane runs (SharedQueue.take, for a lane that has run the
+        kinds `ran`), among those whose build is over or that build nothing, waiting for a
+        build only when nothing else is left; None when none is left or the run stops."""
         while not self._stopping.is_set():
-            with lock:
-                if not pending:
-                    return None
-                for position, (_, point) in enumerate(pending):
-                    if self.builds is None or self.builds.ready(point):
-                        item = pending[position]
-                        del pending[position]
-                        return item
+            item = shared.take(ran, lambda point: self.builds is None or
+                               self.builds.ready(point))
+            if item is EMPTY:
+                return None
+            if item is not None:
+                return item
             self.builds.wait(EVENT_POLL_S)
         return None
 

@@ -15,6 +15,14 @@ ordered so that the tail is short:
 Within 2 and 3, the largest points first (longest-processing-time-first: the
 small ones fill the gaps at the end).
 
+A free worker then takes, from that queue, the first point of a kind it has run already
+(`pick_for_lane`), else the first of a kind no worker has run yet, else the first: each
+worker process pays the first use of each kind of point once (Triton loading that
+kernel, cuBLAS that dtype's kernels: +13 ms a kind on average, up to 0.1 s, 4 H200s,
+2026-11-27), so kinds kept on one worker are paid once per run instead of once per
+worker. On that run's tasks, replayed (docs/journal/perf-notes.md), 4 workers paid 127
+first uses in queue order and 54 this way, one GPU 53; the tail stayed as short.
+
 The build phase's own sizing (how many builders, how many compiler jobs each) is
 here too: `build_parallelism`.
 
@@ -24,8 +32,9 @@ roofline it sits on, in bytes-equivalent, without knowing the machine.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
+import threading
+from collections import Counter, deque
+from collections.abc import Callable, Iterable
 
 from gpubench.run.plan import Point
 
@@ -66,13 +75,19 @@ def first_of_each_build(points: list[Point]) -> list[Point]:
     return list(first_of_build.values())
 
 
+def builds_first(points: list[Point], workers: int, prebuilt: bool) -> list[Point]:
+    """The points order_for_workers puts first so that their builds start at once on the
+    workers: none with one worker or a build phase (`prebuilt`)."""
+    return [] if workers <= 1 or prebuilt else first_of_each_build(points)
+
+
 def order_for_workers(points: list[Point], workers: int, prebuilt: bool = False) -> list[Point]:
     """The order in which `workers` free workers should take the points. `prebuilt`: a
     build phase compiles the extensions, so no worker's point is put first to build."""
     if workers <= 1:
         return list(points)
     runnable = [p for p in points if not p.skip and not p.spec_error]
-    builds = [] if prebuilt else first_of_each_build(points)
+    builds = builds_first(points, workers, prebuilt)
     chosen = {id(p) for p in builds}
     rest = sorted((p for p in runnable if id(p) not in chosen), key=estimated_cost,
                   reverse=True)
@@ -81,6 +96,70 @@ def order_for_workers(points: list[Point], workers: int, prebuilt: bool = False)
     # Skipped points, and those whose cost model failed (recorded ERROR, not run), cost
     # nothing: they go first, so their groups can complete early.
     return [p for p in points if p.skip or p.spec_error] + builds + unbuilt + built
+
+
+def kind_of(point: Point) -> tuple[str, str, str]:
+    """What a worker's first use is paid for: the same variant's kernels in one dtype."""
+    return (point.family.name, point.variant.name, point.dtype)
+
+
+def pick_for_lane(queued: Iterable[tuple[int, Point]], ran: set, claimed: set,
+                  urgent: frozenset = frozenset()) -> int | None:
+    """Of `queued` ((position, point) in queue order: the points a worker may take now),
+    the position of the point a worker that has run the kinds `ran` should take: the first
+    of a kind in `ran` or whose id is `urgent` (a build that workers make, queued first by
+    order_for_workers: it must start now), else the first of a kind not in `claimed`
+    (what any worker has run), else the first; None when nothing is queued. One pass,
+    stopping at the first point of a kind in `ran`."""
+    first = fresh = None
+    for position, point in queued:
+        kind = kind_of(point)
+        if kind in ran or id(point) in urgent:
+            return position
+        if first is None:
+            first = position
+        if fresh is None and kind not in claimed:
+            fresh = position
+    return fresh if fresh is not None else first
+
+
+# What SharedQueue.take answers when no point is left (None: none is ready yet).
+EMPTY = ("empty",)
+
+
+class SharedQueue:
+    """The planned points as (plan index, point), in the order workers take them
+    (order_for_workers), shared by the lanes' threads: `take` picks one for a lane."""
+
+    def __init__(self, points: list[Point], workers: int, prebuilt: bool):
+        plan_index = {id(p): i for i, p in enumerate(points)}
+        self.pending = deque((plan_index[id(p)], p)
+                             for p in order_for_workers(points, workers, prebuilt))
+        self.single = workers <= 1  # one worker: the plan's order stands
+        self.urgent = frozenset(map(id, builds_first(points, workers, prebuilt)))
+        self.claimed: set = set()  # the kinds some worker has taken
+        self.lock = threading.Lock()
+
+    def take(self, ran: set, ready: Callable[[Point], bool]):
+        """The next (plan index, point) for a worker that has run the kinds `ran` (to which
+        its kind is added), among the points `ready` lets run now; None when none is ready,
+        EMPTY when none is left."""
+        with self.lock:
+            if not self.pending:
+                return EMPTY
+            queued = ((position, point) for position, (_, point) in enumerate(self.pending)
+                      if ready(point))
+            if self.single:
+                chosen = next((position for position, _ in queued), None)
+            else:
+                chosen = pick_for_lane(queued, ran, self.claimed, self.urgent)
+            if chosen is None:
+                return None
+            item = self.pending[chosen]
+            del self.pending[chosen]
+            ran.add(kind_of(item[1]))
+            self.claimed.add(kind_of(item[1]))
+            return item
 
 
 class GroupTracker:
