@@ -176,3 +176,38 @@ def test_with_a_build_phase_no_point_is_put_first_to_build():
 ])
 def test_build_parallelism_shares_the_free_cores(builds, cores, lanes, expected):
     assert build_parallelism(builds, cores, lanes) == expected
+
+
+def _replay_script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "replay_schedule.py"
+    spec = importlib.util.spec_from_file_location("replay_schedule", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_replaying_a_real_run_keeping_kinds_pays_fewer_first_uses_without_a_longer_tail():
+    """On the 4-H200 run's own points (worker logs, tests/fixtures/scale_out): the queue's
+    order paid a kind's first use far more often than one GPU did; kinds kept together pay
+    about what one GPU pays, and the workers still end together."""
+    from pathlib import Path
+
+    replay = _replay_script()
+    fixtures = Path(__file__).resolve().parent / "fixtures" / "scale_out"
+    one_gpu = replay.run_tasks(fixtures / "1gpu-warm")
+    parallel = replay.run_tasks(fixtures / "all-warm")
+    assert len(one_gpu) == 174 and len(parallel) == 174  # the interference tasks left out
+    seconds = {label: spent for _, label, spent in one_gpu}
+    queue = [label for _, label, _ in sorted(parallel)]
+    kinds_on_one_gpu = len({kind_of(replay.as_point(label)) for label in queue})
+    queued = replay.replay(queue, seconds, 4, False, 0.7, 0.013)
+    kept = replay.replay(queue, seconds, 4, True, 0.7, 0.013)
+    assert queued[2] > 2 * kinds_on_one_gpu  # each of 4 workers paid most kinds again
+    assert kept[2] <= kinds_on_one_gpu + 4
+    assert kept[0] < queued[0]  # the run ends sooner
+    assert kept[0] - kept[1] < 0.5  # and its workers end within half a second
+    alone = replay.replay(queue, seconds, 1, True, 0.7, 0.013)
+    assert alone[2] == kinds_on_one_gpu

@@ -20,7 +20,7 @@ A free worker then takes, from that queue, the first point of a kind it has run 
 worker process pays the first use of each kind of point once (Triton loading that
 kernel, cuBLAS that dtype's kernels: +13 ms a kind on average, up to 0.1 s, 4 H200s,
 2026-11-27), so kinds kept on one worker are paid once per run instead of once per
-worker. On that run's tasks, replayed (docs/journal/perf-notes.md), 4 workers paid 127
+worker. On that run's tasks, replayed (benchmarks/replay_schedule.py), 4 workers paid 127
 first uses in queue order and 54 this way, one GPU 53; the tail stayed as short.
 
 The build phase's own sizing (how many builders, how many compiler jobs each) is

@@ -1,0 +1,115 @@
+"""Replay a run's points on N simulated workers: queue order against kinds kept together.
+
+    python benchmarks/replay_schedule.py ONE_GPU_RUN PARALLEL_RUN [--lanes 2,4]
+                                         [--kind-first-s 0.013] [--first-points-s 0.7]
+
+ONE_GPU_RUN and PARALLEL_RUN are run folders (worker-*.log: each task's start and end).
+Each point takes as long as it did on one GPU; the order the parallel run's workers took
+the points (all lanes merged by start time) stands for the queue. A worker pays
+--first-points-s once (its process's first uses) and --kind-first-s for the first point
+of each kind (family, variant, dtype) it runs. Prints, for each worker count and policy,
+when the last and the first worker end and how many kind-firsts the workers paid: what
+keeping kinds together (gpubench/run/schedule.py pick_for_lane, the very function the
+runner uses) should save, and whether it lengthens the tail (docs/journal/perf-notes.md,
+"Sixteenth to eighteenth runs": 4 workers 127 -> 54 kind-firsts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import re
+from datetime import datetime
+from pathlib import Path
+from types import SimpleNamespace
+
+from gpubench.run.schedule import kind_of, pick_for_lane
+
+TASK_LINE = re.compile(r"\[gpubench worker\] (\d\d:\d\d:\d\d\.\d+) task (-?\d+)(:| done)\s*(.*)")
+# The gap between a worker's points (its save, the next task's handing out): 10-13 ms a
+# point on the lent H200 hosts (worker logs, 2026-11-27).
+GAP_S = 0.012
+
+
+def read_tasks(log: Path) -> list[tuple[float, str, float]]:
+    """(start, label, seconds) of each point a worker log shows done, in its order; the
+    interference reference's tasks (negative ids) left out."""
+    tasks, current = [], None
+    for line in log.read_text(errors="replace").splitlines():
+        match = TASK_LINE.match(line)
+        if not match or match.group(2).startswith("-"):
+            continue
+        at = datetime.strptime(match.group(1), "%H:%M:%S.%f").timestamp()
+        if match.group(3) == ":":
+            current = (at, match.group(4).strip())
+        elif current is not None:
+            tasks.append((current[0], current[1], at - current[0]))
+            current = None
+    return tasks
+
+
+def run_tasks(folder: Path) -> list[tuple[float, str, float]]:
+    """Every worker's tasks of a run folder (a Dask run's under dask-workers/)."""
+    logs = sorted(folder.glob("worker*.log")) + sorted(folder.glob("dask-workers/worker*.log"))
+    return [task for log in logs for task in read_tasks(log)]
+
+
+def as_point(label: str):
+    """What pick_for_lane reads of a point, from its label family/variant/shape/dtype."""
+    family, variant, _, dtype = label.split("/", 3)
+    return SimpleNamespace(label=label, family=SimpleNamespace(name=family),
+                           variant=SimpleNamespace(name=variant), dtype=dtype)
+
+
+def replay(queue: list[str], seconds: dict[str, float], workers: int, keep_kinds: bool,
+           first_points_s: float, kind_first_s: float) -> tuple[float, float, int]:
+    """(last worker's end, first worker's end, kind-firsts paid) of list scheduling
+    `queue` on `workers`: each free worker takes the queue's first point, or with
+    `keep_kinds` what pick_for_lane picks for it."""
+    pending = [as_point(label) for label in queue]
+    free = [(0.0, worker) for worker in range(workers)]
+    ran: list[set] = [set() for _ in range(workers)]
+    claimed: set = set()
+    ends, kind_firsts = [0.0] * workers, 0
+    while pending:
+        now, worker = heapq.heappop(free)
+        position = pick_for_lane(enumerate(pending), ran[worker], claimed) if keep_kinds else 0
+        point = pending.pop(position)
+        kind = kind_of(point)
+        cost = seconds[point.label] + (first_points_s if not ran[worker] else 0.0)
+        if kind not in ran[worker]:
+            cost += kind_first_s
+            kind_firsts += 1
+        ran[worker].add(kind)
+        claimed.add(kind)
+        ends[worker] = now + cost + GAP_S
+        heapq.heappush(free, (ends[worker], worker))
+    return max(ends), min(ends), kind_firsts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("one_gpu", type=Path, help="the one-GPU run's folder")
+    parser.add_argument("parallel", type=Path, help="a several-worker run's folder")
+    parser.add_argument("--lanes", default="2,4", help="worker counts to replay")
+    parser.add_argument("--kind-first-s", type=float, default=0.013,
+                        help="what a worker's first point of a kind costs it (4 H200s: 13 ms)")
+    parser.add_argument("--first-points-s", type=float, default=0.7,
+                        help="what a worker's first points cost it (4 H200s: ~0.7 s)")
+    args = parser.parse_args()
+    seconds = {label: spent for _, label, spent in run_tasks(args.one_gpu)}
+    queue = [label for _, label, _ in sorted(run_tasks(args.parallel)) if label in seconds]
+    if not queue:
+        parser.error(f"no task of {args.parallel} is in {args.one_gpu}'s worker logs")
+    print("| workers | order | last end s | first end s | kind-firsts |")
+    print("|---:|---|---:|---:|---:|")
+    for workers in (int(n) for n in args.lanes.split(",")):
+        for keep_kinds in (False, True):
+            last, first, firsts = replay(queue, seconds, workers, keep_kinds,
+                                         args.first_points_s, args.kind_first_s)
+            order = "kinds kept" if keep_kinds else "queue"
+            print(f"| {workers} | {order} | {last:.2f} | {first:.2f} | {firsts} |")
+
+
+if __name__ == "__main__":
+    main()
