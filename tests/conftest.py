@@ -98,6 +98,20 @@ def gpubench(tmp_path, build_cache):
     return run
 
 
+def load_script(relative: str, name: str | None = None):
+    """A script of the repository (benchmarks/, scripts/, tests/...: not packages) loaded
+    from its file as a module, as `python` would run it; registered in sys.modules, where
+    dataclasses look their module up."""
+    import importlib.util
+
+    path = REPO / relative
+    spec = importlib.util.spec_from_file_location(name or path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 # Short sampling for runs whose figures a test does not judge: 5 ms warmup, 10-30 ms a point.
 FAST = ("--warmup", "5", "--min-time", "10", "--max-time", "30")
 

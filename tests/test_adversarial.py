@@ -5,7 +5,6 @@ with the single list of cases still waiting for their defence (xfail, not strict
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -13,21 +12,12 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, load_script
 
 ADVERSARIAL = REPO / "tests" / "adversarial"
 
 
-def _load_expected():
-    spec = importlib.util.spec_from_file_location("adversarial_expected",
-                                                  ADVERSARIAL / "expected.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-X = _load_expected()
+X = load_script("tests/adversarial/expected.py", "adversarial_expected")
 # Short sampling: verdicts, not figures, are judged (a point takes 10-30 ms of samples).
 CPU_TIMING = ("--warmup", "5", "--min-time", "10", "--max-time", "30")
 # On a GPU a little longer: graph mode captures batches, cupti traces them.

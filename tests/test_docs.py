@@ -8,7 +8,6 @@ that grows past 200 lines is turning back into one.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
@@ -20,11 +19,9 @@ README_MAX_LINES = 200
 
 def load_generator():
     """scripts/ is not a package: load the generator from its file, as `python` would run it."""
-    path = ROOT / "scripts" / "cli_reference.py"
-    spec = importlib.util.spec_from_file_location("cli_reference", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from conftest import load_script
+
+    return load_script("scripts/cli_reference.py")
 
 
 def test_cli_reference_is_current():

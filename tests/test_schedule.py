@@ -179,14 +179,9 @@ def test_build_parallelism_shares_the_free_cores(builds, cores, lanes, expected)
 
 
 def _replay_script():
-    import importlib.util
-    from pathlib import Path
+    from conftest import load_script
 
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "replay_schedule.py"
-    spec = importlib.util.spec_from_file_location("replay_schedule", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/replay_schedule.py")
 
 
 def test_replaying_a_real_run_keeping_kinds_pays_fewer_first_uses_without_a_longer_tail():

@@ -4,24 +4,17 @@ benchmarks/timeline.py reads back in order; the helpers never fail a start."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 import types
-from pathlib import Path
 
+from conftest import load_script
 from gpubench.build import key
 from gpubench.run import prewarm, timeline
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def _timeline_script():
-    spec = importlib.util.spec_from_file_location("timeline_script",
-                                                  ROOT / "benchmarks" / "timeline.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/timeline.py", "timeline_script")
 
 
 def test_marks_from_two_processes_are_read_back_in_time_order(tmp_path, monkeypatch):
