@@ -122,8 +122,6 @@ def nvml_capability() -> tuple[int, int] | None:
     builder, where torch's own answer would start CUDA (cuInit, ~1 s with 4 GPUs, beside
     the workers' starts on the same driver). Where GPUs differ, torch's device 0 decides,
     as before."""
-    found = each_gpu(lambda nvml, gpu: tuple(nvml.nvmlDeviceGetCudaComputeCapability(gpu)))
-    if not found:
-        return None
-    found = set(found)
+    found = set(each_gpu(lambda nvml, gpu: tuple(nvml.nvmlDeviceGetCudaComputeCapability(gpu)))
+                or ())
     return found.pop() if len(found) == 1 else None

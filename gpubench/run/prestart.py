@@ -189,7 +189,8 @@ def _nvml_gpus() -> list[str]:
     torch, which is what this module saves)."""
     if not _torch_has_cuda():
         return []
-    return [str(index) for index, _ in enumerate(each_gpu(lambda nvml, gpu: gpu) or [])]
+    handles = each_gpu(lambda nvml, gpu: gpu) or []
+    return [str(index) for index in range(len(handles))]
 
 
 def _torch_has_cuda() -> bool:

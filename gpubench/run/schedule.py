@@ -157,8 +157,9 @@ class SharedQueue:
                 return None
             item = self.pending[chosen]
             del self.pending[chosen]
-            ran.add(kind_of(item[1]))
-            self.claimed.add(kind_of(item[1]))
+            kind = kind_of(item[1])
+            ran.add(kind)
+            self.claimed.add(kind)
             return item
 
 
