@@ -41,7 +41,9 @@ def read_tasks(log: Path) -> list[tuple[float, str, float]]:
             continue
         at = datetime.strptime(match.group(1), "%H:%M:%S.%f").timestamp()
         if match.group(3) == ":":
-            current = (at, match.group(4).strip())
+            label = match.group(4).strip()
+            # family/variant/shape/dtype; any other label (a log cut short) is no point
+            current = (at, label) if label.count("/") == 3 else None
         elif current is not None:
             tasks.append((current[0], current[1], at - current[0]))
             current = None
@@ -97,13 +99,19 @@ def main() -> None:
     parser.add_argument("--first-points-s", type=float, default=0.7,
                         help="what a worker's first points cost it (4 H200s: ~0.7 s)")
     args = parser.parse_args()
+    try:
+        lanes = [int(n) for n in args.lanes.split(",")]
+    except ValueError:
+        lanes = []
+    if not lanes or min(lanes) < 1:
+        parser.error(f"--lanes {args.lanes!r}: worker counts, e.g. 2,4")
     seconds = {label: spent for _, label, spent in run_tasks(args.one_gpu)}
     queue = [label for _, label, _ in sorted(run_tasks(args.parallel)) if label in seconds]
     if not queue:
         parser.error(f"no task of {args.parallel} is in {args.one_gpu}'s worker logs")
     print("| workers | order | last end s | first end s | kind-firsts |")
     print("|---:|---|---:|---:|---:|")
-    for workers in (int(n) for n in args.lanes.split(",")):
+    for workers in lanes:
         for keep_kinds in (False, True):
             last, first, firsts = replay(queue, seconds, workers, keep_kinds,
                                          args.first_points_s, args.kind_first_s)

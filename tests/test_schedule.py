@@ -206,3 +206,16 @@ def test_replaying_a_real_run_keeping_kinds_pays_fewer_first_uses_without_a_long
     assert kept[0] - kept[1] < 0.5  # and its workers end within half a second
     alone = replay.replay(queue, seconds, 1, True, 0.7, 0.013)
     assert alone[2] == kinds_on_one_gpu
+
+
+def test_the_replay_reads_only_whole_point_lines(tmp_path):
+    """A log cut short, or a label that is no point, is no task: never a traceback."""
+    log = tmp_path / "worker-1.log"
+    log.write_text("[gpubench worker] 10:00:00.000 task 1: weird\x1b[2J\n"
+                   "[gpubench worker] 10:00:00.500 task 1 done\n"
+                   "[gpubench worker] 10:00:01.000 task 2: square/torch/n=1024/float32\n"
+                   "[gpubench worker] 10:00:01.250 task 2 done\n"
+                   "[gpubench worker] 10:00:02.000 task 3: square/torch/n=2048/float32\n")
+    tasks = _replay_script().read_tasks(log)
+    assert [(label, round(spent, 3)) for _, label, spent in tasks] == [
+        ("square/torch/n=1024/float32", 0.25)]
