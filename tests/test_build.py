@@ -192,6 +192,8 @@ def test_stale_lock_is_cleared_and_a_new_process_reuses_the_build(tmp_path, monk
     assert not builder.is_alive(), "the build waited on a stale lock"
     built = outcome["b"]
     assert not built.cached and built.name == name and built.note is None
+    assert set(built.steps) == {"toolchain", "sources and key", "build"}
+    assert sum(built.steps.values()) == pytest.approx(built.seconds, abs=0.05)
     assert not (root / f"{name}.building").exists() and not (root / name / "lock").exists()
     assert not (work / "lock").exists() and not (work / DIRTY).exists()
 
@@ -212,11 +214,13 @@ def test_stale_lock_is_cleared_and_a_new_process_reuses_the_build(tmp_path, monk
         o = build_extension(BuildRequest("tiny", Path({str(tmp_path)!r}), (), ("triple.cpp",),
                                          ("triple",)))
         print(o.cached, time.perf_counter() - start)
+        print(",".join(o.steps))
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120, env={**os.environ, "GPUBENCH_CACHE_DIR": str(build_cache)})
-    cached, seconds = done.stdout.split()
-    assert cached == "True"
+    first, steps = done.stdout.splitlines()
+    cached, seconds = first.split()
+    assert cached == "True" and steps == "toolchain,sources and key,load"
     assert float(seconds) < 1.0  # "well under a second" vs ~20 s to build
 
 

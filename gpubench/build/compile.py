@@ -66,7 +66,7 @@ import json
 import os
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gpubench.build.cache import (
@@ -124,6 +124,10 @@ class BuildOutcome:
     # (size 12345, expected 67890): rebuilt"), or why it was slow (torch headers in a .cu,
     # layout.slow_build_hint). None for an ordinary build.
     note: str | None = None
+    # Seconds of each step of `seconds` (toolchain facts, sources and key, the cached
+    # build's check and import): a cached extension's load took 0.2-0.4 s in a worker on
+    # an H200 (2026-11-27), paid by every worker that loads it; the worker log says where.
+    steps: dict[str, float] = field(default_factory=dict)
 
 
 # Builds that failed in this process, by name: load_inline would not retry them
@@ -136,13 +140,19 @@ def build_extension(request: BuildRequest, lock_timeout_s: float = 1800.0) -> Bu
     """Import the extension, building it first unless an intact build of this content exists."""
     start = time.perf_counter()
     toolchain = toolchain_facts(request.with_cuda)
+    facts_done = time.perf_counter()
     sources = read_sources(request)
     key = content_key(request, toolchain, sources)
     name = extension_name(request, key)
     if name in _FAILED:  # the same failure, without counting its build time twice
         raise CompileError(_FAILED[name].summary, _FAILED[name].log_path)
+    keyed = time.perf_counter()
     try:
-        return _build_or_load(request, sources, toolchain, key, name, start, lock_timeout_s)
+        outcome = _build_or_load(request, sources, toolchain, key, name, start, lock_timeout_s)
+        return replace(outcome, steps={"toolchain": facts_done - start,
+                                       "sources and key": keyed - facts_done,
+                                       "load" if outcome.cached else "build":
+                                       time.perf_counter() - keyed})
     except OSError as exc:
         if exc.errno not in _CACHE_UNWRITABLE:
             raise

@@ -253,11 +253,14 @@ class Executor:
         elif isinstance(variant, compiled.CompiledVariant):
             fn, build = compiled.load(variant)
         elif isinstance(variant, CudaVariant):
-            outcome = build_extension(build_request(family, variant, self.machine))
+            started = time.perf_counter()
+            request = build_request(family, variant, self.machine)
+            requested = time.perf_counter() - started
+            outcome = build_extension(request)
             fn = _attribute(outcome.module, variant.function, outcome.name)
             build = {"compile_s": outcome.seconds, "cached": outcome.cached,
                      "extension": outcome.name, "build_dir": str(outcome.directory),
-                     "note": outcome.note}
+                     "note": outcome.note, "steps_s": {"request": requested, **outcome.steps}}
         else:
             raise SpecError(f"variant '{variant.name}' has unknown kind {type(variant).__name__}")
         self.loaded[key] = (Invocation(fn, variant.returns), build)
