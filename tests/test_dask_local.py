@@ -138,3 +138,16 @@ def test_a_local_lanes_point_is_tried_once_more_after_its_worker_is_lost(losses,
     assert outcome.failure == status
     if status:
         assert "lost, twice" in outcome.error
+
+
+def test_local_workers_run_without_dasks_profiler_unless_asked():
+    """Its 10 ms stack sampling feeds a dashboard nothing reads (dask_local.PROFILER_ENV)."""
+    dask = pytest.importorskip("dask")
+    pytest.importorskip("distributed")
+    key = "distributed.worker.profile.enabled"
+    with dask.config.set({key: True}):
+        dask_local.quiet_profiler({})
+        assert dask.config.get(key) is False
+    with dask.config.set({key: True}):
+        dask_local.quiet_profiler({dask_local.PROFILER_ENV: "True"})
+        assert dask.config.get(key) is True

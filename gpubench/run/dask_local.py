@@ -127,9 +127,25 @@ def _stop_when_stdin_closes() -> None:
     os._exit(0)
 
 
+# Dask's profiler samples the worker's threads' stacks 100 times a second (its
+# distributed.worker.profile.interval, 10 ms) for the dashboard, which nothing of a local
+# cluster reads: host work beside the gpubench worker's timed launches. Off, unless the
+# environment says otherwise.
+PROFILER_ENV = "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"
+
+
+def quiet_profiler(environ=os.environ) -> None:
+    """Dask's worker profiler off in this process, unless `environ` sets it."""
+    import dask
+
+    if PROFILER_ENV not in environ:
+        dask.config.set({"distributed.worker.profile.enabled": False})
+
+
 async def _serve(spec: WorkerSpec, address: str) -> None:
     import distributed
 
+    quiet_profiler()
     # One thread: one task at a time, the GPU the resource that says so. No memory limit:
     # this process holds results only (the tensors live in the gpubench worker), and a
     # paused worker would stall a lane in the middle of a run.
