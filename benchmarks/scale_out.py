@@ -19,7 +19,11 @@ the same status as on one GPU; how many medians fall inside the one-GPU run's 95
 behind them (median and 90th percentile of |run / one GPU - 1|); and the interference figure
 each parallel run measured. For reference, 1gpu-warm is compared with 1gpu-cold too:
 that is how much two sequential runs on one GPU differ, the bar the parallel runs are
-held to. EXTRA arguments after `--` go to every run (e.g. `-- --no-compiled`).
+held to. The last column holds a parallel run to that bar point by point: for each point,
+how much further its median lies from 1gpu-cold's than 1gpu-warm's does (|log ratio|, in
+percentage points), the median of that excess, and the one-sided p of Wilcoxon's
+signed-rank test that the parallel run lies further (p < 0.05: measurably further than a
+sequential rerun). EXTRA arguments after `--` go to every run (e.g. `-- --no-compiled`).
 
 "Cold" empties what a run builds (C++/CUDA extensions, Triton's and Inductor's caches),
 not what gpubench knows of the machine: the GPU's measured ceilings (`gpubench peak`, the
@@ -49,6 +53,7 @@ from pathlib import Path
 
 import gpubench
 from gpubench.analysis.comparison import compare_runs
+from gpubench.timing.stats import signed_rank_p_greater
 
 
 def cache_env(cache: Path) -> dict:
@@ -131,8 +136,28 @@ def build_cell(run) -> str:
             f"{phase.get('parallelism') or 0:.1f}x")
 
 
-def row_for(name: str, run, wall: float, reference, reference_wall: float | None
-            ) -> list[str]:
+def passed_medians(run) -> dict:
+    """{point key: median seconds} of the run's passing points."""
+    return {key: row.median_s for key, row in run.by_key().items()
+            if row.passed and row.median_s}
+
+
+def excess_cell(reference: dict, sequential: dict, parallel: dict) -> str:
+    """'+0.04 pp, p 0.12': how much further the parallel run's medians lie from the
+    reference's than the sequential rerun's do, point by point (median of the excess
+    |log ratio|, in percentage points), and the signed-rank test's one-sided p that they
+    lie further. Each argument: {point key: median seconds}."""
+    keys = [key for key in reference if key in sequential and key in parallel]
+    excess = [abs(math.log(parallel[k] / reference[k]))
+              - abs(math.log(sequential[k] / reference[k])) for k in keys]
+    p = signed_rank_p_greater(excess)
+    if p is None:
+        return "-"
+    return f"{100 * statistics.median(excess):+.2f} pp, p {p:.2f}"
+
+
+def row_for(name: str, run, wall: float, reference, reference_wall: float | None,
+            sequential=None) -> list[str]:
     statuses = {k: r.status for k, r in run.by_key().items()}
     same = statuses == {k: r.status for k, r in reference.by_key().items()}
     inside, total = within_ci(reference, run)
@@ -144,9 +169,12 @@ def row_for(name: str, run, wall: float, reference, reference_wall: float | None
     fixed = f"{wall - span:.1f}" if span is not None else "-"
     interference = (run.env.get("interference") or {}).get("summary", "-")
     lanes = len(run.meta.get("lanes") or []) or 1
+    parallel = lanes > 1 and sequential is not None
+    excess = (excess_cell(passed_medians(reference), passed_medians(sequential),
+                          passed_medians(run)) if parallel else "-")
     return [name, str(lanes), f"{wall:.1f}", speedup, fixed, build_cell(run),
             "yes" if same else "NO", f"{inside}/{total}", verdicts,
-            spread_cell(comparison), interference.removeprefix("interference, ")]
+            spread_cell(comparison), interference.removeprefix("interference, "), excess]
 
 
 def spread_cell(comparison) -> str:
@@ -165,7 +193,7 @@ def spread_cell(comparison) -> str:
 def print_table(rows: list[list[str]]) -> None:
     header = ["run", "workers", "wall s", "vs 1 GPU", "fixed s", "build phase",
               "same statuses", "in 1-GPU CI", "compare vs 1 GPU", "spread (median / p90)",
-              "interference"]
+              "interference", "further than a rerun"]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, ["-" * w for w in widths], *rows]:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
@@ -217,8 +245,9 @@ def print_runs(done: dict[str, tuple[Path, float]]) -> None:
     runs = {name: (gpubench.load_run(str(folder)), wall) for name, (folder, wall) in done.items()
             if (Path(folder) / "results.json").exists()}
     reference = runs["1gpu-cold"][0]
+    sequential = runs.get("1gpu-warm", (None, None))[0]
     rows = [row_for(name, run, wall, reference,
-                    runs.get(f"1gpu-{name.split('-')[1]}", (None, None))[1])
+                    runs.get(f"1gpu-{name.split('-')[1]}", (None, None))[1], sequential)
             for name, (run, wall) in runs.items()]
     print_table(rows)
 

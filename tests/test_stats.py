@@ -6,6 +6,7 @@ from gpubench.timing.stats import (
     bootstrap_median_ci,
     median_ci_order,
     quantile,
+    signed_rank_p_greater,
     significant_digits,
     summarize,
 )
@@ -71,3 +72,33 @@ def test_summary_carries_ci_outliers_and_digits():
     assert significant_digits(2.5e-6, 1e-8) == 3
     assert significant_digits(2.5e-6, 0.0) == 6
     assert significant_digits(1.0, 0.5) == 2
+
+
+def _exact_signed_rank_p_greater(differences):
+    """P(W+ >= observed) by enumerating every sign pattern (no ties, small n)."""
+    import itertools
+
+    ranked = sorted(differences, key=abs)
+    observed = sum(rank for rank, d in enumerate(ranked, 1) if d > 0)
+    n = len(ranked)
+    hits = sum(1 for signs in itertools.product((0, 1), repeat=n)
+               if sum(rank * s for rank, s in zip(range(1, n + 1), signs, strict=True)) >= observed)
+    return hits / 2 ** n
+
+
+@pytest.mark.parametrize("differences", [
+    [0.3, -0.1, 0.5, 0.2, -0.4, 0.7, 0.9, -0.6, 1.1, 0.8, 1.2, -1.3, 1.4, 1.5],
+    [-0.3, 0.1, -0.5, 0.2, -0.4, 0.7, -0.9, 0.6, -1.1, 0.8, 1.2, -1.3, 1.4, -1.5],
+    [1.0 + i / 10 for i in range(12)],
+])
+def test_signed_rank_p_is_near_the_exact_p(differences):
+    p = signed_rank_p_greater(differences)
+    assert p == pytest.approx(_exact_signed_rank_p_greater(differences), abs=0.01)
+
+
+def test_signed_rank_p_drops_zeros_and_needs_enough_differences():
+    assert signed_rank_p_greater([0.0] * 50 + [0.1] * 9) is None
+    assert signed_rank_p_greater([0.1, -0.1] * 10) == pytest.approx(0.5, abs=0.1)
+    shifted = [i / 100 + 0.3 for i in range(-50, 51)]  # most of them positive
+    assert signed_rank_p_greater(shifted) < 0.001
+    assert signed_rank_p_greater([-d for d in shifted]) > 0.999

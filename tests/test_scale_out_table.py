@@ -1,0 +1,38 @@
+"""benchmarks/scale_out.py's last column: a parallel run held, point by point, to how far a
+sequential rerun on one GPU lies from the first run."""
+
+from __future__ import annotations
+
+import math
+import random
+
+from conftest import load_script
+
+scale_out = load_script("benchmarks/scale_out.py")
+
+
+def _runs(points: int = 120, jitter: float = 0.01, seed: int = 0):
+    """(reference, sequential) medians: the same points, each rerun off by up to `jitter`."""
+    rng = random.Random(seed)
+    reference = {f"p{i}": 1e-3 * (1 + i % 7) for i in range(points)}
+    sequential = {k: v * math.exp(rng.uniform(-jitter, jitter)) for k, v in reference.items()}
+    return reference, sequential, rng
+
+
+def test_a_run_as_close_as_a_rerun_is_not_called_further():
+    reference, sequential, rng = _runs()
+    parallel = {k: v * math.exp(rng.uniform(-0.01, 0.01)) for k, v in reference.items()}
+    cell = scale_out.excess_cell(reference, sequential, parallel)
+    assert float(cell.rsplit("p ", 1)[1]) > 0.05, cell
+
+
+def test_a_run_further_than_a_rerun_is_called_further():
+    reference, sequential, rng = _runs()
+    parallel = {k: v * math.exp(rng.uniform(0.01, 0.03)) for k, v in reference.items()}
+    cell = scale_out.excess_cell(reference, sequential, parallel)
+    assert cell.startswith("+") and cell.endswith("p 0.00"), cell
+
+
+def test_too_few_points_say_nothing():
+    reference, sequential, _ = _runs(points=8)
+    assert scale_out.excess_cell(reference, sequential, dict(reference)) == "-"
