@@ -119,3 +119,89 @@ def test_other_gpus_are_measured_again(tmp_path, monkeypatch):
                  [GpuLane("cuda:0", "GPU-a"), GpuLane("cuda:1", "GPU-c")]])
     (_, second), rounds = run_twice_on_two_gpus(tmp_path, monkeypatch, lambda: next(made))
     assert len(rounds) == 8 and second.env["interference"]["source"] == ""
+
+
+class CompilingBuilds:
+    """A build phase that compiled `count` builds while the reference was measured."""
+
+    def __init__(self, count: int):
+        self.count, self.on_done = count, None
+
+    def start(self) -> None:
+        pass
+
+    def compiled_during(self, since: float) -> int:
+        return self.count
+
+    def ready(self, point) -> bool:
+        return True
+
+    def failed(self, point):
+        return None
+
+    def note_worker_build(self, point, build) -> None:
+        pass
+
+    def build_for_row(self, point):
+        return None
+
+    def summary(self) -> dict:
+        return {}
+
+    def stop(self) -> None:
+        pass
+
+
+def test_a_reference_measured_beside_compiling_builds_says_so_when_reused(tmp_path,
+                                                                          monkeypatch):
+    """A cold run's reference shares the host's cores with its compilers: its line, and
+    the warm run's that reuses it, say how many builds compiled meanwhile."""
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(Runner, "_time_probes", lambda self, lane, points, timing: {
+        (lane.slot.label, "matmul N=256 bfloat16"): [1e-3, 1.01e-3, 0.99e-3] * 5})
+    runs = []
+    for name, builds in (("cold", CompilingBuilds(3)), ("warm", None)):
+        (tmp_path / name).mkdir()
+        runner = Runner("cuda", tmp_path / name, TimingSettings(), builds=builds,
+                        lanes=[GpuLane("cuda:0", "GPU-a"), GpuLane("cuda:1", "GPU-b")])
+        runner.run(two_groups("cuda"))
+        runs.append(runner)
+    cold, warm = runs
+    assert cold.env["interference"]["source"] == "beside 3 builds compiling"
+    assert cold.env["interference"]["beside_builds"] == 3
+    assert warm.interference.summary().endswith("by run cold, beside 3 builds compiling)")
+    assert warm.env["interference"]["beside_builds"] == 3
+
+
+def test_a_slowdown_beside_compiling_builds_is_not_blamed_on_the_devices_alone():
+    from gpubench.run.interference import assess
+
+    alone = {("cuda:0", "matmul N=256"): [1.0e-3 + i * 1e-7 for i in range(30)]}
+    together = {("cuda:0", "matmul N=256"): [1.2e-3 + i * 1e-7 for i in range(30)]}
+    plain = assess(alone, together, 2)
+    beside = assess(alone, together, 2, beside_builds=4)
+    assert "slowed each other" in plain.warning()
+    assert "while 4 builds compiled on this host" in beside.warning()
+    assert "GPUBENCH_INTERFERENCE_MAX_AGE_S=0" in beside.warning()
+
+
+def test_the_build_phase_counts_the_builds_that_compiled_since_a_moment(tmp_path):
+    from gpubench.records.worker_result import WorkerResult
+    from gpubench.run.build_phase import BuildJob, BuildPhase
+
+    def job(started, finished=None, cached=None):
+        outcome = None if finished is None else Outcome(
+            WorkerResult("ok", build={"cached": cached}) if cached is not None else None,
+            failure=None if cached is not None else "CRASHED")
+        return BuildJob(None, (started,), True, False, outcome, started, finished)
+
+    phase = BuildPhase([], "cuda", tmp_path, 60.0)
+    phase.jobs = {i: j for i, j in enumerate([
+        job(1.0, 4.0, cached=False),  # compiled, ended after 3.0: counted
+        job(1.0, 2.0, cached=False),  # ended before 3.0
+        job(3.5, 4.0, cached=True),  # found cached: no compiler ran
+        job(3.8),  # still running
+        job(3.1, 3.9),  # crashed after 3.0: it ran its compilers
+    ])}
+    phase.jobs[5] = BuildJob(None, ("queued",), True, False)  # not started
+    assert phase.compiled_during(3.0) == 3

@@ -124,9 +124,10 @@ class BuildOutcome:
     # (size 12345, expected 67890): rebuilt"), or why it was slow (torch headers in a .cu,
     # layout.slow_build_hint). None for an ordinary build.
     note: str | None = None
-    # Seconds of each step of `seconds` (toolchain facts, sources and key, the cached
-    # build's check and import): a cached extension's load took 0.2-0.4 s in a worker on
-    # an H200 (2026-11-27), paid by every worker that loads it; the worker log says where.
+    # Seconds of each step of `seconds` (toolchain facts, sources and key, then the build
+    # or the cached build's check and import), kept in results.json (build.steps_s): a
+    # worker's load of a cached extension took 3-10 ms on an H200 (2026-11-27), and what
+    # looked like 0.2 s a worker was the build phase's own check of the cache.
     steps: dict[str, float] = field(default_factory=dict)
 
 

@@ -138,6 +138,15 @@ class BuildPhase:
             if self._left:
                 self._changed.wait(timeout_s)
 
+    def compiled_during(self, since: float) -> int:
+        """How many builds compiled at some time after `since` (time.monotonic()): those
+        running now and those that ended since having compiled (not found cached). The
+        interference reference says it was measured beside them (interference_timing.py):
+        compilers share the host's cores with the launches it times."""
+        with self._changed:
+            return sum(1 for job in self.jobs.values() if job.started is not None and (
+                job.outcome is None or (job.finished > since and _compiled(job.outcome))))
+
     def stop(self) -> None:
         """Kill every builder (and its compilers) now; jobs not started stay unbuilt."""
         with self._changed:
@@ -235,6 +244,11 @@ class BuildPhase:
             self._changed.notify_all()
         if last:
             self.on_done(self.summary())
+
+
+def _compiled(outcome: Outcome) -> bool:
+    """Whether a finished build compiled: anything but a build found cached."""
+    return not (outcome.result is not None and outcome.result.build.get("cached"))
 
 
 def _cores() -> int:

@@ -40,6 +40,7 @@ class Interference:
     shifts: tuple[ReferenceShift, ...]
     problem: str = ""  # why nothing could be measured (a reference failed), or ""
     source: str = ""  # where samples of an earlier run were reused (interference_cache.py)
+    beside_builds: int = 0  # builds that compiled on the host while it was measured
 
     @property
     def slowed(self) -> list[ReferenceShift]:
@@ -68,6 +69,11 @@ class Interference:
         if not slowed:
             return None
         named = ", ".join(f"{s.device_id} {s.reference} {s.change:+.1%}" for s in slowed)
+        if self.beside_builds:  # compilers on the host's cores: not only the devices
+            return (f"the {self.devices} devices measured slower at once ({named}) while "
+                    f"{self.beside_builds} builds compiled on this host, which may account "
+                    f"for it; to measure it without them: GPUBENCH_INTERFERENCE_MAX_AGE_S=0 "
+                    f"on a run whose builds are cached")
         return (f"the {self.devices} devices slowed each other when measured at once "
                 f"({named}); times in this run may carry that much: run with fewer devices "
                 f"(--devices with fewer GPUs, --workers with fewer CPU workers) or one")
@@ -75,14 +81,16 @@ class Interference:
     def to_dict(self) -> dict:
         return {"devices": self.devices, "summary": self.summary(),
                 "warning": self.warning(), "problem": self.problem, "source": self.source,
+                "beside_builds": self.beside_builds,
                 "shifts": [s.to_dict() for s in self.shifts]}
 
 
 def assess(alone: dict[tuple[str, str], list[float]],
            together: dict[tuple[str, str], list[float]], devices: int,
-           source: str = "") -> Interference:
+           source: str = "", beside_builds: int = 0) -> Interference:
     """{(device_id, reference): samples in seconds} measured alone and together; `source`:
-    where they were reused from, when they were (interference_cache.py)."""
+    where they were reused from, when they were (interference_cache.py); `beside_builds`:
+    how many builds compiled on the host meanwhile."""
     shifts = []
     for key in alone:
         if key in together and alone[key] and together[key]:
@@ -90,8 +98,8 @@ def assess(alone: dict[tuple[str, str], list[float]],
             shifts.append(ReferenceShift(key[0], key[1], comparison))
     if not shifts:
         return Interference(devices, (), "no reference point was timed both alone and "
-                                         "together", source)
-    return Interference(devices, tuple(shifts), source=source)
+                                         "together", source, beside_builds)
+    return Interference(devices, tuple(shifts), source=source, beside_builds=beside_builds)
 
 
 __all__ = ["FASTER", "SLOWER", "Interference", "ReferenceShift", "assess"]

@@ -44,6 +44,7 @@ class Recorded:
     together: Samples
     measured_at: float  # time.time()
     run_id: str
+    beside_builds: int = 0  # builds that compiled while it was measured (a cold run's)
 
     def samples_for(self, ids: dict[str, str]) -> tuple[Samples, Samples]:
         """(alone, together) under this run's device ids; `ids`: UUID -> device id."""
@@ -53,7 +54,16 @@ class Recorded:
         return renamed(self.alone), renamed(self.together)
 
     def describe(self, now: float) -> str:
-        return f"reused: measured {now - self.measured_at:.0f} s before, by run {self.run_id}"
+        return (f"reused: measured {now - self.measured_at:.0f} s before, by run "
+                f"{self.run_id}{beside(self.beside_builds)}")
+
+
+def beside(builds: int) -> str:
+    """', beside 4 builds compiling' (what a reference measured in a cold run shares the
+    host's cores with), or '' for none."""
+    if not builds:
+        return ""
+    return f", beside {builds} build{'s' if builds != 1 else ''} compiling"
 
 
 def max_age_s(environ=os.environ) -> float:
@@ -97,18 +107,19 @@ def recent(key: str, now: float, max_age: float) -> Recorded | None:
     try:
         data = json.loads(_path(key).read_text())
         recorded = Recorded(_unpacked(data["alone"]), _unpacked(data["together"]),
-                            float(data["measured_at"]), str(data["run_id"]))
+                            float(data["measured_at"]), str(data["run_id"]),
+                            int(data.get("beside_builds", 0)))
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return recorded if 0 <= now - recorded.measured_at <= max_age else None
 
 
 def store(key: str, alone: Samples, together: Samples, ids: dict[str, str],
-          run_id: str) -> None:
+          run_id: str, beside_builds: int = 0) -> None:
     """Keep a run's samples under `key`, by GPU UUID; written whole (rename) or not at all:
     a cache that cannot be written costs only the next run's measurement."""
     uuids = {device: uuid for uuid, device in ids.items()}
-    data = {"measured_at": time.time(), "run_id": run_id,
+    data = {"measured_at": time.time(), "run_id": run_id, "beside_builds": beside_builds,
             "alone": _packed(alone, uuids), "together": _packed(together, uuids)}
     path = _path(key)
     with contextlib.suppress(OSError):

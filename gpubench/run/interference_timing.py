@@ -27,8 +27,8 @@ JOIN_POLL_S = 0.2
 
 class InterferenceTiming:
     """Runner's methods for the interference reference (needs its lanes, timing, device,
-    log_dir, env, _interference_source, _events, _stopping, emit, _modes, _note_device
-    and _pending_events)."""
+    log_dir, env, builds, _interference_source, _interference_builds, _events, _stopping,
+    emit, _modes, _note_device and _pending_events)."""
 
     def _time_interference(self, points: list[Point]) -> tuple[dict, dict]:
         """The reference timed on each lane alone, in turn, then on all lanes at once:
@@ -47,9 +47,11 @@ class InterferenceTiming:
         kept = key and interference_cache.recent(key, now, interference_cache.max_age_s())
         if kept:
             self._interference_source = kept.describe(now)
+            self._interference_builds = kept.beside_builds
             return kept.samples_for(ids)
         alone: dict[tuple[str, str], list[float]] = {}
         together: dict[tuple[str, str], list[float]] = {}
+        since = time.monotonic()
         # Together first: each worker's first call of the reference also makes its inputs
         # and float64 references (~4 s for 8192^3 on an H200), paid side by side there;
         # the alone calls then find them made (~0.2 s a device).
@@ -57,13 +59,16 @@ class InterferenceTiming:
                                                                            timing)))
         for lane in self.lanes:
             alone.update(self._time_probes(lane, probes, timing))
+        builds = self.builds.compiled_during(since) if self.builds is not None else 0
+        self._interference_builds = builds
+        self._interference_source = interference_cache.beside(builds).removeprefix(", ")
         if key and alone and together and not self._stopping.is_set():
-            interference_cache.store(key, alone, together, ids, self.log_dir.name)
+            interference_cache.store(key, alone, together, ids, self.log_dir.name, builds)
         return alone, together
 
     def _assess_interference(self, alone: dict, together: dict) -> None:
         self.interference = assess(alone, together, len(self.lanes),
-                                   self._interference_source)
+                                   self._interference_source, self._interference_builds)
         self.env["interference"] = self.interference.to_dict()
         self.emit(E.Interference(self.interference.summary(), self.interference.warning()))
 

@@ -72,6 +72,7 @@ class Runner(InterferenceTiming):
         self.devices: dict[str, dict] = {}  # device_id -> the facts of that device
         self.interference: Interference | None = None
         self._interference_source = ""  # where its samples were reused from, if they were
+        self._interference_builds = 0  # builds that compiled while they were measured
         self.results: list[R.Result] = []
         self._events: queue.Queue = queue.Queue()
         self._stopping = threading.Event()
