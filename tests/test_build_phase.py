@@ -92,6 +92,11 @@ def test_builds_run_side_by_side_once_each_and_a_failure_is_build_error(tmp_path
     assert shown.get("build_phase") and shown["compile_s"] > 0 and shown["cached"] is False, \
         shown  # the build's seconds on its row, as the phase measured them
     assert {p.name for p in out.glob("builder-*.log")} == {"builder-1.log", "builder-2.log"}
+    # The interference reference ran while the builders worked, and says so.
+    interference = document["env"]["interference"]
+    assert interference["beside_builds"] >= 1, interference
+    assert "builds compiling" in interference["summary"] or \
+        "build compiling" in interference["summary"], interference
     assert_nothing_left(mark)
 
 
