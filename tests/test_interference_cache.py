@@ -205,3 +205,62 @@ def test_the_build_phase_counts_the_builds_that_compiled_since_a_moment(tmp_path
     ])}
     phase.jobs[5] = BuildJob(None, ("queued",), True, False)  # not started
     assert phase.compiled_during(3.0) == 3
+
+
+def test_the_gpus_facts_before_any_worker_starts_make_the_workers_key(monkeypatch):
+    """Every GPU of the machine, one lane each: NVML's UUIDs are the lanes' whichever lane
+    has which, so the key is the one the workers' own facts give."""
+    import platform
+
+    import torch
+
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(cache, "each_gpu", lambda query: [("GPU-b", "580"), ("GPU-a", "580")])
+    early = cache.early_facts(2)
+    workers = [facts("cuda:0", "GPU-a", host=platform.node(), torch=torch.__version__),
+               facts("cuda:1", "GPU-b", host=platform.node(), torch=torch.__version__)]
+    assert cache.key_for(early, "Lane", "ref") == cache.key_for(workers, "Lane", "ref")
+    assert cache.early_facts(3) is None  # not every GPU has a lane
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,0")
+    assert cache.early_facts(2) is None  # CUDA shows a part (or another order) of NVML's
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    monkeypatch.setattr(cache, "each_gpu", lambda query: None)  # no NVML
+    assert cache.early_facts(2) is None
+
+
+class StartCountingLane(GpuLane):
+    starts = 0
+
+    def start(self) -> dict:
+        StartCountingLane.starts += 1
+        return self.env
+
+
+def test_a_reference_found_before_the_workers_start_keeps_no_lane_waiting(tmp_path,
+                                                                          monkeypatch):
+    """The second run finds the first one's samples from NVML's facts alone: no lane is
+    started for the reference, and the samples are assessed once the lanes' workers
+    have said which GPU each has."""
+    monkeypatch.setattr(cache, "early_facts", lambda lanes: TWO if lanes == 2 else None)
+    StartCountingLane.starts = 0
+    (_, second), rounds = run_twice_on_two_gpus(
+        tmp_path, monkeypatch, lambda: [StartCountingLane("cuda:0", "GPU-a"),
+                                        StartCountingLane("cuda:1", "GPU-b")])
+    assert sorted(rounds) == ["cuda:0", "cuda:0", "cuda:1", "cuda:1"]  # the first run's
+    assert StartCountingLane.starts == 2  # the first run's lanes, started for its rounds
+    assert second.env["interference"]["source"].startswith("reused: measured ")
+    assert [s.device_id for s in second.interference.shifts] == ["cuda:0", "cuda:1"]
+
+
+def test_a_remote_clusters_lanes_wait_for_their_workers_facts(tmp_path, monkeypatch):
+    asked = []
+    monkeypatch.setattr(cache, "early_facts", lambda lanes: asked.append(lanes) or TWO)
+
+    class RemoteLane(GpuLane):
+        on_this_host = False
+
+    (_, second), _ = run_twice_on_two_gpus(
+        tmp_path, monkeypatch, lambda: [RemoteLane("cuda:0", "GPU-a"),
+                                        RemoteLane("cuda:1", "GPU-b")])
+    assert asked == []  # never asked: the key comes from the workers' facts
+    assert second.env["interference"]["source"].startswith("reused: measured ")

@@ -264,6 +264,11 @@ class DaskLane:
                     self.env = future.result() or {}
         return self.env
 
+    @property
+    def on_this_host(self) -> bool:
+        """A local cluster's lane runs on this machine; a remote one's may not."""
+        return self.direct
+
     def _has_actor(self) -> bool:
         """Whether this lane's calls go to its actor, made at the lane's first call (a
         local cluster's lane, until its worker is lost); otherwise they are tasks."""

@@ -19,11 +19,13 @@ import contextlib
 import hashlib
 import json
 import os
+import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpubench.build.cache import cache_base
+from gpubench.build.nvml import each_gpu
 from gpubench.run.folder import atomic_write
 from gpubench.timing.envinfo import gpubench_version
 
@@ -93,6 +95,32 @@ def key_for(facts: list[dict], lane_kind: str, reference: str) -> str | None:
              *sorted(f["gpu_uuid"] for f in facts), first.get("driver", ""),
              first.get("torch", ""), gpubench_version(), reference]
     return hashlib.sha256("\n".join(map(str, parts)).encode()).hexdigest()[:24]
+
+
+def early_facts(lanes: int) -> list[dict] | None:
+    """What key_for reads of the lanes' GPUs (host, driver, torch, UUIDs), from NVML and
+    this process, before any worker has said hello; None unless the run's `lanes` are
+    every GPU of this machine, one each (no CUDA_VISIBLE_DEVICES: NVML lists every GPU
+    whatever CUDA is shown), so that their UUIDs are NVML's whichever lane has which.
+
+    Why: a reused reference needs no lane, but its key needed every worker's facts, so
+    every lane waited for the slowest worker's start: on 4 H200s (2026-11-27, twentieth
+    run) the first two workers were ready 0.6-0.7 s before the last, 1.5 s of lane time."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
+        return None
+    found = each_gpu(lambda nvml, gpu: (_text(nvml.nvmlDeviceGetUUID(gpu)),
+                                        _text(nvml.nvmlSystemGetDriverVersion())))
+    if not found or len(found) != lanes or len({uuid for uuid, _ in found}) != lanes:
+        return None
+    import torch
+
+    host = platform.node()  # as envinfo.device_env says it, in each worker
+    return [{"device_id": f"nvml:{index}", "gpu_uuid": uuid, "host": host, "driver": driver,
+             "torch": torch.__version__} for index, (uuid, driver) in enumerate(found)]
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _path(key: str) -> Path:

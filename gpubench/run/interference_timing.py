@@ -27,27 +27,30 @@ JOIN_POLL_S = 0.2
 
 class InterferenceTiming:
     """Runner's methods for the interference reference (needs its lanes, timing, device,
-    log_dir, env, builds, _interference_source, _interference_builds, _events, _stopping,
-    emit, _modes, _note_device and _pending_events)."""
+    log_dir, env, builds, _interference_source, _interference_builds, _reused_reference,
+    _events, _stopping, emit, _modes, _note_device and _pending_events)."""
 
-    def _time_interference(self, points: list[Point]) -> tuple[dict, dict]:
+    def _time_interference(self, points: list[Point]) -> tuple[dict, dict] | None:
         """The reference timed on each lane alone, in turn, then on all lanes at once:
         (alone, together) samples; those of a recent run on the same GPUs where there is
-        one (interference_cache.py)."""
+        one (interference_cache.py). None when such a run's samples were found before any
+        worker started: they are assessed once every lane's worker has said which GPU it
+        has (_assess_reused), and no lane waits for another's start meanwhile."""
         from gpubench.run.reference import reference_points
 
         probes = reference_points(self.device, points[0].seed if points else 0)
         timing = replace(self.timing, modes=self._modes()[:1], **REFERENCE_TIMING)
+        reference = _reference_id(probes, timing)
+        early = self._early_facts()
+        kept = early and self._recent(early, reference)
+        if kept:
+            self._reused_reference = kept
+            return None
         self._on_every_lane(start_quietly)  # worker starts (~5 s each) side by side
         facts = [lane.env for lane in self.lanes]
         ids = interference_cache.gpu_ids(facts) if self.device == "cuda" else None
-        key = ids and interference_cache.key_for(facts, type(self.lanes[0]).__name__,
-                                                 _reference_id(probes, timing))
-        now = time.time()
-        kept = key and interference_cache.recent(key, now, interference_cache.max_age_s())
+        kept = ids and self._recent(facts, reference)
         if kept:
-            self._interference_source = kept.describe(now)
-            self._interference_builds = kept.beside_builds
             return kept.samples_for(ids)
         alone: dict[tuple[str, str], list[float]] = {}
         together: dict[tuple[str, str], list[float]] = {}
@@ -62,9 +65,45 @@ class InterferenceTiming:
         builds = self.builds.compiled_during(since) if self.builds is not None else 0
         self._interference_builds = builds
         self._interference_source = interference_cache.beside(builds).removeprefix(", ")
+        key = ids and interference_cache.key_for(facts, self._lane_kind(), reference)
         if key and alone and together and not self._stopping.is_set():
             interference_cache.store(key, alone, together, ids, self.log_dir.name, builds)
         return alone, together
+
+    def _early_facts(self) -> list[dict] | None:
+        """The lanes' GPUs' facts before their workers start (interference_cache.early_facts):
+        only for GPU lanes on this host (a remote cluster's lanes are on other nodes)."""
+        if self.device != "cuda" or not all(getattr(lane, "on_this_host", True)
+                                            for lane in self.lanes):
+            return None
+        return interference_cache.early_facts(len(self.lanes))
+
+    def _lane_kind(self) -> str:
+        return type(self.lanes[0]).__name__
+
+    def _recent(self, facts: list[dict], reference: str):
+        """A recent run's reference for lanes with these facts (noted as this run's
+        source), or None."""
+        key = interference_cache.key_for(facts, self._lane_kind(), reference)
+        now = time.time()
+        kept = key and interference_cache.recent(key, now, interference_cache.max_age_s())
+        if kept:
+            self._interference_source = kept.describe(now)
+            self._interference_builds = kept.beside_builds
+        return kept or None
+
+    def _assess_reused(self, final: bool = False) -> None:
+        """Assess the reference found before the workers started, once every lane's worker
+        has said which GPU it has (at the run's end, with the lanes that did)."""
+        kept = self._reused_reference
+        if kept is None:
+            return
+        facts = [lane.env for lane in self.lanes if lane.env.get("gpu_uuid")]
+        if not (final or len(facts) == len(self.lanes)):
+            return
+        self._reused_reference = None
+        self._assess_interference(*kept.samples_for(
+            {env["gpu_uuid"]: env.get("device_id", "") for env in facts}))
 
     def _assess_interference(self, alone: dict, together: dict) -> None:
         self.interference = assess(alone, together, len(self.lanes),

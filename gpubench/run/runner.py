@@ -73,6 +73,7 @@ class Runner(InterferenceTiming):
         self.interference: Interference | None = None
         self._interference_source = ""  # where its samples were reused from, if they were
         self._interference_builds = 0  # builds that compiled while they were measured
+        self._reused_reference = None  # found before the workers started: assessed later
         self.results: list[R.Result] = []
         self._events: queue.Queue = queue.Queue()
         self._stopping = threading.Event()
@@ -123,6 +124,7 @@ class Runner(InterferenceTiming):
             if probed is not None:  # its bootstrap CIs (~0.5 s) while the lanes measure
                 self._assess_interference(*probed)
             self._dispatch(len(threads), tracker, open_groups)
+            self._assess_reused(final=True)
             if self.builds is not None:  # final figures: rebuilds by workers counted
                 self.env["build_phase"] = self.builds.summary()
         except KeyboardInterrupt as stop:
@@ -156,6 +158,7 @@ class Runner(InterferenceTiming):
             except queue.Empty:
                 continue
             running -= self._handle(event, tracker, open_groups)
+            self._assess_reused()
             if self._events.empty():
                 if not self._overlap:
                     self._finish_groups()
