@@ -215,7 +215,9 @@ def test_the_gpus_facts_before_any_worker_starts_make_the_workers_key(monkeypatc
     import torch
 
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    monkeypatch.setattr(cache, "each_gpu", lambda query: [("GPU-b", "580"), ("GPU-a", "580")])
+    from gpubench.build import nvml
+
+    monkeypatch.setattr(nvml, "each_gpu", lambda query: [("GPU-b", "580"), ("GPU-a", "580")])
     early = cache.early_facts(2)
     workers = [facts("cuda:0", "GPU-a", host=platform.node(), torch=torch.__version__),
                facts("cuda:1", "GPU-b", host=platform.node(), torch=torch.__version__)]
@@ -224,7 +226,7 @@ def test_the_gpus_facts_before_any_worker_starts_make_the_workers_key(monkeypatc
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,0")
     assert cache.early_facts(2) is None  # CUDA shows a part (or another order) of NVML's
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
-    monkeypatch.setattr(cache, "each_gpu", lambda query: None)  # no NVML
+    monkeypatch.setattr(nvml, "each_gpu", lambda query: None)  # no NVML
     assert cache.early_facts(2) is None
 
 

@@ -19,15 +19,13 @@ import contextlib
 import hashlib
 import json
 import os
-import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpubench.build.cache import cache_base
-from gpubench.build.nvml import each_gpu
 from gpubench.run.folder import atomic_write
-from gpubench.timing.envinfo import gpubench_version
+from gpubench.timing.envinfo import gpubench_version, nvml_gpu_facts
 
 # An hour: a warm rerun or an edit-measure loop comes back within minutes, and the
 # machine's state that matters here (which GPUs, driver, what shares them) is in the key;
@@ -56,16 +54,17 @@ class Recorded:
         return renamed(self.alone), renamed(self.together)
 
     def describe(self, now: float) -> str:
+        builds = beside(self.beside_builds)
         return (f"reused: measured {now - self.measured_at:.0f} s before, by run "
-                f"{self.run_id}{beside(self.beside_builds)}")
+                f"{self.run_id}" + (f", {builds}" if builds else ""))
 
 
 def beside(builds: int) -> str:
-    """', beside 4 builds compiling' (what a reference measured in a cold run shares the
+    """'beside 4 builds compiling' (what a reference measured in a cold run shares the
     host's cores with), or '' for none."""
     if not builds:
         return ""
-    return f", beside {builds} build{'s' if builds != 1 else ''} compiling"
+    return f"beside {builds} build{'s' if builds != 1 else ''} compiling"
 
 
 def max_age_s(environ=os.environ) -> float:
@@ -108,19 +107,10 @@ def early_facts(lanes: int) -> list[dict] | None:
     run) the first two workers were ready 0.6-0.7 s before the last, 1.5 s of lane time."""
     if os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
         return None
-    found = each_gpu(lambda nvml, gpu: (_text(nvml.nvmlDeviceGetUUID(gpu)),
-                                        _text(nvml.nvmlSystemGetDriverVersion())))
-    if not found or len(found) != lanes or len({uuid for uuid, _ in found}) != lanes:
+    found = nvml_gpu_facts()
+    if not found or len(found) != lanes or len({f["gpu_uuid"] for f in found}) != lanes:
         return None
-    import torch
-
-    host = platform.node()  # as envinfo.device_env says it, in each worker
-    return [{"device_id": f"nvml:{index}", "gpu_uuid": uuid, "host": host, "driver": driver,
-             "torch": torch.__version__} for index, (uuid, driver) in enumerate(found)]
-
-
-def _text(value) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+    return [{**facts, "device_id": f"nvml:{index}"} for index, facts in enumerate(found)]
 
 
 def _path(key: str) -> Path:

@@ -43,6 +43,23 @@ def device_env(device: str) -> dict:
     return env
 
 
+def nvml_gpu_facts() -> list[dict] | None:
+    """For every GPU NVML lists (all of the machine's, whatever CUDA_VISIBLE_DEVICES shows),
+    the facts device_env gives a worker on it that say which GPU on which machine with
+    which software: gpu_uuid, host, driver, torch, spelled as device_env spells them. Read
+    in the parent without starting CUDA; None without NVML."""
+    from gpubench.build.nvml import each_gpu
+
+    found = each_gpu(lambda nvml, gpu: (_text(nvml.nvmlDeviceGetUUID(gpu)),
+                                        _text(nvml.nvmlSystemGetDriverVersion())))
+    if found is None:
+        return None
+    import torch
+
+    return [{"gpu_uuid": uuid, "host": platform.node(), "driver": driver,
+             "torch": torch.__version__} for uuid, driver in found]
+
+
 def _uuid_text(uuid) -> str:
     """torch's UUID as nvidia-smi writes it ('GPU-8f3c...'), '' when unknown."""
     text = str(uuid or "")
