@@ -53,6 +53,7 @@ from pathlib import Path
 
 import gpubench
 from gpubench.analysis.comparison import compare_runs
+from gpubench.analysis.config_change import autotune_moved
 from gpubench.timing.stats import signed_rank_p_greater
 
 
@@ -163,7 +164,8 @@ def row_for(name: str, run, wall: float, reference, reference_wall: float | None
     inside, total = within_ci(reference, run)
     comparison = compare_runs(reference, run)
     counts = comparison.counts()
-    verdicts = " ".join(f"{v}:{n}" for v, n in sorted(counts.items()))
+    verdicts = " ".join(f"{v}:{n}" for v, n in sorted(counts.items())) + \
+        moved_picks(reference, run, comparison)
     speedup = f"{reference_wall / wall:.2f}x" if reference_wall and wall else "-"
     span = run.meta.get("points_span_s")
     fixed = f"{wall - span:.1f}" if span is not None else "-"
@@ -175,6 +177,17 @@ def row_for(name: str, run, wall: float, reference, reference_wall: float | None
     return [name, str(lanes), f"{wall:.1f}", speedup, fixed, build_cell(run),
             "yes" if same else "NO", f"{inside}/{total}", verdicts,
             spread_cell(comparison), interference.removeprefix("interference, "), excess]
+
+
+def moved_picks(reference, run, comparison) -> str:
+    """' (2 decided with another autotune pick)': FASTER/SLOWER verdicts on points whose
+    Triton autotuner ran another config than in the one-GPU run (analysis/config_change.py),
+    which sequential runs of one GPU show too; '' when none."""
+    before, after = reference.by_key(), run.by_key()
+    moved = sum(1 for p in comparison.points if p.comparison is not None
+                and p.comparison.verdict in ("FASTER", "SLOWER")
+                and autotune_moved(before[p.key.text()], after[p.key.text()]))
+    return f" ({moved} decided with another autotune pick)" if moved else ""
 
 
 def spread_cell(comparison) -> str:

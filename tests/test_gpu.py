@@ -172,3 +172,24 @@ def test_triton_tc_fp32_sits_under_its_tf32_roof(gpubench):
         assert row["precision"] == "tf32" and row["roofline"]["compute"] == "tf32"
         assert row["roof_fraction"] <= 1.1 and row["speedup_vs_baseline"], row
     assert "tf32" in done.output
+
+
+def test_the_triton_autotuners_pick_is_kept_with_the_point(gpubench):
+    """Triton's autotuner picks again in every process (run/tune_apply.py): the config it
+    ran is one of the kernel's own list, named in the build facts; twice, so `compare`
+    can name a pick that moved."""
+    folders = [f"profiles/autotune-pick-{i}" for i in range(2)]
+    picks = []
+    for folder in folders:
+        done = gpubench("run", "matmul", "--sizes", "1024", "--dtype", "fp16", "--variants",
+                        "triton_tc", "--out", folder)
+        assert done.code == 0, done.output
+        row = done.by_variant(done.cwd / folder)["triton_tc"]
+        config = row["build"]["config"]
+        assert config["source"] == "autotune" and config["label"].startswith("BLOCK_M="), row
+        picks.append(config["index"])
+    said = gpubench("compare", *folders, "--json")
+    assert said.code == 0, said.output
+    point = json.loads(said.stdout)["points"][0]
+    moved = f"autotune picked config #{picks[0]} in BASE, #{picks[1]} in NEW"
+    assert (moved in point["reason"]) == (picks[0] != picks[1]), point

@@ -36,3 +36,29 @@ def test_a_run_further_than_a_rerun_is_called_further():
 def test_too_few_points_say_nothing():
     reference, sequential, _ = _runs(points=8)
     assert scale_out.excess_cell(reference, sequential, dict(reference)) == "-"
+
+
+def test_decided_verdicts_on_a_moved_autotune_pick_are_counted_apart():
+    from gpubench.analysis.comparison import compare_runs
+    from gpubench.records.point import PointKey
+    from gpubench.records.result import OK, Result
+    from gpubench.records.run import RunDocument
+    from gpubench.records.shape import Shape
+    from gpubench.timing.measurement import Measurement
+
+    def run(picks: list[int], medians: list[float]) -> RunDocument:
+        results = []
+        for n, (index, median) in enumerate(zip(picks, medians, strict=True)):
+            key = PointKey("matmul", "triton_tc", "float16", Shape({"n": 256 << n}), "cold")
+            samples = tuple(median * (1 + 0.001 * (i % 5)) for i in range(100))
+            results.append(Result(key=key, kind="triton", status=OK, device="cuda",
+                                  build={"config": {"index": index, "label": f"B{index}",
+                                                    "source": "autotune"}},
+                                  measurement=Measurement("cold", "t", samples)))
+        return RunDocument(meta={"run_id": "r"}, env={"gpu": "G"}, results=tuple(results))
+
+    # point 0: faster with another pick; 1: faster, same pick; 2: another pick, same time
+    reference, parallel = run([0, 1, 2], [1e-5] * 3), run([3, 1, 4], [8e-6, 8e-6, 1e-5])
+    cell = scale_out.moved_picks(reference, parallel, compare_runs(reference, parallel))
+    assert cell == " (1 decided with another autotune pick)"
+    assert scale_out.moved_picks(reference, reference, compare_runs(reference, reference)) == ""

@@ -68,6 +68,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from gpubench.analysis.config_change import config_change
 from gpubench.analysis.status_change import STATUS_VERDICTS, missing_in_new, status_change
 from gpubench.records.derive import same_model
 from gpubench.records.result import CORRECTNESS_ONLY, correctness_only
@@ -407,7 +408,8 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD) -> RunComparis
                                                          f"{fresh.device_name} in NEW"))
             continue
         comparison = compare_results(old, fresh, threshold, shifts.get(key, GroupShift()))
-        points.append(PointComparison(old.key, replace(comparison,
+        reason = "; ".join(r for r in (comparison.reason, config_change(old, fresh)) if r)
+        points.append(PointComparison(old.key, replace(comparison, reason=reason,
                                                        marked=bool(differences))))
     return RunComparison(tuple(points), tuple(k for k in base_rows if k not in new_rows),
                          tuple(k for k in new_rows if k not in base_rows), differences,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from gpubench import format as fmt
 from gpubench import safe_text
-from gpubench.analysis.comparison import UNSURE
 from gpubench.analysis.watch_history import Earlier, PointReport
 from gpubench.records import result as R
 from gpubench.records.point import PointKey
@@ -61,7 +60,7 @@ def point_line(report: PointReport, name: str, where: str = "") -> str:
 
 def _against(earlier: Earlier, now: str) -> str:
     """'17.0 us -> 16.2 us  FASTER -4.7% [-5.1%..-4.3%]' (`now` empty: '17.0 us FASTER
-    ...'); the reason after UNSURE; the note when the point was not compared."""
+    ...'); the reason after the verdict; the note when the point was not compared."""
     point = earlier.point
     comparison = point.comparison
     if comparison is None:
@@ -71,7 +70,7 @@ def _against(earlier: Earlier, now: str) -> str:
     mark = "*" if comparison.marked else ""
     said = (f"{times}{comparison.verdict}{mark} {change_text(comparison)} "
             f"[{ci_text(comparison)}]")
-    if comparison.verdict == UNSURE and comparison.reason:
+    if comparison.reason:  # why UNSURE; or another config ran (analysis/config_change.py)
         said += f" ({comparison.reason})"
     return safe_text.one_line(said)
 

@@ -11,7 +11,12 @@ Applying a config:
 - CUDA: the variant is built with the config's -D flags (a build of its own, cached; on
   a machine without CUDA, the CPU sources are built once, without them).
 After the first call, the compiled Triton kernel's resources (registers, spills, shared
-memory, warps) and the occupancy they allow go to the result's build facts.
+memory, warps) and the occupancy they allow go to the result's build facts. A Triton
+variant run as written records the config its autotuner picked for the call (source
+"autotune"): the autotuner benchmarks its list again in every process, and two processes
+can pick differently (a 1024^3 matmul 16-47% apart between sequential runs of unchanged
+code, journal, issue 32), which `compare` then names instead of leaving it to look like
+the code's doing.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpubench.analysis.config_change import AUTOTUNE
 from gpubench.errors import SpecError
 from gpubench.families.discovery import import_kernel_file
 from gpubench.families.spec import CudaVariant, Family, Machine, TritonVariant, Variant
@@ -50,6 +56,7 @@ class Tuned:
     note: str = ""  # said under `run`'s table
     autotuner: object = None  # a Triton variant's Autotuner
     facts: dict = field(default_factory=dict)  # registers, shared memory, occupancy
+    picked: TuneConfig | None = None  # the autotuner's pick, when run as written
 
     def build(self, build: dict | None = None) -> dict:
         """`build` (the result's build facts) with the config and its note added; a note
@@ -59,6 +66,8 @@ class Tuned:
             out["note"] = "; ".join(n for n in (out.get("note"), self.note) if n)
         if self.config is not None:
             out["config"] = {**self.config.to_dict(), "source": self.source, **self.facts}
+        elif self.picked is not None:
+            out["config"] = {**self.picked.to_dict(), "source": AUTOTUNE}
         return out
 
 
@@ -151,8 +160,10 @@ class Tuning:
         key = (str(family.directory), tuned.variant.name,
                tuned.config.label if tuned.config else "")
         before = _compiled(tuned.autotuner) if tuned.config is not None else None
+        watched = _forget_pick(tuned.autotuner) if tuned.config is None else False
         yield
         if tuned.config is None:
+            tuned.picked = _picked(tuned.autotuner) if watched else None
             return
         if key not in self.facts and before is not None:
             new = [k for k in _compiled(tuned.autotuner) if id(k) not in before]
@@ -181,6 +192,32 @@ def _all_configs(tuner) -> list:
     if ALL_CONFIGS not in vars(tuner):
         setattr(tuner, ALL_CONFIGS, list(tuner.configs))
     return getattr(tuner, ALL_CONFIGS)
+
+
+def _forget_pick(autotuner) -> bool:
+    """Clear the autotuner's last pick before the call, so that what is there after it
+    is this call's (Triton sets `best_config` on every call); False when there is no pick
+    to read: no autotuner, or a list of one config."""
+    if autotuner is None or len(getattr(autotuner, "configs", ())) < 2 \
+            or not hasattr(autotuner, "best_config"):
+        return False
+    with contextlib.suppress(AttributeError):
+        autotuner.best_config = None
+        return True
+    return False
+
+
+def _picked(autotuner) -> TuneConfig | None:
+    """The config the autotuner ran the call with, as one of its list's TuneConfigs (None
+    when the call did not go through it)."""
+    chosen = getattr(autotuner, "best_config", None)
+    if chosen is None:
+        return None
+    configs = _all_configs(autotuner)
+    index = next((i for i, c in enumerate(configs) if c is chosen), None)
+    if index is None:
+        index = next((i for i, c in enumerate(configs) if str(c) == str(chosen)), None)
+    return triton_space(_Listed(configs))[index] if index is not None else None
 
 
 class _Listed:

@@ -1,0 +1,49 @@
+"""Whether a point ran another config in NEW than in BASE, in a few words for `compare`.
+
+Triton's autotuner benchmarks its config list again in every process and keeps the
+fastest it saw there. Two runs of unchanged code can therefore run two configs: on an
+H200, matmul/triton_tc 1024^3 fp16 came out 16% faster in one of two sequential runs and
+47% slower in another (journal, issue 32, twenty-third run), each time with the other
+pick. A verdict on such a point is about the pick as much as about the code, so the
+comparison says which configs ran (build["config"], run/tune_apply.py). The verdict is
+kept: a change of the kernel or of its list can be why the pick moved.
+"""
+
+from __future__ import annotations
+
+# build["config"]["source"] of a config Triton's autotuner picked in the worker's process
+# (written by run/tune_apply.py).
+AUTOTUNE = "autotune"
+
+
+def config_of(result) -> dict:
+    """The config a result's point ran with ({} when none): label, index and source
+    ('autotune', 'pinned' or 'tune')."""
+    config = result.build.get("config") if isinstance(result.build, dict) else None
+    return config if isinstance(config, dict) else {}
+
+
+def config_moved(base, new) -> bool:
+    """Whether the two results name the config they ran, and it is another one."""
+    old, fresh = config_of(base), config_of(new)
+    return bool(old and fresh) and old.get("label") != fresh.get("label")
+
+
+def autotune_moved(base, new) -> bool:
+    """Whether Triton's autotuner ran another config in NEW than in BASE."""
+    return config_moved(base, new) and AUTOTUNE in (config_of(base).get("source"),
+                                                   config_of(new).get("source"))
+
+
+def config_change(base, new) -> str:
+    """'autotune picked config #6 in BASE, #14 in NEW' when the two results ran other
+    configs of the same list; '' when the same, or when either side names none."""
+    if not config_moved(base, new):
+        return ""
+    who = "autotune picked" if autotune_moved(base, new) else "ran"
+    return f"{who} config {_name(config_of(base))} in BASE, {_name(config_of(new))} in NEW"
+
+
+def _name(config: dict) -> str:
+    index = config.get("index")
+    return f"#{index}" if isinstance(index, int) else repr(str(config.get("label", "?")))
