@@ -362,7 +362,9 @@ PY
         --shape rows=4096,cols=1000 --variant ejected --variant compiled --set basic \
         --out "$LOGS/eject-ncu" ;;
     gpu-tests)
-      timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests -k "not sanitize" ;;
+      # GPU_TESTS_K picks some (e.g. autotune_pick); sanitize has its own step.
+      timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests \
+        -k "${GPU_TESTS_K:-not sanitize}" ;;
     *) echo "unknown step $step" ;;
   esac
 done
