@@ -23,9 +23,9 @@ class Config:
         return f"BLOCK: {self.kwargs['BLOCK']}, num_warps: {self.num_warps}"
 
 
-class Autotuner:  # the name is_autotuner knows; run() keeps the pick as Triton's does
-    def __init__(self, configs):
-        self.configs, self.fn, self.best_config = configs, None, None
+class Autotuner:  # the name is_autotuner knows; run() keeps the pick as Triton's does,
+    def __init__(self, configs):  # with no best_config before the first call
+        self.configs, self.fn = configs, None
 
     def run(self, choice: int):
         self.best_config = self.configs[choice]
@@ -42,6 +42,12 @@ def tuned_call(tuner, call) -> tune_apply.Tuned:
 
 class _Family:
     directory = "kernels/demo"
+
+
+def test_the_first_call_of_a_process_has_its_pick_read_too():
+    tuner = Autotuner([Config(64, 4), Config(128, 8)])
+    tuned = tuned_call(tuner, lambda: tuner.run(1))
+    assert tuned.build({})["config"]["index"] == 1
 
 
 def test_the_autotuners_pick_for_the_call_goes_to_the_build_facts():

@@ -196,10 +196,10 @@ def _all_configs(tuner) -> list:
 
 def _forget_pick(autotuner) -> bool:
     """Clear the autotuner's last pick before the call, so that what is there after it
-    is this call's (Triton sets `best_config` on every call); False when there is no pick
-    to read: no autotuner, or a list of one config."""
-    if autotuner is None or len(getattr(autotuner, "configs", ())) < 2 \
-            or not hasattr(autotuner, "best_config"):
+    is this call's (Triton sets `best_config` on every call, and only there: before a
+    process's first call the attribute does not exist); False when there is no pick to
+    read: no autotuner, or a list of one config."""
+    if autotuner is None or len(getattr(autotuner, "configs", ())) < 2:
         return False
     with contextlib.suppress(AttributeError):
         autotuner.best_config = None
