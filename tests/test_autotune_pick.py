@@ -106,3 +106,20 @@ def test_a_tuned_or_pinned_config_against_another_is_said_as_ran():
     tuned = {"index": 1, "label": "BLOCK=128", "source": "tune"}
     assert config_change(result_with(pinned, 1e-6), result_with(tuned, 1e-6)) == \
         "ran config #3 in BASE, #1 in NEW"
+
+
+class Hostile:
+    """A kernel module's own class named like Triton's, whose pick cannot be read."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no")
+
+
+def test_a_pick_that_cannot_be_read_records_nothing_and_fails_nothing():
+    tuner = Autotuner([Config(64, 4), Config(128, 8)])
+
+    def call():
+        tuner.best_config = Hostile()  # neither of the list's configs, and str() raises
+
+    tuned = tuned_call(tuner, call)
+    assert "config" not in tuned.build({})

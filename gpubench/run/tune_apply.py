@@ -201,7 +201,7 @@ def _forget_pick(autotuner) -> bool:
     read: no autotuner, or a list of one config."""
     if autotuner is None or len(getattr(autotuner, "configs", ())) < 2:
         return False
-    with contextlib.suppress(AttributeError):
+    with contextlib.suppress(Exception):  # bookkeeping: it never fails a point
         autotuner.best_config = None
         return True
     return False
@@ -209,15 +209,19 @@ def _forget_pick(autotuner) -> bool:
 
 def _picked(autotuner) -> TuneConfig | None:
     """The config the autotuner ran the call with, as one of its list's TuneConfigs (None
-    when the call did not go through it)."""
-    chosen = getattr(autotuner, "best_config", None)
-    if chosen is None:
+    when the call did not go through it, or when the module's "Autotuner" is not one whose
+    pick can be read: bookkeeping never fails a point)."""
+    try:
+        chosen = getattr(autotuner, "best_config", None)
+        if chosen is None:
+            return None
+        configs = _all_configs(autotuner)
+        index = next((i for i, c in enumerate(configs) if c is chosen), None)
+        if index is None:  # early_config_prune may hand back copies of the list's configs
+            index = next((i for i, c in enumerate(configs) if str(c) == str(chosen)), None)
+        return triton_space(_Listed(configs))[index] if index is not None else None
+    except Exception:
         return None
-    configs = _all_configs(autotuner)
-    index = next((i for i, c in enumerate(configs) if c is chosen), None)
-    if index is None:
-        index = next((i for i, c in enumerate(configs) if str(c) == str(chosen)), None)
-    return triton_space(_Listed(configs))[index] if index is not None else None
 
 
 class _Listed:
