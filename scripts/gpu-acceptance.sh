@@ -221,6 +221,8 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       timed first-use-micro python3 scripts/first_use_probe.py --prewarm --micro
       timed first-use-early python3 scripts/first_use_probe.py --early
       timed first-use-late python3 scripts/first_use_probe.py --prewarm ;;
+    reference-probe)  # what a call of the interference reference costs (issue 32)
+      timed reference-probe python3 scripts/reference_probe.py --rounds 5 --profile-top 45 ;;
     startup)  # where a run's fixed cost goes (issue 32): benchmarks/startup.py
       timed startup python3 benchmarks/startup.py --parallel --cluster \
         --profile "$LOGS/parent.prof" ${STARTUP_ARGS:-} ;;
