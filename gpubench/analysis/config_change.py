@@ -2,9 +2,10 @@
 
 Triton's autotuner benchmarks its config list again in every process and keeps the
 fastest it saw there. Two runs of unchanged code can therefore run two configs: on an
-H200, matmul/triton_tc 1024^3 fp16 came out 16% faster in one of two sequential runs and
-47% slower in another (journal, issue 32, twenty-third run), each time with the other
-pick. A verdict on such a point is about the pick as much as about the code, so the
+H200, matmul/triton_tc 1024^3 ran config #3 (9.49 us) in one process and #5 (8.81 us) in
+the next, and a 2-GPU run read +36% SLOWER against one GPU with #2 against #5 (journal,
+issue 32, twenty-fourth run). A verdict on such a point is about the pick as much as about
+the code, so the
 comparison says which configs ran (build["config"], run/tune_apply.py). The verdict is
 kept: a change of the kernel or of its list can be why the pick moved.
 """

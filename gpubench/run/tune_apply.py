@@ -14,8 +14,8 @@ After the first call, the compiled Triton kernel's resources (registers, spills,
 memory, warps) and the occupancy they allow go to the result's build facts. A Triton
 variant run as written records the config its autotuner picked for the call (source
 "autotune"): the autotuner benchmarks its list again in every process, and two processes
-can pick differently (a 1024^3 matmul 16-47% apart between sequential runs of unchanged
-code, journal, issue 32), which `compare` then names instead of leaving it to look like
+can pick differently (a 1024^3 matmul 8-36% apart between runs of unchanged code on an
+H200, journal, issue 32), which `compare` then names instead of leaving it to look like
 the code's doing.
 """
 
