@@ -41,15 +41,34 @@ def ratio_ci(base: Sequence[float], new: Sequence[float], level: float = 0.95,
     return ratio, min(float(low), ratio), max(float(high), ratio)
 
 
-def _resampled_medians(samples, rng, resamples: int, chunk_values: int = 2_000_000):
-    """Medians of `resamples` bootstrap resamples, drawn in chunks so that memory stays
-    bounded: 2M draws x 8 bytes x 2 arrays = 32 MB at a time, whatever the sample count."""
+def _resampled_medians(samples, rng, resamples: int):
+    """Medians of `resamples` bootstrap resamples, drawn through their order statistics
+    rather than by drawing n indices each: the same distribution at O(resamples) cost
+    instead of O(resamples x n) (50,000 samples a side: ms instead of ~2 s a ratio).
+
+    A resample is n indices floor(n U), U uniform on [0, 1); sorted, its k-th smallest
+    value is the sorted samples' entry at floor(n U_(k)), U_(k) being the k-th smallest
+    of n uniforms, which is Beta(k, n - k + 1). An odd n's median is the m-th value,
+    m = (n + 1) / 2. An even n's median (numpy's) averages the m-th and (m+1)-th, m = n/2;
+    given U_(m) = u, the other n - m uniforms lie above u, uniform on (u, 1), and the
+    least of them is u + (1 - u) Beta(1, n - m)."""
     import numpy as np
 
-    out = np.empty(resamples)
-    rows_per_chunk = max(1, chunk_values // len(samples))
-    for start in range(0, resamples, rows_per_chunk):
-        rows = min(rows_per_chunk, resamples - start)
-        draws = rng.integers(0, len(samples), size=(rows, len(samples)))
-        out[start:start + rows] = np.median(samples[draws], axis=1)
-    return out
+    values = np.sort(np.asarray(samples, dtype=float))
+    n = len(values)
+    rank = (n + 1) // 2  # the (lower) middle value's rank, 1-based
+    lower = rng.beta(rank, n - rank + 1, size=resamples)
+    medians = _at(values, lower)
+    if n % 2:
+        return medians
+    least_above = 1.0 - rng.random(resamples) ** (1.0 / (n - rank))  # Beta(1, n - m)
+    return (medians + _at(values, lower + (1.0 - lower) * least_above)) / 2
+
+
+def _at(values, uniforms):
+    """values[floor(n u)] for each u: the sorted samples at the drawn order statistics
+    (a u that rounds to 1.0 in floating point takes the largest value)."""
+    import numpy as np
+
+    indices = np.minimum((uniforms * len(values)).astype(np.int64), len(values) - 1)
+    return values[indices]
