@@ -123,8 +123,11 @@ def main() -> None:
                         help="time the smallest first uses one by one before the points")
     args = parser.parse_args()
     started = time.perf_counter()
-    prewarm = Prewarm() if args.early else None
+    prewarm = Prewarm(torch_pending=True) if args.early else None
     import torch
+
+    if prewarm is not None:
+        prewarm.torch_imported()
 
     from gpubench.families.spec import Machine
     from gpubench.run.execute import Executor

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import types
 
 from conftest import load_script
@@ -69,11 +70,28 @@ def test_driver_thread_ends_quietly_without_a_driver():
 
 def test_prewarm_reports_each_step(monkeypatch):
     ran = []
-    monkeypatch.setattr(prewarm, "STEPS", (("one", lambda: ran.append(1)),
-                                           ("fails", lambda: 1 / 0)))
+    monkeypatch.setattr(prewarm, "STEPS", (("one", lambda: ran.append(1), False),
+                                           ("fails", lambda: 1 / 0, False)))
     line = prewarm.Prewarm().wait()
     assert ran == [1]
     assert "one " in line and "fails " in line and "waited" in line
+
+
+def test_a_prewarm_started_before_torch_holds_its_torch_steps_back(monkeypatch):
+    """Started before torch's import (the worker's start), the steps that import torch
+    wait for torch_imported(); the others run at once."""
+    ran = []
+    free = threading.Event()
+    monkeypatch.setattr(prewarm, "STEPS", (("triton", lambda: (ran.append("triton"),
+                                                                 free.set()), False),
+                                           ("cpp", lambda: ran.append("cpp"), True)))
+    early = prewarm.Prewarm(torch_pending=True)
+    assert free.wait(10)
+    early.thread.join(timeout=0.2)
+    assert ran == ["triton"] and early.thread.is_alive()
+    early.torch_imported()
+    early.wait()
+    assert ran == ["triton", "cpp"]
 
 
 def _fake_nvml(capabilities):

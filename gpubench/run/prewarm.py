@@ -10,10 +10,14 @@ speedup of a run on several GPUs (issue 32). Measured in a fresh worker on an H2
 - torch.utils.cpp_extension's import (setuptools, distutils): the first C++ point +0.13 s.
 
 Both are host work that needs no GPU, so a thread does them while the worker's main
-thread reads the device's facts and checks the ceilings, which wait on the driver and the
-GPU (and while `start_driver`'s thread, below, starts CUDA); `wait()` joins it before
-anything is sealed or timed (worker.py), so no import runs beside a measurement. A step
-that fails is left to the point that needs it, which reports the failure as it always did.
+thread imports torch, reads the device's facts and checks the ceilings (and while
+`start_driver`'s thread, below, starts CUDA); `wait()` joins it before anything is sealed
+or timed (worker.py), so no import runs beside a measurement. Started after torch's
+import, the thread outlasted the main thread's start by 0.27-0.37 s on a 4-H200 host
+(2026-11-27, the twenty-second run's worker logs: "waited 0.29 s for it"), time every
+lane and one GPU alike waited before the first point; it now starts before torch's import.
+A step that fails is left to the point that needs it, which reports the failure as it
+always did.
 """
 
 from __future__ import annotations
@@ -38,19 +42,36 @@ def _cpp_extension() -> None:
     importlib.import_module("torch.utils.cpp_extension")
 
 
-STEPS = (("triton", _triton), ("cpp_extension", _cpp_extension))
+# (name, step, whether it imports torch). Triton's import imports no torch (3.x), so it
+# can start before torch's; the C++ loader's waits for it: a thread that imported part of
+# torch while the main thread imported the rest could meet it in a cycle of import locks.
+STEPS = (("triton", _triton, False), ("cpp_extension", _cpp_extension, True))
 
 
 class Prewarm:
-    """STEPS on a daemon thread, started at once; `wait()` joins it."""
+    """STEPS on a daemon thread, started at once; `wait()` joins it.
 
-    def __init__(self) -> None:
+    Started before torch's import (`torch_pending=True`, then `torch_imported()` once it
+    is in), Triton's step runs beside that import: its key hashes Triton's native library
+    (hundreds of MB) in 1 MB reads and hashlib updates, which leave the GIL, so only its
+    module imports take turns with torch's."""
+
+    def __init__(self, torch_pending: bool = False) -> None:
         self.seconds: dict[str, float] = {}
+        self._torch = threading.Event()
+        if not torch_pending:
+            self._torch.set()
         self.thread = threading.Thread(target=self._run, name="gpubench-prewarm", daemon=True)
         self.thread.start()
 
+    def torch_imported(self) -> None:
+        """torch is imported: the steps that import it may run."""
+        self._torch.set()
+
     def _run(self) -> None:
-        for name, step in STEPS:
+        for name, step, needs_torch in STEPS:
+            if needs_torch:
+                self._torch.wait()
             started = time.perf_counter()
             with contextlib.suppress(Exception):
                 step()

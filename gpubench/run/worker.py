@@ -55,15 +55,20 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     timeline.mark_process_start("worker")
     device = os.environ.get("GPUBENCH_DEVICE", "cpu")
+    prewarm = None
     if device == "cuda" and args.fd is not None and not (args.once or args.trace
                                                          or args.ncu_check):
         start_driver()  # a serving worker's: beside torch's import, which comes next
+        # Host-side first uses (Triton's import and key, then the C++ loader) beside it too.
+        prewarm = Prewarm(torch_pending=True)
     if device == "cpu":
         # Triton reads this when a @triton.jit function is defined: before any kernel import.
         os.environ.setdefault("TRITON_INTERPRET", "1")
     import gpubench.timing.pristine  # noqa: F401  the timers' references, before any variant
     steps = StartSteps(started)
     steps.mark("torch")
+    if prewarm is not None:
+        prewarm.torch_imported()
     if args.once:
         return _profile_once(device, args.once, args.result, args.region)
     if args.ncu_check:
@@ -77,8 +82,6 @@ def main(argv: list[str] | None = None) -> int:
     become_subreaper()  # a variant's child in a new session stays below this worker
     watchdog = start_watchdog(os.getppid())
     fd = private_channel(args.fd)
-    # Host-side first uses (Triton, the C++ loader) beside the CUDA context's creation.
-    prewarm = Prewarm() if device == "cuda" else None
     try:
         machine = _start(device, fd, steps)
     except Exception as exc:
