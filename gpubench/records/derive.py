@@ -9,7 +9,7 @@ from __future__ import annotations
 from gpubench.records import trust
 from gpubench.records.result import OK, SUSPECT, Result
 from gpubench.timing import copy_curve, noise, precision, roofline
-from gpubench.timing.ratio_ci import TABLE_RESAMPLES, ratio_ci
+from gpubench.timing.ratio_ci import ratio_ci
 
 # Fewer samples a side and the bootstrap of a median has a handful of distinct values:
 # no CI (analysis/comparison.py's MIN_SAMPLES, for the same reason).
@@ -43,7 +43,7 @@ def speedup_cis(group: list[Result], values: list[float | None]) -> list[tuple |
                 len(result.samples_s), len(base.samples_s)) < MIN_CI_SAMPLES:
             found.append(None)
             continue
-        _, low, high = ratio_ci(result.samples_s, base.samples_s, resamples=TABLE_RESAMPLES)
+        _, low, high = ratio_ci(result.samples_s, base.samples_s)
         found.append((low, high))
     return found
 

@@ -39,12 +39,6 @@ from gpubench.tune.space import TuneConfig
 
 # Rounds of halving: 16 configs -> 8 -> 4 -> 2 take four; a fifth would only re-time ties.
 MAX_ROUNDS = 4
-# Samples a comparison uses at most per config, evenly strided over the run: the bootstrap
-# costs resamples x n per side (10^4 samples: ~2 s a pair on a 2-core VM, and an exhaustive
-# run of 18 configs has 17 pairs); 2000 still put a steady kernel's median CI within ~0.1%,
-# well inside the 1% a tie is judged at. Fewer samples only widen the CI: more ties, never
-# a config dropped on less evidence.
-MAX_COMPARED = 2000
 # Round 0's timing per config, seconds: 20 ms holds ~100 samples of a 100 us matmul (and
 # thousands of a 5 us kernel): enough for the ratio CI to call a 10% gap at once.
 FIRST_BUDGET_S = 0.02
@@ -152,8 +146,8 @@ class Race:
         first, second = self.contenders[leader], self.contenders[other]
         key = (leader, other, len(first.samples), len(second.samples))
         if key not in self.compared:
-            self.compared[key] = compare_samples(thinned(first.samples),
-                                                 thinned(second.samples), self.threshold)
+            self.compared[key] = compare_samples(first.samples, second.samples,
+                                                 self.threshold)
         return self.compared[key]
 
     def _stop(self, index: int, reason: str) -> None:
@@ -193,12 +187,6 @@ def choose(race: Race, registers: Mapping[int, int | None]) -> Choice:
     best = tie_break(ties, registers)
     why = "the fastest" if len(ties) == 1 else f"{len(ties)} tied; {TIE_RULE}"
     return Choice(fastest, tuple(sorted(ties)), best, why, versus)
-
-
-def thinned(samples: Sequence[float], limit: int = MAX_COMPARED) -> Sequence[float]:
-    """At most `limit` of the samples, every k-th (k = ceil(n / limit)), in their order."""
-    step = math.ceil(len(samples) / limit) if len(samples) > limit else 1
-    return samples[::step]
 
 
 def tie_break(ties: Iterable[int], registers: Mapping[int, int | None]) -> int:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from gpubench.analysis.comparison import SLOWER, compare_samples
 from gpubench.records.run import RunDocument
-from gpubench.tune.racing import DROPPED, FAILED, Choice, Race, thinned, tied
+from gpubench.tune.racing import DROPPED, FAILED, Choice, Race, tied
 from gpubench.tune.space import split_name
 
 
@@ -96,7 +96,7 @@ def best_change(base: RunDocument, new: RunDocument, threshold: float) -> str | 
     ours = samples_by_label(new)
     if old not in ours or chosen not in ours:
         return f"{head}; NEW has no timing of {old}: whether the change is real is unknown"
-    verdict = compare_samples(thinned(ours[chosen]), thinned(ours[old]), threshold)
+    verdict = compare_samples(ours[chosen], ours[old], threshold)
     if old in now.get("tied_labels", ()) or tied(verdict):
         return (f"{head}; not a real change: in NEW the two are tied (x{verdict.ratio:.3f}, "
                 f"CI {verdict.ci_low:.3f}-{verdict.ci_high:.3f}); the tie-break picked")
