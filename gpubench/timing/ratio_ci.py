@@ -14,8 +14,11 @@ from collections.abc import Sequence
 
 # 20,000 resamples: drawn through order statistics (_resampled_medians) they cost ~4 ms a
 # ratio at 3,000 samples a side (10 ms at 50,000; the 2-core CPU machine), and the CI's
-# ends move by under 0.05% between seeds (5 seeds; 0.1-0.2% at 2,000), so fewer verdicts
-# near a bound turn on the seed. The run table's `vs base` uses the same count.
+# ends move by under 0.05% between seeds (5 seeds of smooth samples; 0.1-0.2% at 2,000),
+# so fewer verdicts near a bound turn on the seed. Samples quantised by the timer's
+# resolution give medians on a few values, and an end can sit between two of them: the
+# H200 square fixture's triton row ends at +2.72% or +3.40% by the seed, half and half,
+# whatever the count (P(ratio <= +2.72%) = 0.9751 there). The run table uses this count too.
 RESAMPLES = 20_000
 # A fixed seed: the same two runs always get the same interval (and verdict).
 SEED = 20261122
