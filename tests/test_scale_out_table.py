@@ -62,3 +62,25 @@ def test_decided_verdicts_on_a_moved_autotune_pick_are_counted_apart():
     cell = scale_out.moved_picks(reference, parallel, compare_runs(reference, parallel))
     assert cell == " (1 decided with another autotune pick)"
     assert scale_out.moved_picks(reference, reference, compare_runs(reference, reference)) == ""
+
+
+def test_launch_bound_shift_splits_points_at_10_us_and_reads_results_json(tmp_path, capsys):
+    """scripts/launch_bound_shift.py: a 5 us point that moved +10% and a 1 ms one that
+    moved +1% land in their own columns; a point missing in one run, or not ok, is left out."""
+    import json
+
+    shift = load_script("scripts/launch_bound_shift.py", "launch_bound_shift")
+
+    def run(name, rows):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps({"results": [
+            {"family": "f", "variant": v, "shape": {"n": 1}, "dtype": "float32",
+             "status": status, "median_s": seconds} for v, seconds, status in rows]}))
+
+    run("1gpu-cold", [("small", 5e-6, "ok"), ("large", 1e-3, "ok"), ("gone", 1e-3, "ok"),
+                      ("failed", 5e-6, "ok")])
+    run("all-warm", [("small", 5.5e-6, "ok"), ("large", 1.01e-3, "ok"),
+                     ("failed", 50e-6, "FAIL")])
+    shift.main([str(tmp_path)])
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if "all-warm" in line]
+    assert "+10.0% (n=1)" in row and "+1.0% (n=1)" in row

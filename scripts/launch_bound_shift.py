@@ -1,0 +1,56 @@
+"""How far each run of benchmarks/scale_out.py moved the launch-bound points (issue 32).
+
+    python3 scripts/launch_bound_shift.py OUT [OUT ...]
+
+OUT is a scale-out output folder (`--out`, or `logs/scale-out` unpacked from a device
+run's logs.tgz), holding 1gpu-cold/, 1gpu-warm/, all-cold/ ... For each run other than
+1gpu-cold it prints the median over points of (this run's median / 1gpu-cold's - 1), for
+the points under 10 us on one GPU (launch-bound: the host's launches set their time) and
+for the rest, PASS-alike points present in both. A second one-GPU run (1gpu-warm) shows
+how far an unchanged process moves them: the bar the parallel runs are read against.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+RUNS = ("1gpu-warm", "all-cold", "dask-cold", "all-warm", "dask-warm")
+# Under 10 us a kernel's time is mostly its launch's (a few us on an H200 host).
+LAUNCH_BOUND_S = 10e-6
+
+
+def medians(folder: Path) -> dict[tuple, float]:
+    """{(family, variant, shape, dtype): median seconds} of a run's measured points."""
+    rows = json.loads((folder / "results.json").read_text())["results"]
+    return {(r["family"], r["variant"], json.dumps(r["shape"], sort_keys=True), r["dtype"]):
+            r["median_s"] for r in rows if r.get("status") == "ok" and r.get("median_s")}
+
+
+def shifts(base: dict, run: dict) -> tuple[list[float], list[float]]:
+    """(launch-bound shifts, the others'), as run / base - 1."""
+    small, large = [], []
+    for key, seconds in base.items():
+        if key in run:
+            (small if seconds < LAUNCH_BOUND_S else large).append(run[key] / seconds - 1)
+    return small, large
+
+
+def main(outs: list[str]) -> None:
+    print("| out | run | points < 10 us | points >= 10 us |\n|---|---|---:|---:|")
+    for out in map(Path, outs):
+        base = medians(out / "1gpu-cold")
+        for name in RUNS:
+            if not (out / name / "results.json").exists():
+                continue
+            small, large = shifts(base, medians(out / name))
+            if small and large:
+                print(f"| {out} | {name} | {statistics.median(small) * 100:+.1f}% "
+                      f"(n={len(small)}) | {statistics.median(large) * 100:+.1f}% "
+                      f"(n={len(large)}) |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
