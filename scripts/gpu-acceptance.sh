@@ -221,6 +221,9 @@ print('trace events by category:', dict(collections.Counter(e.get('cat') for e i
       timed first-use-micro python3 scripts/first_use_probe.py --prewarm --micro
       timed first-use-early python3 scripts/first_use_probe.py --early
       timed first-use-late python3 scripts/first_use_probe.py --prewarm ;;
+    pinning-probe)  # launch-bound points between runs, unpinned and under taskset
+      timed pinning-probe python3 scripts/pinning_probe.py "$LOGS/pinning" \
+        --runs "${PINNING_RUNS:-6}" --cpus "${PINNING_CPUS:-2,3}" ;;
     reference-probe)  # what a call of the interference reference costs (issue 32)
       timed reference-probe python3 scripts/reference_probe.py --rounds 5 --profile-top 45 ;;
     startup)  # where a run's fixed cost goes (issue 32): benchmarks/startup.py
