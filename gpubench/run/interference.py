@@ -58,10 +58,11 @@ class Interference:
         if worst is None:
             return "interference: not measured"
         low, high = worst.comparison.ci_low - 1, worst.comparison.ci_high - 1
-        source = f" ({self.source})" if self.source else ""
+        said = ", ".join(part for part in (self.source, beside(self.beside_builds)) if part)
         return (f"interference, {self.devices} devices at once against each alone: largest "
                 f"shift {worst.change:+.1%} [{low:+.1%}, {high:+.1%}] ({worst.device_id}, "
-                f"{worst.reference}): {worst.comparison.verdict}{source}")
+                f"{worst.reference}): {worst.comparison.verdict}"
+                + (f" ({said})" if said else ""))
 
     def warning(self) -> str | None:
         """The warning when a device measured slower beside the others, with the remedy."""
@@ -103,3 +104,11 @@ def assess(alone: dict[tuple[str, str], list[float]],
 
 
 __all__ = ["FASTER", "SLOWER", "Interference", "ReferenceShift", "assess"]
+
+
+def beside(builds: int) -> str:
+    """'beside 4 builds compiling' (what a reference measured in a cold run shares the
+    host's cores with), or '' for none."""
+    if not builds:
+        return ""
+    return f"beside {builds} build{'s' if builds != 1 else ''} compiling"

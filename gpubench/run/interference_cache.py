@@ -54,17 +54,9 @@ class Recorded:
         return renamed(self.alone), renamed(self.together)
 
     def describe(self, now: float) -> str:
-        builds = beside(self.beside_builds)
-        return (f"reused: measured {now - self.measured_at:.0f} s before, by run "
-                f"{self.run_id}" + (f", {builds}" if builds else ""))
-
-
-def beside(builds: int) -> str:
-    """'beside 4 builds compiling' (what a reference measured in a cold run shares the
-    host's cores with), or '' for none."""
-    if not builds:
-        return ""
-    return f"beside {builds} build{'s' if builds != 1 else ''} compiling"
+        """Where the samples come from (Interference.source); the builds they were measured
+        beside travel as a count of their own (beside_builds)."""
+        return f"reused: measured {now - self.measured_at:.0f} s before, by run {self.run_id}"
 
 
 def max_age_s(environ=os.environ) -> float:

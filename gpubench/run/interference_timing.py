@@ -64,7 +64,6 @@ class InterferenceTiming:
             alone.update(self._time_probes(lane, probes, timing))
         builds = self.builds.compiled_during(since) if self.builds is not None else 0
         self._interference_builds = builds
-        self._interference_source = interference_cache.beside(builds)
         key = ids and interference_cache.key_for(facts, self._lane_kind(), reference)
         if key and alone and together and not self._stopping.is_set():
             interference_cache.store(key, alone, together, ids, self.log_dir.name, builds)
