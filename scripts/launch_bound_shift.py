@@ -12,7 +12,6 @@ how far an unchanged process moves them: the bar the parallel runs are read agai
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -22,11 +21,13 @@ RUNS = ("1gpu-warm", "all-cold", "dask-cold", "all-warm", "dask-warm")
 LAUNCH_BOUND_S = 10e-6
 
 
-def medians(folder: Path) -> dict[tuple, float]:
-    """{(family, variant, shape, dtype): median seconds} of a run's measured points."""
-    rows = json.loads((folder / "results.json").read_text())["results"]
-    return {(r["family"], r["variant"], json.dumps(r["shape"], sort_keys=True), r["dtype"]):
-            r["median_s"] for r in rows if r.get("status") == "ok" and r.get("median_s")}
+def medians(folder: Path) -> dict[str, float]:
+    """{point key: median seconds} of a run's measured points (gpubench.load_run)."""
+    import gpubench
+    from gpubench.records.result import OK
+
+    return {key: result.median_s for key, result in gpubench.load_run(str(folder)).by_key().items()
+            if result.status == OK and result.median_s}
 
 
 def shifts(base: dict, run: dict) -> tuple[list[float], list[float]]:

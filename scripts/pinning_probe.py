@@ -16,11 +16,12 @@ per-point spread over its runs ((max - min) / median, median and p90 over points
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
 from pathlib import Path
+
+from launch_bound_shift import medians  # scripts/: one reader of a run's medians
 
 SUITE = """families = ["square", "vector_add", "softmax"]
 dtypes = ["float32", "bfloat16"]
@@ -42,12 +43,6 @@ def run(config: Path, out: Path, pin: str | None) -> None:
     if pin:
         command = ["taskset", "-c", pin, *command]
     subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, check=False)
-
-
-def medians(folder: Path) -> dict[tuple, float]:
-    rows = json.loads((folder / "results.json").read_text())["results"]
-    return {(r["family"], r["variant"], r["dtype"]): r["median_s"] for r in rows
-            if r.get("status") == "ok" and r.get("median_s")}
 
 
 def report(name: str, runs: list[dict]) -> None:

@@ -67,15 +67,23 @@ def test_decided_verdicts_on_a_moved_autotune_pick_are_counted_apart():
 def test_launch_bound_shift_splits_points_at_10_us_and_reads_results_json(tmp_path, capsys):
     """scripts/launch_bound_shift.py: a 5 us point that moved +10% and a 1 ms one that
     moved +1% land in their own columns; a point missing in one run, or not ok, is left out."""
-    import json
+    from gpubench.records.point import PointKey
+    from gpubench.records.result import FAIL, OK, Result
+    from gpubench.records.run import RunDocument
+    from gpubench.records.shape import Shape
+    from gpubench.run.folder import save_run
+    from gpubench.timing.measurement import Measurement
 
     shift = load_script("scripts/launch_bound_shift.py", "launch_bound_shift")
+    statuses = {"ok": OK, "FAIL": FAIL}
 
-    def run(name, rows):
+    def run(name, rows):  # saved by gpubench's own writer, read back by the script
         (tmp_path / name).mkdir()
-        (tmp_path / name / "results.json").write_text(json.dumps({"results": [
-            {"family": "f", "variant": v, "shape": {"n": 1}, "dtype": "float32",
-             "status": status, "median_s": seconds} for v, seconds, status in rows]}))
+        results = tuple(Result(key=PointKey("f", v, "float32", Shape({"n": 1}), "cold"),
+                               kind="torch", status=statuses[status], device="cuda",
+                               measurement=Measurement("cold", "t", (seconds,) * 5))
+                        for v, seconds, status in rows)
+        save_run(RunDocument(meta={"run_id": name}, env={}, results=results), tmp_path / name)
 
     run("1gpu-cold", [("small", 5e-6, "ok"), ("large", 1e-3, "ok"), ("gone", 1e-3, "ok"),
                       ("failed", 5e-6, "ok")])
