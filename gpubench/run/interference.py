@@ -103,12 +103,12 @@ def assess(alone: dict[tuple[str, str], list[float]],
     return Interference(devices, tuple(shifts), source=source, beside_builds=beside_builds)
 
 
-__all__ = ["FASTER", "SLOWER", "Interference", "ReferenceShift", "assess"]
-
-
 def beside(builds: int) -> str:
     """'beside 4 builds compiling' (what a reference measured in a cold run shares the
     host's cores with), or '' for none."""
     if not builds:
         return ""
     return f"beside {builds} build{'s' if builds != 1 else ''} compiling"
+
+
+__all__ = ["FASTER", "SLOWER", "Interference", "ReferenceShift", "assess"]
