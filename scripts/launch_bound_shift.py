@@ -42,6 +42,9 @@ def shifts(base: dict, run: dict) -> tuple[list[float], list[float]]:
 def main(outs: list[str]) -> None:
     print("| out | run | points < 10 us | points >= 10 us |\n|---|---|---:|---:|")
     for out in map(Path, outs):
+        if not (out / "1gpu-cold" / "results.json").exists():
+            print(f"| {out} | no 1gpu-cold/results.json there: skipped | | |")
+            continue
         base = medians(out / "1gpu-cold")
         for name in RUNS:
             if not (out / name / "results.json").exists():
