@@ -41,9 +41,12 @@ def shifts(base: dict, run: dict) -> tuple[list[float], list[float]]:
 
 def main(outs: list[str]) -> None:
     print("| out | run | points < 10 us | points >= 10 us |\n|---|---|---:|---:|")
+    from gpubench.safe_text import markdown
+
     for out in map(Path, outs):
+        shown = markdown(out)  # a folder name is the user's text: escaped in the table
         if not (out / "1gpu-cold" / "results.json").exists():
-            print(f"| {out} | no 1gpu-cold/results.json there: skipped | | |")
+            print(f"| {shown} | no 1gpu-cold/results.json there: skipped | | |")
             continue
         base = medians(out / "1gpu-cold")
         for name in RUNS:
@@ -51,7 +54,7 @@ def main(outs: list[str]) -> None:
                 continue
             small, large = shifts(base, medians(out / name))
             if small and large:
-                print(f"| {out} | {name} | {statistics.median(small) * 100:+.1f}% "
+                print(f"| {shown} | {name} | {statistics.median(small) * 100:+.1f}% "
                       f"(n={len(small)}) | {statistics.median(large) * 100:+.1f}% "
                       f"(n={len(large)}) |")
 
