@@ -72,6 +72,8 @@ def main() -> None:
         for name, pin in (("unpinned", None), (f"taskset -c {args.cpus}", args.cpus)):
             folder = args.out / f"{name.split()[0]}-{index}"
             run(config, folder, pin)
+            if not (folder / "results.json").exists():  # a --cpus taskset refused, say
+                sys.exit(f"{name}: gpubench wrote no results in {folder}")
             found[name].append(medians(folder))
     print("| condition | runs | points | each run's shift, % | range, pp | per-point spread "
           "(median / p90) |\n|---|---:|---:|---|---:|---|")
