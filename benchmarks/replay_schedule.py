@@ -1,4 +1,4 @@
-"""Replay a run's points on N simulated workers: queue order against kinds kept together.
+"""Replay a run's points on N simulated workers: queue order, kinds kept, groups kept.
 
     python benchmarks/replay_schedule.py ONE_GPU_RUN PARALLEL_RUN [--lanes 2,4]
                                          [--kind-first-s 0.013] [--first-points-s 0.7]
@@ -8,10 +8,11 @@ Each point takes as long as it did on one GPU; the order the parallel run's work
 the points (all lanes merged by start time) stands for the queue. A worker pays
 --first-points-s once (its process's first uses) and --kind-first-s for the first point
 of each kind (family, variant, dtype) it runs. Prints, for each worker count and policy,
-when the last and the first worker end and how many kind-firsts the workers paid: what
-keeping kinds together (gpubench/run/schedule.py pick_for_lane, the very function the
-runner uses) should save, and whether it lengthens the tail (docs/journal/perf-notes.md,
-"Sixteenth to eighteenth runs": 4 workers 127 -> 54 kind-firsts).
+when the last and the first worker end, how many kind-firsts the workers paid and how
+many groups (family, shape, dtype) were split over workers: what keeping kinds and groups
+together (gpubench/run/schedule.py pick_for_lane, the very function the runner uses)
+should save, and whether it lengthens the tail (docs/journal/perf-notes.md, "Sixteenth to
+eighteenth runs": 4 workers 127 -> 54 kind-firsts; "Groups kept on one worker").
 """
 
 from __future__ import annotations
@@ -58,24 +59,35 @@ def run_tasks(folder: Path) -> list[tuple[float, str, float]]:
 
 def as_point(label: str):
     """What pick_for_lane reads of a point, from its label family/variant/shape/dtype."""
-    family, variant, _, dtype = label.split("/", 3)
+    family, variant, shape, dtype = label.split("/", 3)
     return SimpleNamespace(label=label, family=SimpleNamespace(name=family),
-                           variant=SimpleNamespace(name=variant), dtype=dtype)
+                           variant=SimpleNamespace(name=variant), dtype=dtype,
+                           group=(family, dtype, shape))
 
 
-def replay(queue: list[str], seconds: dict[str, float], workers: int, keep_kinds: bool,
-           first_points_s: float, kind_first_s: float) -> tuple[float, float, int]:
-    """(last worker's end, first worker's end, kind-firsts paid) of list scheduling
-    `queue` on `workers`: each free worker takes the queue's first point, or with
-    `keep_kinds` what pick_for_lane picks for it."""
+POLICIES = ("queue", "kinds kept", "groups kept")
+
+
+def replay(queue: list[str], seconds: dict[str, float], workers: int, policy: str,
+           first_points_s: float, kind_first_s: float) -> tuple[float, float, int, int]:
+    """(last worker's end, first worker's end, kind-firsts paid, groups split) of list
+    scheduling `queue` on `workers`: each free worker takes the queue's first point, or
+    what pick_for_lane picks for it, keeping kinds only or kinds and groups (POLICIES)."""
     pending = [as_point(label) for label in queue]
     free = [(0.0, worker) for worker in range(workers)]
     ran: list[set] = [set() for _ in range(workers)]
+    mine: list[set] = [set() for _ in range(workers)]
     claimed: set = set()
+    owners: dict[tuple, set] = {}
     ends, kind_firsts = [0.0] * workers, 0
     while pending:
         now, worker = heapq.heappop(free)
-        position = pick_for_lane(enumerate(pending), ran[worker], claimed) if keep_kinds else 0
+        position = 0
+        if policy != "queue":
+            keep = policy == "groups kept"
+            position = pick_for_lane(enumerate(pending), ran[worker], claimed, frozenset(),
+                                     mine[worker] if keep else set(),
+                                     set(owners) if keep else set())
         point = pending.pop(position)
         kind = kind_of(point)
         cost = seconds[point.label] + (first_points_s if not ran[worker] else 0.0)
@@ -83,10 +95,13 @@ def replay(queue: list[str], seconds: dict[str, float], workers: int, keep_kinds
             cost += kind_first_s
             kind_firsts += 1
         ran[worker].add(kind)
+        mine[worker].add(point.group)
         claimed.add(kind)
+        owners.setdefault(point.group, set()).add(worker)
         ends[worker] = now + cost + GAP_S
         heapq.heappush(free, (ends[worker], worker))
-    return max(ends), min(ends), kind_firsts
+    split = sum(1 for workers_of in owners.values() if len(workers_of) > 1)
+    return max(ends), min(ends), kind_firsts, split
 
 
 def main() -> None:
@@ -109,14 +124,15 @@ def main() -> None:
     queue = [label for _, label, _ in sorted(run_tasks(args.parallel)) if label in seconds]
     if not queue:
         parser.error(f"no task of {args.parallel} is in {args.one_gpu}'s worker logs")
-    print("| workers | order | last end s | first end s | kind-firsts |")
-    print("|---:|---|---:|---:|---:|")
+    print("| workers | order | last end s | first end s | kind-firsts | groups split |")
+    print("|---:|---|---:|---:|---:|---:|")
+    groups = len({as_point(label).group for label in queue})
     for workers in lanes:
-        for keep_kinds in (False, True):
-            last, first, firsts = replay(queue, seconds, workers, keep_kinds,
-                                         args.first_points_s, args.kind_first_s)
-            order = "kinds kept" if keep_kinds else "queue"
-            print(f"| {workers} | {order} | {last:.2f} | {first:.2f} | {firsts} |")
+        for policy in POLICIES:
+            last, first, firsts, split = replay(queue, seconds, workers, policy,
+                                                args.first_points_s, args.kind_first_s)
+            print(f"| {workers} | {policy} | {last:.2f} | {first:.2f} | {firsts} | "
+                  f"{split} of {groups} |")
 
 
 if __name__ == "__main__":

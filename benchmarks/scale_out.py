@@ -19,11 +19,16 @@ the same status as on one GPU; how many medians fall inside the one-GPU run's 95
 behind them (median and 90th percentile of |run / one GPU - 1|); and the interference figure
 each parallel run measured. For reference, 1gpu-warm is compared with 1gpu-cold too:
 that is how much two sequential runs on one GPU differ, the bar the parallel runs are
-held to. The last column holds a parallel run to that bar point by point: for each point,
-how much further its median lies from 1gpu-cold's than 1gpu-warm's does (|log ratio|, in
-percentage points), the median of that excess, and the one-sided p of Wilcoxon's
+held to. The last two columns hold a parallel run to that bar point by point: for each
+point, how much further its median lies from 1gpu-cold's than 1gpu-warm's does (|log
+ratio|, in percentage points), the median of that excess, and the one-sided p of Wilcoxon's
 signed-rank test that the parallel run lies further (p < 0.05: measurably further than a
-sequential rerun). EXTRA arguments after `--` go to every run (e.g. `-- --no-compiled`).
+sequential rerun); the last the same with each |log ratio| taken beyond its group's common
+shift, as `gpubench compare` allows for it (beyond_group). Each worker process moves its
+short kernels by its own few percent: one rerun is one such draw against a parallel run's
+several, so the first of the two flags a run whenever the rerun's draw lands near
+1gpu-cold's, while the variants of a group, measured in one process, share it.
+EXTRA arguments after `--` go to every run (e.g. `-- --no-compiled`).
 
 "Cold" empties what a run builds (C++/CUDA extensions, Triton's and Inductor's caches),
 not what gpubench knows of the machine: the GPU's measured ceilings (`gpubench peak`, the
@@ -33,7 +38,12 @@ and Python's bytecode, where gpubench caches it (build/bytecode.py), is shared b
 install's own __pycache__ would be.
 Without that, every worker of a cold run measured them at its start, a few seconds
 before its first point (3.4 s of the parent's wait on the CPU machine, 2026-11-27);
---cold-ceilings puts that back.
+--cold-ceilings puts that back. The interference reference (run/interference_cache.py: how
+the GPUs slow each other, kept an hour per set of GPUs) is knowledge of the machine too:
+it is measured once first, by a one-point run on every GPU (and one through Dask), and
+copied into each cold cache; the cold runs then say they reused it. Measured in each cold
+run, it held every lane 2.4 s before the first point on 4 H200s (2026-11-27, 28th run);
+--cold-interference puts that back.
 """
 
 from __future__ import annotations
@@ -52,7 +62,7 @@ import time
 from pathlib import Path
 
 import gpubench
-from gpubench.analysis.comparison import compare_runs
+from gpubench.analysis.comparison import GroupShift, compare_runs, group_shifts
 from gpubench.analysis.config_change import autotune_moved
 from gpubench.timing.stats import signed_rank_p_greater
 
@@ -77,6 +87,25 @@ def measured_ceilings(caches: Path) -> Path | None:
     return folder if code == 0 and any(folder.glob("*.json")) else None
 
 
+def measured_interference(caches: Path, parallel: list[list[str]], extra: list[str],
+                          ceilings: Path | None) -> Path | None:
+    """The interference reference, measured once for each way of running on several GPUs
+    (`parallel`: their arguments) by a one-point run into a cache of its own; the folder to
+    copy into each cold cache (None if none was kept: then each cold run measures)."""
+    seed = caches / "interference-seed"
+    if ceilings is not None:
+        shutil.copytree(ceilings, seed / "gpubench" / "ceilings", dirs_exist_ok=True)
+    for arguments in parallel:
+        command = [sys.executable, "-m", "gpubench", "run", "square", "--variants", "torch",
+                   "--sizes", "2^20", "--dtypes", "float32", "--out", str(seed / "run"),
+                   "--force", *arguments, *extra]
+        print(f"== interference seed: {' '.join(command[2:])}", flush=True)
+        subprocess.call(command, env=cache_env(seed), stdout=subprocess.DEVNULL,
+                        stderr=subprocess.STDOUT)
+    folder = seed / "gpubench" / "interference"
+    return folder if any(folder.glob("*.json")) else None
+
+
 def compile_dask_bytecode(caches: Path) -> None:
     """Dask's modules compiled into the shared bytecode cache, as `gpubench peak` does
     torch's: pip compiles a package's bytecode when it installs it, but where gpubench
@@ -91,15 +120,18 @@ def compile_dask_bytecode(caches: Path) -> None:
 
 
 def run_suite(name: str, config: str, out: Path, extra: list[str], cache: Path,
-              ceilings: Path | None = None) -> tuple[Path, float]:
-    """Run the suite once; (its run folder, the command's wall seconds)."""
+              known: dict[str, Path | None] | None = None) -> tuple[Path, float]:
+    """Run the suite once; (its run folder, the command's wall seconds). `known`: what
+    gpubench knows of the machine, {cache folder name: folder to copy there}, copied into
+    a cache that lacks it (a cold one)."""
     folder = out / name
     # Each process of the run marks its steps there (benchmarks/timeline.py prints them).
     env = {**cache_env(cache), "GPUBENCH_TIMELINE": str(out / f"{name}.timeline")}
     with contextlib.suppress(OSError):
         (out / f"{name}.timeline").unlink()
-    if ceilings is not None and not (cache / "gpubench" / "ceilings").exists():
-        shutil.copytree(ceilings, cache / "gpubench" / "ceilings")
+    for part, source in (known or {}).items():
+        if source is not None and not (cache / "gpubench" / part).exists():
+            shutil.copytree(source, cache / "gpubench" / part)
     command = [sys.executable, "-m", "gpubench", "run", "--config", config, "--out",
                str(folder), "--force", *extra]
     print(f"== {name}: {' '.join(command[2:])}", flush=True)
@@ -143,18 +175,42 @@ def passed_medians(run) -> dict:
             if row.passed and row.median_s}
 
 
-def excess_cell(reference: dict, sequential: dict, parallel: dict) -> str:
+def excess_cell(reference: dict, sequential: dict, parallel: dict,
+                groups: dict | None = None) -> str:
     """'+0.04 pp, p 0.12': how much further the parallel run's medians lie from the
     reference's than the sequential rerun's do, point by point (median of the excess
     |log ratio|, in percentage points), and the signed-rank test's one-sided p that they
-    lie further. Each argument: {point key: median seconds}."""
+    lie further. Each argument: {point key: median seconds}. With `groups` ({point key:
+    its records.point.PointKey}), each |log ratio| is taken beyond its group's common
+    shift, as `compare` reads it (beyond_group): what a user's verdicts see."""
     keys = [key for key in reference if key in sequential and key in parallel]
-    excess = [abs(math.log(parallel[k] / reference[k]))
-              - abs(math.log(sequential[k] / reference[k])) for k in keys]
+
+    def distances(run: dict) -> dict:
+        ratios = {k: math.log(run[k] / reference[k]) for k in keys}
+        return beyond_group(ratios, groups) if groups else {k: abs(v) for k, v in ratios.items()}
+
+    far, near = distances(parallel), distances(sequential)
+    excess = [far[k] - near[k] for k in keys]
     p = signed_rank_p_greater(excess)
     if p is None:
         return "-"
     return f"{100 * statistics.median(excess):+.2f} pp, p {p:.2f}"
+
+
+def beyond_group(log_ratios: dict, groups: dict) -> dict:
+    """{point key: |log ratio| beyond its group's common shift}: with 3+ variants, off the
+    group's median ratio; with 2, less the move both made the same way; alone, as it is
+    (analysis/comparison.py group_shifts, what `compare` allows for). A worker process
+    moves its short kernels by its own few percent, common to the variants it measures
+    (schedule.py): this is the distance that shift cannot reach."""
+    shifts = group_shifts({k: log_ratios[k] for k in log_ratios if k in groups},
+                          {k: groups[k] for k in log_ratios if k in groups})
+    far = {}
+    for key, ratio in log_ratios.items():
+        shift = shifts.get(key, GroupShift())
+        far[key] = (abs(ratio - math.log(shift.drift)) if shift.drift != 1.0
+                    else max(0.0, abs(ratio) - math.log1p(shift.witness)))
+    return far
 
 
 def row_for(name: str, run, wall: float, reference, reference_wall: float | None,
@@ -172,11 +228,14 @@ def row_for(name: str, run, wall: float, reference, reference_wall: float | None
     interference = (run.env.get("interference") or {}).get("summary", "-")
     lanes = len(run.meta.get("lanes") or []) or 1
     parallel = lanes > 1 and sequential is not None
-    excess = (excess_cell(passed_medians(reference), passed_medians(sequential),
-                          passed_medians(run)) if parallel else "-")
+    medians = [passed_medians(r) for r in (reference, sequential, run)] if parallel else []
+    groups = {key: row.key for key, row in reference.by_key().items()}
+    excess = excess_cell(*medians) if parallel else "-"
+    beyond = excess_cell(*medians, groups=groups) if parallel else "-"
     return [name, str(lanes), f"{wall:.1f}", speedup, fixed, build_cell(run),
             "yes" if same else "NO", f"{inside}/{total}", verdicts,
-            spread_cell(comparison), interference.removeprefix("interference, "), excess]
+            spread_cell(comparison), interference.removeprefix("interference, "), excess,
+            beyond]
 
 
 def moved_picks(reference, run, comparison) -> str:
@@ -206,7 +265,7 @@ def spread_cell(comparison) -> str:
 def print_table(rows: list[list[str]]) -> None:
     header = ["run", "workers", "wall s", "vs 1 GPU", "fixed s", "build phase",
               "same statuses", "in 1-GPU CI", "compare vs 1 GPU", "spread (median / p90)",
-              "interference", "further than a rerun"]
+              "interference", "further than a rerun", "the same, beyond group shifts"]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, ["-" * w for w in widths], *rows]:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
@@ -220,6 +279,8 @@ def main() -> int:
     parser.add_argument("--skip-cluster", action="store_true")
     parser.add_argument("--cold-ceilings", action="store_true",
                         help="cold runs measure the GPU's ceilings too (see above)")
+    parser.add_argument("--cold-interference", action="store_true",
+                        help="cold runs measure the interference reference too (see above)")
     parser.add_argument("--table-only", action="store_true",
                         help="print the table of the runs already in --out (walls.json)")
     parser.add_argument("extra", nargs="*", help="after --: arguments for every run")
@@ -244,8 +305,13 @@ def main() -> int:
     ceilings = None if args.cold_ceilings else measured_ceilings(caches)
     if not args.skip_cluster:
         compile_dask_bytecode(caches)
+    parallel = [extra for kind, extra, _ in kinds if kind != "1gpu"]
+    # CPU workers measure it every run (run/interference_cache.py): nothing to seed there.
+    interference = None if args.cold_interference or not gpu else \
+        measured_interference(caches, parallel, args.extra, ceilings)
+    known = {"ceilings": ceilings, "interference": interference}
     done = {name: run_suite(name, args.config, out, [*extra, *args.extra], caches / cache,
-                            ceilings)
+                            known)
             for name, extra, cache in plan}
     shutil.rmtree(caches, ignore_errors=True)
     print_runs(done)

@@ -163,3 +163,47 @@ def test_peak_warns_about_a_stale_cache_and_keeps_stdout_json(gpubench, planted_
     assert json.loads(done.stdout)["bandwidth_gbps"] == WRONG_GBPS
     assert "warning: cached copy bandwidth 0.05 GB/s" in done.stderr
     assert "gpubench peak --force" in done.stderr
+
+
+def test_a_recent_measurement_or_agreeing_check_spares_the_probe(tmp_path, monkeypatch):
+    """The probe costs a worker 0.2-0.36 s: a cache measured, or found to agree with a
+    probe, within CHECK_MAX_AGE_S is not probed again; a stale verdict is never reused."""
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path))
+    probes = []
+    rate = {"gbps": 30.5}
+    monkeypatch.setattr(ceilings, "probe_bandwidth_gbps",
+                        lambda device: probes.append(device) or rate["gbps"])
+    env = {"device": "cpu", "cpu": "x86_64", "cpu_threads": 2, "torch": "2.13.0"}
+    key = ceilings.device_key(env)
+    (tmp_path / "ceilings").mkdir()
+    (tmp_path / "ceilings" / f"{key}.json").write_text(json.dumps(fake_ceilings(30.0).to_dict()))
+    first = ceilings.load_checked(env)[1]  # measured long ago (WHEN): probed
+    assert probes == ["cpu"] and first["stale"] is False and "age_s" not in first
+    again = ceilings.load_checked(env)[1]  # agreed a moment ago: kept
+    assert probes == ["cpu"] and again["probe_gbps"] == 30.5 and again["age_s"] < 60
+    assert "not probed again" in again["message"]
+    monkeypatch.setenv(ceilings.CHECK_MAX_AGE_ENV, "0")  # 0: probe every time
+    ceilings.load_checked(env)
+    assert probes == ["cpu", "cpu"]
+    monkeypatch.setenv(ceilings.CHECK_MAX_AGE_ENV, "an hour")  # not a number: probe too
+    rate["gbps"] = 90.0  # this probe finds the cache stale ...
+    assert ceilings.load_checked(env)[1]["stale"] is True
+    monkeypatch.delenv(ceilings.CHECK_MAX_AGE_ENV)
+    assert ceilings.load_checked(env)[1]["stale"] is True  # ... and the next probes again
+    assert probes == ["cpu"] * 4
+
+
+def test_recent_check_is_pure_and_reads_ages():
+    cached = fake_ceilings(30.0)
+    measured_at = ceilings._timestamp(WHEN)
+    fresh = ceilings.recent_check(None, cached, measured_at + 10, 3600)
+    assert fresh["probe_gbps"] is None and "measured 10 s ago" in fresh["message"]
+    assert ceilings.recent_check(None, cached, measured_at + 4000, 3600) is None
+    agreed = {"probe_gbps": 31.0, "cached_gbps": 30.0, "ratio": 31 / 30, "stale": False,
+              "at": measured_at + 4000}
+    assert ceilings.recent_check(agreed, cached, measured_at + 4100, 3600)["age_s"] == 100
+    assert ceilings.recent_check(agreed, cached, measured_at + 8000, 3600) is None  # too old
+    other = fake_ceilings(40.0)  # the cache was re-measured since: that check was of another
+    assert ceilings.recent_check(agreed, other, measured_at + 4100, 3600) is None
+    assert ceilings.recent_check({**agreed, "probe_gbps": None}, cached,
+                                 measured_at + 4100, 3600) is None  # a failed probe

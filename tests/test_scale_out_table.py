@@ -92,3 +92,29 @@ def test_launch_bound_shift_splits_points_at_10_us_and_reads_results_json(tmp_pa
     shift.main([str(tmp_path)])
     (row,) = [line for line in capsys.readouterr().out.splitlines() if "all-warm" in line]
     assert "+10.0% (n=1)" in row and "+1.0% (n=1)" in row
+
+
+def test_a_shift_common_to_each_group_is_further_only_before_group_shifts_are_removed():
+    """Each worker process moves its points by its own few percent; a group's variants,
+    measured in one process, share that move. Raw, such a run lies further than a rerun;
+    beyond each group's common shift (what `compare` allows for) it does not."""
+    from gpubench.records.point import PointKey
+    from gpubench.records.shape import Shape
+
+    rng = random.Random(5)
+    groups, reference = {}, {}
+    for group in range(40):
+        for variant in ("torch", "triton", "cuda"):
+            key = f"g{group}/{variant}"
+            groups[key] = PointKey("f", variant, "float32", Shape({"n": group + 1}), "cold")
+            reference[key] = 1e-5 * (1 + group % 5)
+    sequential = {k: v * math.exp(rng.uniform(-0.003, 0.003)) for k, v in reference.items()}
+    process_move = {group: rng.choice((-1, 1)) * rng.uniform(0.02, 0.05) for group in range(40)}
+    parallel = {k: v * math.exp(process_move[int(k[1:k.index("/")])] + rng.uniform(-0.003, 0.003))
+                for k, v in reference.items()}
+    raw = scale_out.excess_cell(reference, sequential, parallel)
+    beyond = scale_out.excess_cell(reference, sequential, parallel, groups=groups)
+    assert raw.endswith("p 0.00"), raw
+    assert float(beyond.rsplit("p ", 1)[1]) > 0.05, beyond
+    lone = {"g0/torch": groups["g0/torch"]}  # a group of one: its ratio as it is
+    assert scale_out.beyond_group({"g0/torch": -0.03}, lone) == {"g0/torch": 0.03}

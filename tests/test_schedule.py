@@ -21,6 +21,7 @@ from gpubench.run.plan import plan_points
 from gpubench.run.schedule import (
     EMPTY,
     GroupTracker,
+    LaneState,
     SharedQueue,
     build_identity,
     build_parallelism,
@@ -84,26 +85,51 @@ def test_a_worker_keeps_to_the_kinds_it_has_run_then_claims_new_ones():
     assert pick_for_lane(queued[1:], {kind_of(points[-1])}, everything, urgent) == 1
 
 
-def test_the_shared_queue_gives_every_point_once_and_keeps_kinds_on_their_worker():
+def test_the_shared_queue_gives_every_point_once_and_keeps_groups_on_their_worker():
     points = planned()
     shared = SharedQueue(points, 2, prebuilt=True)
-    ran: list[set] = [set(), set()]
+    lanes = [LaneState(), LaneState()]
     taken: list[list] = [[], []]
     lane = 0
-    while (item := shared.take(ran[lane], lambda point: True)) is not EMPTY:
+    while (item := shared.take(lanes[lane], lambda point: True)) is not EMPTY:
         taken[lane].append(item)
         lane = 1 - lane  # the workers take turns
     indices = sorted(index for items in taken for index, _ in items)
     assert indices == list(range(len(points)))  # every point once, by its plan index
-    kinds = [{kind_of(p) for _, p in items} for items in taken]
-    assert not kinds[0] & kinds[1]  # no kind's first use paid on both workers
-    assert ran == kinds
+    groups = [{p.group for _, p in items if not p.skip} for items in taken]
+    # A group's variants are measured in one process; taking strict turns, the workers
+    # share only the last group begun (the tail: nothing fresh was left to begin).
+    begun_last = [p.group for items in taken for _, p in items if not p.skip][-1]
+    assert groups[0] & groups[1] <= {begun_last}
+    assert [lane.kinds for lane in lanes] == [{kind_of(p) for _, p in items if not p.skip}
+                                              for items in taken]  # skipped: never run
     waiting = SharedQueue(points, 2, prebuilt=True)
-    assert waiting.take(set(), lambda point: False) is None  # none ready yet: wait
+    assert waiting.take(LaneState(), lambda point: False) is None  # none ready yet: wait
     one = SharedQueue(points, 1, prebuilt=False)
-    assert [one.take(set(), lambda p: True)[1] for _ in points] == points  # plan order
+    assert [one.take(LaneState(), lambda p: True)[1] for _ in points] == points  # plan order
     assert builds_first(points, 1, False) == [] and builds_first(points, 2, True) == []
     assert builds_first(points, 2, False)
+
+
+def test_a_worker_finishes_its_groups_then_begins_fresh_ones_then_helps_others():
+    points = [p for p in planned() if not p.skip]
+    queued = list(enumerate(points))
+    mine = points[4].group
+    first_mine = next(i for i, p in enumerate(points) if p.group == mine)
+    begun = {p.group for p in points[:3]} | {mine}
+    assert pick_for_lane(queued, set(), set(), frozenset(), {mine}, begun) == first_mine
+    fresh = next(i for i, p in enumerate(points) if p.group not in begun)
+    assert pick_for_lane(queued, set(), set(), frozenset(), set(), begun) == fresh
+    # a fresh group's point of a kind this worker has run (its first use paid) comes first
+    ran = {kind_of(points[-1])}
+    same_kind = next(i for i, p in enumerate(points) if p.group not in begun and
+                     kind_of(p) in ran)
+    assert same_kind > fresh
+    assert pick_for_lane(queued, ran, ran, frozenset(), set(), begun) == same_kind
+    everyone = {p.group for p in points}  # only others' groups are left: the tail is shared
+    assert pick_for_lane(queued, set(), set(), frozenset(), set(), everyone) == 0
+    assert pick_for_lane(queued, ran, ran, frozenset(), set(), everyone) == next(
+        i for i, p in enumerate(points) if kind_of(p) in ran)
 
 
 def test_a_group_completes_with_its_last_point_in_any_order():
@@ -184,7 +210,7 @@ def _replay_script():
     return load_script("benchmarks/replay_schedule.py")
 
 
-def test_replaying_a_real_run_keeping_kinds_pays_fewer_first_uses_without_a_longer_tail():
+def test_replaying_a_real_run_keeping_kinds_and_groups_together():
     """On the 4-H200 run's own points (worker logs, tests/fixtures/scale_out): the queue's
     order paid a kind's first use far more often than one GPU did; kinds kept together pay
     about what one GPU pays, and the workers still end together."""
@@ -198,14 +224,21 @@ def test_replaying_a_real_run_keeping_kinds_pays_fewer_first_uses_without_a_long
     seconds = {label: spent for _, label, spent in one_gpu}
     queue = [label for _, label, _ in sorted(parallel)]
     kinds_on_one_gpu = len({kind_of(replay.as_point(label)) for label in queue})
-    queued = replay.replay(queue, seconds, 4, False, 0.7, 0.013)
-    kept = replay.replay(queue, seconds, 4, True, 0.7, 0.013)
+    queued = replay.replay(queue, seconds, 4, "queue", 0.7, 0.013)
+    kept = replay.replay(queue, seconds, 4, "kinds kept", 0.7, 0.013)
     assert queued[2] > 2 * kinds_on_one_gpu  # each of 4 workers paid most kinds again
     assert kept[2] <= kinds_on_one_gpu + 4
     assert kept[0] < queued[0]  # the run ends sooner
     assert kept[0] - kept[1] < 0.5  # and its workers end within half a second
-    alone = replay.replay(queue, seconds, 1, True, 0.7, 0.013)
+    alone = replay.replay(queue, seconds, 1, "kinds kept", 0.7, 0.013)
     assert alone[2] == kinds_on_one_gpu
+    # Groups kept (what the runner does): almost no group split over workers, at a tail
+    # within 1% of kinds kept, paying fewer first uses than the queue's order.
+    groups = len({replay.as_point(label).group for label in queue})
+    together = replay.replay(queue, seconds, 4, "groups kept", 0.7, 0.013)
+    assert queued[3] == groups and together[3] <= 2
+    assert together[0] < 1.01 * kept[0] and together[0] - together[1] < 0.5
+    assert together[2] < queued[2]
 
 
 def test_the_replay_reads_only_whole_point_lines(tmp_path):

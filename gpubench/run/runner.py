@@ -40,7 +40,7 @@ from gpubench.run.interference_timing import InterferenceTiming
 from gpubench.run.lane import Lane, Outcome, Slot
 from gpubench.run.pipeline import Pipeline
 from gpubench.run.plan import Point
-from gpubench.run.schedule import EMPTY, GroupTracker, SharedQueue
+from gpubench.run.schedule import EMPTY, GroupTracker, LaneState, SharedQueue
 from gpubench.timing.settings import TimingSettings
 
 # Seconds the main thread waits for a lane's event before looking again: short enough
@@ -293,7 +293,7 @@ class Runner(InterferenceTiming):
 
     def _lane_loop(self, lane, shared: SharedQueue) -> None:
         """Take points until none is left; every outcome goes to the main thread."""
-        ran: set = set()  # the kinds of point this lane's worker has run
+        ran = LaneState()  # the kinds and groups this lane's worker has run
         try:
             while (item := self._take(shared, ran)) is not None:
                 index, point = item
@@ -319,9 +319,9 @@ class Runner(InterferenceTiming):
                     lane.stop()
             self._events.put(("lane_end", lane))
 
-    def _take(self, shared: SharedQueue, ran: set) -> tuple[int, Point] | None:
-        """The next point this lane runs (SharedQueue.take, for a lane that has run the
-        kinds `ran`), among those whose build is over or that build nothing, waiting for a
+    def _take(self, shared: SharedQueue, ran: LaneState) -> tuple[int, Point] | None:
+        """The next point this lane runs (SharedQueue.take, for a lane that has run what
+        `ran` holds), among those whose build is over or that build nothing, waiting for a
         build only when nothing else is left; None when none is left or the run stops."""
         while not self._stopping.is_set():
             item = shared.take(ran, lambda point: self.builds is None or

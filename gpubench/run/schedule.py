@@ -15,13 +15,25 @@ ordered so that the tail is short:
 Within 2 and 3, the largest points first (longest-processing-time-first: the
 small ones fill the gaps at the end).
 
-A free worker then takes, from that queue, the first point of a kind it has run already
-(`pick_for_lane`), else the first of a kind no worker has run yet, else the first: each
-worker process pays the first use of each kind of point once (Triton loading that
-kernel, cuBLAS that dtype's kernels: +13 ms a kind on average, up to 0.1 s, 4 H200s,
-2026-11-27), so kinds kept on one worker are paid once per run instead of once per
-worker. On that run's tasks, replayed (benchmarks/replay_schedule.py), 4 workers paid 127
-first uses in queue order and 54 this way, one GPU 53; the tail stayed as short.
+A free worker then takes, from that queue (`pick_for_lane`):
+
+- a point of a group it has begun (family, dtype, shape: the variants a table row
+  compares, speedups and `compare`'s group shift among them). Each worker process moves
+  short kernels by its own few percent: points under 10 us shifted by -5.5% to +6.2%
+  per worker against one GPU, by up to 5 points between the workers of one run (2 and 4
+  H200s, 2026-11-27, docs/journal/perf-notes.md "Groups kept on one worker"). Within one
+  process that shift is common to a group's variants and cancels in their speedups and in
+  `compare`'s group shift; split over workers it does not: parallel runs drew FASTER/SLOWER
+  for 2.8% of their points against one GPU, a sequential rerun for 1.3%;
+- else the first point of a group no worker has begun, of a kind (family, variant,
+  dtype) it has run already, else of a kind no worker has run yet, else the first: each
+  worker process pays the first use of each kind of point once (Triton loading that
+  kernel, cuBLAS that dtype's kernels: +13 ms a kind on average, up to 0.1 s, 4 H200s,
+  2026-11-27), so kinds kept on one worker are paid once per run instead of once per
+  worker (on that run's tasks, replayed by benchmarks/replay_schedule.py, 4 workers paid
+  127 first uses in queue order and 54 this way, one GPU 53);
+- else, when every queued point belongs to a group another worker has begun, one of
+  those (a kind it has run first): the tail stays short, at the cost of that group's split.
 
 The build phase's own sizing (how many builders, how many compiler jobs each) is
 here too: `build_parallelism`.
@@ -35,6 +47,7 @@ from __future__ import annotations
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from gpubench.run.plan import Point
 
@@ -104,23 +117,47 @@ def kind_of(point: Point) -> tuple[str, str, str]:
 
 
 def pick_for_lane(queued: Iterable[tuple[int, Point]], ran: set, claimed: set,
-                  urgent: frozenset = frozenset()) -> int | None:
+                  urgent: frozenset = frozenset(), mine: frozenset | set = frozenset(),
+                  begun: set | frozenset = frozenset()) -> int | None:
     """Of `queued` ((position, point) in queue order: the points a worker may take now),
-    the position of the point a worker that has run the kinds `ran` should take: the first
-    of a kind in `ran` or whose id is `urgent` (a build that workers make, queued first by
-    order_for_workers: it must start now), else the first of a kind not in `claimed`
-    (what any worker has run), else the first; None when nothing is queued. One pass,
-    stopping at the first point of a kind in `ran`."""
-    first = fresh = None
+    the position of the point a worker that has run the kinds `ran` and begun the groups
+    `mine` should take (module doc): one whose id is `urgent` (a build that workers make,
+    queued first by order_for_workers: it must start now) or of a group in `mine`; else,
+    among groups no worker has begun (not in `begun`), the first of a kind in `ran` (a
+    worker that ran a group of a family and dtype has run its variants' kinds: it begins
+    another of them), else of a kind not in `claimed` (what any worker has run), else the
+    first; else the first of a kind in `ran` among the others' groups, else the first;
+    None when nothing is queued. One pass, stopping at the first of `mine`."""
+    fresh_kind = fresh_unclaimed = fresh_first = taken_ran = first = None
     for position, point in queued:
-        kind = kind_of(point)
-        if kind in ran or id(point) in urgent:
+        if id(point) in urgent or point.group in mine:
             return position
+        kind_ran = kind_of(point) in ran
         if first is None:
             first = position
-        if fresh is None and kind not in claimed:
-            fresh = position
-    return fresh if fresh is not None else first
+        if point.group in begun:
+            if kind_ran and taken_ran is None:
+                taken_ran = position
+            continue
+        if kind_ran and fresh_kind is None:
+            fresh_kind = position
+        if fresh_unclaimed is None and kind_of(point) not in claimed:
+            fresh_unclaimed = position
+        if fresh_first is None:
+            fresh_first = position
+    for choice in (fresh_kind, fresh_unclaimed, fresh_first, taken_ran, first):
+        if choice is not None:
+            return choice
+    return None
+
+
+@dataclass
+class LaneState:
+    """What one worker has run: the kinds whose first use it has paid, the groups it has
+    begun (pick_for_lane keeps both on it)."""
+
+    kinds: set = field(default_factory=set)
+    groups: set = field(default_factory=set)
 
 
 # What SharedQueue.take answers when no point is left (None: none is ready yet).
@@ -138,12 +175,13 @@ class SharedQueue:
         self.single = workers <= 1  # one worker: the plan's order stands
         self.urgent = frozenset(map(id, builds_first(points, workers, prebuilt)))
         self.claimed: set = set()  # the kinds some worker has taken
+        self.begun: set = set()  # the groups some worker has taken a point of
         self.lock = threading.Lock()
 
-    def take(self, ran: set, ready: Callable[[Point], bool]):
-        """The next (plan index, point) for a worker that has run the kinds `ran` (to which
-        its kind is added), among the points `ready` lets run now; None when none is ready,
-        EMPTY when none is left."""
+    def take(self, lane: LaneState, ready: Callable[[Point], bool]):
+        """The next (plan index, point) for a worker whose state is `lane` (its kind and
+        group are added to it), among the points `ready` lets run now; None when none is
+        ready, EMPTY when none is left."""
         with self.lock:
             if not self.pending:
                 return EMPTY
@@ -152,14 +190,18 @@ class SharedQueue:
             if self.single:
                 chosen = next((position for position, _ in queued), None)
             else:
-                chosen = pick_for_lane(queued, ran, self.claimed, self.urgent)
+                chosen = pick_for_lane(queued, lane.kinds, self.claimed, self.urgent,
+                                       lane.groups, self.begun)
             if chosen is None:
                 return None
             item = self.pending[chosen]
             del self.pending[chosen]
-            kind = kind_of(item[1])
-            ran.add(kind)
-            self.claimed.add(kind)
+            point = item[1]
+            if not (point.skip or point.spec_error):  # not run: no first use, no group begun
+                lane.kinds.add(kind_of(point))
+                lane.groups.add(point.group)
+                self.claimed.add(kind_of(point))
+                self.begun.add(point.group)
             return item
 
 

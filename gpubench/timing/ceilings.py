@@ -59,6 +59,14 @@ PROBE_SETTINGS = TimingSettings(warmup_s=0.02, min_samples=5, min_time_s=0.01,
 # midway (geometric) between the quiet spread (1.35x) and that 2x.
 STALE_FACTOR_GPU = 1.1
 STALE_FACTOR_CPU = 1.6
+# Cached ceilings measured, or found to agree with a probe, this recently are not probed
+# again: the probe costs each worker 0.2-0.36 s before its first point (4 H200s,
+# 2026-11-27), and one that agreed minutes ago says what a new one would. An hour, as the
+# interference reference (run/interference_cache.py): both are what gpubench knows of the
+# machine. 0 probes every time; a check that found the cache stale is never reused, so
+# the warning stays until `gpubench peak --force`.
+CHECK_MAX_AGE_S = 3600.0
+CHECK_MAX_AGE_ENV = "GPUBENCH_CEILINGS_CHECK_MAX_AGE_S"
 # The copy curve's copies (copy_curve.LADDER_BYTES, cold: the L2 flushed by reads before
 # each, as the rows it judges are timed). Each copy of 2-512 MiB takes 1-170 us at ~3 TB/s;
 # a sample adds the ~40 us flush and a >= 20 us spin: under 0.3 ms. 10 ms of warmup, then
@@ -140,7 +148,15 @@ def load_checked(env: dict, force: bool = False, probe: bool = True
     key = device_key(env)
     cached = None if force else load_cached(key)
     if cached is not None and not cached.missing():
-        return cached, check_cached(cached, env["device"]) if probe else None
+        if not probe:
+            return cached, None
+        now = dt.datetime.now(dt.UTC).timestamp()
+        kept = recent_check(_read_check(key), cached, now, check_max_age_s())
+        if kept is not None:
+            return cached, kept
+        check = check_cached(cached, env["device"])
+        _write_check(key, {**check, "at": now})
+        return cached, check
     ceilings = measure(env["device"], key, env.get("gpu") or "CPU")
     # Written whole or not at all: workers of one node (--devices) share this cache.
     path = cache_dir() / f"{key}.json"
@@ -148,6 +164,73 @@ def load_checked(env: dict, force: bool = False, probe: bool = True
     partial.write_text(json.dumps(ceilings.to_dict(), indent=2))
     os.replace(partial, path)
     return ceilings, None
+
+
+def check_max_age_s(environ=os.environ) -> float:
+    """How old a measurement or an agreeing check may be and spare the probe; a value that
+    is not a number counts as 0 (probe), so that a typo never skips a check."""
+    try:
+        return max(0.0, float(environ.get(CHECK_MAX_AGE_ENV, CHECK_MAX_AGE_S)))
+    except ValueError:
+        return 0.0
+
+
+def recent_check(last: dict | None, cached: Ceilings, now: float, max_age: float
+                 ) -> dict | None:
+    """The check record a run keeps instead of probing (CHECK_MAX_AGE_S), or None to
+    probe: the cache was measured within `max_age` seconds of `now`, or `last` (the
+    previous check of this cache, with its time `at`) agreed with this very bandwidth
+    within it. Pure."""
+    if max_age <= 0:
+        return None
+    age = now - _timestamp(cached.measured)
+    if 0 <= age <= max_age:
+        return {"probe_gbps": None, "cached_gbps": cached.bandwidth_gbps, "ratio": None,
+                "stale": False, "age_s": age,
+                "message": f"cached copy bandwidth {cached.bandwidth_gbps:.4g} GB/s was "
+                           f"measured {age:.0f} s ago: not probed again"}
+    if not last or last.get("stale") or not _positive(last.get("probe_gbps")) \
+            or last.get("cached_gbps") != cached.bandwidth_gbps:
+        return None
+    age = now - float(last.get("at") or -math.inf)
+    if not 0 <= age <= max_age:
+        return None
+    probe = last["probe_gbps"]
+    return {"probe_gbps": probe, "cached_gbps": cached.bandwidth_gbps,
+            "ratio": last.get("ratio"), "stale": False, "age_s": age,
+            "message": f"cached copy bandwidth {cached.bandwidth_gbps:.4g} GB/s agreed with "
+                       f"a probe {age:.0f} s ago ({probe:.4g} GB/s): not probed again"}
+
+
+def _timestamp(iso: str) -> float:
+    """Seconds since the epoch of an ISO time (a Ceilings' `measured`); -inf if it is none."""
+    try:
+        return dt.datetime.fromisoformat(iso).timestamp()
+    except (TypeError, ValueError):
+        return -math.inf
+
+
+def _check_path(key: str) -> Path:
+    return cache_dir() / f"{key}.check.json"
+
+
+def _read_check(key: str) -> dict | None:
+    try:
+        return json.loads(_check_path(key).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write_check(key: str, check: dict) -> None:
+    """Kept whole or not at all (workers of one node check at once); a cache that cannot
+    be written only means the next run probes again."""
+    path = _check_path(key)
+    partial = path.with_suffix(f".{os.getpid()}.tmp")
+    try:
+        partial.write_text(json.dumps(check))
+        os.replace(partial, path)
+    except OSError:
+        partial.unlink(missing_ok=True)
 
 
 def check_cached(cached: Ceilings, device: str) -> dict:
