@@ -87,23 +87,29 @@ def measured_ceilings(caches: Path) -> Path | None:
     return folder if code == 0 and any(folder.glob("*.json")) else None
 
 
-def measured_interference(caches: Path, parallel: list[list[str]], extra: list[str],
-                          ceilings: Path | None) -> Path | None:
+def measured_interference(caches: Path, out: Path, parallel: list[list[str]],
+                          extra: list[str], ceilings: Path | None) -> Path | None:
     """The interference reference, measured once for each way of running on several GPUs
-    (`parallel`: their arguments) by a one-point run into a cache of its own; the folder to
-    copy into each cold cache (None if none was kept: then each cold run measures)."""
+    (`parallel`: their arguments) by a one-point run into a cache of its own (its output
+    in OUT/interference-seed.log); the folder to copy into each cold cache (None if none
+    was kept: then each cold run measures, and says so)."""
     seed = caches / "interference-seed"
     if ceilings is not None:
         shutil.copytree(ceilings, seed / "gpubench" / "ceilings", dirs_exist_ok=True)
-    for arguments in parallel:
-        command = [sys.executable, "-m", "gpubench", "run", "square", "--variants", "torch",
-                   "--sizes", "2^20", "--dtypes", "float32", "--out", str(seed / "run"),
-                   "--force", *arguments, *extra]
-        print(f"== interference seed: {' '.join(command[2:])}", flush=True)
-        subprocess.call(command, env=cache_env(seed), stdout=subprocess.DEVNULL,
-                        stderr=subprocess.STDOUT)
-    folder = seed / "gpubench" / "interference"
-    return folder if any(folder.glob("*.json")) else None
+    with open(out / "interference-seed.log", "w") as log:
+        for arguments in parallel:
+            command = [sys.executable, "-m", "gpubench", "run", "square", "--variants",
+                       "torch", "--sizes", "2^20", "--dtype", "float32", "--out",
+                       str(seed / "run"), "--force", *arguments, *extra]
+            print(f"== interference seed: {' '.join(command[2:])}", flush=True)
+            log.flush()
+            code = subprocess.call(command, env=cache_env(seed), stdout=log,
+                                   stderr=subprocess.STDOUT)
+            print(f"   exit {code}", flush=True)
+    kept = sorted((seed / "gpubench" / "interference").glob("*.json"))
+    print(f"   {len(kept)} of {len(parallel)} kept; log {out / 'interference-seed.log'}",
+          flush=True)
+    return kept[0].parent if kept else None
 
 
 def compile_dask_bytecode(caches: Path) -> None:
@@ -308,7 +314,7 @@ def main() -> int:
     parallel = [extra for kind, extra, _ in kinds if kind != "1gpu"]
     # CPU workers measure it every run (run/interference_cache.py): nothing to seed there.
     interference = None if args.cold_interference or not gpu else \
-        measured_interference(caches, parallel, args.extra, ceilings)
+        measured_interference(caches, out, parallel, args.extra, ceilings)
     known = {"ceilings": ceilings, "interference": interference}
     done = {name: run_suite(name, args.config, out, [*extra, *args.extra], caches / cache,
                             known)

@@ -101,6 +101,17 @@ def stop_lanes() -> None:
     _LANES.clear()
 
 
+def stop_lane(device: str) -> None:
+    """Runs on a Dask worker (its LaneActor) when the parent's lane has nothing left:
+    this device's gpubench worker process exits; stop_lanes then finds it gone."""
+    starting = _STARTING.pop(device, None)
+    if starting is not None:
+        starting.join()
+    lane = _LANES.pop(device, None)
+    if lane is not None:
+        lane.stop()
+
+
 def kill_lanes() -> None:
     """This Dask worker's gpubench workers killed now, a point in flight included (the
     parent is gone or done: nothing waits for a result)."""
