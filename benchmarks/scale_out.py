@@ -23,7 +23,8 @@ held to. The last two columns hold a parallel run to that bar point by point: fo
 point, how much further its median lies from 1gpu-cold's than 1gpu-warm's does (|log
 ratio|, in percentage points), the median of that excess, and the one-sided p of Wilcoxon's
 signed-rank test that the parallel run lies further (p < 0.05: measurably further than a
-sequential rerun); the last the same with each |log ratio| taken beyond its group's common
+sequential rerun), over the points whose autotune pick moved in neither run (moved_keys);
+the last the same with each |log ratio| taken beyond its group's common
 shift, as `gpubench compare` allows for it (beyond_group). Each worker process moves its
 short kernels by its own few percent: one rerun is one such draw against a parallel run's
 several, so the first of the two flags a run whenever the rerun's draw lands near
@@ -64,7 +65,7 @@ from pathlib import Path
 import gpubench
 from gpubench.analysis.comparison import GroupShift, compare_runs, group_shifts
 from gpubench.analysis.config_change import autotune_moved
-from gpubench.timing.stats import signed_rank_p_greater
+from gpubench.timing.stats import median_ci_order, signed_rank_p_greater
 
 
 def cache_env(cache: Path) -> dict:
@@ -183,12 +184,13 @@ def passed_medians(run) -> dict:
 
 def excess_cell(reference: dict, sequential: dict, parallel: dict,
                 groups: dict | None = None) -> str:
-    """'+0.04 pp, p 0.12': how much further the parallel run's medians lie from the
-    reference's than the sequential rerun's do, point by point (median of the excess
-    |log ratio|, in percentage points), and the signed-rank test's one-sided p that they
-    lie further. Each argument: {point key: median seconds}. With `groups` ({point key:
-    its records.point.PointKey}), each |log ratio| is taken beyond its group's common
-    shift, as `compare` reads it (beyond_group): what a user's verdicts see."""
+    """'+0.04 pp (CI to +0.07), p 0.12': how much further the parallel run's medians lie
+    from the reference's than the sequential rerun's do, point by point (median of the
+    excess |log ratio|, in percentage points, and the upper end of its 95% CI), and the
+    signed-rank test's one-sided p that they lie further. Each argument: {point key:
+    median seconds}. With `groups` ({point key: its records.point.PointKey}), each |log
+    ratio| is taken beyond its group's common shift, as `compare` reads it (beyond_group):
+    what a user's verdicts see."""
     keys = [key for key in reference if key in sequential and key in parallel]
 
     def distances(run: dict) -> dict:
@@ -200,7 +202,11 @@ def excess_cell(reference: dict, sequential: dict, parallel: dict,
     p = signed_rank_p_greater(excess)
     if p is None:
         return "-"
-    return f"{100 * statistics.median(excess):+.2f} pp, p {p:.2f}"
+    # How much further at most: with ~170 points the test calls a median excess of
+    # hundredths of a point measurable, against compare's 1% threshold (its smallest
+    # FASTER/SLOWER); the CI's upper end says how large the excess can be.
+    _, high = median_ci_order(sorted(excess))
+    return f"{100 * statistics.median(excess):+.2f} pp (CI to {100 * high:+.2f}), p {p:.2f}"
 
 
 def beyond_group(log_ratios: dict, groups: dict) -> dict:
@@ -234,7 +240,9 @@ def row_for(name: str, run, wall: float, reference, reference_wall: float | None
     interference = (run.env.get("interference") or {}).get("summary", "-")
     lanes = len(run.meta.get("lanes") or []) or 1
     parallel = lanes > 1 and sequential is not None
-    medians = [passed_medians(r) for r in (reference, sequential, run)] if parallel else []
+    moved = moved_keys(reference, [sequential, run]) if parallel else set()
+    medians = [{k: v for k, v in passed_medians(r).items() if k not in moved}
+               for r in (reference, sequential, run)] if parallel else []
     groups = {key: row.key for key, row in reference.by_key().items()}
     excess = excess_cell(*medians) if parallel else "-"
     beyond = excess_cell(*medians, groups=groups) if parallel else "-"
@@ -242,6 +250,16 @@ def row_for(name: str, run, wall: float, reference, reference_wall: float | None
             "yes" if same else "NO", f"{inside}/{total}", verdicts,
             spread_cell(comparison), interference.removeprefix("interference, "), excess,
             beyond]
+
+
+def moved_keys(reference, runs: list) -> set:
+    """The points whose Triton autotuner ran another config in any of `runs` than in
+    `reference`: each process picks its own (configs within a few % of each other trade
+    places), so these time other code, not the same code elsewhere; the excess columns
+    leave them out (moved_picks counts their verdicts apart)."""
+    before = reference.by_key()
+    return {key for run in runs for key, row in run.by_key().items()
+            if key in before and autotune_moved(before[key], row)}
 
 
 def moved_picks(reference, run, comparison) -> str:
