@@ -101,7 +101,7 @@ def measured_interference(caches: Path, out: Path, parallel: list[list[str]],
         for arguments in parallel:
             command = [sys.executable, "-m", "gpubench", "run", "square", "--variants",
                        "torch", "--sizes", "2^20", "--dtype", "float32", "--out",
-                       str(seed / "run"), "--force", *arguments, *extra]
+                       str(seed / "interference-seed"), "--force", *arguments, *extra]
             print(f"== interference seed: {' '.join(command[2:])}", flush=True)
             log.flush()
             code = subprocess.call(command, env=cache_env(seed), stdout=log,
