@@ -293,9 +293,9 @@ class Runner(InterferenceTiming):
 
     def _lane_loop(self, lane, shared: SharedQueue) -> None:
         """Take points until none is left; every outcome goes to the main thread."""
-        ran = LaneState()  # the kinds and groups this lane's worker has run
+        state = LaneState()  # the kinds and groups this lane's worker has run
         try:
-            while (item := self._take(shared, ran)) is not None:
+            while (item := self._take(shared, state)) is not None:
                 index, point = item
                 self._events.put(("started", point))
                 rows = self._contained_point(lane, index, point)
@@ -319,12 +319,12 @@ class Runner(InterferenceTiming):
                     lane.stop()
             self._events.put(("lane_end", lane))
 
-    def _take(self, shared: SharedQueue, ran: LaneState) -> tuple[int, Point] | None:
-        """The next point this lane runs (SharedQueue.take, for a lane that has run what
-        `ran` holds), among those whose build is over or that build nothing, waiting for a
+    def _take(self, shared: SharedQueue, state: LaneState) -> tuple[int, Point] | None:
+        """The next point this lane runs (SharedQueue.take, for a lane whose worker has run
+        what `state` holds), among those whose build is over or that build nothing, waiting for a
         build only when nothing else is left; None when none is left or the run stops."""
         while not self._stopping.is_set():
-            item = shared.take(ran, lambda point: self.builds is None or
+            item = shared.take(state, lambda point: self.builds is None or
                                self.builds.ready(point))
             if item is EMPTY:
                 return None
