@@ -19,9 +19,9 @@ A free worker then takes, from that queue (`pick_for_lane`):
 
 - a point of a group it has begun (family, dtype, shape: the variants a table row
   compares, speedups and `compare`'s group shift among them). Each worker process moves
-  short kernels by its own few percent: points under 10 us shifted by -5.5% to +6.2%
-  per worker against one GPU, by up to 5 points between the workers of one run (2 and 4
-  H200s, 2026-11-27, docs/journal/perf-notes.md "Groups kept on one worker"). Within one
+  short kernels by its own few percent: points under 10 us shifted by -5.5% to +7.4%
+  per worker against one GPU, by about 5 points between the workers of one run (2 and 4
+  H200s, 2026-11-27, docs/journal/perf-notes.md "Twenty-ninth to thirty-second runs"). Within one
   process that shift is common to a group's variants and cancels in their speedups and in
   `compare`'s group shift; split over workers it does not: parallel runs drew FASTER/SLOWER
   for 2.8% of their points against one GPU, a sequential rerun for 1.3%;
