@@ -13,11 +13,13 @@ copy curve; the first run that finds one measures again, once, to add what it la
 A cache measured at a bad moment (a busy 2-core CPU, a GPU at idle clocks) would
 otherwise skew every later "of roof" silently (issue 12: a cached bandwidth half of what
 `peak --force` measured stayed in use). So whenever cached ceilings are used, a short
-probe times the same copy again, and a disagreement beyond the noise is flagged.
+probe times the same copy again, and a disagreement beyond the noise is flagged; ceilings
+measured, or found to agree, within the last hour are not probed again (CHECK_MAX_AGE_S).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import math
@@ -158,12 +160,19 @@ def load_checked(env: dict, force: bool = False, probe: bool = True
         _write_check(key, {**check, "at": now})
         return cached, check
     ceilings = measure(env["device"], key, env.get("gpu") or "CPU")
-    # Written whole or not at all: workers of one node (--devices) share this cache.
-    path = cache_dir() / f"{key}.json"
-    partial = path.with_suffix(f".{os.getpid()}.tmp")
-    partial.write_text(json.dumps(ceilings.to_dict(), indent=2))
-    os.replace(partial, path)
+    _write_whole(cache_dir() / f"{key}.json", json.dumps(ceilings.to_dict(), indent=2))
     return ceilings, None
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Written whole or not at all (a rename): workers of one node (--devices) share
+    this cache and read it while another writes."""
+    partial = path.with_suffix(f".{os.getpid()}.tmp")
+    try:
+        partial.write_text(text)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def check_max_age_s(environ=os.environ) -> float:
@@ -222,15 +231,9 @@ def _read_check(key: str) -> dict | None:
 
 
 def _write_check(key: str, check: dict) -> None:
-    """Kept whole or not at all (workers of one node check at once); a cache that cannot
-    be written only means the next run probes again."""
-    path = _check_path(key)
-    partial = path.with_suffix(f".{os.getpid()}.tmp")
-    try:
-        partial.write_text(json.dumps(check))
-        os.replace(partial, path)
-    except OSError:
-        partial.unlink(missing_ok=True)
+    """A check that cannot be kept only means the next run probes again."""
+    with contextlib.suppress(OSError):
+        _write_whole(_check_path(key), json.dumps(check))
 
 
 def check_cached(cached: Ceilings, device: str) -> dict:
