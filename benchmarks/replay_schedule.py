@@ -12,7 +12,7 @@ when the last and the first worker end, how many kind-firsts the workers paid an
 many groups (family, shape, dtype) were split over workers: what keeping kinds and groups
 together (gpubench/run/schedule.py pick_for_lane, the very function the runner uses)
 should save, and whether it lengthens the tail (docs/journal/perf-notes.md, "Sixteenth to
-eighteenth runs": 4 workers 127 -> 54 kind-firsts; "Groups kept on one worker").
+eighteenth runs": 4 workers 127 -> 54 kind-firsts; "Twenty-ninth to thirty-second runs").
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def replay(queue: list[str], seconds: dict[str, float], workers: int, policy: st
             keep = policy == "groups kept"
             position = pick_for_lane(enumerate(pending), ran[worker], claimed, frozenset(),
                                      mine[worker] if keep else set(),
-                                     set(owners) if keep else set())
+                                     owners.keys() if keep else set())
         point = pending.pop(position)
         kind = kind_of(point)
         cost = seconds[point.label] + (first_points_s if not ran[worker] else 0.0)

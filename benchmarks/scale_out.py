@@ -88,6 +88,14 @@ def measured_ceilings(caches: Path) -> Path | None:
     return folder if code == 0 and any(folder.glob("*.json")) else None
 
 
+def copy_known(cache: Path, known: dict[str, Path | None]) -> None:
+    """What gpubench knows of the machine, {cache folder name: folder measured once},
+    copied into `cache` where it lacks that folder (a cold cache)."""
+    for part, source in known.items():
+        if source is not None and not (cache / "gpubench" / part).exists():
+            shutil.copytree(source, cache / "gpubench" / part)
+
+
 def measured_interference(caches: Path, out: Path, parallel: list[list[str]],
                           extra: list[str], ceilings: Path | None) -> Path | None:
     """The interference reference, measured once for each way of running on several GPUs
@@ -95,8 +103,7 @@ def measured_interference(caches: Path, out: Path, parallel: list[list[str]],
     in OUT/interference-seed.log); the folder to copy into each cold cache (None if none
     was kept: then each cold run measures, and says so)."""
     seed = caches / "interference-seed"
-    if ceilings is not None:
-        shutil.copytree(ceilings, seed / "gpubench" / "ceilings", dirs_exist_ok=True)
+    copy_known(seed, {"ceilings": ceilings})
     with open(out / "interference-seed.log", "w") as log:
         for arguments in parallel:
             command = [sys.executable, "-m", "gpubench", "run", "square", "--variants",
@@ -130,15 +137,13 @@ def run_suite(name: str, config: str, out: Path, extra: list[str], cache: Path,
               known: dict[str, Path | None] | None = None) -> tuple[Path, float]:
     """Run the suite once; (its run folder, the command's wall seconds). `known`: what
     gpubench knows of the machine, {cache folder name: folder to copy there}, copied into
-    a cache that lacks it (a cold one)."""
+    a cache that lacks it (copy_known)."""
     folder = out / name
     # Each process of the run marks its steps there (benchmarks/timeline.py prints them).
     env = {**cache_env(cache), "GPUBENCH_TIMELINE": str(out / f"{name}.timeline")}
     with contextlib.suppress(OSError):
         (out / f"{name}.timeline").unlink()
-    for part, source in (known or {}).items():
-        if source is not None and not (cache / "gpubench" / part).exists():
-            shutil.copytree(source, cache / "gpubench" / part)
+    copy_known(cache, known or {})
     command = [sys.executable, "-m", "gpubench", "run", "--config", config, "--out",
                str(folder), "--force", *extra]
     print(f"== {name}: {' '.join(command[2:])}", flush=True)
@@ -239,17 +244,22 @@ def row_for(name: str, run, wall: float, reference, reference_wall: float | None
     fixed = f"{wall - span:.1f}" if span is not None else "-"
     interference = (run.env.get("interference") or {}).get("summary", "-")
     lanes = len(run.meta.get("lanes") or []) or 1
-    parallel = lanes > 1 and sequential is not None
-    moved = moved_keys(reference, [sequential, run]) if parallel else set()
-    medians = [{k: v for k, v in passed_medians(r).items() if k not in moved}
-               for r in (reference, sequential, run)] if parallel else []
-    groups = {key: row.key for key, row in reference.by_key().items()}
-    excess = excess_cell(*medians) if parallel else "-"
-    beyond = excess_cell(*medians, groups=groups) if parallel else "-"
+    excess, beyond = (excess_cells(reference, sequential, run)
+                      if lanes > 1 and sequential is not None else ("-", "-"))
     return [name, str(lanes), f"{wall:.1f}", speedup, fixed, build_cell(run),
             "yes" if same else "NO", f"{inside}/{total}", verdicts,
             spread_cell(comparison), interference.removeprefix("interference, "), excess,
             beyond]
+
+
+def excess_cells(reference, sequential, run) -> tuple[str, str]:
+    """The last two columns of a parallel `run`: excess_cell over the points whose autotune
+    pick moved in neither run, raw and beyond group shifts."""
+    moved = moved_keys(reference, [sequential, run])
+    medians = [{k: v for k, v in passed_medians(r).items() if k not in moved}
+               for r in (reference, sequential, run)]
+    groups = {key: row.key for key, row in reference.by_key().items()}
+    return excess_cell(*medians), excess_cell(*medians, groups=groups)
 
 
 def moved_keys(reference, runs: list) -> set:

@@ -3,7 +3,7 @@
     python3 scripts/pinning_probe.py OUT [--runs 6] [--cpus 2,3]
 
 Launch-bound points (a few us) move by a run-level shift of up to +-5% between two
-processes of unchanged code (docs/journal/perf-notes.md, "Twenty-fifth and twenty-sixth
+processes of unchanged code (docs/journal/perf-notes.md, "Twenty-fifth to twenty-eighth
 runs"), where kernels above 10 us move 0.2%. One guess is the host: which cores the
 worker's launching thread lands on, and their clocks. This runs a suite of launch-bound
 points (square and vector_add at 2^20, softmax 4096 x 128; float32 and bfloat16) once to
