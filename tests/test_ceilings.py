@@ -193,6 +193,23 @@ def test_a_recent_measurement_or_agreeing_check_spares_the_probe(tmp_path, monke
     assert probes == ["cpu"] * 4
 
 
+@pytest.mark.parametrize("mangled", ["[1, 2]", '"x"', "null", "{not json",
+                                     '{"stale": false, "probe_gbps": 30.5, "cached_gbps": 30.0,'
+                                     ' "at": "\u001b[2Jnot a time"}'])
+def test_a_mangled_check_file_means_a_probe_not_a_traceback(tmp_path, monkeypatch, mangled):
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path))
+    probes = []
+    monkeypatch.setattr(ceilings, "probe_bandwidth_gbps",
+                        lambda device: probes.append(device) or 30.5)
+    env = {"device": "cpu", "cpu": "x86_64", "cpu_threads": 2, "torch": "2.13.0"}
+    key = ceilings.device_key(env)
+    (tmp_path / "ceilings").mkdir()
+    (tmp_path / "ceilings" / f"{key}.json").write_text(json.dumps(fake_ceilings(30.0).to_dict()))
+    (tmp_path / "ceilings" / f"{key}.check.json").write_text(mangled)
+    check = ceilings.load_checked(env)[1]
+    assert probes == ["cpu"] and check["probe_gbps"] == 30.5 and "age_s" not in check
+
+
 def test_recent_check_is_pure_and_reads_ages():
     cached = fake_ceilings(30.0)
     measured_at = ceilings._timestamp(WHEN)

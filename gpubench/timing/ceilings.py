@@ -201,7 +201,8 @@ def recent_check(last: dict | None, cached: Ceilings, now: float, max_age: float
     if not last or last.get("stale") or not _positive(last.get("probe_gbps")) \
             or last.get("cached_gbps") != cached.bandwidth_gbps:
         return None
-    age = now - float(last.get("at") or -math.inf)
+    at = last.get("at")
+    age = now - at if isinstance(at, int | float) else math.inf  # a mangled file: probe
     if not 0 <= age <= max_age:
         return None
     probe = last["probe_gbps"]
@@ -224,10 +225,13 @@ def _check_path(key: str) -> Path:
 
 
 def _read_check(key: str) -> dict | None:
+    """The last check of this cache; None (probe) if there is none or it is not a check's
+    record (a file cut short or written by something else)."""
     try:
-        return json.loads(_check_path(key).read_text())
+        last = json.loads(_check_path(key).read_text())
     except (OSError, ValueError):
         return None
+    return last if isinstance(last, dict) else None
 
 
 def _write_check(key: str, check: dict) -> None:
