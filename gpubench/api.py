@@ -96,10 +96,18 @@ def compare(base, new, threshold: float = 0.01):
 
     >>> c = gpubench.compare(gpubench.measure(old, x), gpubench.measure(new, x))
     >>> c.ratio, c.ci_low, c.ci_high, c.verdict, c.reason
+
+    Several runs of a side's code (a list): their medians give the CI (analysis/repeats.py).
+    >>> gpubench.compare(["profiles/a1", "profiles/a2"], ["profiles/b1", "profiles/b2"])
     """
     from gpubench.analysis.comparison import compare_results, compare_runs
 
     if isinstance(base, Result) and isinstance(new, Result):
         return compare_results(base, new, threshold)
-    runs = [run if isinstance(run, RunDocument) else load_run(run) for run in (base, new)]
-    return compare_runs(*runs, threshold)
+    bases, news = ([_run_document(run) for run in (side if isinstance(side, list | tuple)
+                                                     else [side])] for side in (base, new))
+    return compare_runs(bases[0], news[0], threshold, bases[1:], news[1:])
+
+
+def _run_document(run) -> RunDocument:
+    return run if isinstance(run, RunDocument) else load_run(run)

@@ -105,12 +105,20 @@ def _run(config_path: Path | None, options: dict) -> int:
               metavar="FILE",
               help="Write the table as markdown to FILE (for a PR comment); stdout keeps the "
                    "table. '-': the markdown on stdout instead.")
+@click.option("--base-repeat", "base_repeats", multiple=True, metavar="RUN",
+              help="Another run of BASE's code (repeatable): with three runs or more "
+                   "between the sides, a point's CI comes from the runs' medians, which "
+                   "holds how much a fresh process moves it.")
+@click.option("--new-repeat", "new_repeats", multiple=True, metavar="RUN",
+              help="Another run of NEW's code (repeatable), as --base-repeat.")
 @opts.json_option("Print the comparison as JSON.")
 def compare(threshold_pct, **options):
     """Is NEW faster than BASE, really? Two runs (run folders, 'latest', 'latest~1') joined
     point by point: both medians, the change with its 95% CI, and a verdict (FASTER,
     SLOWER, SAME, UNSURE) with its reason; SUSPECT or FAILED for a point that passed in
-    BASE and no longer does. Runs with no point in common exit 2, naming what differs."""
+    BASE and no longer does. Runs with no point in common exit 2, naming what differs.
+    Short kernels move by a few percent from one process to the next, which one run a
+    side cannot show: --base-repeat and --new-repeat add runs of each side's code."""
     _guarded(lambda: _compare(threshold_pct, options))
 
 

@@ -4,6 +4,7 @@
 #     steps: core run shapes tests new-tests peak drift compare build-loop phases lines families
 #            fixtures ncu ncu-check
 #            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests watch
+#            process-spread
 #            leaderboard tune compiled startup first-use
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py, watchfiles and ncu-report come as wheels in .whl/, with what
@@ -366,6 +367,10 @@ PY
       timed eject-softmax-ncu gpubench ncu softmax --kernels-dir /tmp/eject \
         --shape rows=4096,cols=1000 --variant ejected --variant compiled --set basic \
         --out "$LOGS/eject-ncu" ;;
+    process-spread)  # fresh processes of one unchanged run, and compare's verdicts on them
+      timed process-spread python3 benchmarks/process_spread.py --out "$LOGS/process-spread" \
+        --runs "${SPREAD_RUNS:-7}"
+      cp "$LOGS/process-spread.txt" "$OUT/process-spread-table.txt" ;;
     gpu-tests)
       # GPU_TESTS_K picks some (e.g. autotune_pick); sanitize has its own step.
       timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests \

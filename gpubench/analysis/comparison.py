@@ -69,6 +69,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from gpubench.analysis.config_change import config_change
+from gpubench.analysis.repeats import RunsInterval, run_medians, runs_interval
 from gpubench.analysis.status_change import STATUS_VERDICTS, missing_in_new, status_change
 from gpubench.records.derive import same_model
 from gpubench.records.result import CORRECTNESS_ONLY, correctness_only
@@ -151,6 +152,7 @@ class Comparison:
     bar: float = DEFAULT_THRESHOLD  # the change a FASTER/SLOWER needed
     allowances: Allowances = field(default_factory=Allowances)
     marked: bool = False  # the runs' environments differ: about machines, not only code
+    runs: tuple[int, int] = (1, 1)  # runs of BASE and NEW behind it (analysis/repeats.py)
 
     @property
     def change(self) -> float:
@@ -163,7 +165,8 @@ class Comparison:
                 "verdict": self.verdict, "reason": self.reason, "bar": self.bar,
                 "allowance_noise": self.allowances.noise,
                 "allowance_group": self.allowances.group,
-                "allowance_clocks": self.allowances.clocks, "marked": self.marked}
+                "allowance_clocks": self.allowances.clocks, "marked": self.marked,
+                "runs": list(self.runs)}
 
     def __repr__(self) -> str:
         ci = "" if math.isnan(self.ci_low) else f" [{self.ci_low:.3f}, {self.ci_high:.3f}]"
@@ -228,13 +231,21 @@ def compare_samples(base: Sequence[float], new: Sequence[float],
                           math.nan, UNSURE, f"too few samples ({len(base)} and {len(new)}; "
                           f"a verdict needs {MIN_SAMPLES} in each)", threshold, allowances)
     ratio, low, high = ratio_ci(base, new)
+    return judge(base_median, new_median, (ratio, low, high), threshold, allowances)
+
+
+def judge(base_median: float, new_median: float, interval: tuple[float, float, float],
+          threshold: float, allowances: Allowances, runs: tuple[int, int] = (1, 1)) -> Comparison:
+    """The verdict on a ratio and its 95% interval (ratio, low, high), given the bounds."""
+    ratio, low, high = interval
     bar = allowances.bar(threshold)
     said = verdict(low, high, threshold, bar)
     reason = "" if said != UNSURE else _why_unsure(low, high, threshold, allowances)
     said, reason = _over_the_group(said, reason, ratio, low, high, threshold, bar, allowances)
     if allowances.doubt:  # not even SAME: both runs may have timed the scheduler alike
         said, reason = UNSURE, allowances.doubt
-    return Comparison(base_median, new_median, ratio, low, high, said, reason, bar, allowances)
+    return Comparison(base_median, new_median, ratio, low, high, said, reason, bar, allowances,
+                      runs=runs)
 
 
 def _over_the_group(said: str, reason: str, ratio: float, low: float, high: float,
@@ -288,8 +299,11 @@ def _signed(fraction: float) -> str:
 
 
 def compare_results(base, new, threshold: float = DEFAULT_THRESHOLD,
-                    group: GroupShift | None = None) -> Comparison:
-    """Two Results (records/result.py) of one point, measured in two runs."""
+                    group: GroupShift | None = None,
+                    repeats: RunsInterval | None = None) -> Comparison:
+    """Two Results (records/result.py) of one point, measured in two runs; `repeats`: the
+    interval over several runs a side, which then decides in place of the bootstrap (the
+    runs' spread is measured, so the samples' IQR no longer stands in for it)."""
     group = group or GroupShift()
     clocks, clock_note = _clock_bound(base, new)
     doubts = [f"host busy in {label}: {reason}" for label, r in (("BASE", base), ("NEW", new))
@@ -300,6 +314,10 @@ def compare_results(base, new, threshold: float = DEFAULT_THRESHOLD,
     allowances = Allowances(noise=noise, group=group.witness, drift=group.drift,
                             clocks=clocks, clock_note=clock_note, host=host,
                             doubt="; ".join(doubts))
+    if repeats is not None:
+        return judge(repeats.base_median_s, repeats.new_median_s,
+                     (repeats.ratio, repeats.low, repeats.high), threshold,
+                     replace(allowances, noise=0.0), repeats.runs)
     return compare_samples(base.samples_s, new.samples_s, threshold, allowances)
 
 
@@ -375,12 +393,17 @@ class RunComparison:
                 "missing_in_new": list(self.missing_in_new), "counts": self.counts()}
 
 
-def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD) -> RunComparison:
+def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD,
+                 base_repeats: Sequence = (), new_repeats: Sequence = ()) -> RunComparison:
     """Two RunDocuments joined on the point key. Points that did not pass in either run
     get no speed verdict: a regression when PASS in BASE became SUSPECT or failed in NEW,
     else only listed (status_change.py); when the runs' machines or software differ every
-    verdict is marked, and the differences named."""
+    verdict is marked, and the differences named. `base_repeats`, `new_repeats`: more runs
+    of each side's code; a point passed in three runs or more between the sides is judged
+    over their medians (analysis/repeats.py)."""
     base_rows, new_rows = base.by_key(), new.by_key()
+    base_sides = [base_rows, *(run.by_key() for run in base_repeats)]
+    new_sides = [new_rows, *(run.by_key() for run in new_repeats)]
     shared = [key for key in base_rows if key in new_rows]
     passed = {k for k in shared if base_rows[k].passed and new_rows[k].passed}
     timed = {k for k in passed
@@ -407,7 +430,9 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD) -> RunComparis
                                                          f"{old.device_name} in BASE, "
                                                          f"{fresh.device_name} in NEW"))
             continue
-        comparison = compare_results(old, fresh, threshold, shifts.get(key, GroupShift()))
+        repeats = runs_interval(run_medians(key, base_sides), run_medians(key, new_sides))
+        comparison = compare_results(old, fresh, threshold, shifts.get(key, GroupShift()),
+                                     repeats)
         reason = "; ".join(r for r in (comparison.reason, config_change(old, fresh)) if r)
         points.append(PointComparison(old.key, replace(comparison, reason=reason,
                                                        marked=bool(differences))))

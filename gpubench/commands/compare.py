@@ -37,12 +37,16 @@ class CompareRequest:
     fail_on_regression: bool = False  # exit EXIT_REGRESSION on a regression (see the gate)
     markdown: Path | None = None  # the markdown table into this file; STDOUT: on stdout
     as_json: bool = False  # the comparison as JSON on stdout
+    base_repeats: tuple[str, ...] = ()  # more runs of each side's code (analysis/repeats.py)
+    new_repeats: tuple[str, ...] = ()
 
 
 def compare_command(request: CompareRequest, console: Console) -> int:
     base_dir, new_dir = resolve_run(request.base), resolve_run(request.new)
     base, new = read_run(base_dir), read_run(new_dir)
-    result = compare_runs(base, new, request.threshold)
+    result = compare_runs(base, new, request.threshold,
+                          [read_run(resolve_run(run)) for run in request.base_repeats],
+                          [read_run(resolve_run(run)) for run in request.new_repeats])
     if not result.points:
         raise errors.UsageError(f"BASE {base_dir} and NEW {new_dir} have no point in common: "
                                 f"{_differences(base, new)}")

@@ -159,6 +159,16 @@ def caption(result: RunComparison, list_unmatched: bool = True) -> str:
              f"noise, its group's shift, its clocks); SAME: the whole CI within {t}. why: the "
              f"bound an UNSURE change is within (noise: the samples' IQR / median; host "
              f"clock: the CPU or wall-mode timer's drift between runs)"]
+    repeated = sorted({p.comparison.runs for p in result.points
+                       if p.comparison and p.comparison.runs != (1, 1)})
+    if repeated:
+        runs = ", ".join(f"{b} BASE and {n} NEW" for b, n in repeated)
+        parts.append(f"Runs: {runs}; a point in 3 runs or more has its CI from Student's t "
+                     f"over the runs' medians (it holds how far a fresh process moves it), "
+                     f"and its medians are the runs' geometric means")
+    else:
+        parts.append("One run a side: a short kernel moves a few percent from one process "
+                     "to the next, which one run cannot show (--base-repeat, --new-repeat)")
     if any(p.status_verdict for p in result.points):
         parts.append("SUSPECT / FAILED: PASS in BASE, but SUSPECT (right output, a time not "
                      "to be trusted) or failed in NEW: a regression, its reason under why; a "
