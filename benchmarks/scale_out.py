@@ -65,6 +65,7 @@ from pathlib import Path
 import gpubench
 from gpubench.analysis.comparison import GroupShift, compare_runs, group_shifts
 from gpubench.analysis.config_change import autotune_moved
+from gpubench.report.compare_view import counts_text
 from gpubench.timing.stats import median_ci_order, signed_rank_p_greater
 
 
@@ -363,6 +364,24 @@ def print_runs(done: dict[str, tuple[Path, float]]) -> None:
                     runs.get(f"1gpu-{name.split('-')[1]}", (None, None))[1], sequential)
             for name, (run, wall) in runs.items()]
     print_table(rows)
+    print_runs_a_side({name: run for name, (run, _) in runs.items()})
+
+
+def print_runs_a_side(runs: dict) -> None:
+    """Each way of running (all GPUs, Dask) against one GPU with both its runs a side,
+    cold and warm (compare --base-repeat/--new-repeat): a fresh process moves a short
+    kernel by its own few percent (docs/measurement.md "Between processes"), which one
+    run a side takes for a change; two a side put it in the interval."""
+    one = [runs[name] for name in ("1gpu-cold", "1gpu-warm") if name in runs]
+    for kind in ("all", "dask"):
+        many = [runs[f"{kind}-{state}"] for state in ("cold", "warm") if f"{kind}-{state}" in runs]
+        if len(one) + len(many) < 3 or not one or not many:
+            continue
+        result = compare_runs(one[0], many[0], base_repeats=one[1:], new_repeats=many[1:])
+        changed = ", ".join(p.key.text() for p in result.points
+                            if p.verdict in ("FASTER", "SLOWER"))
+        print(f"{kind} vs 1gpu, {len(one)} and {len(many)} runs a side: "
+              f"{counts_text(result)}" + (f" ({changed})" if changed else ""))
 
 
 if __name__ == "__main__":

@@ -368,9 +368,12 @@ PY
         --shape rows=4096,cols=1000 --variant ejected --variant compiled --set basic \
         --out "$LOGS/eject-ncu" ;;
     process-spread)  # fresh processes of one unchanged run, and compare's verdicts on them
-      timed process-spread python3 benchmarks/process_spread.py --out "$LOGS/process-spread" \
-        --runs "${SPREAD_RUNS:-7}"
-      cp "$LOGS/process-spread.txt" "$OUT/process-spread-table.txt" ;;
+      # SPREAD_ARGS: other `gpubench run` arguments, e.g. "-- --config configs/gpu-full.toml
+      # --no-compiled" (four one-GPU runs of the scale-out suite: issue 32's bar)
+      timed process-spread timeout "${SPREAD_TIMEOUT:-560}" python3 benchmarks/process_spread.py \
+        --out "$LOGS/process-spread" --runs "${SPREAD_RUNS:-7}" ${SPREAD_ARGS:-}
+      python3 benchmarks/process_spread.py --out "$LOGS/process-spread" --table-only \
+        > "$OUT/process-spread-table.txt" 2>&1 ;;
     gpu-tests)
       # GPU_TESTS_K picks some (e.g. autotune_pick); sanitize has its own step.
       timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests \
