@@ -118,3 +118,21 @@ def test_a_shift_common_to_each_group_is_further_only_before_group_shifts_are_re
     assert float(beyond.rsplit("p ", 1)[1]) > 0.05, beyond
     lone = {"g0/torch": groups["g0/torch"]}  # a group of one: its ratio as it is
     assert scale_out.beyond_group({"g0/torch": -0.03}, lone) == {"g0/torch": 0.03}
+
+
+def test_runs_a_side_line_from_recorded_h200_processes(capsys):
+    """Four fresh processes of one unchanged run (tests/fixtures/compare/h200-processes),
+    two playing one GPU and two playing all GPUs: runs a side find no change (one run a
+    side does, on some pairs: tests/test_repeats.py)."""
+    from conftest import FIXTURES
+    from gpubench.run.folder import read_run
+
+    folder = FIXTURES / "compare" / "h200-processes"
+    runs = {name: read_run(folder / f"run{i}") for i, name in
+            enumerate(("1gpu-cold", "1gpu-warm", "all-cold", "all-warm"), start=1)}
+    scale_out.print_runs_a_side(runs)
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("all vs 1gpu, 2 and 2 runs a side: ")
+    assert "0 FASTER, 0 SLOWER" in line and "dask" not in line
+    scale_out.print_runs_a_side({"1gpu-cold": runs["1gpu-cold"], "all-cold": runs["all-cold"]})
+    assert capsys.readouterr().out == ""  # one run a side: nothing to pool
