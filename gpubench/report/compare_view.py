@@ -153,19 +153,21 @@ def caption(result: RunComparison, list_unmatched: bool = True) -> str:
     """What the comparison means; `list_unmatched`: also name every point of one run only
     (the HTML page folds those lists away instead)."""
     t = f"±{result.threshold:.0%}"
+    repeated = sorted({p.comparison.runs for p in result.points
+                       if p.comparison and p.comparison.runs != (1, 1)})
+    interval = ("Student's t over the runs' medians where a point is in three runs or more, "
+                "else the bootstrap of both runs' samples" if repeated
+                else "bootstrap of both runs' samples")
     parts = [f"change: NEW vs BASE median; speed: BASE/NEW (above 1: NEW is faster) ± its "
-             f"95% CI (bootstrap of both runs' samples). FASTER/SLOWER: the whole CI beyond "
+             f"95% CI ({interval}). FASTER/SLOWER: the whole CI beyond "
              f"{t} and beyond what the point varies between runs of unchanged code (its "
              f"noise, its group's shift, its clocks); SAME: the whole CI within {t}. why: the "
              f"bound an UNSURE change is within (noise: the samples' IQR / median; host "
              f"clock: the CPU or wall-mode timer's drift between runs)"]
-    repeated = sorted({p.comparison.runs for p in result.points
-                       if p.comparison and p.comparison.runs != (1, 1)})
     if repeated:
         runs = ", ".join(f"{b} BASE and {n} NEW" for b, n in repeated)
-        parts.append(f"Runs: {runs}; a point in 3 runs or more has its CI from Student's t "
-                     f"over the runs' medians (it holds how far a fresh process moves it), "
-                     f"and its medians are the runs' geometric means")
+        parts.append(f"Runs: {runs}; the t interval holds how far a fresh process moves a "
+                     f"point, and the medians are the runs' geometric means")
     else:
         parts.append("One run a side: a short kernel moves a few percent from one process "
                      "to the next, which one run cannot show (--base-repeat, --new-repeat)")
