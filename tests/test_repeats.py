@@ -101,3 +101,30 @@ def test_cli_repeats_in_json_and_a_bad_repeat_exits_2(gpubench):
                    "--new-repeat", "nowhere")
     assert bad.code == 2 and "no run results at nowhere" in bad.stderr
     assert "Traceback" not in bad.output
+
+
+def test_a_repeat_from_another_machine_marks_every_verdict():
+    from dataclasses import replace
+
+    runs = processes()
+    elsewhere = replace(runs[1], env={**runs[1].env, "gpu": "NVIDIA H100"})
+    result = C.compare_runs(runs[0], runs[3], base_repeats=[elsewhere, runs[2]],
+                            new_repeats=[runs[4], runs[5]])
+    assert result.env_differences == ("BASE repeat 2: gpu: NVIDIA H200 -> NVIDIA H100",)
+    assert all(p.comparison.marked for p in result.points if p.comparison)
+
+
+def test_the_group_shift_is_read_over_the_runs_too():
+    """A two-variant group's common move (the witness) comes from the ratios the verdicts
+    use: with runs a side, the geometric means, not the first pair's medians."""
+    runs = processes()
+    pooled = C.compare_runs(runs[0], runs[3], base_repeats=runs[1:3], new_repeats=runs[4:6])
+    group = {p.key.variant: p.comparison for p in pooled.points
+             if p.comparison and p.key.family == "matmul" and p.key.shape.text().startswith(
+                 "M=1024")}
+    assert set(group) == {"torch", "wmma"}
+    for name, other in (("torch", "wmma"), ("wmma", "torch")):
+        mine, theirs = math.log(group[name].ratio), math.log(group[other].ratio)
+        direction = math.copysign(1.0, mine)
+        common = math.expm1(max(0.0, min(direction * mine, direction * theirs)))
+        assert group[name].allowances.group == pytest.approx(common)

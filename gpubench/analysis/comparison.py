@@ -69,6 +69,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from gpubench.analysis.config_change import config_change
+from gpubench.analysis.environment import (  # noqa: F401 (ENV_KEYS re-exported)
+    ENV_KEYS,
+    environment_differences,
+    repeat_differences,
+)
 from gpubench.analysis.repeats import RunsInterval, run_medians, runs_interval
 from gpubench.analysis.status_change import STATUS_VERDICTS, missing_in_new, status_change
 from gpubench.records.derive import same_model
@@ -107,9 +112,6 @@ HOST_CLOCK_ALLOWANCE = {"cpu": 1.5, "wall": 0.75}
 # slower in one run while its group moved +5%, and the correction turned that into FASTER),
 # so below this the measured change decides.
 HOST_GROUP_DRIFT = 0.10
-# Environment facts that must match for a verdict to be about the code alone.
-ENV_KEYS = ("device", "gpu", "driver", "cuda_runtime", "torch", "triton", "sm_clock_max_mhz",
-            "power_limit_w", "cpu")
 
 
 @dataclass(frozen=True)
@@ -402,8 +404,8 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD,
     of each side's code; a point passed in three runs or more between the sides is judged
     over their medians (analysis/repeats.py)."""
     base_rows, new_rows = base.by_key(), new.by_key()
-    base_sides = [base_rows, *(run.by_key() for run in base_repeats)]
-    new_sides = [new_rows, *(run.by_key() for run in new_repeats)]
+    sides = ([base_rows, *(run.by_key() for run in base_repeats)],
+             [new_rows, *(run.by_key() for run in new_repeats)])
     shared = [key for key in base_rows if key in new_rows]
     passed = {k for k in shared if base_rows[k].passed and new_rows[k].passed}
     timed = {k for k in passed
@@ -411,9 +413,11 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD,
     # Points timed on a busy host say nothing about the machine's drift: not witnesses.
     witnesses = [k for k in shared if k in timed
                  and not (_host_busy(base_rows[k]) or _host_busy(new_rows[k]))]
-    shifts = group_shifts({k: _log_ratio(base_rows[k], new_rows[k]) for k in witnesses},
-                          {k: base_rows[k].key for k in witnesses})
-    differences = environment_differences(base.env, new.env)
+    intervals = {k: runs_interval(*(run_medians(k, side) for side in sides)) for k in timed}
+    shifts = group_shifts({k: _log_ratio(base_rows[k], new_rows[k], intervals[k])
+                           for k in witnesses}, {k: base_rows[k].key for k in witnesses})
+    differences = environment_differences(base.env, new.env) + repeat_differences(
+        (base, *base_repeats), (new, *new_repeats))
     points = []
     for key in shared:
         old, fresh = base_rows[key], new_rows[key]
@@ -430,9 +434,8 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD,
                                                          f"{old.device_name} in BASE, "
                                                          f"{fresh.device_name} in NEW"))
             continue
-        repeats = runs_interval(run_medians(key, base_sides), run_medians(key, new_sides))
         comparison = compare_results(old, fresh, threshold, shifts.get(key, GroupShift()),
-                                     repeats)
+                                     intervals[key])
         reason = "; ".join(r for r in (comparison.reason, config_change(old, fresh)) if r)
         points.append(PointComparison(old.key, replace(comparison, reason=reason,
                                                        marked=bool(differences))))
@@ -446,7 +449,10 @@ def _host_busy(result) -> str | None:
     return busy_reason(details.get("host_load"))
 
 
-def _log_ratio(base, new) -> float:
+def _log_ratio(base, new, repeats: RunsInterval | None = None) -> float:
+    """NEW/BASE as a log: over the runs a side where there are enough, else the pair's."""
+    if repeats is not None:
+        return math.log(repeats.ratio)
     if not (base.median_s and new.median_s):
         return 0.0
     return math.log(new.median_s / base.median_s)
@@ -488,10 +494,3 @@ def group_shifts(log_ratios: dict[str, float], keys: dict) -> dict[str, GroupShi
             common = max(0.0, min(direction * log_ratios[name], direction * others[0]))
             shifts[name] = GroupShift(witness=math.expm1(common))
     return shifts
-
-
-def environment_differences(base_env: dict, new_env: dict) -> tuple[str, ...]:
-    """'gpu: A -> B' for every fact that decides speed and differs between the runs."""
-    return tuple(f"{key}: {base_env.get(key)} -> {new_env.get(key)}" for key in ENV_KEYS
-                 if key in base_env or key in new_env
-                 if base_env.get(key) != new_env.get(key))
