@@ -104,10 +104,12 @@ def compare(base, new, threshold: float = 0.01):
 
     if isinstance(base, Result) and isinstance(new, Result):
         return compare_results(base, new, threshold)
-    bases, news = ([_run_document(run) for run in (side if isinstance(side, list | tuple)
-                                                     else [side])] for side in (base, new))
+    bases, news = _run_documents(base), _run_documents(new)
     return compare_runs(bases[0], news[0], threshold, bases[1:], news[1:])
 
 
-def _run_document(run) -> RunDocument:
-    return run if isinstance(run, RunDocument) else load_run(run)
+def _run_documents(side) -> list[RunDocument]:
+    """One side of a comparison: a run (a RunDocument or what load_run takes), or a list
+    of runs of the same code."""
+    runs = side if isinstance(side, list | tuple) else [side]
+    return [run if isinstance(run, RunDocument) else load_run(run) for run in runs]

@@ -39,13 +39,12 @@ Z_975 = 1.96
 @dataclass(frozen=True)
 class RunsInterval:
     """NEW / BASE over several runs a side: the ratio of the sides' geometric mean
-    medians, its 95% t interval, how many runs each side had, and the runs' spread."""
+    medians, its 95% t interval, and how many runs each side had."""
 
     ratio: float
     low: float
     high: float
     runs: tuple[int, int]  # (BASE runs, NEW runs)
-    spread: float  # the pooled standard deviation of one run's log median, as a fraction
     base_median_s: float  # the geometric mean of BASE's run medians
     new_median_s: float
 
@@ -71,8 +70,7 @@ def runs_interval(base_medians: Sequence[float],
     half = t_975(freedom) * spread * math.sqrt(1 / len(base) + 1 / len(new))
     shift = new_mean - base_mean
     return RunsInterval(math.exp(shift), math.exp(shift - half), math.exp(shift + half),
-                        (len(base), len(new)), math.expm1(spread),
-                        math.exp(base_mean), math.exp(new_mean))
+                        (len(base), len(new)), math.exp(base_mean), math.exp(new_mean))
 
 
 def run_medians(key, runs: Sequence[dict]) -> list[float]:

@@ -19,7 +19,7 @@ from gpubench.analysis.run_overlap import what_differs
 from gpubench.records.run import RunDocument
 from gpubench.records.strict_json import strict_dumps
 from gpubench.report.compare_view import compare_markdown, compare_table, counts_text
-from gpubench.run.folder import atomic_write, read_run, resolve_run
+from gpubench.run.folder import atomic_write, load_run, read_run, resolve_run
 from gpubench.tune.summary import best_change
 
 STDOUT = Path("-")  # --markdown -: the markdown on stdout, in place of the table
@@ -45,8 +45,8 @@ def compare_command(request: CompareRequest, console: Console) -> int:
     base_dir, new_dir = resolve_run(request.base), resolve_run(request.new)
     base, new = read_run(base_dir), read_run(new_dir)
     result = compare_runs(base, new, request.threshold,
-                          [read_run(resolve_run(run)) for run in request.base_repeats],
-                          [read_run(resolve_run(run)) for run in request.new_repeats])
+                          [load_run(run) for run in request.base_repeats],
+                          [load_run(run) for run in request.new_repeats])
     if not result.points:
         raise errors.UsageError(f"BASE {base_dir} and NEW {new_dir} have no point in common: "
                                 f"{_differences(base, new)}")
