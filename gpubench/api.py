@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
+from gpubench.errors import UsageError
 from gpubench.records.derive import finish_group
 from gpubench.records.point import PointKey
 from gpubench.records.result import OK, Result
@@ -112,4 +113,6 @@ def _run_documents(side) -> list[RunDocument]:
     """One side of a comparison: a run (a RunDocument or what load_run takes), or a list
     of runs of the same code."""
     runs = side if isinstance(side, list | tuple) else [side]
+    if not runs:
+        raise UsageError("compare: each side needs a run at least; got an empty list")
     return [run if isinstance(run, RunDocument) else load_run(run) for run in runs]

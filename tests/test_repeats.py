@@ -128,3 +128,26 @@ def test_the_group_shift_is_read_over_the_runs_too():
         direction = math.copysign(1.0, mine)
         common = math.expm1(max(0.0, min(direction * mine, direction * theirs)))
         assert group[name].allowances.group == pytest.approx(common)
+
+
+def test_a_run_given_twice_on_one_side_is_refused():
+    """The same run as its own repeat has no spread: it would narrow the interval on
+    nothing (run1 against run2 with run1 again as BASE's repeat: 4 false verdicts)."""
+    from gpubench.errors import UsageError
+
+    runs = processes()
+    with pytest.raises(UsageError, match="run old1 is given twice for BASE"):
+        C.compare_runs(runs[0], runs[1], base_repeats=[runs[0]])
+    with pytest.raises(UsageError, match="given twice for NEW"):
+        C.compare_runs(runs[0], runs[1], new_repeats=[runs[2], runs[2]])
+    # The same run on both sides is a comparison of a run with itself, not a repeat.
+    assert C.compare_runs(runs[0], runs[0], base_repeats=[runs[1]]).points
+    with pytest.raises(UsageError, match="each side needs a run"):
+        api_compare([], [PROCESSES / "run1"])
+
+
+def test_cli_a_repeat_of_base_itself_exits_2(gpubench):
+    again = gpubench("compare", str(PROCESSES / "run1"), str(PROCESSES / "run2"),
+                     "--base-repeat", str(PROCESSES / "run1"))
+    assert again.code == 2 and "is given twice for BASE" in again.stderr
+    assert "Traceback" not in again.output

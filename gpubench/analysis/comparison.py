@@ -74,7 +74,7 @@ from gpubench.analysis.environment import (  # noqa: F401 (ENV_KEYS re-exported)
     environment_differences,
     repeat_differences,
 )
-from gpubench.analysis.repeats import RunsInterval, run_medians, runs_interval
+from gpubench.analysis.repeats import RunsInterval, check_sides, run_medians, runs_interval
 from gpubench.analysis.status_change import STATUS_VERDICTS, missing_in_new, status_change
 from gpubench.records.derive import same_model
 from gpubench.records.result import CORRECTNESS_ONLY, correctness_only
@@ -403,6 +403,7 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD,
     verdict is marked, and the differences named. `base_repeats`, `new_repeats`: more runs
     of each side's code; a point passed in three runs or more between the sides is judged
     over their medians (analysis/repeats.py)."""
+    check_sides((base, *base_repeats), (new, *new_repeats))
     base_rows, new_rows = base.by_key(), new.by_key()
     sides = ([base_rows, *(run.by_key() for run in base_repeats)],
              [new_rows, *(run.by_key() for run in new_repeats)])

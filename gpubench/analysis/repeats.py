@@ -25,6 +25,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpubench import safe_text
+from gpubench.errors import UsageError
 from gpubench.records.result import correctness_only
 
 # Student's t, two-sided 95% (the 0.975 quantile), by degrees of freedom 1-30; the normal
@@ -79,3 +81,17 @@ def run_medians(key, runs: Sequence[dict]) -> list[float]:
     rows = [run.get(key) for run in runs]
     return [row.median_s for row in rows
             if row is not None and row.passed and row.median_s and not correctness_only(row)]
+
+
+
+def check_sides(base_runs: Sequence, new_runs: Sequence) -> None:
+    """UsageError when a run (a RunDocument) appears twice among one side's runs: the same
+    run counted as two draws has no spread between them, so the t interval would shrink on
+    nothing (BASE given again as its own repeat turned 2 false verdicts into 4 on the
+    recorded H200 processes). Runs without an id are not matched."""
+    for role, runs in (("BASE", base_runs), ("NEW", new_runs)):
+        ids = [run.meta.get("run_id") for run in runs]
+        twice = next((i for n, i in enumerate(ids) if i is not None and i in ids[:n]), None)
+        if twice is not None:
+            raise UsageError(f"run {safe_text.one_line(str(twice))} is given twice for "
+                             f"{role}: a repeat must be another run of that side's code")
