@@ -24,7 +24,9 @@ A free worker then takes, from that queue (`pick_for_lane`):
   H200s, 2026-11-27, docs/journal/perf-notes.md "Twenty-ninth to thirty-second runs"). Within one
   process that shift is common to a group's variants and cancels in their speedups and in
   `compare`'s group shift; split over workers it does not: parallel runs drew FASTER/SLOWER
-  for 2.8% of their points against one GPU, a sequential rerun for 1.3%;
+  for 2.8% of their points against one GPU, a sequential rerun for 1.3%. Only the shared
+  part, though: 28 one-GPU processes measured later moved each op its own way as well
+  (docs/measurement.md "Between processes"), which only runs a side account for;
 - else the first point of a group no worker has begun, of a kind (family, variant,
   dtype) it has run already, else of a kind no worker has run yet, else the first: each
   worker process pays the first use of each kind of point once (Triton loading that
