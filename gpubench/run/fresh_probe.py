@@ -14,7 +14,9 @@ threads (27 ms for a 40 us matmul on a loaded 2-core host, 2026-11-25), and that
 must not land on the fresh call. Every fresh call is checked (a float64 reference
 each): a pointer-keyed cache may hit on a fresh set that landed where an earlier
 one was freed, and its stale answer must fail, not pass as a fast call. Odd calls
-get the finite poison, which meets a NaN reference. The times travel in each mode's details
+get the finite poison, which meets a NaN reference. A round whose floors accuse the
+variant is followed by a second (ROUNDS), so that one draw of a shared host's noise
+accuses no one. The times travel in each mode's details
 ("fresh_s", "repeat_s"); the verdict, a pure comparison, is records/trust.py's.
 """
 
@@ -25,12 +27,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpubench.families.check import compare, poison
+from gpubench.records.trust import paired_beyond
 from gpubench.run.rotation import InputSet, output_problem, retire
 from gpubench.timing import pristine
 from gpubench.timing.hostload import Snapshot, load_between
 
 # 9 pairs: medians robust to two stragglers; ~9 x (inputs + 2 x 2 ms of spin) per point.
 FRESH_CALLS = 9
+# A round whose floors trip records/trust.py's paired bar is followed by one more, and the
+# verdict reads both: an accusation must survive a second draw of the host's noise (one
+# honest round read 1.3x on the loaded CI host, 2026-11-27), while a shortcut's fresh calls
+# do the work in every round. Honest rounds (nearly all) cost nothing extra.
+ROUNDS = 2
 # A spin far longer than any call's host side (a new pointer may cost a descriptor or a
 # plan lookup on the host): the window must hold the device work only.
 PROBE_SPIN_US = 2000.0
@@ -58,7 +66,10 @@ def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet
     draw = random.Random(random.SystemRandom().getrandbits(64))
     fresh_times, repeat_times = [], []
     before = Snapshot.now() if support is None else None
-    for index in range(FRESH_CALLS):
+    mode = "cpu" if support is None else "cold"
+    for index in range(FRESH_CALLS * ROUNDS):
+        if index == FRESH_CALLS and not paired_beyond(fresh_times, repeat_times, mode):
+            break  # the first round accuses nothing: no second is needed
         fresh, known = make_set(index), draw.choice(seen)
         finite = index % 2 == 1
         seconds, produced = _timed_call(invoke, known, support, finite)
@@ -72,7 +83,8 @@ def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet
             return FreshProbe(tuple(fresh_times), tuple(repeat_times), failure)
     # On a shared CPU an isolated call waits for the intra-op threads to wake (ms on a
     # loaded 2-core host, 2026-11-25): records/trust.py does not judge a busy probe.
-    load = load_between(before, Snapshot.now(), 2 * FRESH_CALLS) if before else None
+    calls = 2 * len(fresh_times)
+    load = load_between(before, Snapshot.now(), calls) if before else None
     return FreshProbe(tuple(fresh_times), tuple(repeat_times), host_load=load)
 
 
