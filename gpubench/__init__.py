@@ -16,6 +16,7 @@ The packages are the layers, top to bottom; a layer imports only those below it
   build/           C++/CUDA extensions with a content-hashed cache
   errors.py, parsing.py, format.py   exit codes, sizes and dtypes, units for people
   safe_text.py     the user's text made safe where it is shown (terminal, HTML, CSV, markdown)
+  files.py         a file written whole or not at all (a rename), for every layer
 """
 
 __version__ = "0.1.0"

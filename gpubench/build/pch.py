@@ -51,6 +51,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpubench.files import atomic_write
+
 # Bump when the way PCHs are made changes, to invalidate every PCH.
 SCHEMA = 1
 MARKER = "pch.json"  # written before the .gch is renamed into place
@@ -293,7 +295,7 @@ class PchBuild:
         deps = parse_depfile(self.depfile.read_text())
         marker = {"recipe": pch.recipe(), "seconds": round(seconds, 1),
                   "deps": [[path, _stat(path)] for path in deps]}
-        _write_atomically(pch.directory / MARKER, json.dumps(marker))
+        atomic_write(pch.directory / MARKER, json.dumps(marker))
         link = pch.directory / pch.header_name
         if not (link.is_symlink() and os.readlink(link) == str(pch.header)):
             temporary = link.with_name(f"{link.name}.tmp-{os.getpid()}")
@@ -316,14 +318,8 @@ class PchBuild:
         return probe_says_used(done.stderr)
 
     def _record_failure(self, why: str) -> None:
-        _write_atomically(self.pch.directory / FAILED,
+        atomic_write(self.pch.directory / FAILED,
                           json.dumps({"recipe": self.pch.recipe(), "why": why}))
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(text)
-    os.replace(temporary, path)
 
 
 def _unlink(path: Path) -> None:

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from gpubench.errors import OutputError, UsageError
+from gpubench.files import atomic_write
 from gpubench.parsing import shown
 from gpubench.records.run import NewerSchema, RunDocument
 from gpubench.records.saved_rows import SavedRows
@@ -204,28 +205,6 @@ def read_run(path: Path | str) -> RunDocument:
         raise UsageError(f"{file} is not a gpubench results file: nested too deeply") from None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"{file} is not a gpubench results file: {exc}") from None
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write through a private temporary file in the same folder, then rename: readers
-    never see half a file, and two writers never share a temporary name."""
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        # mkstemp makes the file 0600; results are shared like report.html: 0666 less the umask
-        os.fchmod(handle, 0o666 & ~_umask())
-        with os.fdopen(handle, "w") as sink:
-            sink.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    """The process's umask (read by setting it, then putting it back)."""
-    current = os.umask(0o022)
-    os.umask(current)
-    return current
 
 
 def point_latest(base: Path, run_dir: Path) -> None:

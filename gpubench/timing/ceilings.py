@@ -28,6 +28,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gpubench.files import atomic_write
 from gpubench.timing import copy_curve, matmul_ceilings
 from gpubench.timing.precision import PRECISIONS, normalized_rates
 from gpubench.timing.stopping import TimingSettings
@@ -160,19 +161,8 @@ def load_checked(env: dict, force: bool = False, probe: bool = True
         _write_check(key, {**check, "at": now})
         return cached, check
     ceilings = measure(env["device"], key, env.get("gpu") or "CPU")
-    _write_whole(cache_dir() / f"{key}.json", json.dumps(ceilings.to_dict(), indent=2))
+    atomic_write(cache_dir() / f"{key}.json", json.dumps(ceilings.to_dict(), indent=2))
     return ceilings, None
-
-
-def _write_whole(path: Path, text: str) -> None:
-    """Written whole or not at all (a rename): workers of one node (--devices) share
-    this cache and read it while another writes."""
-    partial = path.with_suffix(f".{os.getpid()}.tmp")
-    try:
-        partial.write_text(text)
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 def check_max_age_s(environ=os.environ) -> float:
@@ -237,7 +227,7 @@ def _read_check(key: str) -> dict | None:
 def _write_check(key: str, check: dict) -> None:
     """A check that cannot be kept only means the next run probes again."""
     with contextlib.suppress(OSError):
-        _write_whole(_check_path(key), json.dumps(check))
+        atomic_write(_check_path(key), json.dumps(check))
 
 
 def check_cached(cached: Ceilings, device: str) -> dict:
