@@ -403,10 +403,10 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD,
     verdict is marked, and the differences named. `base_repeats`, `new_repeats`: more runs
     of each side's code; a point passed in three runs or more between the sides is judged
     over their medians (analysis/repeats.py)."""
-    check_sides((base, *base_repeats), (new, *new_repeats))
-    base_rows, new_rows = base.by_key(), new.by_key()
-    sides = ([base_rows, *(run.by_key() for run in base_repeats)],
-             [new_rows, *(run.by_key() for run in new_repeats)])
+    base_runs, new_runs = (base, *base_repeats), (new, *new_repeats)
+    check_sides(base_runs, new_runs)
+    sides = ([run.by_key() for run in base_runs], [run.by_key() for run in new_runs])
+    base_rows, new_rows = sides[0][0], sides[1][0]
     shared = [key for key in base_rows if key in new_rows]
     passed = {k for k in shared if base_rows[k].passed and new_rows[k].passed}
     timed = {k for k in passed
@@ -417,8 +417,8 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD,
     intervals = {k: runs_interval(*(run_medians(k, side) for side in sides)) for k in timed}
     shifts = group_shifts({k: _log_ratio(base_rows[k], new_rows[k], intervals[k])
                            for k in witnesses}, {k: base_rows[k].key for k in witnesses})
-    differences = environment_differences(base.env, new.env) + repeat_differences(
-        (base, *base_repeats), (new, *new_repeats))
+    differences = (environment_differences(base.env, new.env)
+                   + repeat_differences(base_runs, new_runs))
     points = []
     for key in shared:
         old, fresh = base_rows[key], new_rows[key]

@@ -83,7 +83,6 @@ def run_medians(key, runs: Sequence[dict]) -> list[float]:
             if row is not None and row.passed and row.median_s and not correctness_only(row)]
 
 
-
 def check_sides(base_runs: Sequence, new_runs: Sequence) -> None:
     """UsageError when a run (a RunDocument) appears twice among one side's runs: the same
     run counted as two draws has no spread between them, so the t interval would shrink on

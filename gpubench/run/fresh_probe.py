@@ -68,8 +68,9 @@ def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet
     before = Snapshot.now() if support is None else None
     mode = "cpu" if support is None else "cold"
     for index in range(FRESH_CALLS * ROUNDS):
-        if index == FRESH_CALLS and not paired_beyond(fresh_times, repeat_times, mode):
-            break  # the first round accuses nothing: no second is needed
+        if index and index % FRESH_CALLS == 0 and not paired_beyond(fresh_times,
+                                                                     repeat_times, mode):
+            break  # the rounds so far accuse nothing: no further round is needed
         fresh, known = make_set(index), draw.choice(seen)
         finite = index % 2 == 1
         seconds, produced = _timed_call(invoke, known, support, finite)
