@@ -63,7 +63,7 @@ import time
 from pathlib import Path
 
 import gpubench
-from gpubench.analysis.comparison import GroupShift, compare_runs, group_shifts
+from gpubench.analysis.comparison import FASTER, SLOWER, GroupShift, compare_runs, group_shifts
 from gpubench.analysis.config_change import autotune_moved
 from gpubench.report.compare_view import counts_text
 from gpubench.timing.stats import median_ci_order, signed_rank_p_greater
@@ -379,7 +379,7 @@ def print_runs_a_side(runs: dict) -> None:
             continue
         result = compare_runs(one[0], many[0], base_repeats=one[1:], new_repeats=many[1:])
         changed = ", ".join(p.key.text() for p in result.points
-                            if p.verdict in ("FASTER", "SLOWER"))
+                            if p.verdict in (FASTER, SLOWER))
         print(f"{kind} vs 1gpu, {len(one)} and {len(many)} runs a side: "
               f"{counts_text(result)}" + (f" ({changed})" if changed else ""))
 

@@ -6,17 +6,15 @@ a round's noise and a shortcut's signature are the same on every machine."""
 
 from __future__ import annotations
 
-import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-
-from gpubench.records import result as R  # noqa: E402
-from gpubench.records import trust  # noqa: E402
-from gpubench.records.point import PointKey  # noqa: E402
-from gpubench.records.shape import Shape  # noqa: E402
-from gpubench.run import fresh_probe  # noqa: E402
-from gpubench.run.rotation import InputSet  # noqa: E402
-from gpubench.timing.measurement import Measurement  # noqa: E402
+from gpubench.records import result as R
+from gpubench.records import trust
+from gpubench.records.point import PointKey
+from gpubench.records.shape import Shape
+from gpubench.run import fresh_probe
+from gpubench.run.rotation import InputSet
+from gpubench.timing.measurement import Measurement
 
 
 def square(inputs, out):
