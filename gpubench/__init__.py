@@ -3,6 +3,7 @@
 The packages are the layers, top to bottom; a layer imports only those below it
 (.importlinter, checked in CI). docs/design.md draws the data flow.
   cli.py, api.py   the command line; gpubench.measure()/load_run()/compare() for notebooks
+  spec.py          the deprecated import path of a family's names (gpubench.spec, before 0.2)
   cli_options.py   the command line's shared options, and their values parsed
   commands/        one module per command: options in, a few calls to the layers below
   tools/           ncu, nsys, compute-sanitizer, any program's trace: argv, parsers, drivers, views
@@ -17,24 +18,66 @@ The packages are the layers, top to bottom; a layer imports only those below it
   errors.py, parsing.py, format.py   exit codes, sizes and dtypes, units for people
   safe_text.py     the user's text made safe where it is shown (terminal, HTML, CSV, markdown)
   files.py         a file written whole or not at all (a rename), for every layer
+  version.py       the version, read by pyproject.toml, --version and results.json
 """
 
-__version__ = "0.1.0"
+from typing import TYPE_CHECKING
+
+from gpubench.version import __version__
+
+# The public API: what a family's spec.py and a notebook write, `from gpubench import
+# Family, measure`. These names keep their meaning across releases (semantic versioning,
+# CHANGELOG.md); everything else may move, `gpubench.families.spec` included. Each is
+# imported on first use, so `import gpubench` stays ~0.4 ms for every command while
+# gpubench.api costs ~150 ms.
+PUBLIC: dict[str, str] = {
+    # what a family declares (docs/guide.md, "Your own kernel families")
+    "Family": "gpubench.families.spec",
+    "Axis": "gpubench.families.spec",
+    "Shape": "gpubench.families.spec",
+    "TorchVariant": "gpubench.families.spec",
+    "CudaVariant": "gpubench.families.spec",
+    "TritonVariant": "gpubench.families.spec",
+    # the Python API and what it returns (docs/guide.md, "Python")
+    "measure": "gpubench.api",
+    "TimingSettings": "gpubench.timing.settings",
+    "Result": "gpubench.records.result",
+    "RunDocument": "gpubench.records.run",
+    "Comparison": "gpubench.analysis.comparison",
+    "RunComparison": "gpubench.analysis.comparison",
+}
+__all__ = ["__version__", "compare", "load_run", "region", *PUBLIC]
+
+if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X`: a re-export); __getattr__
+    # imports them at run time
+    from gpubench.analysis.comparison import Comparison as Comparison
+    from gpubench.analysis.comparison import RunComparison as RunComparison
+    from gpubench.api import measure as measure
+    from gpubench.families.spec import Axis as Axis
+    from gpubench.families.spec import CudaVariant as CudaVariant
+    from gpubench.families.spec import Family as Family
+    from gpubench.families.spec import Shape as Shape
+    from gpubench.families.spec import TorchVariant as TorchVariant
+    from gpubench.families.spec import TritonVariant as TritonVariant
+    from gpubench.records.result import Result as Result
+    from gpubench.records.run import RunDocument as RunDocument
+    from gpubench.timing.settings import TimingSettings as TimingSettings
 
 
 def __getattr__(name: str):
-    """`gpubench.measure` is gpubench.api.measure itself, so help() shows its parameters
-    and docstring (a forwarding `measure(fn, *args, **kwargs)` hid them), imported on first
-    use: `import gpubench` takes ~0.4 ms, which every command pays; gpubench.api ~150 ms."""
-    if name == "measure":
-        from gpubench.api import measure
+    """A public name, imported from its module on each use and never stored here: the
+    worker's seal (run/seal.py) lets a gpubench module gain submodules only, so a name
+    cached into this namespace would read as tampering. `gpubench.measure` is
+    gpubench.api.measure itself, so help() shows its parameters and docstring."""
+    if name not in PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        return measure
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(PUBLIC[name]), name)
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), "measure"])
+    return sorted({*globals(), *PUBLIC})
 
 
 def load_run(reference="latest", base=None):

@@ -32,6 +32,7 @@ from gpubench.parsing import split_names
 from gpubench.run import timeline
 from gpubench.run.config import RunConfig, load_config
 from gpubench.run.processes import become_subreaper, kill_tree
+from gpubench.version import __version__
 
 __all__ = ["cli", "main", "merge_options"]
 
@@ -39,7 +40,9 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 @click.group(context_settings=CONTEXT)
-@click.version_option(package_name="gpubench")
+# The package's own __version__ (the one pyproject.toml reads and results.json records):
+# an editable install's metadata keeps the version it was installed at.
+@click.version_option(version=__version__, prog_name="gpubench")
 def cli() -> None:
     """Benchmark and profile GPU kernels: check every variant against a reference,
     time it honestly, and compare it with PyTorch/cuBLAS."""

@@ -5,7 +5,7 @@
 #            fixtures ncu ncu-check
 #            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests watch
 #            process-spread
-#            leaderboard tune compiled startup first-use
+#            leaderboard tune compiled startup first-use wheel
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py, watchfiles and ncu-report come as wheels in .whl/, with what
 # they need: markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata, anyio), then
@@ -69,6 +69,15 @@ for ref in ('latest~1', 'latest'):
                  'roof_fraction', 'speedup_vs_baseline']].to_string())
 " ;;
     tests) timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests ;;
+    wheel)  # the install a user does: the wheel (not -e), used from outside the checkout
+      python3 -m pip show setuptools 2>/dev/null | head -2
+      rm -rf /tmp/dist && python3 -m pip wheel -q --no-deps --no-build-isolation . -w /tmp/dist
+      python3 -m pip install -q --no-deps --force-reinstall /tmp/dist/gpubench-*.whl
+      timed wheel-check python3 scripts/check_install.py --installed
+      (cd /tmp && python3 -c "import gpubench; print('gpubench from', gpubench.__file__)" &&
+        timed wheel-matmul gpubench run matmul --sizes 1024,4096 &&
+        timed wheel-ncu gpubench ncu square)
+      python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -3 ;;
     hardening)
       python3 -c "import ncu_report" 2>&1 | tail -1   # expected: no module (bundled only)
       timed ncu-bundled gpubench ncu square --out "$LOGS/ncu-bundled"

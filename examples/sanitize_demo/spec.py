@@ -14,7 +14,7 @@ Napkin math: n FLOPs; one read and one write of 4 bytes per element.
 
 import torch
 
-from gpubench.families.spec import CudaVariant, Family, TorchVariant
+from gpubench import CudaVariant, Family, TorchVariant
 
 
 def make_inputs(n, dtype, device):

@@ -117,7 +117,7 @@ def _add_spec_entry(spec: Path, name: str, module: str, function: str, dtype: st
         return False
     block = (f"\n\n{mark}\n"
              "# Added by `gpubench eject`; delete this block and the module to remove it.\n"
-             "from gpubench.families.spec import TritonVariant as _EjectedTriton  # noqa: E402\n\n"
+             "from gpubench import TritonVariant as _EjectedTriton  # noqa: E402\n\n"
              "family = family.with_variants(_EjectedTriton(\n"
              f"    {name!r}, module={module!r}, function={function!r}, dtypes=({dtype!r},),\n"
              f"    description={description!r}))\n")

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from contextlib import suppress
 
+from gpubench.version import __version__
+
 
 def device_env(device: str) -> dict:
     """GPU and library facts, read in the process that will run the kernels."""
@@ -135,12 +137,7 @@ def _text(value) -> str:
 
 
 def gpubench_version() -> str:
-    """The installed gpubench's version (pyproject.toml's, through the package metadata:
-    reading gpubench.__version__ would import the package root, and with it the API layer
-    above this one)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("gpubench")
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown"
+    """The running gpubench's version (gpubench/version.py's, which pyproject.toml reads):
+    right from a source tree, an editable install or a wheel alike, where the package
+    metadata of an editable install keeps the version it was installed at."""
+    return __version__

@@ -33,7 +33,7 @@ what the CPU tests run) hold every variant much tighter.
 
 import torch
 
-from gpubench.families.spec import Axis, Family, TorchVariant, TritonVariant
+from gpubench import Axis, Family, TorchVariant, TritonVariant
 
 FULL, CAUSAL = 1, 2
 

@@ -19,7 +19,7 @@ is >= 1.8x at large sizes. On an H200 (4.28 TB/s copy, docs/measurement.md "Ceil
 
 import torch
 
-from gpubench.families.spec import Axis, CudaVariant, Family, TorchVariant, TritonVariant
+from gpubench import Axis, CudaVariant, Family, TorchVariant, TritonVariant
 
 
 def make_inputs(shape, dtype, device):

@@ -19,7 +19,7 @@ target is >= 85% of it (74 us).
 
 import torch
 
-from gpubench.families.spec import Axis, CudaVariant, Family, TorchVariant, TritonVariant
+from gpubench import Axis, CudaVariant, Family, TorchVariant, TritonVariant
 
 EPS = 1e-5
 

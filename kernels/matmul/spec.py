@@ -13,7 +13,7 @@ tolerances then mean the same thing at every shape and fp16 never overflows.
 
 import torch
 
-from gpubench.families.spec import Axis, CudaVariant, Family, TorchVariant, TritonVariant
+from gpubench import Axis, CudaVariant, Family, TorchVariant, TritonVariant
 
 
 def make_inputs(shape, dtype, device):

@@ -25,7 +25,7 @@ K = 4096 errs by ~1e-6 typical, ~2e-5 worst.
 
 import torch
 
-from gpubench.families.spec import Axis, CudaVariant, Family, TorchVariant
+from gpubench import Axis, CudaVariant, Family, TorchVariant
 
 
 def make_inputs(shape, dtype, device):

@@ -20,7 +20,7 @@ measured, docs/measurement.md "Ceilings"; 4096 x 8192 fp32 moves 268 MB, 63 us a
 
 import torch
 
-from gpubench.families.spec import Axis, CudaVariant, Family, TorchVariant, TritonVariant
+from gpubench import Axis, CudaVariant, Family, TorchVariant, TritonVariant
 
 
 def make_inputs(shape, dtype, device):

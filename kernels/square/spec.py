@@ -9,7 +9,7 @@ GB/s against the copy bandwidth is the number that matters.
 
 import torch
 
-from gpubench.families.spec import CudaVariant, Family, TorchVariant, TritonVariant
+from gpubench import CudaVariant, Family, TorchVariant, TritonVariant
 
 
 def make_inputs(n, dtype, device):

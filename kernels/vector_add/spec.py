@@ -11,7 +11,7 @@ copy bandwidth at 2^24 elements on an H200 (192 MiB of traffic: ~47 us at ~4.3 T
 
 import torch
 
-from gpubench.families.spec import CudaVariant, Family, TorchVariant, TritonVariant
+from gpubench import CudaVariant, Family, TorchVariant, TritonVariant
 
 
 def make_inputs(n, dtype, device):

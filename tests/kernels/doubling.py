@@ -4,7 +4,7 @@ them loads it with import_kernel_file. Napkin math: n FLOPs; one read, one write
 
 import torch
 
-from gpubench.families.spec import Axis, Family
+from gpubench import Axis, Family
 
 
 def make_inputs(shape, dtype, device):

@@ -14,7 +14,7 @@ per element: 8*H*W bytes, 0.125 FLOP/byte — memory-bound like every elementwis
 
 import torch
 
-from gpubench.families.spec import Axis, CudaVariant, Family, TorchVariant
+from gpubench import Axis, CudaVariant, Family, TorchVariant
 
 # ---- from the lecture, unchanged --------------------------------------------------
 cuda_source = '''

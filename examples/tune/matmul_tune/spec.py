@@ -10,7 +10,7 @@ fp16 is 137 GFLOP, ~0.14 ms at the H200's ~990 TFLOP/s dense peak.
 
 import torch
 
-from gpubench.families.spec import Axis, Family, TorchVariant, TritonVariant
+from gpubench import Axis, Family, TorchVariant, TritonVariant
 
 
 def make_inputs(shape, dtype, device):

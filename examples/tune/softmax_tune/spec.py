@@ -7,7 +7,7 @@ Napkin math as kernels/softmax: one read and one write per element, memory-bound
 
 import torch
 
-from gpubench.families.spec import Axis, Family, TorchVariant, TritonVariant
+from gpubench import Axis, Family, TorchVariant, TritonVariant
 
 
 def make_inputs(shape, dtype, device):

@@ -7,7 +7,7 @@ speedup. On a CPU, 96^3 keeps a whole family (Triton interpreter included) to se
 
 from __future__ import annotations
 
-from gpubench.families.spec import Axis, Family
+from gpubench import Axis, Family
 
 GPU_N, CPU_N = 2048, 96
 

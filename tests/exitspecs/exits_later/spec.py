@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from gpubench.families.spec import Family, TorchVariant
+from gpubench import Family, TorchVariant
 
 AFTER_S = float(os.environ.get("GPUBENCH_TEST_EXIT_AFTER_S", "4"))
 # "exit": os._exit(0), which a run refuses (the thread ends, the run goes on); "kill": a

@@ -4,7 +4,7 @@ at n=1024. Each such point must be ERROR with the reason; n=64 runs as usual."""
 
 import torch
 
-from gpubench.families.spec import Family, TorchVariant
+from gpubench import Family, TorchVariant
 
 
 def flops(n):

@@ -5,7 +5,7 @@ Napkin math: n FLOPs; 2 * n * itemsize bytes.
 
 import torch
 
-from gpubench.families.spec import CudaVariant, Family, TorchVariant
+from gpubench import CudaVariant, Family, TorchVariant
 
 family = Family(
     reference=lambda x: x + 1,

@@ -3,7 +3,7 @@ list, not a tensor). The error must say what a spec has to return."""
 
 import torch
 
-from gpubench.families.spec import Family, TorchVariant
+from gpubench import Family, TorchVariant
 
 family = Family(
     make_inputs=lambda n, dtype, device: (torch.randn(n, device=device, dtype=torch.float64),),

@@ -5,7 +5,7 @@ import sys
 
 import torch
 
-from gpubench.families.spec import Axis, Family, TorchVariant
+from gpubench import Axis, Family, TorchVariant
 
 print("chatty: hello from spec.py")  # the point of this family
 sys.stdout.flush()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import torch
 
+from gpubench import Family, TorchVariant, TritonVariant
 from gpubench.families.discovery import import_kernel_file
-from gpubench.families.spec import Family, TorchVariant, TritonVariant
 
 helpers = import_kernel_file(Path(__file__).parent / "helpers.py", "errsite_helpers")
 

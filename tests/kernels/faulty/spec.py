@@ -9,7 +9,7 @@ import time
 
 import torch
 
-from gpubench.families.spec import Family, TorchVariant
+from gpubench import Family, TorchVariant
 
 
 def wrong(x, out):

@@ -5,7 +5,7 @@ Napkin math: 0 FLOPs; 2 * n * itemsize bytes.
 
 import torch
 
-from gpubench.families.spec import Family, TorchVariant, TritonVariant
+from gpubench import Family, TorchVariant, TritonVariant
 
 family = Family(
     reference=lambda x: x,

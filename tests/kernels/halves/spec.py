@@ -7,7 +7,7 @@ each into its own poisoned buffer, both fail. `whole`'s two configs are both rig
 
 import torch
 
-from gpubench.families.spec import Family, TritonVariant
+from gpubench import Family, TritonVariant
 
 family = Family(
     reference=lambda x: x * 2,

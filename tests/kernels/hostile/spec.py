@@ -10,8 +10,8 @@ from pathlib import Path
 
 import torch
 
+from gpubench import TorchVariant
 from gpubench.families.discovery import import_kernel_file
-from gpubench.families.spec import TorchVariant
 
 doubling = import_kernel_file(Path(__file__).resolve().parents[1] / "doubling.py",
                               "gpubench_test_doubling")

@@ -10,7 +10,7 @@ Napkin math: n FLOPs; 2 * n * itemsize bytes (one read, one write).
 
 import torch
 
-from gpubench.families.spec import Family, TorchVariant
+from gpubench import Family, TorchVariant
 
 ESCAPES = "\x1b[2J\x1b]0;owned\x07\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\\u202e"
 HTML = "</script><!--<script>"

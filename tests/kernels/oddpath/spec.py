@@ -6,7 +6,7 @@ Napkin math: 2 * n FLOPs; 2 * n * itemsize bytes.
 
 import torch
 
-from gpubench.families.spec import CudaVariant, Family, TorchVariant
+from gpubench import CudaVariant, Family, TorchVariant
 
 family = Family(
     reference=lambda x: 2 * x + 1,

@@ -4,7 +4,7 @@ a destination-passing variant. Used by tests/test_inline_and_returning.py."""
 
 import torch
 
-from gpubench.families.spec import CudaVariant, Family, TorchVariant, TritonVariant
+from gpubench import CudaVariant, Family, TorchVariant, TritonVariant
 
 # load_inline style: strings, `torch/extension.h` is put in front of them by the build.
 CPP_SOURCE = r'''

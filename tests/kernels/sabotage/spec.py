@@ -6,7 +6,7 @@ import shutil
 
 import torch
 
-from gpubench.families.spec import Family, TorchVariant
+from gpubench import Family, TorchVariant
 
 
 def sabotage(x, out):

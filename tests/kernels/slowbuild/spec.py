@@ -3,7 +3,7 @@ alone take 20-40 s to compile): the compiler processes must die with the timeout
 
 import torch
 
-from gpubench.families.spec import CudaVariant, Family, TorchVariant
+from gpubench import CudaVariant, Family, TorchVariant
 
 family = Family(
     make_inputs=lambda n, dtype, device: (torch.randn(n, device=device).to(dtype),),

@@ -4,7 +4,7 @@ dropped silently); the check refuses it and says how to check complex results.""
 
 import torch
 
-from gpubench.families.spec import Family, TorchVariant
+from gpubench import Family, TorchVariant
 
 
 def rotate(x):

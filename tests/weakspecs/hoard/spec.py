@@ -7,7 +7,7 @@ import weakref
 
 import torch
 
-from gpubench.families.spec import Family, TorchVariant
+from gpubench import Family, TorchVariant
 
 HOARDS: list = []  # weak references to what `hoards` kept
 
