@@ -150,3 +150,49 @@ def test_a_problem_whose_data_is_one_bare_tensor(gpubench):
     assert rows["reference"]["status"] == "ok" and rows["plain_sum"]["status"] == "ok", rows
     assert rows["first_half"]["status"] == "fail"
     assert "check_implementation" in rows["first_half"]["error"]
+
+
+SORT = HOSTILE / "sort_seeded"
+
+
+def test_a_problem_gets_seeds_of_the_size_its_task_lists():
+    from gpubench.families.leaderboard.reference_kernels import SEED_SPAN, problem_seed
+
+    assert problem_seed(4242, 0) == 4242
+    draws = [problem_seed(4242, draw) for draw in (1, 2**40 + 7, 2**62 - 1)]
+    assert all(4242 <= seed < 4242 + SEED_SPAN for seed in draws)
+    assert len(set(problem_seed(5, 1_000 + i) for i in range(4))) == 4  # timing sets differ
+
+
+def test_a_sort_whose_generator_takes_its_seed_as_a_value_judges_copies_and_inplace(gpubench):
+    """pmpp's sort_py: row means are seed + row. With a seed near 2^62 every float32 was one
+    value, so a copy of the input PASSed at 13x and an in-place sort changed nothing."""
+    done = gpubench("run", "--problem", str(SORT),
+                    *[arg for name in ("submission.py", "solutions/copy.py",
+                                       "solutions/inplace.py")
+                      for arg in ("--submission", str(SORT / name))],
+                    "--shape", "size_=4096", "--device", "cpu", *FAST)
+    rows = done.by_variant()
+    assert [rows[v]["status"] for v in ("reference", "submission")] == ["ok", "ok"]
+    assert rows["copy"]["status"] == "fail" and "elements off" in rows["copy"]["error"]
+    assert rows["inplace"]["status"] == "fail"
+    assert "mutated its input" in rows["inplace"]["error"]
+
+
+def test_a_degenerate_input_is_reported_not_benchmarked(gpubench, tmp_path):
+    problem = tmp_path / "sort_huge"
+    problem.mkdir()
+    for name in ("reference.py", "task.py"):
+        (problem / name).write_text((SORT / name).read_text())
+    utils = REPO / "examples" / "leaderboard" / "reference-kernels" / "utils.py"
+    (problem / "task.yml").write_text((SORT / "task.yml").read_text()
+                                      .replace('"seed": 4242', '"seed": 4611686018427387904')
+                                      .replace("../../../examples/leaderboard/"
+                                               "reference-kernels/utils.py", str(utils)))
+    done = gpubench("run", "--problem", str(problem), "--submission",
+                    str(SORT / "solutions" / "copy.py"), "--shape", "size_=4096",
+                    "--device", "cpu", *FAST)
+    rows = done.by_variant()
+    assert rows["copy"]["status"] == "error" and rows["reference"]["status"] == "error"
+    assert "one value repeated (4096 times" in rows["copy"]["error"]
+    assert "Traceback" not in done.output and done.code == 1

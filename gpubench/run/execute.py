@@ -412,7 +412,7 @@ def _copies(inputs: tuple) -> tuple:
 def _inputs(family: Family, task: Task, dtype, device: str, seed: int) -> tuple:
     """Fresh random inputs, checked: tensors (or plain numbers, e.g. an epsilon) on the
     point's device, floating ones in the point's dtype, not all zeros (zeros hide
-    unwritten outputs and run faster)."""
+    unwritten outputs and run faster) nor one value repeated."""
     import torch
 
     torch.manual_seed(seed)
@@ -439,6 +439,10 @@ def _input_problem(item, dtype, device: str, torch) -> str | None:
         return f"on {item.device.type}, not {device}"
     if item.numel() and not item.any():
         return "as all zeros"
+    if item.is_floating_point() and item.numel() > 1 and bool((item == item.flatten()[0]).all()):
+        # A degenerate draw (a generator fed a seed it rounds away): a copy of it "sorts",
+        # any reduction of it is trivial; reported, not benchmarked.
+        return f"as one value repeated ({item.numel()} times {float(item.flatten()[0]):g})"
     return None
 
 

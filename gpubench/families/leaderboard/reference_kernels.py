@@ -8,9 +8,10 @@ folder above) and a submission defining `custom_kernel(data)`. The mapping:
   tests / benchmarks    shapes: each argument but `seed` is an axis (`size` becomes the
                         axis `size_`, a results column being called size); benchmarks are
                         the default shapes on a GPU, tests without one
-  generate_input        make_inputs: called with the shape's arguments and a seed mixed from
-                        the listed seed and gpubench's draw, so every draw (check, timing,
-                        re-check, fresh probe) is new data, as the leaderboard's secret seed
+  generate_input        make_inputs: called with the shape's arguments and the listed seed
+                        moved by gpubench's draw (problem_seed), so every draw (check,
+                        timing, re-check, fresh probe) is new data, as the leaderboard's
+                        secret seed, and of the size the problem's generator expects
   data's output slot    the harness's `out`: the last tensor of `data` the size of what
                         ref_kernel returns and whose values it never reads (found once per
                         shape in the worker); gpubench poisons it before every checked call
@@ -39,6 +40,21 @@ ENTRY = "custom_kernel"
 REFERENCE_NAMES = ("ref_kernel", "generate_input", "check_implementation")
 SCORE_LABEL = ("reference-kernels score: the geometric mean over the benchmark shapes of "
                "gpubench's medians (the leaderboard ranks by it; lower is better)")
+
+
+# A draw moves the listed seed by less than this: task.yml files list seeds of 4-5 digits,
+# and a generator may use its seed as a value (pmpp's sort_py: row i's mean is seed + i).
+# Below 2^17 a float32 step is 2^-6 at most, so a randn around the mean keeps ~10^2 distinct
+# values per unit of spread; a seed near 2^62 rounds every element to the mean (one value
+# repeated, which a copy of the input "sorts"). 2^16 offsets keep draws apart: timing sets
+# take consecutive seeds, and a fresh-probe seed meets a seen one once in ~16,000 draws.
+SEED_SPAN = 1 << 16
+
+
+def problem_seed(listed: int, draw: int) -> int:
+    """The seed generate_input gets for one of gpubench's draws: the seed task.yml lists for
+    the shape, moved by the draw within SEED_SPAN, never by more."""
+    return listed + draw % SEED_SPAN
 
 
 def recognises(path: Path) -> bool:
@@ -170,8 +186,7 @@ class Runtime:
 
         args = {a.key: a.decode(shape[a.axis.name]) for a in self.axes}
         listed = self.seeds.get(_key(shape), 0)  # a shape of the user's: no listed seed
-        # gpubench seeded torch for this draw: mixed with the listed seed, every draw differs
-        seed = (int(listed) * 1_000_003 + torch.initial_seed()) % (2**62)
+        seed = problem_seed(int(listed), torch.initial_seed())
         data = self.module().generate_input(**args, seed=seed)
         key = _key(shape)
         # An older problem's generate_input returns its one tensor bare (pmpp's vectorsum),
