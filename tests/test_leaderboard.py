@@ -196,3 +196,49 @@ def test_a_degenerate_input_is_reported_not_benchmarked(gpubench, tmp_path):
     assert rows["copy"]["status"] == "error" and rows["reference"]["status"] == "error"
     assert "one value repeated (4096 times" in rows["copy"]["error"]
     assert "Traceback" not in done.output and done.code == 1
+
+
+ROWMAX = EXAMPLES / "reference-kernels" / "rowmax_py"
+
+
+def test_a_submission_that_rewrites_the_problems_check_fails_and_the_next_is_judged_alone(
+        gpubench):
+    """The problem's reference is sealed before a submission is imported: rebinding its
+    check_implementation (through sys.modules) or swapping its code (through gc) FAILs the
+    submission that did it, and the worker is replaced, so a wrong submission after it
+    still FAILs and a right one PASSes."""
+    submissions = [HOSTILE / "saxpy_rewrites_check.py", SAXPY / "solutions" / "wrong" / "alpha.py",
+                   HOSTILE / "saxpy_swaps_check_code.py",
+                   SAXPY / "solutions" / "correct" / "fresh.py"]
+    done = gpubench("run", "--problem", str(SAXPY),
+                    *[arg for path in submissions for arg in ("--submission", str(path))],
+                    "--shape", "rows=33,cols=100", "--device", "cpu", *FAST)
+    rows = done.by_variant()
+    assert rows["saxpy_rewrites_check"]["status"] == "fail"
+    assert rows["saxpy_rewrites_check"]["error"].endswith(".check_implementation")
+    assert rows["saxpy_swaps_check_code"]["status"] == "fail"
+    assert rows["saxpy_swaps_check_code"]["error"].endswith(".check_implementation.__code__")
+    assert rows["alpha"]["status"] == "fail" and "elements off" in rows["alpha"]["error"]
+    assert rows["fresh"]["status"] == "ok"
+
+
+def test_a_submission_that_rewrites_the_reference_fails(gpubench):
+    done = gpubench("run", "--problem", str(ROWMAX),
+                    "--submission", str(HOSTILE / "rowmax_swaps_reference.py"),
+                    "--submission", str(ROWMAX / "submission.py"),
+                    "--shape", "rows=17,cols=300", "--device", "cpu", *FAST)
+    rows = done.by_variant()
+    assert rows["rowmax_swaps_reference"]["status"] == "fail"
+    assert "ref_kernel.__code__" in rows["rowmax_swaps_reference"]["error"]
+    assert rows["submission"]["status"] == "ok" and rows["reference"]["status"] == "ok"
+
+
+def test_a_solution_that_patches_the_problems_model_late_fails_for_that(gpubench):
+    """Honest for 20 calls, then Model.forward (the reference) made to return zeros, and
+    zeros returned: FAIL naming the patch (it read SUSPECT, 'work escapes the window')."""
+    done = gpubench("run", "--problem", str(LINEAR),
+                    "--submission", str(HOSTILE / "linear_patches_model_late.py"),
+                    "--shape", "batch_size=16,in_features=64,out_features=32",
+                    "--device", "cpu", *FAST)
+    row = done.by_variant()["linear_patches_model_late"]
+    assert row["status"] == "fail" and row["error"].endswith(".Model.forward"), row["error"]

@@ -304,12 +304,14 @@ class Executor:
         timed calls drawn at random. Errors stay with the mode."""
         rotation = Rotation(ready.fn, sets, lambda inputs: _reference(ready.family, inputs),
                             self._tolerance(ready, task), warm=mode == "warm")
+        parts = rotation.parts()  # held in this frame, out of the variant's reach
         try:
             timing, clocks = self._measure(mode, rotation, task)
             if task.timing.remeasure_throttled and clocks and clocks.get("slowed_down"):
                 timing, clocks = self._measure(mode, rotation, task)
                 clocks["remeasured"] = True
-            recheck, failure = rotation.verdict()
+            tampered = rotation.tampered(parts, len(timing.samples_s))
+            recheck, failure = (None, tampered) if tampered else rotation.verdict()
         except Exception as exc:
             if _is_cuda_fault(exc):
                 raise

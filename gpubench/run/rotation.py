@@ -115,6 +115,36 @@ class Rotation:
         else:
             self.drawn.append(drawn)
 
+    def parts(self) -> tuple:
+        """What decides this rotation's verdict, by identity: taken before the variant runs
+        and held outside the rotation (a local of the caller's frame, which Python code
+        cannot rebind), so `tampered()` can tell whether variant code swapped any of it."""
+        return (self.rng, self.drawn, self.kept, self.sets, self.reference_of,
+                self.tolerance, self.invoke)
+
+    def tampered(self, parts: tuple, timed_calls: int) -> str | None:
+        """Why the re-check bookkeeping cannot be trusted after the measurement, or None:
+        a part replaced (the list of drawn copies swapped for one that keeps nothing, the
+        random source, the tolerance or the reference), or fewer copies or calls than the
+        measurement made (a reservoir holds min(RECHECKS, calls) copies; every timed call
+        passes through `after`)."""
+        names = ("random source", "drawn copies", "kept outputs", "input sets", "reference",
+                 "tolerance", "variant")
+        swapped = [name for name, now, before in zip(names, self.parts(), parts, strict=True)
+                   if now is not before]
+        if type(self.rng) is not random.Random or type(self.drawn) is not list:
+            swapped.append("bookkeeping types")
+        if swapped:
+            return "variant code replaced the re-check's " + ", ".join(swapped)
+        if self.capturing:  # a graph's replays pass no hook: its kept outputs are checked
+            return None
+        if self.calls < timed_calls:
+            return f"the re-check counted {self.calls} calls of {timed_calls} timed"
+        if len(self.drawn) < min(RECHECKS, self.calls):
+            return (f"the re-check holds {len(self.drawn)} copies where the calls made "
+                    f"{min(RECHECKS, self.calls)}")
+        return None
+
     def keep_outputs(self, capturing: bool) -> None:
         self.capturing = capturing
 

@@ -15,9 +15,12 @@ What is sealed, each compared by identity:
   appear), and each gpubench function's code and defaults (a replaced `__code__`
   keeps the function object);
 - the functions, classes and submodules bound in torch, torch.cuda, time, os,
-  json, threading and builtins, and every attribute of torch.Tensor and
-  torch.cuda.Event (torch's C tensor type is immutable: a patch lands on
-  torch.Tensor as a new name, which is caught);
+  json, threading, builtins, gc and random, and every attribute (and Python
+  function's code) of torch.Tensor, torch.cuda.Event and random.Random (torch's C
+  tensor type is immutable: a patch lands on torch.Tensor as a new name, which is
+  caught);
+- the modules a family takes as its ground truth (families/trusted.py: a leaderboard
+  problem's reference), sealed when imported, before the submission's import;
 - sys.modules' entry for each sealed module, and the trace/profile hooks.
 
 It detects rebinding, not every trick: code in the process can still write to
@@ -37,6 +40,8 @@ import types
 
 import torch
 
+from gpubench.families.trusted import trusted_modules
+
 # Attributes that change under honest use: the warnings filter's per-module registry.
 # Bookkeeping Python writes into namespaces on its own: the warnings registry, and the
 # caches typing and abc fill on first use (isinstance against a runtime-checkable
@@ -47,13 +52,17 @@ IGNORED = frozenset({"__warningregistry__", "__annotations__", "__protocol_attrs
                      "_abc_impl", "__abstractmethods__", "__parameters__"})
 # Third-party namespaces whose callables and submodules the timing, the check and the
 # protocol rely on (data attributes such as torch.cuda._initialized change legitimately).
-THIRD_PARTY = ("torch", "torch.cuda", "time", "os", "json", "threading", "builtins", "gc")
+# `random`: the rotation draws its re-checked calls with a random.Random (run/rotation.py).
+THIRD_PARTY = ("torch", "torch.cuda", "time", "os", "json", "threading", "builtins", "gc",
+               "random")
 # How a namespace is sealed: OPEN (a gpubench module: every name; only submodules may
 # appear), CLOSED (a class: every name; nothing may appear), CALLABLES (third party: the
 # callables and submodules bound at sealing; names may appear).
 OPEN, CLOSED, CALLABLES = "open", "closed", "callables"
-# Classes whose every attribute is sealed, added names included.
-SEALED_CLASSES = ("torch.Tensor", "torch.cuda.Event")
+# Classes whose every attribute is sealed, added names included, with their functions'
+# code: random.Random draws which timed calls are re-checked (a patched randrange that keeps
+# only the first calls would leave the rest unchecked).
+SEALED_CLASSES = ("torch.Tensor", "torch.cuda.Event", "random.Random")
 
 
 class Seal:
@@ -73,6 +82,8 @@ class Seal:
         for name, module in list(sys.modules.items()):
             if is_gpubench_module(name) and isinstance(module, types.ModuleType):
                 self._seal_gpubench_module(name, module)
+        for name, module in trusted_modules().items():
+            self._seal_trusted_module(name, module)
         for label in THIRD_PARTY:
             owner = _resolve(label)
             if owner is not None and label not in self.spaces:
@@ -82,6 +93,7 @@ class Seal:
             owner = _resolve(label)
             if owner is not None and label not in self.spaces:
                 self.spaces[label] = (owner, dict(vars(owner)), CLOSED)
+                self._seal_code(label, vars(owner))
 
     def broken(self) -> list[str]:
         """Each binding that changed since it was sealed, as 'module.name', sorted."""
@@ -119,6 +131,20 @@ class Seal:
                 self.spaces[f"{name}.{attribute}"] = (value, dict(vars(value)), CLOSED)
                 self._seal_code(f"{name}.{attribute}", vars(value))
         self._seal_code(name, vars(module), only_from=name)
+
+    def _seal_trusted_module(self, name: str, module: types.ModuleType) -> None:
+        """A family's ground truth (families/trusted.py): its functions and classes by
+        identity, their code, and the classes' members; its other globals (KernelBench's
+        size constants, set per point) may change."""
+        if name in self.spaces:
+            return
+        self.modules[name] = module
+        self.spaces[name] = (module, _callables(module), CALLABLES)
+        self._seal_code(name, vars(module))
+        for attribute, value in vars(module).items():
+            if isinstance(value, type) and value.__module__ == name:
+                self.spaces[f"{name}.{attribute}"] = (value, dict(vars(value)), CLOSED)
+                self._seal_code(f"{name}.{attribute}", vars(value))
 
     def _seal_code(self, owner: str, namespace: dict, only_from: str | None = None) -> None:
         for attribute, value in namespace.items():

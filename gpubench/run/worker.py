@@ -239,6 +239,7 @@ def _seal():
     be sealed), then seal them, before any variant code runs."""
     import importlib
 
+    from gpubench.families.trusted import when_trusted
     from gpubench.run.seal import Seal
     from gpubench.run.signal_guard import SignalGuard
     from gpubench.run.tamper import Watch
@@ -247,7 +248,9 @@ def _seal():
         importlib.import_module(name)
     guard = SignalGuard(os.getppid())
     guard.install()
-    return Watch(Seal(), guard)
+    watch = Watch(Seal(), guard)
+    when_trusted(watch.seal.extend)  # a problem's reference, sealed before a submission
+    return watch
 
 
 # Imported lazily elsewhere; imported here before the seal so they are sealed too.

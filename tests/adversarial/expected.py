@@ -96,6 +96,10 @@ EXPECTED: dict[str, Expect] = {
     # the whole work (341 us, as honest_out, on an H100, 2026-11-25).
     "exploits_tamper/gc_clock": E(FAIL, where="cpu"),
     "exploits_tamper/patch_elapsed_time": E(FAIL, where="gpu"),
+    # the re-check's sampling: its list of copies swapped, its random source patched
+    "exploits_tamper/swaps_drawn_copies": E(FAIL, "re-check's drawn copies"),
+    "exploits_tamper/patches_randrange": E(FAIL, "random.Random.randrange"),
+    "exploits_tamper/honest_after_recheck_tamper": E(PASS),
     "exploits_tamper/replaces_compare": E(FAIL),
     "exploits_tamper/zero_writer": E(FAIL),
     "exploits_tamper/honest_after_tamper": E(PASS),

@@ -33,6 +33,7 @@ from gpubench.families.leaderboard import common
 from gpubench.families.leaderboard.family import LeaderboardFamily, Scoring
 from gpubench.families.leaderboard.manifest import Manifest
 from gpubench.families.leaderboard.modules import module_from_file
+from gpubench.families.trusted import trust
 
 NAME = "kernelbench"
 ENTRY = "ModelNew"
@@ -127,7 +128,7 @@ class Runtime:
 
     def module(self):
         if self._module is None:
-            self._module = module_from_file(self.path, {}, "gpubench_kernelbench")
+            self._module = trust(module_from_file(self.path, {}, "gpubench_kernelbench"))
         return self._module
 
     def _set_constants(self, key) -> None:
@@ -164,8 +165,9 @@ class Runtime:
         return self._models[cache]
 
     def model_class(self, file: Path | None):
+        problem = self.module()  # trusted and sealed before the solution's code runs
         if file is None:
-            return self.module().Model
+            return problem.Model
         if file not in self._classes:
             module = module_from_file(file, {}, "gpubench_kernelbench_solution")
             cls = getattr(module, ENTRY, None)

@@ -20,7 +20,8 @@ folder above) and a submission defining `custom_kernel(data)`. The mapping:
   check_implementation  the verdict on every checked output (families/check.OwnVerdict)
   ref_kernel            the baseline variant `reference`
 
-The problem's Python runs in the worker only; gpubench reads its files as text to plan."""
+The problem's Python runs in the worker only; gpubench reads its files as text to plan.
+reference.py is imported, and sealed (families/trusted.py), before any submission."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from gpubench.families.leaderboard import common
 from gpubench.families.leaderboard.family import LeaderboardFamily, Scoring
 from gpubench.families.leaderboard.manifest import Manifest
 from gpubench.families.leaderboard.modules import module_from_file
+from gpubench.families.trusted import trust
 
 NAME = "reference-kernels"
 ENTRY = "custom_kernel"
@@ -165,13 +167,14 @@ class Runtime:
             # ref_kernels run under torch.use_deterministic_algorithms(True), which refuses
             # cuBLAS without this workspace setting (the leaderboard's runners set it too)
             os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-            self._reference = module_from_file(self.path / "reference.py", self.bare,
-                                               "gpubench_problem")
+            self._reference = trust(module_from_file(self.path / "reference.py", self.bare,
+                                                     "gpubench_problem"))
         return self._reference
 
     def kernel(self, file: Path | None):
+        reference = self.module()  # trusted and sealed before the submission's code runs
         if file is None:
-            return self.module().ref_kernel
+            return reference.ref_kernel
         if file not in self._kernels:
             module = module_from_file(file, {**self.bare, "reference": self.bare.get(
                 "reference", self.path / "reference.py")}, "gpubench_submission")

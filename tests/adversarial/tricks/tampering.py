@@ -8,6 +8,7 @@ only if its tampering worked and went unnoticed."""
 from __future__ import annotations
 
 import gc
+import random
 import sys
 import time
 
@@ -104,3 +105,58 @@ def replaces_compare(*args):
 def zero_writer(*args):
     """Writes nothing. Runs after replaces_compare in the same run: FAIL unless the replaced
     checker outlived the variant that replaced it."""
+
+
+# A variant that knows its call will not be re-checked does half the work: the rows of
+# `out` past this share are left as they were (poisoned), wrong for any check that sees them.
+HALF = 0.5
+
+
+def _half_matmul(a, b, out) -> None:
+    rows = int(a.shape[0] * HALF)
+    torch.matmul(a[:rows], b, out=out[:rows])
+
+
+class _KeepsNothing(list):
+    """A list of re-check copies that never holds one."""
+
+    def append(self, item):
+        return None
+
+    def __setitem__(self, index, value):
+        return None
+
+
+def swaps_drawn_copies(a, b, out):
+    """Finds the rotation objects through `gc` and swaps each one's list of drawn copies
+    for one that keeps nothing; the checked call (no rotation yet) does all the work, every
+    timed call half of it: PASS, 1.5x the honest speed, unless the swap is seen."""
+    rotations = [obj for obj in gc.get_objects()
+                 if type(obj).__name__ == "Rotation"
+                 and getattr(type(obj), "__module__", "").startswith("gpubench")]
+    for rotation in rotations:
+        if type(rotation.drawn) is not _KeepsNothing:
+            rotation.drawn = _KeepsNothing()
+    if rotations:
+        _half_matmul(a, b, out)
+    else:
+        torch.matmul(a, b, out=out)
+
+
+_real_randrange = random.Random.randrange
+_calls = {"n": 0}
+
+
+def patches_randrange(a, b, out):
+    """Patches random.Random.randrange (the reservoir's draw) so that no call after the
+    first few is kept for a re-check, then does half the work on every later call: the
+    kept copies are all of honest calls."""
+    def never_drawn(self, stop, *args, **kwargs):
+        return stop  # never below RECHECKS once stop > 8: no slot
+
+    random.Random.randrange = never_drawn
+    _calls["n"] += 1
+    if _calls["n"] > 16:
+        _half_matmul(a, b, out)
+    else:
+        torch.matmul(a, b, out=out)
