@@ -5,7 +5,7 @@
 #            fixtures ncu ncu-check
 #            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests watch
 #            process-spread
-#            leaderboard tune compiled startup first-use wheel
+#            leaderboard tune compiled startup first-use wheel judge families
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py, watchfiles and ncu-report come as wheels in .whl/, with what
 # they need: markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata, anyio), then
@@ -69,6 +69,17 @@ for ref in ('latest~1', 'latest'):
                  'roof_fraction', 'speedup_vs_baseline']].to_string())
 " ;;
     tests) timed pytest-gpu with_pypi_reader python3 -m pytest -q -m gpu tests ;;
+    judge)  # issue 50: the exploit suite (cold, graph, cupti) and the leaderboard's hostile
+      # submissions on the GPU; the README run's wall time against the tree before (.base,
+      # `git archive 9ef9ee1 gpubench kernels | tar -x -C .base`, carried)
+      timed judge-exploits with_pypi_reader python3 -m pytest -q -m gpu \
+        tests/test_adversarial.py
+      timed judge-leaderboard python3 -m pytest -q tests/test_leaderboard.py -k \
+        "rewrites or sort or degenerate or patches"
+      [ -d .base ] && timed judge-cost python3 benchmarks/run_cost.py --base .base \
+        --pairs "${COST_PAIRS:-2}" -- matmul --sizes 1024,4096 ;;
+    families)  # every shipped family at its default GPU shapes: PASS, no SUSPECT
+      timed families gpubench run --warmup 20 --max-time 50 --out "$LOGS/families" ;;
     wheel)  # the install a user does: the wheel (not -e), used from outside the checkout
       python3 -m pip show setuptools 2>/dev/null | head -2
       rm -rf /tmp/dist && python3 -m pip wheel -q --no-deps --no-build-isolation . -w /tmp/dist

@@ -293,3 +293,14 @@ def test_run_markdown_prints_the_tables_for_a_pr(gpubench):
     assert "| variant | kind | check | median |" in done.stdout
     both = gpubench("run", "vector_add", "--markdown", "--json")
     assert both.code == 2 and "choose one" in both.output
+
+
+def test_inputs_that_a_seed_does_not_reproduce_are_an_error_that_says_how(gpubench):
+    """The check draws a point's inputs again from their seed after a variant's calls; a
+    make_inputs that gives other values for one seed is the family's ERROR, said once, not
+    every variant FAILing for 'mutated its input'."""
+    done = gpubench("run", "unseeded", "--kernels-dir", str(TEST_KERNELS), *FAST)
+    row = done.by_variant()["torch"]
+    assert row["status"] == "error", row
+    assert "make_inputs gives other values for the same seed" in row["error"]
+    assert "Traceback" not in done.output and done.code == 1

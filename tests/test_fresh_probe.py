@@ -37,7 +37,7 @@ def run_probe(monkeypatch, seconds_of):
         return seconds_of(len(calls), is_fresh), produced
 
     monkeypatch.setattr(fresh_probe, "_timed_call", scripted)
-    return fresh_probe.probe_fresh(square, make_set, seen, lambda inputs: inputs[0] ** 2,
+    return fresh_probe.probe_fresh(square, make_set, seen, lambda chosen: chosen.inputs[0] ** 2,
                                    (1e-5, 1e-5))
 
 

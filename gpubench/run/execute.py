@@ -7,8 +7,15 @@ the group shares. Each step reports its phase first, so the parent can apply
 the right timeout (compiling may take minutes; a hung kernel should not).
 
 Inputs: the check runs on one fresh random draw; the timing on a second one;
-after timing, the output of the last timed call is checked again against the
-second draw's reference, so a kernel that caches or skips work is caught.
+after timing, outputs of timed calls drawn at random are checked again, so a kernel
+that caches or skips work is caught.
+
+Nothing a verdict compares with exists while variant code runs: no reference and no
+copy of the inputs is kept. After the variant's calls, the inputs are drawn again
+from their seeds (the family's make_inputs under torch's seeded generator), compared
+with the inputs the variant was given (did it write into them?), and the float64
+reference is made from the fresh draw. A variant that rewrites tensors it finds in the
+process (the inputs, through gc) thus meets a reference it never saw.
 """
 
 from __future__ import annotations
@@ -67,6 +74,7 @@ class Prepared:
     state: dict
     first_call_s: float  # the checked call, synchronised: Triton's compile is in it
     check: CheckResult
+    check_truth: tuple = ()  # the check's inputs drawn again after the call
 
 
 class CudaFault(Exception):
@@ -127,7 +135,7 @@ class Executor:
             build = {**build, "allocates_output": True}
         checked = WorkerResult(OK, build=build, check=check.to_dict(),
                                device=self.machine.device)
-        culprit = self._blame(group, group.check_inputs, group.pristine_check, ready.state)
+        culprit = self._blame(group, group.check_inputs, ready.check_truth, ready.state)
         if culprit:
             return replace(checked, status=FAIL, error=culprit)
         if not check.passed:
@@ -139,7 +147,9 @@ class Executor:
         sets = self._timing_sets(ready, task)
         measurements = {mode: self._time_mode(mode, ready, sets, task)
                         for mode in modes_for_device(task.timing.modes, self.machine.device)}
-        culprit = self._blame(group, group.time_inputs, group.pristine_time, ready.state)
+        time_truth = self._draw(ready.family, task, group.time_seed)
+        culprit = self._blame(group, group.time_inputs, time_truth, ready.state)
+        del time_truth
         if culprit:
             return replace(checked, status=FAIL, error=f"while timed: {culprit}")
         failed = any(m.recheck_failed for m in measurements.values())
@@ -172,10 +182,11 @@ class Executor:
                 raise
             return None
 
-    def _blame(self, group: Group, inputs: tuple, pristine: tuple, state: dict) -> str | None:
-        """The variant's side effects, if any; then torch's state is restored and the
-        group dropped, so the next variant gets fresh inputs and a fresh buffer."""
-        culprit = group.side_effects(inputs, pristine, state)
+    def _blame(self, group: Group, inputs: tuple, truth: tuple, state: dict) -> str | None:
+        """The variant's side effects, if any (`truth`: the inputs drawn again from their
+        seed after its calls); then torch's state is restored and the group dropped, so the
+        next variant gets fresh inputs and a fresh buffer."""
+        culprit = group.side_effects(inputs, truth, state)
         if culprit:
             sideeffects.restore_state(state)
             self.group = None
@@ -230,9 +241,9 @@ class Executor:
         state = sideeffects.torch_state()
         self.report_phase("check")
         with self.tuning.first_call(family, tuned):
-            first_call_s, check = self._check(fn, group, family, task)
+            first_call_s, check, truth = self._check(fn, group, family, task)
         build = tuned.build(build)
-        return Prepared(family, variant, fn, build, group, state, first_call_s, check)
+        return Prepared(family, variant, fn, build, group, state, first_call_s, check, truth)
 
     def _family(self, task: Task) -> Family:
         if task.family_dir not in self.families:
@@ -292,17 +303,28 @@ class Executor:
         if problem:
             raise SpecError(f"variant '{task.variant}' {problem}")
         tolerance = family.tolerance(task.dtype, family.variant(split_name(task.variant)[0]))
+        truth = self._draw(family, task, group.check_seed)  # after the call, never before
         untrusted = output_problem(produced, group.check_inputs)
         if untrusted:  # a lazy subclass or an input's memory: failed, not compared
             return first_call_s, CheckResult(False, float("inf"), float("inf"), 0, 0, 0,
-                                             *tolerance, note=untrusted)
-        return first_call_s, compare(produced, group.check_ref, *tolerance)
+                                             *tolerance, note=untrusted), truth
+        return first_call_s, compare(produced, _reference(family, truth), *tolerance), truth
+
+    def _draw(self, family: Family, task: Task, seed: int) -> tuple:
+        """The inputs of `seed` drawn again, as the variant got them before its calls."""
+        import torch
+
+        return _inputs(family, task, getattr(torch, task.dtype), self.machine.device, seed)
+
+    def _reference_of(self, family: Family, task: Task) -> Callable[[InputSet], object]:
+        """A set's float64 reference, made from its inputs drawn again from its seed."""
+        return lambda chosen: _reference(family, self._draw(family, task, chosen.seed))
 
     def _time_mode(self, mode: str, ready: Prepared, sets: list[InputSet],
                    task: Task) -> Measurement:
         """Time one mode over rotating input sets (run/rotation.py), then re-check the
         timed calls drawn at random. Errors stay with the mode."""
-        rotation = Rotation(ready.fn, sets, lambda inputs: _reference(ready.family, inputs),
+        rotation = Rotation(ready.fn, sets, self._reference_of(ready.family, task),
                             self._tolerance(ready, task), warm=mode == "warm")
         parts = rotation.parts()  # held in this frame, out of the variant's reach
         try:
@@ -340,17 +362,16 @@ class Executor:
         import torch
 
         group = ready.group
-        first = InputSet(group.time_inputs, group.out, group.time_ref)
+        first = InputSet(group.time_inputs, group.out, group.time_seed)
         if is_own_reference(task.family_dir):
             return [first]
         free = torch.cuda.mem_get_info()[0] if self.machine.has_cuda else None
         # x2: a set's float64 reference, made when it is re-checked, is up to twice the
         # set's own bytes (fp32 -> fp64; more for 16-bit outputs, fewer for their inputs)
         count = set_count(set_bytes(group.time_inputs, group.out) * 2, free)
-        dtype = getattr(torch, task.dtype)
-        return [first] + [
-            InputSet(_inputs(ready.family, task, dtype, self.machine.device, task.seed + 1 + i),
-                     torch.empty_like(group.out)) for i in range(1, count)]
+        seeds = [group.time_seed + i for i in range(1, count)]
+        return [first] + [InputSet(self._draw(ready.family, task, seed),
+                                   torch.empty_like(group.out), seed) for seed in seeds]
 
     def _fresh_probe(self, ready: Prepared, task: Task, seen: list[InputSet]) -> FreshProbe:
         """Calls on never-seen inputs (run/fresh_probe.py): their times go to every mode's
@@ -363,13 +384,12 @@ class Executor:
         out = ready.group.out
 
         def make_set(_index: int) -> InputSet:
-            inputs = _inputs(ready.family, task, dtype, self.machine.device,
-                             seeds.getrandbits(31))
-            return InputSet(inputs, torch.empty_like(out))
+            seed = seeds.getrandbits(31)
+            return InputSet(_inputs(ready.family, task, dtype, self.machine.device, seed),
+                            torch.empty_like(out), seed)
 
         support = self._cuda_support() if self.machine.has_cuda else None
-        return probe_fresh(ready.fn, make_set, seen,
-                           lambda inputs: _reference(ready.family, inputs),
+        return probe_fresh(ready.fn, make_set, seen, self._reference_of(ready.family, task),
                            self._tolerance(ready, task), support)
 
     def _cuda_support(self):
@@ -388,27 +408,34 @@ class Executor:
 
 
 def _make_group(family: Family, task: Task, device: str, key: tuple) -> Group:
+    """The point's inputs (check: the task's seed; timing: the next) and output buffer.
+    The inputs must come back the same from their seed, as the check draws them again
+    after a variant's calls; the reference made here only sizes `out` and is let go."""
     import torch
 
     dtype = getattr(torch, task.dtype)
     check_inputs = _inputs(family, task, dtype, device, task.seed)
+    _require_reproducible(family, task, dtype, device, check_inputs)
     time_inputs = _inputs(family, task, dtype, device, task.seed + 1)
-    check_ref = _reference(family, check_inputs)
-    time_ref = _reference(family, time_inputs)
     if family.make_output is not None:
         out = family.output(task.shape, dtype, device)
     else:
-        out = torch.empty(check_ref.shape, dtype=dtype, device=device)
-    return Group(key, check_inputs, check_ref, time_inputs, time_ref, out,
-                 pristine_check=_copies(check_inputs), pristine_time=_copies(time_inputs),
-                 out_layout=sideeffects.OutputLayout.of(out),
+        out = torch.empty(_reference(family, check_inputs).shape, dtype=dtype, device=device)
+    return Group(key, check_inputs, time_inputs, out, check_seed=task.seed,
+                 time_seed=task.seed + 1, out_layout=sideeffects.OutputLayout.of(out),
                  names=tuple(sideeffects.input_names(family.reference, len(check_inputs))))
 
 
-def _copies(inputs: tuple) -> tuple:
-    """Clones of the tensors (the rest as they are), to tell later whether a variant
-    wrote into its inputs. Costs one more copy of the inputs while the group lives."""
-    return tuple(x.clone() if hasattr(x, "clone") else x for x in inputs)
+def _require_reproducible(family: Family, task: Task, dtype, device: str,
+                          drawn: tuple) -> None:
+    """A SpecError unless make_inputs gives the same values again for the same seed."""
+    again = _inputs(family, task, dtype, device, task.seed)
+    if sideeffects.mutated_inputs(drawn, again, [str(i) for i in range(len(drawn))]):
+        raise SpecError(f"{family.name}: make_inputs gives other values for the same seed; "
+                        "gpubench draws a point's inputs again from their seed to check a "
+                        "variant, so draw them with torch's random functions (torch.randn, "
+                        "torch.rand, ... or a torch.Generator seeded from torch.initial_seed()"
+                        "), which gpubench seeds")
 
 
 def _inputs(family: Family, task: Task, dtype, device: str, seed: int) -> tuple:

@@ -135,7 +135,7 @@ def _check(produced, fresh: InputSet, index: int, reference_of, tolerance) -> st
     problem = output_problem(produced, fresh.inputs)
     if problem:
         return f"on fresh call {index + 1}: {problem}"
-    result = compare(produced, reference_of(fresh.inputs), *tolerance)
+    result = compare(produced, reference_of(fresh), *tolerance)
     if result.passed:
         return None
     return (f"on inputs it had not seen before (fresh call {index + 1}), the output differs "

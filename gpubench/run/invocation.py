@@ -12,23 +12,25 @@ from gpubench.families.calling import returns_output
 
 @dataclass
 class Group:
-    """Inputs, references and output buffer shared by the variants of one point, with
-    what a variant must not change: pristine copies of the inputs and out's layout."""
+    """Inputs and output buffer shared by the variants of one point, the seeds that made
+    the inputs, and out's layout (which a variant must not change). No reference and no
+    copy of the inputs lives here while variant code runs: the check regenerates the inputs
+    from their seeds after the calls (run/execute.py), so there is nothing for a variant to
+    rewrite in advance."""
 
     key: tuple
     check_inputs: tuple
-    check_ref: object
     time_inputs: tuple
-    time_ref: object
     out: object
-    pristine_check: tuple = ()
-    pristine_time: tuple = ()
+    check_seed: int = 0
+    time_seed: int = 0
     out_layout: object = None
     names: tuple = ()
 
-    def side_effects(self, inputs: tuple, pristine: tuple, state_before: dict) -> str | None:
-        """What the last variant changed that it must not have (None: nothing)."""
-        mutated = sideeffects.mutated_inputs(inputs, pristine, list(self.names))
+    def side_effects(self, inputs: tuple, truth: tuple, state_before: dict) -> str | None:
+        """What the last variant changed that it must not have (None: nothing); `truth` is
+        the inputs drawn again from their seed after the variant's calls."""
+        mutated = sideeffects.mutated_inputs(inputs, truth, list(self.names))
         out_changed = sideeffects.OutputLayout.of(self.out) != self.out_layout
         state = sideeffects.state_changes(state_before, sideeffects.torch_state())
         return sideeffects.describe(mutated, out_changed, state)

@@ -18,8 +18,9 @@ outside the timed window):
   sampling over the whole measurement: late calls are as likely to be checked
   as early ones, and the variant cannot know which ones are.
 
-`verdict()` compares the copies with each set's float64 reference, computed
-only for the sets that were drawn.
+`verdict()` compares the copies with each set's float64 reference, made after the
+calls from the set's inputs drawn again from its seed (nothing a variant could rewrite
+exists while it runs), only for the sets that were drawn.
 """
 
 from __future__ import annotations
@@ -42,11 +43,12 @@ CPU_BUDGET_BYTES = 1 << 30
 
 @dataclass
 class InputSet:
-    """One set of inputs, its output buffer and (once needed) its float64 reference."""
+    """One set of inputs, its output buffer, and the seed that drew the inputs: the
+    re-check's reference is made from the inputs drawn again from it, after the calls."""
 
     inputs: tuple
     out: object
-    reference: object = None
+    seed: int | None = None
 
 
 @dataclass
@@ -63,12 +65,13 @@ class Drawn:
 @dataclass
 class Rotation:
     """TimedCalls over `sets` for one mode (see the module docstring). `invoke(inputs, out)`
-    is the variant's Invocation; `reference_of(inputs)` the float64 reference; `warm` reads
-    the set's inputs before each call, so they sit in L2 as in warm mode they should."""
+    is the variant's Invocation; `reference_of(input_set)` the float64 reference of a set,
+    made when the verdict needs it (after the calls); `warm` reads the set's inputs before
+    each call, so they sit in L2 as in warm mode they should."""
 
     invoke: Callable
     sets: list[InputSet]
-    reference_of: Callable[[tuple], object]
+    reference_of: Callable[[InputSet], object]
     tolerance: tuple[float, float]
     warm: bool = False
     rng: random.Random = field(default_factory=lambda: random.Random(random.SystemRandom()
@@ -171,11 +174,13 @@ class Rotation:
         """(the worst re-check, why it failed or None), over the drawn calls' copies, or
         over the kept outputs (a graph's last replay). (None, None) when nothing was drawn."""
         checks = self.drawn + _last_per_output(self.kept)
-        worst = None
+        worst, references = None, {}  # made now, per set, and gone with this verdict
         for drawn in checks:
             if drawn.problem:
                 return None, f"timed call {drawn.call} {drawn.problem}"
-            result = compare(drawn.output, self._reference(drawn.set_index), *self.tolerance)
+            if drawn.set_index not in references:
+                references[drawn.set_index] = self.reference_of(self.sets[drawn.set_index])
+            result = compare(drawn.output, references[drawn.set_index], *self.tolerance)
             if not result.passed:
                 poison_kind = "finite" if drawn.finite_poison else "NaN"
                 return result, (f"timed call {drawn.call} (input set {drawn.set_index}, "
@@ -184,12 +189,6 @@ class Rotation:
             if worst is None or result.worst_ratio > worst.worst_ratio:
                 worst = result
         return worst, None
-
-    def _reference(self, index: int):
-        chosen = self.sets[index]
-        if chosen.reference is None:
-            chosen.reference = self.reference_of(chosen.inputs)
-        return chosen.reference
 
 
 def retire(produced, chosen: InputSet) -> None:

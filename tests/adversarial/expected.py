@@ -81,6 +81,8 @@ EXPECTED: dict[str, Expect] = {
     "exploits/empty_like_leftover": E(CAUGHT),
     "exploits/cpp_skip_seen": E(CAUGHT, where="gpu"),
     "exploits/cpp_skip_seen_cpu": E(CAUGHT, where="cpu"),
+    "exploits/zeroes_everything": E(FAIL),
+    "exploits/honest_after_zeroing": E(PASS),
     "exploits/poisons_reference": E(CAUGHT),
     # ---- a NaN reference
     "exploits_nanref/honest_nan": E(PASS),

@@ -58,3 +58,16 @@ def poisons_reference(a, b, out):
 
 def writes_nothing(*args):
     """Writes nothing at all: passes only where the poison left in `out` passes."""
+
+
+def zeroes_everything(a, b, out):
+    """(Attack round, issue 50.) Walks `gc` for every tensor of an input's shape or of the
+    output's (the inputs, any copy of them, any reference, float64 or not) and zeroes it,
+    then writes zeros: against zeroed references a kernel that computes nothing agrees, and
+    every variant judged after it would get zero inputs."""
+    shapes = {tuple(a.shape), tuple(b.shape), (a.shape[0], b.shape[1])}
+    for obj in gc.get_objects():
+        if isinstance(obj, torch.Tensor) and tuple(obj.shape) in shapes and \
+                obj.is_floating_point():
+            obj.zero_()
+    out.zero_()
