@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import FAST, REPO
+from conftest import FAST, REPO, has_cuda
 from gpubench.families.leaderboard import common
 from gpubench.families.leaderboard.family import Scoring
 from gpubench.families.leaderboard.score import geometric_mean, score_lines, scores
@@ -19,6 +19,9 @@ EXAMPLES = REPO / "examples" / "leaderboard"
 SAXPY = EXAMPLES / "reference-kernels" / "saxpy_py"
 LINEAR = EXAMPLES / "kernelbench" / "2_Linear_ReLU_Sum.py"
 HOSTILE = REPO / "tests" / "leaderboard"
+# The example problems draw their data where their utils.device() says: on CUDA when there
+# is a GPU. The runs follow them, so the same tests hold on a GPU machine.
+DEVICE = "cuda" if has_cuda() else "cpu"
 
 
 def test_reference_kernels_problem_check_decides_and_hostile_submissions_fail(gpubench):
@@ -29,7 +32,7 @@ def test_reference_kernels_problem_check_decides_and_hostile_submissions_fail(gp
                    HOSTILE / "saxpy_empty.py"]
     args = [arg for path in submissions for arg in ("--submission", str(path))]
     done = gpubench("run", "--problem", str(SAXPY), *args, "--shape", "rows=33,cols=100",
-                    "--device", "cpu", *FAST)
+                    "--device", DEVICE, *FAST)
     assert "Traceback" not in done.output
     rows = done.by_variant()
     assert {name: rows[name]["status"] for name in ("reference", "inplace", "fresh")} == \
@@ -49,7 +52,7 @@ def test_kernelbench_problem_tolerance_decides_and_a_cached_model_fails(gpubench
                     "--submission", str(solutions / "2_Linear_ReLU_Sum_nobias.py"),
                     "--submission", str(HOSTILE / "linear_cached.py"),
                     "--shape", "batch_size=16,in_features=64,out_features=32",
-                    "--device", "cpu", *FAST)
+                    "--device", DEVICE, *FAST)
     assert "Traceback" not in done.output
     rows = done.by_variant()
     assert rows["reference"]["status"] == "ok"
@@ -72,7 +75,7 @@ def test_kernelbench_problem_tolerance_decides_and_a_cached_model_fails(gpubench
      "defines no ModelNew"),
 ])
 def test_bad_problems_are_one_line_and_an_exit_code(gpubench, args, code, says):
-    done = gpubench("run", *args, "--device", "cpu", *FAST)
+    done = gpubench("run", *args, "--device", DEVICE, *FAST)
     assert done.code == code, done.output
     assert says in done.stderr
     assert "Traceback" not in done.output
@@ -145,7 +148,7 @@ def test_a_problem_whose_data_is_one_bare_tensor(gpubench):
     done = gpubench("run", "--problem", str(total),
                     "--submission", str(total / "solutions" / "correct" / "plain_sum.py"),
                     "--submission", str(total / "solutions" / "wrong" / "first_half.py"),
-                    "--shape", "size_=4096", "--device", "cpu", *FAST)
+                    "--shape", "size_=4096", "--device", DEVICE, *FAST)
     rows = done.by_variant()
     assert rows["reference"]["status"] == "ok" and rows["plain_sum"]["status"] == "ok", rows
     assert rows["first_half"]["status"] == "fail"
@@ -171,7 +174,7 @@ def test_a_sort_whose_generator_takes_its_seed_as_a_value_judges_copies_and_inpl
                     *[arg for name in ("submission.py", "solutions/copy.py",
                                        "solutions/inplace.py")
                       for arg in ("--submission", str(SORT / name))],
-                    "--shape", "size_=4096", "--device", "cpu", *FAST)
+                    "--shape", "size_=4096", "--device", DEVICE, *FAST)
     rows = done.by_variant()
     assert [rows[v]["status"] for v in ("reference", "submission")] == ["ok", "ok"]
     assert rows["copy"]["status"] == "fail" and "elements off" in rows["copy"]["error"]
@@ -191,7 +194,7 @@ def test_a_degenerate_input_is_reported_not_benchmarked(gpubench, tmp_path):
                                                "reference-kernels/utils.py", str(utils)))
     done = gpubench("run", "--problem", str(problem), "--submission",
                     str(SORT / "solutions" / "copy.py"), "--shape", "size_=4096",
-                    "--device", "cpu", *FAST)
+                    "--device", DEVICE, *FAST)
     rows = done.by_variant()
     assert rows["copy"]["status"] == "error" and rows["reference"]["status"] == "error"
     assert "one value repeated (4096 times" in rows["copy"]["error"]
@@ -212,7 +215,7 @@ def test_a_submission_that_rewrites_the_problems_check_fails_and_the_next_is_jud
                    SAXPY / "solutions" / "correct" / "fresh.py"]
     done = gpubench("run", "--problem", str(SAXPY),
                     *[arg for path in submissions for arg in ("--submission", str(path))],
-                    "--shape", "rows=33,cols=100", "--device", "cpu", *FAST)
+                    "--shape", "rows=33,cols=100", "--device", DEVICE, *FAST)
     rows = done.by_variant()
     assert rows["saxpy_rewrites_check"]["status"] == "fail"
     assert rows["saxpy_rewrites_check"]["error"].endswith(".check_implementation")
@@ -226,7 +229,7 @@ def test_a_submission_that_rewrites_the_reference_fails(gpubench):
     done = gpubench("run", "--problem", str(ROWMAX),
                     "--submission", str(HOSTILE / "rowmax_swaps_reference.py"),
                     "--submission", str(ROWMAX / "submission.py"),
-                    "--shape", "rows=17,cols=300", "--device", "cpu", *FAST)
+                    "--shape", "rows=17,cols=300", "--device", DEVICE, *FAST)
     rows = done.by_variant()
     assert rows["rowmax_swaps_reference"]["status"] == "fail"
     assert "ref_kernel.__code__" in rows["rowmax_swaps_reference"]["error"]
@@ -239,6 +242,6 @@ def test_a_solution_that_patches_the_problems_model_late_fails_for_that(gpubench
     done = gpubench("run", "--problem", str(LINEAR),
                     "--submission", str(HOSTILE / "linear_patches_model_late.py"),
                     "--shape", "batch_size=16,in_features=64,out_features=32",
-                    "--device", "cpu", *FAST)
+                    "--device", DEVICE, *FAST)
     row = done.by_variant()["linear_patches_model_late"]
     assert row["status"] == "fail" and row["error"].endswith(".Model.forward"), row["error"]

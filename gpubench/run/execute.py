@@ -45,6 +45,7 @@ from gpubench.records import error_site
 from gpubench.records.point import Task
 from gpubench.records.result import ERROR, FAIL, OK, SKIPPED
 from gpubench.records.worker_result import WorkerResult
+from gpubench.run.draws import draw_inputs, make_group, reference
 from gpubench.run.failures import build_failure, family_roots, variant_failure
 from gpubench.run.fresh_probe import FreshProbe, probe_fresh
 from gpubench.run.invocation import Group, Invocation
@@ -235,7 +236,7 @@ class Executor:
         self.report_phase("prepare")
         if own_group:
             key = (task.family_dir, task.shape, task.dtype, task.seed)
-            group = _make_group(family, task, self.machine.device, key)
+            group = make_group(family, task, self.machine.device, key)
         else:
             group = self._group(family, task)
         state = sideeffects.torch_state()
@@ -282,12 +283,12 @@ class Executor:
         if is_own_reference(task.family_dir):  # its probes alternate, round after round:
             if key not in self.references:  # kept side by side, not remade (~0.2 s each)
                 self.group = None
-                self.references[key] = _make_group(family, task, self.machine.device, key)
+                self.references[key] = make_group(family, task, self.machine.device, key)
             return self.references[key]
         self.references.clear()  # the run's own points have begun: their memory back
         if self.group is None or self.group.key != key:
             self.group = None  # free the previous group's memory before allocating
-            self.group = _make_group(family, task, self.machine.device, key)
+            self.group = make_group(family, task, self.machine.device, key)
         return self.group
 
     def _check(self, fn: Invocation, group: Group, family: Family, task: Task):
@@ -308,17 +309,17 @@ class Executor:
         if untrusted:  # a lazy subclass or an input's memory: failed, not compared
             return first_call_s, CheckResult(False, float("inf"), float("inf"), 0, 0, 0,
                                              *tolerance, note=untrusted), truth
-        return first_call_s, compare(produced, _reference(family, truth), *tolerance), truth
+        return first_call_s, compare(produced, reference(family, truth), *tolerance), truth
 
     def _draw(self, family: Family, task: Task, seed: int) -> tuple:
         """The inputs of `seed` drawn again, as the variant got them before its calls."""
         import torch
 
-        return _inputs(family, task, getattr(torch, task.dtype), self.machine.device, seed)
+        return draw_inputs(family, task, getattr(torch, task.dtype), self.machine.device, seed)
 
     def _reference_of(self, family: Family, task: Task) -> Callable[[InputSet], object]:
         """A set's float64 reference, made from its inputs drawn again from its seed."""
-        return lambda chosen: _reference(family, self._draw(family, task, chosen.seed))
+        return lambda chosen: reference(family, self._draw(family, task, chosen.seed))
 
     def _time_mode(self, mode: str, ready: Prepared, sets: list[InputSet],
                    task: Task) -> Measurement:
@@ -385,7 +386,7 @@ class Executor:
 
         def make_set(_index: int) -> InputSet:
             seed = seeds.getrandbits(31)
-            return InputSet(_inputs(ready.family, task, dtype, self.machine.device, seed),
+            return InputSet(draw_inputs(ready.family, task, dtype, self.machine.device, seed),
                             torch.empty_like(out), seed)
 
         support = self._cuda_support() if self.machine.has_cuda else None
@@ -405,83 +406,6 @@ class Executor:
         if key not in self.timers:
             self.timers[key] = make_timer(mode, task.timing, self.shared)
         return self.timers[key]
-
-
-def _make_group(family: Family, task: Task, device: str, key: tuple) -> Group:
-    """The point's inputs (check: the task's seed; timing: the next) and output buffer.
-    The inputs must come back the same from their seed, as the check draws them again
-    after a variant's calls; the reference made here only sizes `out` and is let go."""
-    import torch
-
-    dtype = getattr(torch, task.dtype)
-    check_inputs = _inputs(family, task, dtype, device, task.seed)
-    _require_reproducible(family, task, dtype, device, check_inputs)
-    time_inputs = _inputs(family, task, dtype, device, task.seed + 1)
-    if family.make_output is not None:
-        out = family.output(task.shape, dtype, device)
-    else:
-        out = torch.empty(_reference(family, check_inputs).shape, dtype=dtype, device=device)
-    return Group(key, check_inputs, time_inputs, out, check_seed=task.seed,
-                 time_seed=task.seed + 1, out_layout=sideeffects.OutputLayout.of(out),
-                 names=tuple(sideeffects.input_names(family.reference, len(check_inputs))))
-
-
-def _require_reproducible(family: Family, task: Task, dtype, device: str,
-                          drawn: tuple) -> None:
-    """A SpecError unless make_inputs gives the same values again for the same seed."""
-    again = _inputs(family, task, dtype, device, task.seed)
-    if sideeffects.mutated_inputs(drawn, again, [str(i) for i in range(len(drawn))]):
-        raise SpecError(f"{family.name}: make_inputs gives other values for the same seed; "
-                        "gpubench draws a point's inputs again from their seed to check a "
-                        "variant, so draw them with torch's random functions (torch.randn, "
-                        "torch.rand, ... or a torch.Generator seeded from torch.initial_seed()"
-                        "), which gpubench seeds")
-
-
-def _inputs(family: Family, task: Task, dtype, device: str, seed: int) -> tuple:
-    """Fresh random inputs, checked: tensors (or plain numbers, e.g. an epsilon) on the
-    point's device, floating ones in the point's dtype, not all zeros (zeros hide
-    unwritten outputs and run faster) nor one value repeated."""
-    import torch
-
-    torch.manual_seed(seed)
-    inputs = family.inputs(task.shape, dtype, device)
-    inputs = tuple(inputs) if isinstance(inputs, tuple | list) else (inputs,)
-    for index, item in enumerate(inputs):
-        problem = _input_problem(item, dtype, device, torch)
-        if problem:
-            raise SpecError(f"{family.name}: make_inputs returned input {index} {problem}; "
-                            "it must return tensors on the given device, floating ones in "
-                            "the given dtype (.to(dtype)), with random values")
-    return inputs
-
-
-def _input_problem(item, dtype, device: str, torch) -> str | None:
-    if isinstance(item, bool | int | float):
-        return None
-    if not isinstance(item, torch.Tensor):
-        return f"as a {type(item).__name__}"
-    if item.is_floating_point() and item.dtype != dtype:
-        return f"as {str(item.dtype).removeprefix('torch.')} for a " \
-               f"{str(dtype).removeprefix('torch.')} point"
-    if item.device.type != torch.device(device).type:
-        return f"on {item.device.type}, not {device}"
-    if item.numel() and not item.any():
-        return "as all zeros"
-    if item.is_floating_point() and item.numel() > 1 and bool((item == item.flatten()[0]).all()):
-        # A degenerate draw (a generator fed a seed it rounds away): a copy of it "sorts",
-        # any reduction of it is trivial; reported, not benchmarked.
-        return f"as one value repeated ({item.numel()} times {float(item.flatten()[0]):g})"
-    return None
-
-
-def _reference(family: Family, inputs: tuple):
-    """The reference on float64 copies of floating inputs: the check's ground truth."""
-    import torch
-
-    upcast = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-              for x in inputs]
-    return family.reference(*upcast)
 
 
 def _release_memory(machine: Machine) -> None:
