@@ -79,7 +79,17 @@ for ref in ('latest~1', 'latest'):
       [ -d .base ] && timed judge-cost python3 benchmarks/run_cost.py --base .base \
         --pairs "${COST_PAIRS:-2}" -- matmul --sizes 1024,4096 ;;
     families)  # every shipped family at its default GPU shapes: PASS, no SUSPECT
-      timed families gpubench run --warmup 20 --max-time 50 --out "$LOGS/families" ;;
+      timed families timeout "${FAMILIES_TIMEOUT:-420}" gpubench run --warmup 20 \
+        --max-time 50 --out "$LOGS/families"
+      python3 - "$LOGS/families" <<'PY' | tee -a "$OUT/summary.txt"
+import collections, json, sys
+rows = json.load(open(sys.argv[1] + "/results.json"))["results"]
+print("families:", dict(collections.Counter(r["status"] for r in rows)))
+for r in rows:
+    if r["status"] not in ("ok", "skipped"):
+        print(f"  {r['family']}/{r['variant']} {r['status']}: {(r['error'] or '')[:150]}")
+PY
+      ;;
     wheel)  # the install a user does: the wheel (not -e), used from outside the checkout
       python3 -m pip show setuptools 2>/dev/null | head -2
       rm -rf /tmp/dist && python3 -m pip wheel -q --no-deps --no-build-isolation . -w /tmp/dist
