@@ -21,10 +21,13 @@ def test_square_runs_torch_triton_interpreter_and_cpu_cpp(gpubench):
     rows = done.by_variant()
     assert {v: r["status"] for v, r in rows.items()} == \
         {"torch": "ok", "cuda": "ok", "triton": "ok"}
-    assert all(r["samples"] >= 5 and r["median_s"] > 0 for r in rows.values())
+    timed = {v: r for v, r in rows.items() if v != "triton"}
+    assert all(r["samples"] >= 5 and r["median_s"] > 0 for r in timed.values())
     assert rows["cuda"]["compile_cached"] is not None
     assert rows["torch"]["speedup_vs_baseline"] == 1.0
-    assert "host-clock" in rows["triton"]["method"]
+    # The interpreter's row is checked, not timed (its time would be the interpreter's)
+    assert rows["triton"]["check"]["passed"] and rows["triton"]["median_s"] is None
+    assert "host-clock" in rows["torch"]["method"]
     document = done.results()
     assert document["env"]["device"] == "cpu" and document["env"]["torch"]
     assert document["meta"]["seed"] == 3 and "gpubench" in document["meta"]["command"]

@@ -311,8 +311,8 @@ class Result:
 
 
 # What a correctness-only row is, in the words every view uses (table legend, report, compare).
-CORRECTNESS_ONLY = ("Triton interpreter (no GPU): the output is checked, its time is the "
-                    "interpreter's and no benchmark")
+CORRECTNESS_ONLY = ("Triton interpreter (no GPU): the output is checked; the interpreter's "
+                    "time would be no benchmark, so it is not taken")
 
 
 def correctness_only(result: Result) -> bool:

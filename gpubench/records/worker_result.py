@@ -24,7 +24,7 @@ from gpubench.timing.measurement import Measurement
 # C++ compiler for Inductor: families/compiled.py).
 WORKER_STATUSES = frozenset({OK, FAIL, ERROR, BUILD_ERROR, CRASHED, SKIPPED})
 _KEYS = frozenset({"status", "error", "build", "check", "measurements", "device",
-                   "device_work", "error_site"})
+                   "device_work", "error_site", "untimed"})
 
 
 class MalformedWorkerResult(ValueError):
@@ -45,6 +45,9 @@ class WorkerResult:
     # Where the error happened in the user's source, and its whole traceback or compiler
     # log: ErrorReport.to_dict() (records/error_site.py); None without an error.
     error_site: Mapping | None = None
+    # Why a checked variant was not timed (a Triton kernel in the interpreter: its time is
+    # the interpreter's); its rows are then PASS with no measurement, not an ERROR.
+    untimed: str | None = None
 
     def to_dict(self) -> dict:
         return {"status": self.status, "error": self.error, "build": dict(self.build),
@@ -52,7 +55,8 @@ class WorkerResult:
                 "measurements": {mode: m.to_dict() for mode, m in self.measurements.items()},
                 "device": self.device,
                 "device_work": self.device_work.to_dict() if self.device_work else None,
-                "error_site": dict(self.error_site) if self.error_site else None}
+                "error_site": dict(self.error_site) if self.error_site else None,
+                "untimed": self.untimed}
 
     @classmethod
     def from_dict(cls, data) -> WorkerResult:
@@ -75,6 +79,7 @@ class WorkerResult:
         _expect(data, "measurements", Mapping)
         _expect(data, "device_work", Mapping)
         _expect(data, "error_site", Mapping)
+        _expect(data, "untimed", str)
         try:
             measurements = {mode: Measurement.from_dict(m)
                             for mode, m in (data.get("measurements") or {}).items()}
@@ -85,7 +90,8 @@ class WorkerResult:
         return cls(status=data["status"], error=data.get("error"),
                    build=dict(data.get("build") or {}), check=data.get("check"),
                    measurements=measurements, device=data.get("device") or "",
-                   device_work=work, error_site=data.get("error_site"))
+                   device_work=work, error_site=data.get("error_site"),
+                   untimed=data.get("untimed"))
 
 
 def _expect(data: Mapping, key: str, kind: type) -> None:

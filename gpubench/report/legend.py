@@ -33,8 +33,8 @@ ALLOC_NOTE = (" (alloc): the variant returns a new output tensor; allocating it 
 COMPILED_NOTE = (" compiled: torch.compile of the family's reference, the compiler's own kernel "
                  "(Inductor; its mode in results.json); its build is the first call at the "
                  "shape, compile included ('cached': Inductor's FX-graph cache had it).")
-INTERPRETED_NOTE = (f" {INTERPRETED}: {R.CORRECTNESS_ONLY} (no speedup, rate or roof share; "
-                    "results.json keeps the time).")
+INTERPRETED_NOTE = (f" {INTERPRETED}: {R.CORRECTNESS_ONLY} (no speedup, rate or roof "
+                    "share).")
 KERNELS_CAPTION = (" kernels: device work per call (k kernels + m memsets/copies) when a call "
                    "does more than one thing, and which time the median is: span = first start "
                    "to last end, gaps included (kernel sum in results.json); sum = kernels "

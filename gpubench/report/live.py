@@ -230,7 +230,7 @@ def point_line(rows: list[R.Result]) -> str:
     parts = []
     for row in rows:
         summary = row.summary if row.passed else None
-        if summary is not None and R.correctness_only(row):
+        if row.passed and R.correctness_only(row):
             parts.append(f"{row.mode} {R.status_label(row.status)}, {INTERPRETED} "
                          "(correctness only)")
         elif summary is None:

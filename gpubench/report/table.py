@@ -328,7 +328,7 @@ def _cells(result: R.Result) -> dict:
         "of roof": _roof_cell(result) if summary else "-",
         "vs base": _vs_base_cell(result),
         "build": _build_cell(result),
-        **(CORRECTNESS_ONLY_CELLS if R.correctness_only(result) and summary else {}),
+        **(CORRECTNESS_ONLY_CELLS if R.correctness_only(result) and result.correct else {}),
     }
 
 
@@ -336,7 +336,8 @@ def _cells(result: R.Result) -> dict:
 # check, and "interp." for its time, in words rather than dimmed digits: a CI log, a
 # golden file and markdown have no dim, and "31 ms" in the median column reads as a
 # benchmark however faint. No build time either: the interpreter compiles nothing, and
-# its first call's 120 ms is no JIT. results.json and results.csv keep the times.
+# its first call's 120 ms is no JIT. The worker does not time such a row (run/execute.py);
+# runs saved before that keep their times in results.json, and show the same cells.
 CORRECTNESS_ONLY_CELLS = {"median": Text(INTERPRETED, style="dim"),
                           **dict.fromkeys(("±CI", "IQR", "n", "TFLOP/s", "GB/s", "of roof",
                                            "vs base", "build"), "-")}

@@ -58,6 +58,10 @@ from gpubench.timing.measurement import Measurement
 from gpubench.timing.timers import make_timer, modes_for_device
 from gpubench.tune.space import split_name
 
+# A Triton kernel without a GPU runs in the interpreter (numpy, ~1e4x the kernel's time):
+# its output is checked, and timing it would only spend minutes (70% of the README's first
+# command on 2 cores) on a number no view shows.
+INTERPRETED_UNTIMED = "Triton interpreter (no GPU): checked, not timed"
 # Calls before the profiled one: caches, clocks and lazy loading settle, as in timing.
 PROFILE_WARMUP_CALLS = 3
 
@@ -144,6 +148,8 @@ class Executor:
             return replace(checked, status=FAIL, error=why)
         if task.check_only:  # gpubench tune's first pass: every config checked (and built)
             return checked
+        if self.machine.triton_interpreted and ready.variant.kind == "triton":
+            return replace(checked, untimed=INTERPRETED_UNTIMED)
         self.report_phase("time")
         sets = self._timing_sets(ready, task)
         measurements = {mode: self._time_mode(mode, ready, sets, task)

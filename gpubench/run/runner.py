@@ -469,9 +469,9 @@ def results_from_worker(point: Point, worker: WorkerResult, modes: tuple[str, ..
     for mode in modes:
         status, error = worker.status, worker.error
         measurement = worker.measurements.get(mode)
-        if status == R.OK and measurement is None:
+        if status == R.OK and measurement is None and not worker.untimed:
             status, error = R.ERROR, f"the worker sent no '{mode}' timing"
-        elif status == R.OK and measurement.error:
+        elif status == R.OK and measurement is not None and measurement.error:
             status = R.FAIL if measurement.recheck_failed else R.ERROR
             error = measurement.error
         row = point.result(mode, status, error=error, measurement=measurement,
