@@ -427,7 +427,7 @@ def _guarded(action) -> None:
     whichever comes first, later ones are ignored, so that a second Ctrl-C cannot cut
     the clean-up short and leave a worker's compilers running. gpubench is the subreaper
     of what it starts: whatever is left below it at the end is killed."""
-    err = Console(stderr=True, highlight=False)
+    err = make_console(stderr=True)
     for signum in STOP_SIGNALS:
         if signal.getsignal(signum) is not signal.SIG_IGN:  # `nohup`, a shell's `&`: kept
             signal.signal(signum, _raise_stopped)
@@ -462,10 +462,12 @@ def _raise_stopped(signum, frame) -> None:
 
 def make_console(stderr: bool = False) -> Console:
     """A console for tables; 120 columns when writing to a file or pipe (CI logs, tee),
-    where rich would otherwise assume 80 and fold every table."""
-    console = Console(stderr=stderr, highlight=False)
+    where rich would otherwise assume 80 and fold every table. No emoji codes: user text
+    (a `file.py:100:` in an error, a family's description) is shown as written, where rich
+    would print `file.py` and an emoji."""
+    console = Console(stderr=stderr, highlight=False, emoji=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(stderr=stderr, highlight=False, width=120)
+        console = Console(stderr=stderr, highlight=False, emoji=False, width=120)
     return console
 
 

@@ -142,3 +142,15 @@ def test_an_error_quoting_hostile_text_is_printed_escaped(gpubench, tmp_path):
     assert_harmless_on_a_terminal(done.output)
     assert "\\x1b]0;owned\\x07 [red]x[/]" in done.stderr
     assert len(done.stderr) < 10_000 and "more characters" in done.stderr
+
+
+def test_text_that_looks_like_markup_or_emoji_codes_is_shown_as_written(gpubench):
+    """An error at `square_triton.py:100:` printed `square_triton.py💯` (rich's emoji codes);
+    `[bold]` in a message would have been styled."""
+    done = gpubench("run", "markup_text", "--kernels-dir", str(TEST_KERNELS), *FAST)
+    listed = gpubench("list", "markup_text", "--kernels-dir", str(TEST_KERNELS))
+    for output in (done.output, listed.output):
+        assert "\U0001f4af" not in output and "\U0001f604" not in output  # 💯 😄
+    assert "square_triton.py:100:" in done.output
+    assert "[bold]not bold[/bold] :smile:" in done.output
+    assert "[red]not red[/red] :100:" in listed.output

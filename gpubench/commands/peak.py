@@ -38,7 +38,7 @@ def show_peaks(request: PeakRequest, console: Console) -> int:
     ceilings, check = load_checked(env, force=force, probe=probe_enabled())
     if as_json:
         if check and check.get("stale"):  # stderr: stdout stays one JSON document
-            _say_check(check, Console(stderr=True, highlight=False))
+            _say_check(check, Console(stderr=True, highlight=False, emoji=False))
         print(strict_dumps(ceilings.to_dict()))
         return errors.EXIT_OK
     console.print(ceilings_table(ceilings))
