@@ -11,6 +11,7 @@ import sys
 import pytest
 import torch
 
+from conftest import FAST
 from gpubench.families.eject_source import NothingToEject, refusal, write_module
 
 pytest.importorskip("triton")
@@ -78,6 +79,24 @@ def test_eject_of_a_one_axis_family_writes_a_spec_block_that_keeps_it_one(gpuben
     rows = done.by_variant()
     assert rows["compiled_1024_float32"]["status"] == "ok", rows["compiled_1024_float32"]
     assert "compiled" not in rows  # on a CPU the compiled original is not run beside it
+    # Issue 52: at another shape or dtype the ejected kernel (compiled for one) is skipped,
+    # saying why, and the family still runs (it ERRORed there, and the run exited 1).
+    again = gpubench("run", "square", "--kernels-dir", str(folder.parent), "--sizes",
+                     "1024,4096", "--dtype", "fp32,fp16", "--variants",
+                     "torch,compiled_1024_float32", *FAST, timeout=900)
+    assert again.code == 0, again.output
+    ejected = [r for r in again.results()["results"] if r["variant"] == "compiled_1024_float32"]
+    assert sorted(r["status"] for r in ejected) == ["ok", "skipped", "skipped", "skipped"]
+    assert any(r["error"] == "runs at n=1024 only" for r in ejected)
+
+
+def test_a_variant_declared_for_some_shapes_is_skipped_at_the_others():
+    from gpubench import TorchVariant
+
+    variant = TorchVariant("v", fn=lambda x, out: None, shapes=({"M": 8, "N": 4},))
+    assert variant.shape_reason({"M": 8, "N": 4}) is None
+    assert variant.shape_reason({"M": 16, "N": 4}) == "runs at M=8,N=4 only"
+    assert TorchVariant("w", fn=lambda x, out: None).shape_reason({"M": 16}) is None
 
 
 def test_the_launch_config_is_the_one_launcher_left_after_a_launch():

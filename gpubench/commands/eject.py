@@ -81,6 +81,7 @@ def eject(request: EjectRequest, console: Console) -> int:
         return EXIT_NOTHING_TO_EJECT
     (folder / module).write_text(written.text)
     added = _add_spec_entry(folder / "spec.py", name, module, family.name, dtype,
+                            dict(shape.items()),
                             f"torch.compile's Triton at {shape.label()} ({request.mode}), "
                             "ejected")
     _say_written(console, folder / module, name, added, captured, written)
@@ -106,11 +107,12 @@ def _triton_version() -> str:
 
 
 def _add_spec_entry(spec: Path, name: str, module: str, function: str, dtype: str,
-                    description: str) -> bool:
+                    shape: dict, description: str) -> bool:
     """Append a marked block to spec.py that adds the variant to `family` (the variants
-    tuple itself is left as the user wrote it: appending needs no parsing of their code).
-    False when a block for this variant name is already there (ejecting again rewrites the
-    module only)."""
+    tuple itself is left as the user wrote it: appending needs no parsing of their code),
+    at the one dtype and shape the kernel was compiled for: elsewhere it is skipped, not an
+    ERROR. False when a block for this variant name is already there (ejecting again
+    rewrites the module only)."""
     text = spec.read_text()
     mark = f"{BLOCK_MARK} {name} ---"
     if mark in text:
@@ -120,7 +122,7 @@ def _add_spec_entry(spec: Path, name: str, module: str, function: str, dtype: st
              "from gpubench import TritonVariant as _EjectedTriton  # noqa: E402\n\n"
              "family = family.with_variants(_EjectedTriton(\n"
              f"    {name!r}, module={module!r}, function={function!r}, dtypes=({dtype!r},),\n"
-             f"    description={description!r}))\n")
+             f"    shapes=({shape!r},), description={description!r}))\n")
     spec.write_text(text.rstrip("\n") + "\n" + block)
     return True
 

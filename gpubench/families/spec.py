@@ -71,6 +71,9 @@ class Variant:
     # of the product built with -DMACRO=value (tune/space.py checks it when tune reads it).
     # A Triton variant's space is its kernel's own @triton.autotune list, never declared.
     tune: dict | None = field(default=None, hash=False, compare=False)
+    # The shapes it runs at, each a {axis: size} mapping (an ejected kernel is compiled for
+    # one); at any other the point is skipped, saying so. None: every shape.
+    shapes: tuple | None = field(default=None, hash=False, compare=False)
 
     kind = "variant"
 
@@ -92,6 +95,13 @@ class Variant:
         if self.dtypes is not None and dtype not in self.dtypes:
             return f"supports {', '.join(self.dtypes)} only"
         return None
+
+    def shape_reason(self, shape: Mapping) -> str | None:
+        """Why this variant does not run at `shape` (not among its `shapes`), or None."""
+        if self.shapes is None or any(dict(shape) == dict(s) for s in self.shapes):
+            return None
+        sizes = "; ".join(",".join(f"{k}={v}" for k, v in dict(s).items()) for s in self.shapes)
+        return f"runs at {sizes} only"
 
 
 @dataclass(frozen=True)

@@ -165,7 +165,8 @@ def plan_points(
                 seed = group_seed(base_seed, family.name, dtype, shape)
                 cost = cost_of(family, shape, ITEMSIZE.get(dtype, 4))
                 for variant in chosen:
-                    skip = variant.unavailable_reason(dtype, machine)
+                    skip = variant.unavailable_reason(dtype, machine) or \
+                        variant.shape_reason(shape)
                     points.append(Point(family, variant, shape, dtype, seed, skip, cost))
     if not points:
         raise UsageError("nothing to run: no chosen family has the chosen variants")
