@@ -307,3 +307,24 @@ def test_inputs_that_a_seed_does_not_reproduce_are_an_error_that_says_how(gpuben
     assert row["status"] == "error", row
     assert "make_inputs gives other values for the same seed" in row["error"]
     assert "Traceback" not in done.output and done.code == 1
+
+
+def test_a_damaged_run_index_stops_no_run(gpubench, tmp_path):
+    """Issue 52's attack: a runs.json nested 100,000 deep made `run`, `runs` and `compare
+    latest~1 latest` die with RecursionError, and the run lost its results; one badly
+    typed entry emptied the whole index."""
+    index = run_index_for(tmp_path)
+    index.write_text("[" * 100_000 + "]" * 100_000)
+    first = gpubench("run", "square", "--variants", "torch", "--sizes", "1024", *FAST)
+    assert first.code == 0 and "Traceback" not in first.output, first.output
+    assert first.by_variant()["torch"]["status"] == "ok"
+    listed = gpubench("runs")
+    assert listed.code == 0 and "Traceback" not in listed.output, listed.output
+    document = json.loads(index.read_text())  # rewritten whole, with the run
+    assert len(document["runs"]) == 1
+    document["runs"].append({"path": "/x", "started": "yesterday", "command": 1, "cwd": "/"})
+    index.write_text(json.dumps(document))
+    second = gpubench("run", "square", "--variants", "torch", "--sizes", "1024", *FAST)
+    assert second.code == 0, second.output
+    assert gpubench("compare", "latest~1", "latest").code == 0
+    assert len(json.loads(index.read_text())["runs"]) == 2  # the bad entry passed over

@@ -67,15 +67,32 @@ def shown_command(argv: list[str] | None = None) -> str:
 
 
 def read_index(path: Path | None = None) -> list[IndexEntry]:
-    """Every recorded run, oldest first; an unreadable or foreign index reads as empty
-    (it is a convenience: the run folders are the records)."""
+    """Every recorded run, oldest first. An unreadable or foreign index (not JSON, nested
+    past the parser's recursion limit, a folder) reads as empty, and an entry that is not
+    an entry's shape is passed over, the others kept: the index is a convenience, the run
+    folders are the records, and the next run rewrites the file whole."""
     path = path or index_path()
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
-        return sorted((IndexEntry(**entry) for entry in document["runs"]),
-                      key=lambda e: e.started)
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, RecursionError):
         return []
+    runs = document.get("runs") if isinstance(document, dict) else None
+    if not isinstance(runs, list):
+        return []
+    entries = [entry for entry in map(_entry, runs) if entry is not None]
+    return sorted(entries, key=lambda e: e.started)
+
+
+def _entry(item) -> IndexEntry | None:
+    """The IndexEntry `item` records, or None when it is not one."""
+    if not isinstance(item, dict) or set(item) != {"path", "started", "command", "cwd"}:
+        return None
+    started = item["started"]
+    if isinstance(started, bool) or not isinstance(started, int | float):
+        return None
+    if not all(isinstance(item[k], str) for k in ("path", "command", "cwd")):
+        return None
+    return IndexEntry(item["path"], float(started), item["command"], item["cwd"])
 
 
 def record_run(folder: Path, started: float, command: str | None = None,
