@@ -20,7 +20,7 @@ from rich.rule import Rule
 from gpubench import errors, safe_text
 from gpubench.commands.targets import TargetChoice, resolve_target
 from gpubench.records.strict_json import strict_dumps
-from gpubench.tools.find import find_tool
+from gpubench.tools.find import find_gpu_tool
 from gpubench.tools.ncu.points import NcuOptions, Profiled, profile_points
 
 
@@ -48,7 +48,7 @@ class NcuCommand:
         if not request.target.family:
             raise errors.UsageError("name a kernel family (gpubench ncu square), or --import a "
                                     "report")
-        ncu = find_tool("ncu", request.options.ncu_path)  # before anything slow
+        ncu = find_gpu_tool("ncu", request.options.ncu_path)  # before anything slow
         target = resolve_target(request.target, request.out, "ncu")
         options = replace(request.options, ncu_path=ncu)
         self._say(f"ncu {ncu} on {target.describe()}; --clock-control "

@@ -33,7 +33,7 @@ from gpubench.run.protocol import Task
 from gpubench.run.worker_process import worker_env
 from gpubench.timing import nvtx_ranges
 from gpubench.tools.driver import Tool, ToolRun, each_point, run_task
-from gpubench.tools.find import Completed, find_tool, run_tool
+from gpubench.tools.find import Completed, find_gpu_tool, run_tool
 from gpubench.tools.nsys import command as nsys_command
 from gpubench.tools.nsys.stats import TimingRow, kernel_rows, parse_stats, range_rows
 
@@ -226,7 +226,7 @@ class NsysCommand:
 
     def execute(self) -> int:
         options = self.request.options
-        nsys = find_tool("nsys", options.nsys_path)  # before anything slow
+        nsys = find_gpu_tool("nsys", options.nsys_path)  # before anything slow
         target = resolve_target(self.request.target, self.request.out, "nsys")
         self._say(f"nsys {nsys} on {target.describe()}; --timeout "
                   f"{options.timeout_s:g} s per variant")

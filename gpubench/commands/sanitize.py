@@ -28,7 +28,7 @@ from gpubench import errors
 from gpubench.commands.targets import TargetChoice, resolve_target
 from gpubench.records.strict_json import strict_dumps
 from gpubench.tools.driver import each_point
-from gpubench.tools.find import find_tool
+from gpubench.tools.find import find_gpu_tool
 from gpubench.tools.sanitizer.log import TOOLS
 from gpubench.tools.sanitizer.task import SANITIZE_TIMEOUT_S, Sanitized, sanitize_task, sources_of
 
@@ -68,7 +68,8 @@ class SanitizeCommand:
     def execute(self) -> int:
         request = self.request
         checks = chosen_tools(request.tools)
-        sanitizer = find_tool("compute-sanitizer", request.sanitizer_path)  # before anything slow
+        # before anything slow
+        sanitizer = find_gpu_tool("compute-sanitizer", request.sanitizer_path)
         target = resolve_target(request.target, request.out, "sanitize", largest=False)
         self._say(f"compute-sanitizer {sanitizer} ({', '.join(checks)}) on "
                   f"{target.describe()}; PyTorch's caching allocator off")

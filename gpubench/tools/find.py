@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpubench.errors import ToolMissing
+from gpubench.errors import EnvironmentProblem, ToolMissing
 
 # Where NVIDIA installs its tools when they are not on PATH.
 SEARCH_GLOBS = {
@@ -68,6 +68,19 @@ def find_tool(name: str, explicit: str | None = None) -> str:
         if matches and os.access(matches[0], os.X_OK):
             return matches[0]
     raise ToolMissing(f"{name} not found on PATH or in NVIDIA's usual folders; {HOW_TO_GET[name]}")
+
+
+def find_gpu_tool(name: str, explicit: str | None = None) -> str:
+    """find_tool for a tool that profiles a GPU (ncu, nsys, compute-sanitizer): on a
+    machine without a CUDA GPU it says that first (exit 5), not that the tool is missing,
+    which installing it would not fix."""
+    import torch
+
+    if not torch.cuda.is_available():
+        raise EnvironmentProblem(f"{name} profiles CUDA kernels, and this machine has no CUDA "
+                                 "GPU (torch.cuda.is_available() is False): run it where "
+                                 "one is; `gpubench run` and `gpubench trace` work here")
+    return find_tool(name, explicit)
 
 
 def run_tool(argv: list[str], timeout_s: float, log: Path, env: dict | None = None,
