@@ -65,7 +65,8 @@ def test_points_base_measured_and_new_did_not_are_missing():
     new = run_of(result("a", noisy(1e-3, seed=2)), result("b", (), status=NOT_RUN))
     verdicts = C.compare_runs(base, new)
     assert verdicts.missing_in_new == ("demo/b/float32/n=1024/cold", "demo/c/float32/n=1024/cold")
-    assert summary_line(verdicts).endswith("; 2 of BASE missing in NEW; regression: no")
+    # what --fail-on-regression fails on, so the summary says so (it said "no", issue 52)
+    assert summary_line(verdicts).endswith("; 2 of BASE missing in NEW; regression: yes")
 
 
 # ---------------------------------------------------------------- what differs
@@ -106,6 +107,7 @@ def test_cli_gate_on_suspect_missing_points_and_no_common_point(gpubench, tmp_pa
     killed = gpubench("compare", "base", "killed", "--fail-on-regression")
     assert killed.code == 13, killed.output
     assert "1 points of BASE missing in NEW" in killed.stderr
+    assert "regression: yes" in killed.stdout
     assert "demo/b/float32/n=1024/cold" in killed.stderr
 
     for gate in ((), ("--fail-on-regression",)):

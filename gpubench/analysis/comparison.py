@@ -379,6 +379,13 @@ class RunComparison:
         """The points that got a speed verdict."""
         return [p for p in self.points if p.comparison is not None]
 
+    def fails_gate(self) -> bool:
+        """What `compare --fail-on-regression` fails on, the one rule its exit code and the
+        summary line's 'regression: yes' both read: a regression, BASE points missing in
+        NEW, or no point compared for speed (a gate that compared nothing vouched for
+        nothing)."""
+        return bool(self.regressions() or self.missing_in_new or not self.compared())
+
     def counts(self) -> dict[str, int]:
         found = defaultdict(int)
         for point in self.points:

@@ -119,4 +119,5 @@ def gate(result: RunComparison, problems: list[str] | None = None) -> int:
         reasons.append(f"no point compared for speed: {counts_text(result)}")
     for reason in reasons:
         sys.stderr.write(reason + "\n")
-    return errors.EXIT_REGRESSION if reasons else errors.EXIT_OK
+    # one rule with the summary line's 'regression: yes' (RunComparison.fails_gate)
+    return errors.EXIT_REGRESSION if problems or result.fails_gate() else errors.EXIT_OK

@@ -141,11 +141,12 @@ def summary_line(result: RunComparison) -> str:
         compare: 12 points: 2 FASTER, 1 SLOWER, 8 SAME, 1 UNSURE; regression: yes
 
     counts_text, then '; 3 of BASE missing in NEW' when NEW did not measure some of
-    BASE's points, then 'regression: yes' when a point is SLOWER, SUSPECT or FAILED in
-    NEW (what --fail-on-regression fails on, besides missing points), else 'no'."""
+    BASE's points, then 'regression: yes' exactly when --fail-on-regression fails
+    (RunComparison.fails_gate: a point SLOWER, SUSPECT or FAILED in NEW, BASE points missing
+    in NEW, or no point compared for speed), else 'no'."""
     missing = (f"; {len(result.missing_in_new)} of BASE missing in NEW"
                if result.missing_in_new else "")
-    regressed = "yes" if result.regressions() else "no"
+    regressed = "yes" if result.fails_gate() else "no"
     return f"compare: {counts_text(result)}{missing}; regression: {regressed}"
 
 
