@@ -79,11 +79,13 @@ def markdown(text: object, limit: int | None = TERMINAL_LIMIT, where: str = "") 
 
 
 def csv_cell(value):
-    """A results.csv field: text capped at CSV_LIMIT and, when a spreadsheet would take it
-    for a formula, prefixed with a single quote; numbers and the rest as they are."""
+    """A results.csv field: text capped at CSV_LIMIT, its acting control characters written
+    out as escapes (a `cat results.csv` must not drive the terminal; line breaks stay, CSV
+    quotes them) and, when a spreadsheet would take it for a formula, prefixed with a
+    single quote; numbers and the rest as they are."""
     if not isinstance(value, str):
         return value
-    value = capped(value, CSV_LIMIT, "results.json")
+    value = terminal(value, CSV_LIMIT, "results.json")
     return "'" + value if value.startswith(_FORMULA_START) else value
 
 

@@ -72,7 +72,10 @@ def test_hostile_text_is_harmless_where_shown_and_whole_in_results_json(gpubench
     assert len(table) == 3
     for cell in (c for row in table for c in row):
         assert not (cell.startswith(FORMULA_START) and not _number(cell)), cell[:80]
-    assert table[1][0] == "'" + HOSTILE_NAME
+    # the name made safe: a formula quoted, terminal escapes written out (`cat results.csv`
+    # must not set the window title; issue 52 found the raw ESC bytes kept)
+    assert table[1][0] == "'" + HOSTILE_NAME.replace("\x1b", "\\x1b").replace("\x07", "\\x07")
+    assert not [c for c in ACTING if c in (run_dir / "results.csv").read_text()]
     # report.html: still five script elements, the specs' JSON parses
     page = ScriptCounter()
     page.feed((run_dir / "report.html").read_text())

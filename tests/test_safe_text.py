@@ -30,8 +30,11 @@ def test_a_long_message_is_capped_and_says_where_the_rest_is():
 
 
 def test_csv_cells_are_never_formulas_and_never_too_long():
-    for formula in ("=1+1", "+1", "-2+3", "@SUM(1+9)", "\tx", "\rx"):
+    for formula in ("=1+1", "+1", "-2+3", "@SUM(1+9)", "\tx"):
         assert safe_text.csv_cell(formula) == "'" + formula
+    # a carriage return (it moves the cursor) is written out, and then starts no formula
+    assert safe_text.csv_cell("\rx") == "\\rx"
+    assert safe_text.csv_cell("a\x1b]0;T\x07b\nc") == "a\\x1b]0;T\\x07b\nc"
     assert safe_text.csv_cell("matmul") == "matmul"
     assert safe_text.csv_cell(-1.5) == -1.5 and safe_text.csv_cell(None) is None
     long = safe_text.csv_cell("z" * 200_000)
