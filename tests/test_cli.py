@@ -328,3 +328,28 @@ def test_a_damaged_run_index_stops_no_run(gpubench, tmp_path):
     assert second.code == 0, second.output
     assert gpubench("compare", "latest~1", "latest").code == 0
     assert len(json.loads(index.read_text())["runs"]) == 2  # the bad entry passed over
+
+
+def test_a_file_size_limit_loses_no_point_and_says_nothing_was_saved(tmp_path, build_cache):
+    """Issue 52's attack: under `ulimit -f 40` both the save and the rescue save raised
+    'File too large', with a traceback and exit 1, the second point never ran, and the
+    rescue folder was left in TMPDIR without a word."""
+    import resource
+
+    limit = 40 * 1024
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = {**os.environ, "GPUBENCH_CACHE_DIR": str(build_cache), "TMPDIR": str(tmp_path),
+           "GPUBENCH_RUN_INDEX": str(run_index_for(tmp_path)), "COLUMNS": "160"}
+    done = subprocess.run([sys.executable, "-m", "gpubench", "run", "square", "--variants",
+                           "torch", "--sizes", "1024,2048", "--device", "cpu", *FAST, "--out",
+                           str(tmp_path / "run")], cwd=tmp_path, env=env, text=True,
+                          capture_output=True, timeout=300, preexec_fn=limited)
+    output = done.stdout + done.stderr
+    assert done.returncode == 12, output
+    assert "Traceback" not in output
+    assert "n=1024" in output and "n=2048" in output  # both points ran and were shown
+    assert "nothing of this run is saved" in output and "results: not saved" in output
+    assert not list(tmp_path.glob("gpubench-rescue-*"))  # no empty rescue folder left

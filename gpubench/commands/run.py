@@ -369,8 +369,9 @@ class RunCommand(RunPlaces):
                                markup=False)
 
     def epilogue(self, results: list[R.Result], paths: list[Path], wall_s: float) -> None:
-        """The skipped and failed points' summaries, the wall time and where the results are."""
-        full = paths[1]  # results.json: the full text of a message cut here
+        """The skipped and failed points' summaries, the wall time and where the results are
+        (no paths: nothing could be saved, which the folder's problem says next)."""
+        full = paths[1] if paths else ""  # results.json: the full text of a message cut here
         for line in skipped_summary(results):
             self.console.print(f"[dim]{escape(safe_text.terminal(line, where=str(full)))}[/]")
         for line in failure_summary(results):
@@ -380,9 +381,10 @@ class RunCommand(RunPlaces):
         first_mode = results[0].mode if results else ""
         compile_s = sum(r.compile_s or 0.0 for r in results
                         if r.kind == "cuda" and r.mode == first_mode)
+        saved = f"results: {paths[0]} and {paths[1].name}" if paths else "results: not saved"
         self.console.print(safe_text.terminal(
-            f"wall time {wall_s:.1f} s (C++/CUDA builds {compile_s:.1f} s); results: "
-            f"{paths[0]} and {paths[1].name}"), markup=False)
+            f"wall time {wall_s:.1f} s (C++/CUDA builds {compile_s:.1f} s); {saved}"),
+            markup=False)
 
 
 def leaderboard_lines(points, results: list[R.Result]) -> list[str]:

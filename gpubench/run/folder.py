@@ -25,6 +25,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -50,6 +51,8 @@ class RunFolder:
         self.latest_base = latest_base  # profiles/ when the folder is a default one
         self.rescue: Path | None = None
         self.problem: str | None = None
+        self.failed_to: str = ""  # the folder that refused the results, and why
+        self.unsaved_reason: str | None = None  # set when the rescue folder refused them too
         self._lock_fd: int | None = None
         self.started = time.time()  # claimed: the run's place in the index's order
         self.indexed = False
@@ -80,11 +83,29 @@ class RunFolder:
                 self._record()
                 return paths
             except OSError as exc:
+                self.failed_to = f"{self.path} ({exc.strerror or exc})"
                 self.rescue = Path(tempfile.mkdtemp(prefix="gpubench-rescue-"))
-                self.problem = (f"could not write results to {self.path} "
-                                f"({exc.strerror or exc}); everything measured is in "
-                                f"{self.rescue}")
-        return save_run(document, self.rescue, self.rows)
+                self.problem = (f"could not write results to {self.failed_to}; everything "
+                                f"measured is in {self.rescue}")
+        if self.unsaved_reason is not None:  # the rescue failed too: the run goes on
+            return []
+        try:
+            return save_run(document, self.rescue, self.rows)
+        except OSError as exc:
+            self._give_up(exc)
+            return []
+
+    def _give_up(self, exc: OSError) -> None:
+        """Neither the folder nor the rescue folder takes the results (a file-size limit,
+        `ulimit -f`, applies to both; a full disk too): the run goes on, its tables are
+        printed as usual, and the problem says that nothing was saved, and why. The empty
+        rescue folder is removed, not left behind without a word."""
+        self.unsaved_reason = exc.strerror or str(exc)
+        shutil.rmtree(self.rescue, ignore_errors=True)
+        self.problem = (f"could not write results to {self.failed_to}, nor to a rescue "
+                        f"folder ({self.unsaved_reason}): nothing of this run is saved; the "
+                        "tables above are what was measured. A limit on file sizes "
+                        "(`ulimit -f`) or a full disk does this")
 
     def _lock(self) -> int:
         """A descriptor of the lock file, flocked. The file is removed on release while
