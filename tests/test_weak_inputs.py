@@ -156,3 +156,16 @@ def test_memory_a_variant_hoarded_is_freed_after_its_error(gpubench):
     assert done.code == 1, done.output
     status = {v: r["status"] for v, r in done.by_variant().items()}
     assert status == {"torch": "ok", "hoards": "error", "after": "ok"}, done.output
+
+
+def test_a_named_pipe_as_a_suite_file_or_submission_is_refused_not_waited_on(gpubench, tmp_path):
+    """Issue 52: `--config FIFO` blocked with no output (opening a pipe waits for a writer);
+    `--submission FIFO` said 'no such file'."""
+    import os
+
+    fifo = tmp_path / "suite.toml"
+    os.mkfifo(fifo)
+    refused(gpubench("run", "--config", str(fifo), timeout=60), 3, "a named pipe or socket")
+    problem = REPO / "examples" / "leaderboard" / "reference-kernels" / "saxpy_py"
+    refused(gpubench("run", "--problem", str(problem), "--submission", str(fifo), timeout=60),
+            2, "not a regular file")

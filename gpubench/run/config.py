@@ -16,6 +16,7 @@ Shapes, per family or for all:
 
 from __future__ import annotations
 
+import stat
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -81,6 +82,9 @@ MAX_CONFIG_BYTES = 1 << 20
 
 
 def _read_capped(path: Path) -> str:
+    if stat.S_ISFIFO(path.stat().st_mode) or stat.S_ISSOCK(path.stat().st_mode):
+        # opening a named pipe waits for a writer: the run would hang with no word
+        raise ConfigError(f"{path}: a named pipe or socket, not a suite file")
     with path.open("rb") as handle:
         raw = handle.read(MAX_CONFIG_BYTES + 1)
     if len(raw) > MAX_CONFIG_BYTES:

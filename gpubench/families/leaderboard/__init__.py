@@ -45,6 +45,9 @@ def prepare(problem: Path, submissions: tuple[Path, ...]) -> tuple[str, Path]:
     chosen = []
     for submission in submissions:
         path = Path(submission).expanduser()
+        if path.exists() and not path.is_file():
+            raise UsageError(f"--submission {submission}: not a regular file (a folder, a "
+                             "named pipe?); give the submission's .py file")
         if not path.is_file():
             raise UsageError(f"--submission {submission}: no such file")
         chosen.append(path.resolve())
