@@ -289,6 +289,10 @@ class Result:
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Result:
+        """The Result results.json holds; ValueError naming the field when one is of a type
+        no gpubench wrote (a hand-edited or foreign file), rather than a TypeError deep in a
+        view later."""
+        _check_types(data)
         key = PointKey(data["family"], data["variant"], data["dtype"], Shape(data["shape"]),
                        data["mode"])
         measurement = data.get("measurement")
@@ -308,6 +312,47 @@ class Result:
             device_id=data.get("device_id") or "", device_name=data.get("device_name") or "",
             precision=data.get("precision") or "",
         )
+
+
+# The fields of a saved result whose type a view relies on: text, a number, a mapping.
+_TEXT = ("family", "variant", "dtype", "mode", "status")
+_OPTIONAL_TEXT = ("kind", "device", "device_id", "device_name", "precision", "error")
+_OPTIONAL_NUMBER = ("flops", "bytes_moved", "seed", "speedup_vs_baseline")
+_OPTIONAL_MAPPING = ("check", "build", "roofline", "measurement", "device_work")
+
+
+def _check_types(data: Mapping) -> None:
+    """ValueError naming the first field of a saved result that is not of its type."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"a result is a {type(data).__name__}, not an object")
+    for name in _TEXT:
+        if not isinstance(data.get(name), str):
+            raise ValueError(f"a result's '{name}' is {_kind(data.get(name))}, not text")
+    wrong = [n for n in _OPTIONAL_TEXT if data.get(n) is not None and not isinstance(data[n], str)]
+    wrong += [n for n in _OPTIONAL_NUMBER if data.get(n) is not None
+              and (isinstance(data[n], bool) or not isinstance(data[n], int | float))]
+    wrong += [n for n in _OPTIONAL_MAPPING
+              if data.get(n) is not None and not isinstance(data[n], Mapping)]
+    wrong += [spec.name for spec in EXTRAS if spec.saved and data.get(spec.name) is not None
+              and not isinstance(data[spec.name], Mapping)]
+    roof = data.get("roofline")
+    if isinstance(roof, Mapping) and not isinstance(roof.get("fraction"), int | float):
+        wrong.append("roofline")
+    if not isinstance(data.get("shape"), Mapping):
+        wrong.append("shape")
+    ci = data.get("speedup_ci95")
+    if ci and not (isinstance(ci, list | tuple) and len(ci) == 2):
+        wrong.append("speedup_ci95")
+    warnings = data.get("warnings") or []
+    if not isinstance(warnings, list) or not all(isinstance(w, Mapping) for w in warnings):
+        wrong.append("warnings")
+    if wrong:
+        raise ValueError(f"a result's '{wrong[0]}' is {_kind(data.get(wrong[0]))}, which no "
+                         "gpubench writes there")
+
+
+def _kind(value) -> str:
+    return "null" if value is None else f"a {type(value).__name__}"
 
 
 # What a correctness-only row is, in the words every view uses (table legend, report, compare).
