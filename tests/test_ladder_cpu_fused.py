@@ -81,7 +81,10 @@ def test_every_runnable_variant_passes_and_the_rest_say_why(ladder, name):
         if reason is None:
             assert row["status"] == "ok", f"{where}: {row['status']} {row['error']}"
             assert row["check"]["passed"] and row["check"]["mismatches"] == 0, where
-            assert row["median_s"] > 0 and row["samples"] >= 3, where
+            if row["kind"] == "triton":  # the interpreter's rows are checked, not timed
+                assert row["median_s"] is None, where
+            else:
+                assert row["median_s"] > 0 and row["samples"] >= 3, where
         else:
             assert row["status"] == "skipped" and row["error"] == reason, where
 

@@ -158,8 +158,8 @@ def test_the_interference_references_groups_are_kept_until_the_runs_points(monke
     from gpubench.run.reference import reference_points
 
     made = []
-    real = execute._make_group
-    monkeypatch.setattr(execute, "_make_group",
+    real = execute.make_group
+    monkeypatch.setattr(execute, "make_group",
                         lambda *args: made.append(args[3]) or real(*args))
     executor = execute.Executor(Machine(has_cuda=False, has_triton=False), lambda p: None)
     timing = replace(TimingSettings(), modes=("host",), **REFERENCE_TIMING)

@@ -64,7 +64,7 @@ term but not the question of two commits. Pure: numpy and the samples, no GPU.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -380,17 +380,12 @@ class RunComparison:
         return [p for p in self.points if p.comparison is not None]
 
     def fails_gate(self) -> bool:
-        """What `compare --fail-on-regression` fails on, the one rule its exit code and the
-        summary line's 'regression: yes' both read: a regression, BASE points missing in
-        NEW, or no point compared for speed (a gate that compared nothing vouched for
-        nothing)."""
+        """What --fail-on-regression fails on (and 'regression: yes' says): a regression,
+        BASE points missing in NEW, or no point compared (nothing vouched for)."""
         return bool(self.regressions() or self.missing_in_new or not self.compared())
 
     def counts(self) -> dict[str, int]:
-        found = defaultdict(int)
-        for point in self.points:
-            found[point.verdict] += 1
-        return dict(found)
+        return dict(Counter(point.verdict for point in self.points))
 
     def by_key(self) -> dict[str, PointComparison]:
         return {p.key.text(): p for p in self.points}

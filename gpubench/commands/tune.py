@@ -30,6 +30,7 @@ from gpubench.records.run import RunDocument
 from gpubench.records.shape import ShapeChoice
 from gpubench.report.files import new_run_dir
 from gpubench.report.tune_table import markdown, tune_table
+from gpubench.run.execute import TIME_ON_CPU_ENV
 from gpubench.run.folder import RunFolder
 from gpubench.run.lane import Lane, Slot
 from gpubench.run.machine import detect_machine
@@ -52,8 +53,9 @@ MAX_CHECK_WORKERS = 8
 SEED = 0
 RACE_WARMUP_S = 0.025
 # For gpubench's own tests: race on a CPU too, so the schedule's plumbing runs in CI (the
-# times themselves mean nothing there, and nothing is pinned: see _say_choice).
-TIME_ON_CPU = "GPUBENCH_TUNE_TIME_ON_CPU"
+# times themselves mean nothing there, and nothing is pinned: see _say_choice); the
+# worker then times interpreted rows too.
+TIME_ON_CPU = TIME_ON_CPU_ENV
 # --exhaustive's time per config without --min-time: ~10^4 samples of a 100 us kernel,
 # a CI far inside the 2% the racing pick is held to.
 EXHAUSTIVE_S = 1.0

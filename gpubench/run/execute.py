@@ -20,6 +20,7 @@ process (the inputs, through gc) thus meets a reference it never saw.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -62,6 +63,9 @@ from gpubench.tune.space import split_name
 # its output is checked, and timing it would only spend minutes (70% of the README's first
 # command on 2 cores) on a number no view shows.
 INTERPRETED_UNTIMED = "Triton interpreter (no GPU): checked, not timed"
+# For gpubench's own tests: time interpreted rows anyway, so that `tune`'s race plumbing
+# runs in CI (the times mean nothing there; tune pins nothing from them).
+TIME_ON_CPU_ENV = "GPUBENCH_TUNE_TIME_ON_CPU"
 # Calls before the profiled one: caches, clocks and lazy loading settle, as in timing.
 PROFILE_WARMUP_CALLS = 3
 
@@ -148,7 +152,8 @@ class Executor:
             return replace(checked, status=FAIL, error=why)
         if task.check_only:  # gpubench tune's first pass: every config checked (and built)
             return checked
-        if self.machine.triton_interpreted and ready.variant.kind == "triton":
+        if self.machine.triton_interpreted and ready.variant.kind == "triton" and \
+                os.environ.get(TIME_ON_CPU_ENV) != "1":
             return replace(checked, untimed=INTERPRETED_UNTIMED)
         self.report_phase("time")
         sets = self._timing_sets(ready, task)
