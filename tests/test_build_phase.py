@@ -5,6 +5,7 @@ is its points' BUILD ERROR at file:line; Ctrl-C leaves no compiler behind."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import textwrap
@@ -159,3 +160,17 @@ def test_the_prestarted_worker_is_the_one_that_runs(tmp_path):
     assert json.loads((out / "results.json").read_text())["env"].get("prestarted") is True
     assert "[gpubench worker] pid" in (out / "worker-1.log").read_text()
     assert_nothing_left(mark)
+
+
+def test_a_cpu_worker_runs_one_thread_unless_told(monkeypatch):
+    """The torch baseline runs on the one thread the C++ CPU versions run on: two threads
+    waited on each other on a busy 2-core host (8 ms against 3 us, issue 52)."""
+    from gpubench.run.lane import CPU_THREADS_ENV, cpu_slots
+
+    monkeypatch.delenv(CPU_THREADS_ENV, raising=False)
+    assert [s.threads for s in cpu_slots(1)] == [1]
+    assert cpu_slots(1)[0].env()["OMP_NUM_THREADS"] == "1"
+    monkeypatch.setenv(CPU_THREADS_ENV, "64")
+    assert cpu_slots(1)[0].threads == max(1, os.cpu_count() or 1)  # never past the cores
+    monkeypatch.setenv(CPU_THREADS_ENV, "many")
+    assert cpu_slots(1)[0].threads == 1

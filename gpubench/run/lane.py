@@ -242,10 +242,25 @@ def thread_env(threads: int) -> dict[str, str]:
     return {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
 
 
+# A CPU worker's intra-op threads: one, as the C++ CPU versions a family ships are
+# single-threaded loops, so the torch baseline they are compared with runs on what they
+# run on. Two threads also wait on each other: on the busy 2-core machine torch.square of
+# 2^16 floats took 8 ms a call on 2 threads (one waiting a scheduler slice for the other)
+# against 3 us on 1, and the C++ loop read "1213x faster than PyTorch" (issue 52); idle,
+# 1 thread was faster too at that size (2.97 against 4.31 us). GPUBENCH_CPU_THREADS sets
+# another count (torch's speed on many cores, knowing the comparison is then uneven).
+CPU_THREADS_ENV = "GPUBENCH_CPU_THREADS"
+
+
 def cpu_slots(workers: int) -> list[Slot]:
-    """`--workers N` on a CPU: N workers sharing the cores evenly, so that N workers
-    of torch's default (one thread per core each) do not oversubscribe the machine."""
-    threads = max(1, (os.cpu_count() or 1) // workers)
+    """`--workers N` on a CPU: N workers of CPU_THREADS_ENV's threads each (one unless it
+    says otherwise), never more than the cores shared evenly."""
+    share = max(1, (os.cpu_count() or 1) // workers)
+    try:
+        asked = int(os.environ.get(CPU_THREADS_ENV, "1"))
+    except ValueError:
+        asked = 1
+    threads = max(1, min(asked, share))
     return [Slot("cpu", f"cpu:{index}", threads=threads) for index in range(workers)]
 
 
