@@ -170,6 +170,10 @@ def test_a_cpu_worker_runs_one_thread_unless_told(monkeypatch):
     monkeypatch.delenv(CPU_THREADS_ENV, raising=False)
     assert [s.threads for s in cpu_slots(1)] == [1]
     assert cpu_slots(1)[0].env()["OMP_NUM_THREADS"] == "1"
+    from gpubench.run.lane import Slot
+
+    assert Slot("cpu", "cpu:0").env()["OMP_NUM_THREADS"] == "1"  # the default worker too
+    assert "OMP_NUM_THREADS" not in Slot("cuda", "cuda:0").env()
     monkeypatch.setenv(CPU_THREADS_ENV, "64")
     assert cpu_slots(1)[0].threads == max(1, os.cpu_count() or 1)  # never past the cores
     monkeypatch.setenv(CPU_THREADS_ENV, "many")

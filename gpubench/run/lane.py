@@ -35,8 +35,11 @@ class Slot:
 
     def env(self) -> dict[str, str]:
         env = {"CUDA_VISIBLE_DEVICES": self.visible} if self.visible is not None else {}
-        if self.threads:
-            env.update(thread_env(self.threads))
+        threads = self.threads
+        if threads is None and self.device == "cpu":  # the one default worker
+            threads = cpu_threads(os.cpu_count() or 1)
+        if threads:
+            env.update(thread_env(threads))
         return env
 
 
@@ -252,15 +255,19 @@ def thread_env(threads: int) -> dict[str, str]:
 CPU_THREADS_ENV = "GPUBENCH_CPU_THREADS"
 
 
-def cpu_slots(workers: int) -> list[Slot]:
-    """`--workers N` on a CPU: N workers of CPU_THREADS_ENV's threads each (one unless it
-    says otherwise), never more than the cores shared evenly."""
-    share = max(1, (os.cpu_count() or 1) // workers)
+def cpu_threads(share: int) -> int:
+    """A CPU worker's threads: CPU_THREADS_ENV's count (one unless it says otherwise, or
+    says something that is no number), never more than `share`, the cores it may have."""
     try:
         asked = int(os.environ.get(CPU_THREADS_ENV, "1"))
     except ValueError:
         asked = 1
-    threads = max(1, min(asked, share))
+    return max(1, min(asked, share))
+
+
+def cpu_slots(workers: int) -> list[Slot]:
+    """`--workers N` on a CPU: N workers of cpu_threads each, the cores shared evenly."""
+    threads = cpu_threads(max(1, (os.cpu_count() or 1) // workers))
     return [Slot("cpu", f"cpu:{index}", threads=threads) for index in range(workers)]
 
 
