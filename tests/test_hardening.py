@@ -3,6 +3,7 @@ documented exit code, what was measured kept on disk, and no process left behind
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -67,7 +68,7 @@ def test_side_effects_are_blamed_on_their_variant_and_undone(gpubench):
     assert "mutated its input x" in rows["mutates"]["error"]
     assert "resized or replaced the output buffer" in rows["resizes"]["error"]
     assert "changed torch global state: num_threads" in rows["threads"]["error"]
-    assert "→1" in rows["threads"]["error"]
+    assert re.search(r"num_threads (\d+)→(?!\1\b)\d+", rows["threads"]["error"])
     for name in ("forges", "garbage"):
         assert "private result channel" in rows[name]["error"], rows[name]["error"]
         assert rows[name]["median_s"] is None and rows[name]["speedup_vs_baseline"] is None

@@ -13,6 +13,7 @@ from rich.table import Table
 from gpubench import errors
 from gpubench.format import rate as rate_text
 from gpubench.records.strict_json import strict_dumps
+from gpubench.run.lane import cpu_threads
 from gpubench.run.machine import detect_machine
 from gpubench.timing.ceilings import Ceilings, cache_dir, load_checked
 from gpubench.timing.envinfo import device_env
@@ -30,6 +31,10 @@ class PeakRequest:
 
 def show_peaks(request: PeakRequest, console: Console) -> int:
     machine = detect_machine(request.device)
+    if machine.device == "cpu":  # a run's CPU worker's threads: its ceilings, its cache key
+        import torch
+
+        torch.set_num_threads(cpu_threads(os.cpu_count() or 1))
     env = device_env(machine.device)
     force, as_json = request.force, request.as_json
     if not as_json:
