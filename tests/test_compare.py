@@ -431,6 +431,8 @@ def test_vs_base_has_the_ci_compare_would_give_and_survives_results_json():
     again = Result.from_dict(json.loads(json.dumps(done["fast"].to_dict())))
     assert again.speedup_ci == pytest.approx((low, high))
     assert ratio_with_ci(1.5e-4, 1e-4, 2e-4) == "1.5e-04x"  # the interpreter's crawl: no CI
+    # an interval wider than the ratio read '0.57x±12.31', a negative speedup (issue 52)
+    assert ratio_with_ci(0.57, 0.31, 12.88) == "0.57x [0.31, 12.88]"
 
 
 @pytest.mark.parametrize("samples", [

@@ -121,9 +121,12 @@ def speed_text(comparison: Comparison) -> str:
 def ratio_with_ci(ratio: float, low: float, high: float) -> str:
     """'1.86x±0.04': the ratio and the larger distance to its CI's ends (the bootstrap's
     interval is not symmetric; the larger side never overstates the certainty). Two
-    decimals, as fmt.ratio and hyperfine: the percent-level change has its own column."""
+    decimals, as fmt.ratio and hyperfine: the percent-level change has its own column.
+    An interval wider than the ratio itself is given by its ends, '0.57x [0.31, 12.88]'."""
     if not (math.isfinite(ratio) and math.isfinite(low) and math.isfinite(high)) \
             or ratio < TINY_RATIO:
         return fmt.ratio(ratio)
     half = max(ratio - low, high - ratio, 0.0)
+    if half >= ratio:  # '0.57x±12.31' reads as a negative speedup: say the interval itself
+        return f"{ratio:.2f}x [{low:.2f}, {high:.2f}]"
     return f"{ratio:.2f}x±{half:.2f}"
