@@ -27,10 +27,11 @@ from gpubench.run import run_index
 from gpubench.run.folder import LATEST, RESULTS_JSON
 
 HEADERS = ["run", "when", "folder", "points", "status", "device", "command"]
-# At 80 columns the folder (long: profiles/<UTC time>-<families>) goes first, then the
-# time (the folder name of a default run carries it too); the reference, the outcome and
-# the command stay.
-DROP_ORDER = ("folder", "when", "device")
+# Narrow, the time goes first (a default run's folder name carries it), then the device;
+# the folder (long: profiles/<UTC time>-<families>) is what `compare` and `report` take,
+# so it goes last, at 80 columns, and 120 keep it (it was dropped first, issue 52); the
+# reference, the outcome and the command (shortened) stay.
+DROP_ORDER = ("when", "device", "folder")
 # The order statuses are counted in: what passed, then what needs a look, then the rest.
 STATUS_ORDER = (R.OK, R.SUSPECT, R.FAIL, R.ERROR, R.CRASHED, R.TIMEOUT, R.BUILD_ERROR,
                 R.SKIPPED, R.NOT_RUN)
