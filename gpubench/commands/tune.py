@@ -30,7 +30,7 @@ from gpubench.records.run import RunDocument
 from gpubench.records.shape import ShapeChoice
 from gpubench.report.files import new_run_dir
 from gpubench.report.tune_table import markdown, tune_table
-from gpubench.run.execute import TIME_ON_CPU_ENV
+from gpubench.run.execute import times_on_cpu
 from gpubench.run.folder import RunFolder
 from gpubench.run.lane import Lane, Slot
 from gpubench.run.machine import detect_machine
@@ -52,10 +52,6 @@ PROFILES = Path("profiles")
 MAX_CHECK_WORKERS = 8
 SEED = 0
 RACE_WARMUP_S = 0.025
-# For gpubench's own tests: race on a CPU too, so the schedule's plumbing runs in CI (the
-# times themselves mean nothing there, and nothing is pinned: see _say_choice); the
-# worker then times interpreted rows too.
-TIME_ON_CPU = TIME_ON_CPU_ENV
 # --exhaustive's time per config without --min-time: ~10^4 samples of a 100 us kernel,
 # a CI far inside the 2% the racing pick is held to.
 EXHAUSTIVE_S = 1.0
@@ -117,7 +113,9 @@ class TuneCommand:
             self._check_all(lanes, point, space, race, tally)
             for lane in lanes[1:]:  # the race runs in the first; the others free the GPU
                 lane.stop()
-            if machine.has_cuda or os.environ.get(TIME_ON_CPU) == "1":
+            # gpubench's own tests race on a CPU too (times_on_cpu), so the schedule's
+            # plumbing runs in CI; those times mean nothing, and nothing is pinned
+            if machine.has_cuda or times_on_cpu():
                 timing_s = -time.perf_counter()
                 self._race(lanes[0], point, race, tally)
         except KeyboardInterrupt as exc:
@@ -126,7 +124,7 @@ class TuneCommand:
             timing_s += time.perf_counter() if timing_s < 0 else 0.0
             for lane in lanes:
                 lane.kill() if interrupted else lane.stop()
-        skipped = "" if machine.has_cuda or os.environ.get(TIME_ON_CPU) == "1" else CPU_SKIP
+        skipped = "" if machine.has_cuda or times_on_cpu() else CPU_SKIP
         try:
             code = self._conclude(point, race, tally, folder, timing_s, skipped, interrupted)
         finally:

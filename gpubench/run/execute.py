@@ -66,6 +66,11 @@ INTERPRETED_UNTIMED = "Triton interpreter (no GPU): checked, not timed"
 # For gpubench's own tests: time interpreted rows anyway, so that `tune`'s race plumbing
 # runs in CI (the times mean nothing there; tune pins nothing from them).
 TIME_ON_CPU_ENV = "GPUBENCH_TUNE_TIME_ON_CPU"
+
+
+def times_on_cpu() -> bool:
+    """Whether gpubench's own tests asked for CPU timings no user needs (TIME_ON_CPU_ENV)."""
+    return os.environ.get(TIME_ON_CPU_ENV) == "1"
 # Calls before the profiled one: caches, clocks and lazy loading settle, as in timing.
 PROFILE_WARMUP_CALLS = 3
 
@@ -153,7 +158,7 @@ class Executor:
         if task.check_only:  # gpubench tune's first pass: every config checked (and built)
             return checked
         if self.machine.triton_interpreted and ready.variant.kind == "triton" and \
-                os.environ.get(TIME_ON_CPU_ENV) != "1":
+                not times_on_cpu():
             return replace(checked, untimed=INTERPRETED_UNTIMED)
         self.report_phase("time")
         sets = self._timing_sets(ready, task)

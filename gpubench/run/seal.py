@@ -126,10 +126,7 @@ class Seal:
             return
         self.modules[name] = module
         self.spaces[name] = (module, dict(vars(module)), OPEN)
-        for attribute, value in vars(module).items():
-            if isinstance(value, type) and value.__module__ == name:
-                self.spaces[f"{name}.{attribute}"] = (value, dict(vars(value)), CLOSED)
-                self._seal_code(f"{name}.{attribute}", vars(value))
+        self._seal_classes(name, module)
         self._seal_code(name, vars(module), only_from=name)
 
     def _seal_trusted_module(self, name: str, module: types.ModuleType) -> None:
@@ -141,6 +138,10 @@ class Seal:
         self.modules[name] = module
         self.spaces[name] = (module, _callables(module), CALLABLES)
         self._seal_code(name, vars(module))
+        self._seal_classes(name, module)
+
+    def _seal_classes(self, name: str, module: types.ModuleType) -> None:
+        """Every class `module` defines: its members CLOSED, their functions' code."""
         for attribute, value in vars(module).items():
             if isinstance(value, type) and value.__module__ == name:
                 self.spaces[f"{name}.{attribute}"] = (value, dict(vars(value)), CLOSED)
