@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from gpubench.families.check import compare
 from gpubench.records import result as R
 from gpubench.records import trust
 from gpubench.records.point import PointKey
@@ -37,8 +38,10 @@ def run_probe(monkeypatch, seconds_of):
         return seconds_of(len(calls), is_fresh), produced
 
     monkeypatch.setattr(fresh_probe, "_timed_call", scripted)
-    return fresh_probe.probe_fresh(square, make_set, seen, lambda chosen: chosen.inputs[0] ** 2,
-                                   (1e-5, 1e-5))
+    def judge(chosen, output):
+        return compare(output, chosen.inputs[0].double() ** 2, 1e-5, 1e-5)
+
+    return fresh_probe.probe_fresh(square, make_set, seen, judge)
 
 
 def probe_row(probe, median):

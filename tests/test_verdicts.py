@@ -9,6 +9,7 @@ import itertools
 import pytest
 import torch
 
+from gpubench.families.check import compare
 from gpubench.records import result as R
 from gpubench.records import trust
 from gpubench.records.derive import finish_group
@@ -110,8 +111,10 @@ def test_a_shortcut_seen_in_one_mode_makes_every_mode_suspect_and_costs_the_spee
 
 def rotation(invoke, sets=3, **kwargs):
     made = [InputSet((torch.randn(64),), torch.empty(64)) for _ in range(sets)]
-    return Rotation(invoke, made, lambda chosen: 2 * chosen.inputs[0].double(), (1e-5, 1e-5),
-                    **kwargs), made
+    def judge(chosen, output):
+        return compare(output, 2 * chosen.inputs[0].double(), 1e-5, 1e-5)
+
+    return Rotation(invoke, made, judge, **kwargs), made
 
 
 def drive(calls, count):

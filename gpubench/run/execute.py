@@ -10,12 +10,11 @@ Inputs: the check runs on one fresh random draw; the timing on a second one;
 after timing, outputs of timed calls drawn at random are checked again, so a kernel
 that caches or skips work is caught.
 
-Nothing a verdict compares with exists while variant code runs: no reference and no
-copy of the inputs is kept. After the variant's calls, the inputs are drawn again
-from their seeds (the family's make_inputs under torch's seeded generator), compared
-with the inputs the variant was given (did it write into them?), and the float64
-reference is made from the fresh draw. A variant that rewrites tensors it finds in the
-process (the inputs, through gc) thus meets a reference it never saw.
+Nothing a verdict compares with exists in this process: no reference, no copy of the
+inputs, no comparison. Outputs (and, after the calls, the inputs the variant was given)
+go to the judge (run/judge/), which draws the inputs again from their seeds in its own
+process, makes the float64 reference there and decides; the parent then hears from the
+judge directly what it saw, so a pass this worker reports stands only if the judge agrees.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from gpubench.build.diagnostics import CompileError
 from gpubench.errors import SpecError
 from gpubench.families import compiled, sideeffects
 from gpubench.families.calling import load_callable
-from gpubench.families.check import CheckResult, compare, poison
+from gpubench.families.check import CheckResult, poison
 from gpubench.families.discovery import import_kernel_file, load_family
 from gpubench.families.sources import build_request
 from gpubench.families.spec import (
@@ -46,10 +45,12 @@ from gpubench.records import error_site
 from gpubench.records.point import Task
 from gpubench.records.result import ERROR, FAIL, OK, SKIPPED
 from gpubench.records.worker_result import WorkerResult
-from gpubench.run.draws import draw_inputs, make_group, reference
+from gpubench.run.draws import draw_inputs, make_group
 from gpubench.run.failures import build_failure, family_roots, variant_failure
 from gpubench.run.fresh_probe import FreshProbe, probe_fresh
 from gpubench.run.invocation import Group, Invocation
+from gpubench.run.judge.client import JudgeError, LocalJudge
+from gpubench.run.judge.ruling import CHECK, FRESH, RECHECK
 from gpubench.run.reference import is_own_reference
 from gpubench.run.rotation import InputSet, Rotation, output_problem, set_bytes, set_count
 from gpubench.run.tune_apply import Tuning
@@ -57,7 +58,6 @@ from gpubench.timing import nvtx_ranges
 from gpubench.timing.clocks import measure_watched
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.timers import make_timer, modes_for_device
-from gpubench.tune.space import split_name
 
 # A Triton kernel without a GPU runs in the interpreter (numpy, ~1e4x the kernel's time):
 # its output is checked, and timing it would only spend minutes (70% of the README's first
@@ -88,7 +88,6 @@ class Prepared:
     state: dict
     first_call_s: float  # the checked call, synchronised: Triton's compile is in it
     check: CheckResult
-    check_truth: tuple = ()  # the check's inputs drawn again after the call
 
 
 class CudaFault(Exception):
@@ -96,9 +95,12 @@ class CudaFault(Exception):
 
 
 class Executor:
-    def __init__(self, machine: Machine, report_phase: Callable[[str], None]):
+    def __init__(self, machine: Machine, report_phase: Callable[[str], None], judge=None):
         self.machine = machine
         self.report_phase = report_phase
+        # The judge process's link (RemoteJudge) in a serving worker; in-process otherwise.
+        self.judge = judge or LocalJudge(machine.device)
+        self.judge_lost: str | None = None  # why the judge cannot answer any more
         self.families: dict[str, Family] = {}
         self.loaded: dict[tuple, tuple[Callable, dict]] = {}
         self.group: Group | None = None
@@ -118,6 +120,9 @@ class Executor:
         except CompileError as exc:
             return build_failure(exc)
         except SpecError as exc:
+            failed = WorkerResult(ERROR, str(exc))
+        except JudgeError as exc:
+            self.judge_lost = str(exc)
             failed = WorkerResult(ERROR, str(exc))
         except Exception as exc:
             if _is_cuda_fault(exc):
@@ -149,7 +154,7 @@ class Executor:
             build = {**build, "allocates_output": True}
         checked = WorkerResult(OK, build=build, check=check.to_dict(),
                                device=self.machine.device)
-        culprit = self._blame(group, group.check_inputs, ready.check_truth, ready.state)
+        culprit = self._blame(group, group.check_inputs, group.check_seed, ready.state)
         if culprit:
             return replace(checked, status=FAIL, error=culprit)
         if not check.passed:
@@ -164,9 +169,7 @@ class Executor:
         sets = self._timing_sets(ready, task)
         measurements = {mode: self._time_mode(mode, ready, sets, task)
                         for mode in modes_for_device(task.timing.modes, self.machine.device)}
-        time_truth = self._draw(ready.family, task, group.time_seed)
-        culprit = self._blame(group, group.time_inputs, time_truth, ready.state)
-        del time_truth
+        culprit = self._blame(group, group.time_inputs, group.time_seed, ready.state)
         if culprit:
             return replace(checked, status=FAIL, error=f"while timed: {culprit}")
         failed = any(m.recheck_failed for m in measurements.values())
@@ -199,11 +202,11 @@ class Executor:
                 raise
             return None
 
-    def _blame(self, group: Group, inputs: tuple, truth: tuple, state: dict) -> str | None:
-        """The variant's side effects, if any (`truth`: the inputs drawn again from their
-        seed after its calls); then torch's state is restored and the group dropped, so the
+    def _blame(self, group: Group, inputs: tuple, seed: int, state: dict) -> str | None:
+        """The variant's side effects, if any (the judge compares `inputs` with their fresh
+        draw from `seed`); then torch's state is restored and the group dropped, so the
         next variant gets fresh inputs and a fresh buffer."""
-        culprit = group.side_effects(inputs, truth, state)
+        culprit = group.side_effects(self.judge.mutated(seed, inputs), state)
         if culprit:
             sideeffects.restore_state(state)
             self.group = None
@@ -257,10 +260,11 @@ class Executor:
             group = self._group(family, task)
         state = sideeffects.torch_state()
         self.report_phase("check")
+        self.judge.begin(task)
         with self.tuning.first_call(family, tuned):
-            first_call_s, check, truth = self._check(fn, group, family, task)
+            first_call_s, check = self._check(fn, group, task)
         build = tuned.build(build)
-        return Prepared(family, variant, fn, build, group, state, first_call_s, check, truth)
+        return Prepared(family, variant, fn, build, group, state, first_call_s, check)
 
     def _family(self, task: Task) -> Family:
         if task.family_dir not in self.families:
@@ -307,7 +311,7 @@ class Executor:
             self.group = make_group(family, task, self.machine.device, key)
         return self.group
 
-    def _check(self, fn: Invocation, group: Group, family: Family, task: Task):
+    def _check(self, fn: Invocation, group: Group, task: Task):
         import torch
 
         poison(group.out)
@@ -319,30 +323,27 @@ class Executor:
         problem = fn.problem(produced, group.out, torch)
         if problem:
             raise SpecError(f"variant '{task.variant}' {problem}")
-        tolerance = family.tolerance(task.dtype, family.variant(split_name(task.variant)[0]))
-        truth = self._draw(family, task, group.check_seed)  # after the call, never before
         untrusted = output_problem(produced, group.check_inputs)
         if untrusted:  # a lazy subclass or an input's memory: failed, not compared
             return first_call_s, CheckResult(False, float("inf"), float("inf"), 0, 0, 0,
-                                             *tolerance, note=untrusted), truth
-        return first_call_s, compare(produced, reference(family, truth), *tolerance), truth
+                                             0.0, 0.0, note=untrusted)
+        return first_call_s, self.judge.check(CHECK, group.check_seed, produced)
 
     def _draw(self, family: Family, task: Task, seed: int) -> tuple:
-        """The inputs of `seed` drawn again, as the variant got them before its calls."""
+        """The inputs `seed` draws (a timing set's, before the calls)."""
         import torch
 
         return draw_inputs(family, task, getattr(torch, task.dtype), self.machine.device, seed)
 
-    def _reference_of(self, family: Family, task: Task) -> Callable[[InputSet], object]:
-        """A set's float64 reference, made from its inputs drawn again from its seed."""
-        return lambda chosen: reference(family, self._draw(family, task, chosen.seed))
+    def _judge_as(self, role: str) -> Callable[[InputSet, object], CheckResult]:
+        """The judge's verdict on an output of a set, asked as `role`."""
+        return lambda chosen, output: self.judge.check(role, chosen.seed, output)
 
     def _time_mode(self, mode: str, ready: Prepared, sets: list[InputSet],
                    task: Task) -> Measurement:
         """Time one mode over rotating input sets (run/rotation.py), then re-check the
         timed calls drawn at random. Errors stay with the mode."""
-        rotation = Rotation(ready.fn, sets, self._reference_of(ready.family, task),
-                            self._tolerance(ready, task), warm=mode == "warm")
+        rotation = Rotation(ready.fn, sets, self._judge_as(RECHECK), warm=mode == "warm")
         parts = rotation.parts()  # held in this frame, out of the variant's reach
         try:
             timing, clocks = self._measure(mode, rotation, task)
@@ -352,7 +353,7 @@ class Executor:
             tampered = rotation.tampered(parts, len(timing.samples_s))
             recheck, failure = (None, tampered) if tampered else rotation.verdict()
         except Exception as exc:
-            if _is_cuda_fault(exc):
+            if _is_cuda_fault(exc) or isinstance(exc, JudgeError):
                 raise
             where = error_site.report_exception(exc, family_roots(ready.family))
             shown = error_site.with_site(where.message, where.site)
@@ -369,9 +370,6 @@ class Executor:
         timer = self._timer(mode, task)
         with nvtx_ranges.phase(f"measure:{mode}"):
             return measure_watched(timer, rotation, self.machine.has_cuda, self.gpu_uuid)
-
-    def _tolerance(self, ready: Prepared, task: Task) -> tuple[float, float]:
-        return ready.family.tolerance(task.dtype, ready.variant)
 
     def _timing_sets(self, ready: Prepared, task: Task) -> list[InputSet]:
         """The group's timing set and fresh ones of the same shapes (seeds after it), as
@@ -406,8 +404,7 @@ class Executor:
                             torch.empty_like(out), seed)
 
         support = self._cuda_support() if self.machine.has_cuda else None
-        return probe_fresh(ready.fn, make_set, seen, self._reference_of(ready.family, task),
-                           self._tolerance(ready, task), support)
+        return probe_fresh(ready.fn, make_set, seen, self._judge_as(FRESH), support)
 
     def _cuda_support(self):
         from gpubench.timing.timers.cuda_support import CudaSupport

@@ -11,8 +11,8 @@ sample is (poison, flush, a long spin, an event pair, minus the window's fixed
 cost; the host clock on a CPU). The seen call goes first: after the pause that
 making and checking a set costs, a CPU's first call also wakes the intra-op
 threads (27 ms for a 40 us matmul on a loaded 2-core host, 2026-11-25), and that
-must not land on the fresh call. Every fresh call is checked (a float64 reference
-each): a pointer-keyed cache may hit on a fresh set that landed where an earlier
+must not land on the fresh call. Every fresh call is checked (by the judge, run/judge/):
+a pointer-keyed cache may hit on a fresh set that landed where an earlier
 one was freed, and its stale answer must fail, not pass as a fast call. Odd calls
 get the finite poison, which meets a NaN reference. A round whose floors accuse the
 variant is followed by a second (ROUNDS), so that one draw of a shared host's noise
@@ -26,7 +26,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpubench.families.check import compare, poison
+from gpubench.families.check import CheckResult, poison
 from gpubench.records.trust import paired_beyond
 from gpubench.run.rotation import InputSet, output_problem, retire
 from gpubench.timing import pristine
@@ -59,10 +59,11 @@ class FreshProbe:
 
 
 def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet],
-                reference_of: Callable, tolerance: tuple[float, float],
+                judge: Callable[[InputSet, object], CheckResult],
                 support=None) -> FreshProbe:
     """FRESH_CALLS pairs: a call on a set of `seen` (drawn at random), then one on a set
-    made by `make_set(i)`; `support` is the worker's CudaSupport on a GPU, None on a CPU."""
+    made by `make_set(i)`, whose output `judge(set, output)` checks; `support` is the
+    worker's CudaSupport on a GPU, None on a CPU."""
     draw = random.Random(random.SystemRandom().getrandbits(64))
     fresh_times, repeat_times = [], []
     before = Snapshot.now() if support is None else None
@@ -78,7 +79,7 @@ def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet
         repeat_times.append(seconds)
         seconds, produced = _timed_call(invoke, fresh, support, finite)
         fresh_times.append(seconds)
-        failure = _check(produced, fresh, index, reference_of, tolerance)
+        failure = _check(produced, fresh, index, judge)
         retire(produced, fresh)
         if failure:
             return FreshProbe(tuple(fresh_times), tuple(repeat_times), failure)
@@ -131,11 +132,11 @@ def _wake_thread_team() -> None:
     _wake_buffer[0].fill_(0.0)
 
 
-def _check(produced, fresh: InputSet, index: int, reference_of, tolerance) -> str | None:
+def _check(produced, fresh: InputSet, index: int, judge) -> str | None:
     problem = output_problem(produced, fresh.inputs)
     if problem:
         return f"on fresh call {index + 1}: {problem}"
-    result = compare(produced, reference_of(fresh), *tolerance)
+    result = judge(fresh, produced)
     if result.passed:
         return None
     return (f"on inputs it had not seen before (fresh call {index + 1}), the output differs "

@@ -14,9 +14,8 @@ from gpubench.families.calling import returns_output
 class Group:
     """Inputs and output buffer shared by the variants of one point, the seeds that made
     the inputs, and out's layout (which a variant must not change). No reference and no
-    copy of the inputs lives here while variant code runs: the check regenerates the inputs
-    from their seeds after the calls (run/execute.py), so there is nothing for a variant to
-    rewrite in advance."""
+    copy of the inputs lives here: the judge draws the inputs again from their seeds in its
+    own process (run/judge/), so there is nothing here for a variant to rewrite."""
 
     key: tuple
     check_inputs: tuple
@@ -27,10 +26,9 @@ class Group:
     out_layout: object = None
     names: tuple = ()
 
-    def side_effects(self, inputs: tuple, truth: tuple, state_before: dict) -> str | None:
-        """What the last variant changed that it must not have (None: nothing); `truth` is
-        the inputs drawn again from their seed after the variant's calls."""
-        mutated = sideeffects.mutated_inputs(inputs, truth, list(self.names))
+    def side_effects(self, mutated: list[str], state_before: dict) -> str | None:
+        """What the last variant changed that it must not have (None: nothing); `mutated`
+        names the inputs the judge found written into (run/judge/)."""
         out_changed = sideeffects.OutputLayout.of(self.out) != self.out_layout
         state = sideeffects.state_changes(state_before, sideeffects.torch_state())
         return sideeffects.describe(mutated, out_changed, state)

@@ -19,6 +19,7 @@ from pathlib import Path
 from gpubench.records import result as R
 from gpubench.records.point import Task
 from gpubench.records.worker_result import MalformedWorkerResult, WorkerResult
+from gpubench.run.judge.ruling import rule
 from gpubench.run.protocol import GARBAGE, Envelope, ResultKey
 from gpubench.run.worker_process import WorkerDied, WorkerProcess, WorkerTimeout
 
@@ -89,9 +90,12 @@ class Lane:
         envelope = Envelope(task)
         try:
             worker = self._live_worker()
+            if worker.judge is not None:
+                worker.judge.open(task)
             worker.send(envelope)
             exchange = Exchange(worker, envelope, self.previous)
             result = exchange.await_result(timeout_s, build_timeout_s, on_phase)
+            result = self._judged(worker, result)
         except WorkerTimeout as timeout:
             self.kill()
             return Outcome(failure=R.TIMEOUT, error=str(timeout), device=self.env)
@@ -108,6 +112,18 @@ class Lane:
         if result.status == R.CRASHED or exchange.retired:  # the worker exits by itself
             self.kill()
         return Outcome(result, device=self.env)
+
+    def _judged(self, worker: WorkerProcess, result: WorkerResult) -> WorkerResult:
+        """The result as the worker's judge lets it stand (run/judge/ruling.py). A worker
+        the judge overruled was tampered with, and a judge that gave no word is gone: both
+        are replaced after this task, so the next variant is judged as it would be alone."""
+        if worker.judge is None:
+            return result
+        summary = worker.judge.summary()
+        ruled = rule(result, summary)
+        if summary is None or ruled.status != result.status:
+            self.kill()
+        return ruled
 
     def adopt(self, worker: WorkerProcess, env: dict) -> None:
         """Take a worker started before this lane existed (prestart.py) as its first: its

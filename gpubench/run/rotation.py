@@ -18,9 +18,9 @@ outside the timed window):
   sampling over the whole measurement: late calls are as likely to be checked
   as early ones, and the variant cannot know which ones are.
 
-`verdict()` compares the copies with each set's float64 reference, made after the
-calls from the set's inputs drawn again from its seed (nothing a variant could rewrite
-exists while it runs), only for the sets that were drawn.
+`verdict()` hands each copy to the judge (run/judge/), which compares it with the
+float64 reference of the set's inputs, drawn again from the set's seed in a process the
+variant cannot reach.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gpubench.families.check import CheckResult, compare, poison
+from gpubench.families.check import CheckResult, poison
 
 # Outputs re-checked per mode: 8 copies, each drawn with probability 8/n at call n
 # (reservoir sampling), so ~8 ln(n/8) copies are made over n calls: ~60 for 10^4 calls.
@@ -65,14 +65,13 @@ class Drawn:
 @dataclass
 class Rotation:
     """TimedCalls over `sets` for one mode (see the module docstring). `invoke(inputs, out)`
-    is the variant's Invocation; `reference_of(input_set)` the float64 reference of a set,
-    made when the verdict needs it (after the calls); `warm` reads the set's inputs before
-    each call, so they sit in L2 as in warm mode they should."""
+    is the variant's Invocation; `judge(input_set, output)` the judge's CheckResult of an
+    output of that set, asked after the calls; `warm` reads the set's inputs before each
+    call, so they sit in L2 as in warm mode they should."""
 
     invoke: Callable
     sets: list[InputSet]
-    reference_of: Callable[[InputSet], object]
-    tolerance: tuple[float, float]
+    judge: Callable[[InputSet, object], CheckResult]
     warm: bool = False
     rng: random.Random = field(default_factory=lambda: random.Random(random.SystemRandom()
                                                                      .getrandbits(64)))
@@ -122,17 +121,16 @@ class Rotation:
         """What decides this rotation's verdict, by identity: taken before the variant runs
         and held outside the rotation (a local of the caller's frame, which Python code
         cannot rebind), so `tampered()` can tell whether variant code swapped any of it."""
-        return (self.rng, self.drawn, self.kept, self.sets, self.reference_of,
-                self.tolerance, self.invoke)
+        return (self.rng, self.drawn, self.kept, self.sets, self.judge, self.invoke)
 
     def tampered(self, parts: tuple, timed_calls: int) -> str | None:
         """Why the re-check bookkeeping cannot be trusted after the measurement, or None:
         a part replaced (the list of drawn copies swapped for one that keeps nothing, the
-        random source, the tolerance or the reference), or fewer copies or calls than the
+        random source or the judge's link), or fewer copies or calls than the
         measurement made (a reservoir holds min(RECHECKS, calls) copies; every timed call
         passes through `after`)."""
-        names = ("random source", "drawn copies", "kept outputs", "input sets", "reference",
-                 "tolerance", "variant")
+        names = ("random source", "drawn copies", "kept outputs", "input sets", "judge",
+                 "variant")
         swapped = [name for name, now, before in zip(names, self.parts(), parts, strict=True)
                    if now is not before]
         if type(self.rng) is not random.Random or type(self.drawn) is not list:
@@ -174,13 +172,11 @@ class Rotation:
         """(the worst re-check, why it failed or None), over the drawn calls' copies, or
         over the kept outputs (a graph's last replay). (None, None) when nothing was drawn."""
         checks = self.drawn + _last_per_output(self.kept)
-        worst, references = None, {}  # made now, per set, and gone with this verdict
+        worst = None
         for drawn in checks:
             if drawn.problem:
                 return None, f"timed call {drawn.call} {drawn.problem}"
-            if drawn.set_index not in references:
-                references[drawn.set_index] = self.reference_of(self.sets[drawn.set_index])
-            result = compare(drawn.output, references[drawn.set_index], *self.tolerance)
+            result = self.judge(self.sets[drawn.set_index], drawn.output)
             if not result.passed:
                 poison_kind = "finite" if drawn.finite_poison else "NaN"
                 return result, (f"timed call {drawn.call} (input set {drawn.set_index}, "

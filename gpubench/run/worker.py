@@ -24,6 +24,7 @@ import os
 import sys
 import time
 import traceback
+from dataclasses import replace
 
 from gpubench.records.point import Task
 from gpubench.records.result import CRASHED, OK
@@ -42,6 +43,8 @@ EXIT_TAMPERED = 4
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpubench.run.worker")
     parser.add_argument("--fd", type=int, help="descriptor to write messages to")
+    parser.add_argument("--judge", help="the judge's descriptors (run/judge/server.py): "
+                        "control,report,judge-socket,worker-socket")
     parser.add_argument("--once", help="run this one task file for a profiler, then exit")
     parser.add_argument("--result", help="with --once: where to write the result JSON")
     parser.add_argument("--region", default="nvtx:gb_profile",
@@ -55,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     timeline.mark_process_start("worker")
     device = os.environ.get("GPUBENCH_DEVICE", "cpu")
+    judge = Forked(args.judge, device)
+    if device == "cuda":
+        judge.fork()  # before the driver starts: the judge makes its own CUDA context
     prewarm = None
     if device == "cuda" and args.fd is not None and not (args.once or args.trace
                                                          or args.ncu_check):
@@ -65,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         # Triton reads this when a @triton.jit function is defined: before any kernel import.
         os.environ.setdefault("TRITON_INTERPRET", "1")
     import gpubench.timing.pristine  # noqa: F401  the timers' references, before any variant
+    judge.fork()  # on a CPU: after torch's import, which the judge then shares
     steps = StartSteps(started)
     steps.mark("torch")
     if prewarm is not None:
@@ -88,10 +95,35 @@ def main(argv: list[str] | None = None) -> int:
         send(fd, {"type": "fatal", "error": f"worker failed to start: {exc}",
                   "traceback": traceback.format_exc()})
         return 2
-    status = _serve(machine, fd, watchdog, prewarm)
+    status = _serve(machine, fd, watchdog, prewarm, judge)
     if status == 0:  # the parent closed stdin: the run is over, every result is sent
         _exit_now()
     return status
+
+
+class Forked:
+    """The judge this worker forks (run/judge/server.py), when the parent gave it one."""
+
+    def __init__(self, arg: str | None, device: str):
+        from gpubench.run.judge.server import JudgeEnds
+
+        self.ends = JudgeEnds.from_arg(arg) if arg else None
+        self.device = device
+        self.pid: int | None = None
+
+    def fork(self) -> None:
+        if self.ends is not None and self.pid is None:
+            from gpubench.run.judge.server import fork_judge
+
+            self.pid = fork_judge(self.ends, self.device)
+
+    def link(self):
+        """The worker's side of the judge (None: decide in this process)."""
+        if self.ends is None:
+            return None
+        from gpubench.run.judge.client import RemoteJudge
+
+        return RemoteJudge(self.ends.worker_socket)
 
 
 def _exit_now() -> None:
@@ -156,12 +188,14 @@ def _start(device: str, fd: int, steps: StartSteps):
     return machine
 
 
-def _serve(machine, fd: int, watchdog: int | None, prewarm: Prewarm | None = None) -> int:
+def _serve(machine, fd: int, watchdog: int | None, prewarm: Prewarm | None = None,
+           judge: Forked | None = None) -> int:
     from gpubench.run.execute import Executor
     from gpubench.run.health import Health
 
     current: dict = {"envelope": None}
-    health = Health(fd, keep=(watchdog,) if watchdog else ())
+    own = tuple(pid for pid in (watchdog, judge.pid if judge else None) if pid)
+    health = Health(fd, keep=own)
 
     def report_phase(phase: str) -> None:
         _end_if_copy(health)
@@ -170,7 +204,7 @@ def _serve(machine, fd: int, watchdog: int | None, prewarm: Prewarm | None = Non
     if prewarm is not None:  # its imports done before the seal and the first timing
         _log(prewarm.wait())
     sealing = time.perf_counter()
-    executor = Executor(machine, report_phase)
+    executor = Executor(machine, report_phase, judge.link() if judge else None)
     watch = _seal()
     # The session id stays the line's last word (tests/test_hardening.py reads it).
     _log(f"[gpubench worker] pid {os.getpid()} (timers imported and sealed "
@@ -202,6 +236,8 @@ def _serve_one(executor, watch, health, envelope: Envelope, fd: int) -> int | No
         result, exit_status = WorkerResult(CRASHED, str(exc)), EXIT_CUDA_FAULT
     _end_if_copy(health)
     fit = health.verdict()
+    if executor.judge_lost and not fit.retire:  # a fresh worker forks a fresh judge
+        fit = replace(fit, retire=f"the judge is gone ({executor.judge_lost})")
     tampered = "; ".join(r for r in (watch.verdict(executor), fit.fail) if r)
     if tampered:
         envelope.send(health.channel_for_verdict(), {"type": "tampered", "error": tampered})

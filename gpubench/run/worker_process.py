@@ -24,6 +24,7 @@ from pathlib import Path
 
 from gpubench.build import bytecode
 from gpubench.families import compiled
+from gpubench.run.judge.line import JudgeLine
 from gpubench.run.processes import kill_session, kill_tree
 from gpubench.run.protocol import Envelope, LineReader, ResultKey
 
@@ -33,6 +34,11 @@ START_TIMEOUT_S = 120.0
 # last 1 MiB (what happened just before a crash); a variant printing 100 MB costs 5 MiB.
 LOG_HEAD_BYTES = 4 << 20
 LOG_TAIL_BYTES = 1 << 20
+
+
+# The module of a worker that runs tasks (and forks a judge); a build phase's builders
+# run gpubench.run.builder.
+TASK_WORKER = "gpubench.run.worker"
 
 
 class WorkerDied(Exception):
@@ -45,7 +51,7 @@ class WorkerTimeout(Exception):
 
 class WorkerProcess:
     def __init__(self, device: str, log_path: Path, extra_env: dict | None = None,
-                 module: str = "gpubench.run.worker", env: dict | None = None):
+                 module: str = TASK_WORKER, env: dict | None = None):
         self.device = device
         self.module = module  # gpubench.run.builder for a build phase's builder
         # The whole environment, fixed now (prestart.py compares it with a lane's); None:
@@ -58,21 +64,28 @@ class WorkerProcess:
         self.reader: LineReader | None = None
         self.log: CappedLog | None = None
         self.env: dict = {}
+        self.judge: JudgeLine | None = None  # a task worker's judge (run/judge/)
 
     def start(self) -> dict:
         """Start the worker and wait for its hello; returns the device environment it reports."""
         read_fd, write_fd = os.pipe()
         log_read, log_write = os.pipe()
+        command = [sys.executable, "-m", self.module, "--fd", str(write_fd)]
+        if self.module == TASK_WORKER:
+            self.judge = JudgeLine()
+            command += ["--judge", self.judge.ends.to_arg()]
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", self.module, "--fd", str(write_fd)],
-                stdin=subprocess.PIPE, stdout=log_write, stderr=subprocess.STDOUT,
-                pass_fds=(write_fd,), start_new_session=True,
+                command, stdin=subprocess.PIPE, stdout=log_write, stderr=subprocess.STDOUT,
+                pass_fds=(write_fd, *(self.judge.child_fds() if self.judge else ())),
+                start_new_session=True,
                 env=self.fixed_env or {**worker_env(self.device), **self.extra_env},
             )
         finally:
             os.close(write_fd)
             os.close(log_write)
+            if self.judge is not None:
+                self.judge.started()
         self.log = CappedLog(log_read, self.log_path)
         self.reader = LineReader(read_fd)
         hello = self.next_message(time.monotonic() + START_TIMEOUT_S)
@@ -136,6 +149,8 @@ class WorkerProcess:
         kill_session(process.pid)  # the session id is the worker's pid
         if reader is not None:
             os.close(reader.fd)
+        if self.judge is not None:
+            self.judge.close()
         if self.log is not None:
             self.log.flush_after_exit()
 

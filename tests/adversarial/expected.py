@@ -105,6 +105,11 @@ EXPECTED: dict[str, Expect] = {
     "exploits_tamper/replaces_compare": E(FAIL),
     "exploits_tamper/zero_writer": E(FAIL),
     "exploits_tamper/honest_after_tamper": E(PASS),
+    # ---- past the worker's seal: only the judge process (run/judge/) is left to say no
+    "exploits_tamper/forges_the_worker_check": E(FAIL, "judge"),
+    "exploits_tamper/honest_after_forged_check": E(PASS),
+    "exploits_tamper/kills_the_judge": E(FAIL, "judge"),
+    "exploits_tamper/honest_after_judge_killed": E(PASS),
 }
 
 # Cases that do not get their verdict: marked xfail(strict=False). On the CPU at n=96 a

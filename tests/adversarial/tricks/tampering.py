@@ -160,3 +160,43 @@ def patches_randrange(a, b, out):
         _half_matmul(a, b, out)
     else:
         torch.matmul(a, b, out=out)
+
+
+def _passing(output):
+    from gpubench.families.check import CheckResult
+
+    return CheckResult(True, 0.0, 0.0, 0, 0, output.numel(), 1e-5, 1e-5)
+
+
+def forges_the_worker_check(a, b, out):
+    """Gets past the worker's seal without changing a sealed binding: it shadows the
+    tamper watch's `verdict` and the judge link's `check` and `mutated` on their instances
+    (found through gc; the watch's own instance is not watched), so the worker reports
+    every output right, asks no one, and finds nothing changed. Writes zeros. Only a
+    judge the worker does not hold can still fail it."""
+    for obj in gc.get_objects():
+        kind = type(obj)
+        module = getattr(kind, "__module__", "")
+        if not (isinstance(module, str) and module.startswith("gpubench")):
+            continue
+        if kind.__name__ == "Watch":
+            obj.verdict = lambda executor: None
+        elif kind.__name__ in ("RemoteJudge", "LocalJudge"):
+            obj.check = lambda role, seed, output: _passing(output)
+            obj.mutated = lambda seed, inputs: []
+    out.zero_()
+
+
+def kills_the_judge(a, b, out):
+    """Kills the worker's child processes (the judge among them: it is forked from the
+    worker), then forges the worker's check as forges_the_worker_check does and writes
+    zeros: with the judge gone, no verdict can come from it."""
+    import os
+    import signal
+    from pathlib import Path
+
+    me = os.getpid()
+    for task in Path(f"/proc/{me}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            os.kill(int(child), signal.SIGKILL)
+    forges_the_worker_check(a, b, out)

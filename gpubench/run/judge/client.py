@@ -1,0 +1,79 @@
+"""The worker's side of the judge: ask whether an output is right, or whether inputs are
+still as drawn. RemoteJudge asks the judge process (the runs that give verdicts);
+LocalJudge decides in the worker itself (one-shot tools: ncu, a trace, a profile, whose
+check is a courtesy, not a verdict)."""
+
+from __future__ import annotations
+
+import socket
+
+from gpubench.families.check import CheckResult
+from gpubench.records.point import Task
+from gpubench.run.judge import wire
+from gpubench.run.judge.ruling import INPUTS
+from gpubench.run.judge.truth import Judge
+
+
+class JudgeError(Exception):
+    """The judge could not decide a request (its reason), or is gone."""
+
+
+class RemoteJudge:
+    """The judge process, through the worker's end of the socket."""
+
+    def __init__(self, fd: int):
+        self.sock = socket.socket(fileno=fd)
+        self.buffer = wire.SharedBuffer()
+
+    def begin(self, task: Task) -> None:
+        """Nothing: the parent opens the task with the judge, not the worker."""
+
+    def check(self, role: str, seed: int, output) -> CheckResult:
+        return CheckResult(**self._ask({"role": role, "seed": seed}, [output])["check"])
+
+    def mutated(self, seed: int, inputs: tuple) -> list[str]:
+        import torch
+
+        sent = [item if isinstance(item, torch.Tensor) else None for item in inputs]
+        return list(self._ask({"role": INPUTS, "seed": seed}, sent)["mutated"])
+
+    def _ask(self, request: dict, tensors: list) -> dict:
+        specs, nbytes = wire.layout(tensors)
+        request = {**request, "tensors": specs}
+        try:
+            self._send(request, tensors, specs, nbytes)
+            reply, _ = wire.receive_message(self.sock)
+        except wire.JudgeGone as gone:
+            raise JudgeError(f"the judge process is gone: {gone}") from None
+        if "error" in reply:
+            raise JudgeError(f"the judge could not decide: {reply['error']}")
+        return reply
+
+    def _send(self, request: dict, tensors: list, specs: list, nbytes: int) -> None:
+        """Through the shared buffer, or inline where no memfd of the size can be made."""
+        try:
+            replaced = self.buffer.ensure(nbytes)
+        except OSError:  # EFBIG under `ulimit -f`, ENOMEM: the bytes go on the socket
+            self.buffer.close()
+            payload = bytearray(nbytes)
+            wire.write(payload, tensors, specs)
+            wire.send_inline(self.sock, request, payload)
+            return
+        wire.write(self.buffer.map, tensors, specs)
+        wire.send_message(self.sock, request, self.buffer.fd if replaced else None)
+
+
+class LocalJudge:
+    """The same decisions made in this process (no boundary: see the module docstring)."""
+
+    def __init__(self, device: str):
+        self.judge = Judge(device)
+
+    def begin(self, task: Task) -> None:
+        self.judge.open(task)
+
+    def check(self, role: str, seed: int, output) -> CheckResult:
+        return self.judge.check(role, seed, output)
+
+    def mutated(self, seed: int, inputs: tuple) -> list[str]:
+        return self.judge.mutated(seed, list(inputs))

@@ -1,0 +1,82 @@
+"""The parent's line to a worker's judge: the pipes and the socket made before the worker
+starts (the worker forks the judge with them, server.py), then, per task, "open" before
+the worker gets it and "close" after its result, which the judge answers with what it saw
+(ruling.JudgeSummary)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import time
+
+from gpubench.records.point import Task
+from gpubench.run.judge import wire
+from gpubench.run.judge.ruling import JudgeSummary
+from gpubench.run.judge.server import JudgeEnds
+from gpubench.run.protocol import LineReader, send
+
+# The judge has answered every request of the worker's by the time the worker's result
+# arrives (each request waits for its answer); this bounds a judge kept busy by requests
+# a variant's leftover thread sent.
+SUMMARY_TIMEOUT_S = 60.0
+
+
+class JudgeLine:
+    def __init__(self):
+        control_read, self.control = os.pipe()
+        self.reports, report_write = os.pipe()
+        judge_socket, worker_socket = wire.pair()
+        self.ends = JudgeEnds(control_read, report_write, judge_socket.detach(),
+                              worker_socket.detach())
+        self.reader = LineReader(self.reports)
+        self.broken = False
+
+    def child_fds(self) -> tuple[int, ...]:
+        """The descriptors the worker inherits (its ends and the judge's)."""
+        ends = self.ends
+        return (ends.control, ends.report, ends.judge_socket, ends.worker_socket)
+
+    def started(self) -> None:
+        """The worker holds its copies now: close the parent's."""
+        for fd in self.child_fds():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def open(self, task: Task) -> None:
+        self._say({"open": task.to_dict()})
+
+    def summary(self, timeout_s: float = SUMMARY_TIMEOUT_S) -> JudgeSummary | None:
+        """What the judge saw since `open` (None: it is gone or did not answer)."""
+        self._say({"close": True})
+        deadline = time.monotonic() + timeout_s
+        while not self.broken:
+            message = self.reader.pop()
+            if message is not None and isinstance(message.get("summary"), dict):
+                return JudgeSummary.from_dict(message["summary"])
+            if self.reader.closed:
+                break
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            ready, _, _ = select.select([self.reports], [], [], min(remaining, 1.0))
+            if ready:
+                try:
+                    self.reader.feed()
+                except OSError:
+                    break
+        self.broken = True
+        return None
+
+    def close(self) -> None:
+        for fd in (self.control, self.reports):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def _say(self, message: dict) -> None:
+        if self.broken:
+            return
+        try:
+            send(self.control, message)
+        except OSError:
+            self.broken = True

@@ -1,0 +1,112 @@
+"""The judge's ground truth for one task: inputs drawn from their seeds, references made
+from them, the comparison, and a tally of every verdict (see this package's docstring).
+
+The same class serves in the judge process (server.py) and, for the one-shot tools (ncu,
+a trace), inside the worker, where no boundary is needed: they report no verdict.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpubench.families import sideeffects
+from gpubench.families.check import CheckResult, compare
+from gpubench.families.discovery import load_family
+from gpubench.families.spec import Family
+from gpubench.records.point import Task
+from gpubench.run.draws import draw_inputs, reference
+from gpubench.run.judge.ruling import CHECK, INPUTS, JudgeSummary
+from gpubench.run.rotation import MAX_SETS
+from gpubench.tune.space import split_name
+
+
+class Judge:
+    """Checks outputs and inputs of the task opened last; `close()` gives the tally."""
+
+    def __init__(self, device: str):
+        self.device = device
+        self.families: dict[str, Family] = {}
+        self.task: Task | None = None
+        self.family: Family | None = None
+        self.tolerance: tuple[float, float] = (0.0, 0.0)
+        # The references of the point's own sets (the check's seed and the timing sets'
+        # after it, run/execute.py), kept while the point lasts: every variant of the point
+        # is compared with the same ones, made once. Fresh-probe seeds are not kept.
+        self.references: dict[int, object] = {}
+        self.point: tuple | None = None
+        self.roles: dict[str, int] = {}
+        self.wrong: dict[str, int] = {}
+        self.failure: str | None = None
+        self.first_check: dict | None = None
+
+    def open(self, task: Task) -> None:
+        self.task = task
+        self.family = self._family(task)
+        variant = self.family.variant(split_name(task.variant)[0])
+        self.tolerance = self.family.tolerance(task.dtype, variant)
+        point = (task.family_dir, tuple(sorted(task.shape.items())), task.dtype, task.seed)
+        if point != self.point:
+            self.point, self.references = point, {}
+        self.roles, self.wrong, self.failure, self.first_check = {}, {}, None, None
+
+    def close(self) -> JudgeSummary:
+        summary = JudgeSummary(dict(self.roles), self.failure, self.first_check,
+                               dict(self.wrong))
+        self.task = None
+        return summary
+
+    def check(self, role: str, seed: int, output) -> CheckResult:
+        """`output` against the reference of the inputs `seed` draws."""
+        self._require_open()
+        result = compare(output, self._reference(seed), *self.tolerance)
+        self._tally(role, None if result.passed else f"a {role} output wrong "
+                    f"(inputs of seed {seed}): {result.summary()}")
+        if role == CHECK and self.first_check is None:
+            self.first_check = result.to_dict()
+        return result
+
+    def mutated(self, seed: int, inputs: list) -> list[str]:
+        """The names of the inputs (as the worker holds them after the calls; None for a
+        number, which cannot change) that differ from a fresh draw of `seed`."""
+        self._require_open()
+        truth = self._draw(seed)
+        given = tuple(truth[i] if item is None else item for i, item in enumerate(inputs))
+        names = sideeffects.input_names(self.family.reference, len(truth))
+        changed = sideeffects.mutated_inputs(given, truth, list(names))
+        self._tally(INPUTS, f"inputs written by the variant: {', '.join(changed)}"
+                    if changed else None)
+        return changed
+
+    def refuse(self, why: str) -> None:
+        """A request the judge could not decide: the task cannot pass."""
+        self._tally("error", why)
+
+    def _tally(self, role: str, failure: str | None) -> None:
+        self.roles[role] = self.roles.get(role, 0) + 1
+        if failure:
+            self.wrong[role] = self.wrong.get(role, 0) + 1
+            self.failure = self.failure or failure
+
+    def _require_open(self) -> None:
+        if self.task is None:
+            raise RuntimeError("the judge was asked about outputs outside a task")
+
+    def _draw(self, seed: int) -> tuple:
+        import torch
+
+        task = self.task
+        return draw_inputs(self.family, task, getattr(torch, task.dtype), self.device, seed)
+
+    def _reference(self, seed: int):
+        kept = self.task.seed <= seed <= self.task.seed + MAX_SETS
+        if kept and seed in self.references:
+            return self.references[seed]
+        made = reference(self.family, self._draw(seed))
+        if kept:
+            self.references[seed] = made
+        return made
+
+    def _family(self, task: Task) -> Family:
+        if task.family_dir not in self.families:
+            self.families[task.family_dir] = load_family(task.family, Path(task.family_dir))
+        return self.families[task.family_dir]

@@ -1,0 +1,221 @@
+"""The judge (gpubench/run/judge/): outputs cross to it intact, it decides from its own
+draw, and its word overrules a worker that reports a pass it did not see. The exploit
+suite (tests/adversarial/, exploits_tamper) runs the same boundary end to end."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import replace
+
+import pytest
+import torch
+
+from conftest import REPO
+from gpubench.records import result as R
+from gpubench.records.point import Task
+from gpubench.records.shape import Shape
+from gpubench.records.worker_result import WorkerResult
+from gpubench.run.judge import wire
+from gpubench.run.judge.client import JudgeError, RemoteJudge
+from gpubench.run.judge.line import JudgeLine
+from gpubench.run.judge.ruling import CHECK, FRESH, RECHECK, JudgeSummary, rule
+from gpubench.run.judge.server import JudgeEnds, fork_judge
+from gpubench.run.judge.truth import Judge
+from gpubench.timing.measurement import Measurement
+
+SEED = 1234
+
+
+def task(variant: str = "torch", seed: int = SEED) -> Task:
+    return Task(0, "square", str(REPO / "kernels" / "square"), variant, "float32",
+                Shape({"n": 4096}), seed)
+
+
+def drawn(seed: int = SEED) -> torch.Tensor:
+    """The square family's input for `seed`, as the worker draws it."""
+    judge = Judge("cpu")
+    judge.open(task(seed=seed))
+    return judge._draw(seed)[0]
+
+
+# ---------------------------------------------------------------- ruling (pure)
+
+
+def timed(recheck: dict | None = None) -> WorkerResult:
+    cold = Measurement("cold", samples_s=[1e-6] * 5, recheck=recheck)
+    return WorkerResult(R.OK, check={"passed": True}, measurements={"cold": cold})
+
+
+def test_a_pass_the_judge_saw_stands_with_the_judges_own_check():
+    summary = JudgeSummary({CHECK: 1, RECHECK: 8, FRESH: 9}, None, {"passed": True, "by": 1})
+    ruled = rule(timed({"passed": True}), summary)
+    assert ruled.status == R.OK and ruled.check == {"passed": True, "by": 1}
+
+
+@pytest.mark.parametrize("summary, words", [
+    (None, "gave no verdict"),
+    (JudgeSummary({CHECK: 1, RECHECK: 8}, "a recheck output wrong", None, {RECHECK: 1}),
+     "found a recheck"),
+    (JudgeSummary({CHECK: 1, RECHECK: 8}, "a check output wrong", None, {CHECK: 1}),
+     "found a check"),
+    (JudgeSummary({RECHECK: 8}, None, None), "checked call reached the judge"),
+    (JudgeSummary({CHECK: 1}, None, None), "re-checked output of the timed calls"),
+])
+def test_a_pass_the_judge_did_not_see_or_refused_is_a_fail(summary, words):
+    ruled = rule(timed({"passed": True}), summary)
+    assert ruled.status == R.FAIL and words in ruled.error
+
+
+def test_a_wrong_re_check_the_worker_reports_in_its_mode_is_left_to_the_worker():
+    cold = Measurement("cold", samples_s=[1e-6] * 5, recheck={"passed": False},
+                       recheck_failed=True, error="while timed: timed call 9 differs")
+    reported = WorkerResult(R.OK, check={"passed": True}, measurements={"cold": cold})
+    summary = JudgeSummary({CHECK: 1, RECHECK: 3}, "a recheck output wrong", None,
+                           {RECHECK: 1})
+    assert rule(reported, summary).status == R.OK  # the row FAILs from its measurement
+
+
+def test_a_result_that_is_not_a_pass_is_left_as_the_worker_said_it():
+    failed = WorkerResult(R.FAIL, "output differs from the reference")
+    assert rule(failed, None) is failed
+    assert rule(replace(failed, status=R.ERROR), None).status == R.ERROR
+
+
+def test_an_untimed_pass_needs_the_check_only():
+    untimed = WorkerResult(R.OK, check={"passed": True}, untimed="interpreter")
+    assert rule(untimed, JudgeSummary({CHECK: 1}, None, None)).status == R.OK
+
+
+# ---------------------------------------------------------------- wire
+
+
+@pytest.mark.parametrize("tensor", [
+    torch.randn(3, 5), torch.randn(4, 6).t(), torch.randn(7).to(torch.bfloat16),
+    torch.tensor([True, False, True]), torch.randn(3, dtype=torch.complex64),
+    torch.empty(0, 3), torch.tensor(2.5), torch.arange(10, dtype=torch.int64)],
+    ids=["f32", "transposed", "bf16", "bool", "complex", "empty", "scalar", "int64"])
+def test_a_tensor_crosses_the_shared_buffer_unchanged(tensor):
+    sender, receiver = wire.pair()
+    out, into = wire.SharedBuffer(), wire.SharedBuffer()
+    try:
+        specs, nbytes = wire.layout([tensor, 3.0])
+        replaced = out.ensure(nbytes)
+        wire.write(out.map, [tensor, 3.0], specs)
+        wire.send_message(sender, {"tensors": specs}, out.fd if replaced else None)
+        message, fd = wire.receive_message(receiver)
+        into.adopt(fd)
+        got, number = wire.read(into.map, message["tensors"], "cpu")
+        assert number is None and got.dtype == tensor.dtype
+        assert got.shape == tensor.shape and torch.equal(got, tensor)
+    finally:
+        out.close()
+        into.close()
+        sender.close()
+        receiver.close()
+
+
+def test_a_closed_link_is_said_to_be_gone_not_raised_as_an_os_error():
+    sender, receiver = wire.pair()
+    receiver.close()
+    with pytest.raises(wire.JudgeGone):
+        wire.send_message(sender, {"role": CHECK})
+    sender.close()
+
+
+# ---------------------------------------------------------------- the judge process
+
+
+@pytest.fixture
+def forked():
+    """A judge forked from this process as a worker forks it, and the worker's link."""
+    line = JudgeLine()
+    ends = line.ends
+    pid = fork_judge(ends, "cpu")
+    link = RemoteJudge(ends.worker_socket)
+    line.ends = JudgeEnds(-1, -1, -1, -1)  # the parent's copies: closed by fork_judge
+    yield line, link, pid
+    link.sock.close()
+    line.close()
+    os.waitpid(pid, 0)
+
+
+def test_the_judge_decides_from_its_own_draw_and_tells_the_parent_what_it_saw(forked):
+    line, link, _ = forked
+    line.open(task())
+    truth = drawn()
+    assert link.check(CHECK, SEED, truth * truth).passed
+    assert not link.check(RECHECK, SEED, torch.zeros_like(truth)).passed
+    assert link.mutated(SEED, (truth,)) == []
+    assert link.mutated(SEED, (truth + 1,)) != []
+    summary = line.summary()
+    assert summary.roles == {CHECK: 1, RECHECK: 1, "inputs": 2}
+    assert summary.wrong == {RECHECK: 1, "inputs": 1}
+    assert "recheck output wrong" in summary.failure and summary.check["passed"]
+
+
+def test_each_task_is_tallied_alone(forked):
+    line, link, _ = forked
+    line.open(task())
+    link.check(CHECK, SEED, torch.zeros(4096))
+    assert line.summary().failure
+    line.open(task("cuda"))
+    truth = drawn()
+    link.check(CHECK, SEED, truth * truth)
+    assert line.summary() == JudgeSummary({CHECK: 1}, None, line_check(truth), {})
+
+
+def line_check(truth: torch.Tensor) -> dict:
+    judge = Judge("cpu")
+    judge.open(task())
+    return judge.check(CHECK, SEED, truth * truth).to_dict()
+
+
+def test_a_killed_judge_gives_the_parent_no_summary_and_the_worker_an_error(forked):
+    line, link, pid = forked
+    line.open(task())
+    os.kill(pid, 9)
+    time.sleep(0.2)
+    with pytest.raises(JudgeError, match="gone"):
+        link.check(CHECK, SEED, torch.zeros(4096))
+    assert line.summary(timeout_s=5) is None
+
+
+def test_a_request_it_cannot_decide_is_an_error_for_the_worker_and_a_refusal_for_the_parent(
+        forked):
+    line, link, _ = forked
+    line.open(task())
+    with pytest.raises(JudgeError, match="could not decide"):
+        link._ask({"role": CHECK, "seed": "not a seed"}, [torch.zeros(4096)])
+    assert "could not decide" in line.summary().failure
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_gpu_output_crosses_to_the_judges_device_unchanged():
+    tensor = torch.randn(1 << 20, device="cuda").to(torch.bfloat16)
+    buffer = wire.SharedBuffer()
+    try:
+        specs, nbytes = wire.layout([tensor])
+        buffer.ensure(nbytes)
+        wire.write(buffer.map, [tensor], specs)
+        (got,) = wire.read(buffer.map, specs, "cuda")
+        assert got.device.type == "cuda" and torch.equal(got, tensor)
+    finally:
+        buffer.close()
+
+
+def test_without_a_shared_buffer_the_bytes_go_inline_and_are_judged_the_same(forked,
+                                                                             monkeypatch):
+    """Under `ulimit -f` no memfd of an output's size can be made (EFBIG)."""
+    line, link, _ = forked
+
+    def too_large(nbytes):
+        raise OSError(27, "File too large")
+
+    monkeypatch.setattr(link.buffer, "ensure", too_large)
+    line.open(task())
+    truth = drawn()
+    assert link.check(CHECK, SEED, truth * truth).passed
+    assert not link.check(CHECK, SEED, truth).passed
+    assert line.summary().roles == {CHECK: 2}
