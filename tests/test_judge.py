@@ -132,7 +132,7 @@ def forked():
     line = JudgeLine()
     ends = line.ends
     pid = fork_judge(ends, "cpu")
-    link = RemoteJudge(ends.worker_socket)
+    link = RemoteJudge(ends.worker_socket, "cpu")
     line.ends = JudgeEnds(-1, -1, -1, -1)  # the parent's copies: closed by fork_judge
     yield line, link, pid
     link.sock.close()
@@ -194,12 +194,13 @@ def test_a_request_it_cannot_decide_is_an_error_for_the_worker_and_a_refusal_for
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_a_gpu_output_crosses_to_the_judges_device_unchanged():
     tensor = torch.randn(1 << 20, device="cuda").to(torch.bfloat16)
-    buffer = wire.SharedBuffer()
+    buffer = wire.SharedBuffer(pinned=True)
     try:
         specs, nbytes = wire.layout([tensor])
         buffer.ensure(nbytes)
         wire.write(buffer.map, [tensor], specs)
         (got,) = wire.read(buffer.map, specs, "cuda")
+        assert buffer._anchor is not None  # page-locked for the copy engines
         assert got.device.type == "cuda" and torch.equal(got, tensor)
     finally:
         buffer.close()
@@ -219,3 +220,19 @@ def test_without_a_shared_buffer_the_bytes_go_inline_and_are_judged_the_same(for
     assert link.check(CHECK, SEED, truth * truth).passed
     assert not link.check(CHECK, SEED, truth).passed
     assert line.summary().roles == {CHECK: 2}
+
+
+def test_a_digest_is_the_same_for_the_same_bits_and_changes_with_any_write():
+    x = torch.randn(1000)
+    x[3] = float("nan")
+    same = x.clone()
+    assert wire.digest(x) == wire.digest(same)  # NaN included: bits, not values
+    for change in (lambda t: t.__setitem__(999, 0.5), lambda t: t.__setitem__(0, -t[0]),
+                   lambda t: t.copy_(t.flip(0))):
+        other = x.clone()
+        change(other)
+        assert wire.digest(other) != wire.digest(x)
+    assert wire.digest(x.reshape(10, 100)) != wire.digest(x)
+    flags = torch.ones(3, dtype=torch.bool)
+    assert wire.digest(flags) != wire.digest(~flags)
+    assert wire.digest(2.5) is None

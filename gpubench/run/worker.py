@@ -123,7 +123,7 @@ class Forked:
             return None
         from gpubench.run.judge.client import RemoteJudge
 
-        return RemoteJudge(self.ends.worker_socket)
+        return RemoteJudge(self.ends.worker_socket, self.device)
 
 
 def _exit_now() -> None:

@@ -21,9 +21,9 @@ class JudgeError(Exception):
 class RemoteJudge:
     """The judge process, through the worker's end of the socket."""
 
-    def __init__(self, fd: int):
+    def __init__(self, fd: int, device: str):
         self.sock = socket.socket(fileno=fd)
-        self.buffer = wire.SharedBuffer()
+        self.buffer = wire.SharedBuffer(pinned=device == "cuda")
 
     def begin(self, task: Task) -> None:
         """Nothing: the parent opens the task with the judge, not the worker."""
@@ -32,10 +32,10 @@ class RemoteJudge:
         return CheckResult(**self._ask({"role": role, "seed": seed}, [output])["check"])
 
     def mutated(self, seed: int, inputs: tuple) -> list[str]:
-        import torch
-
-        sent = [item if isinstance(item, torch.Tensor) else None for item in inputs]
-        return list(self._ask({"role": INPUTS, "seed": seed}, sent)["mutated"])
+        """Digests cross, not the inputs (wire.digest): a few numbers a tensor."""
+        digests = [wire.digest(item) for item in inputs]
+        return list(self._ask({"role": INPUTS, "seed": seed, "digests": digests}, [])
+                    ["mutated"])
 
     def _ask(self, request: dict, tensors: list) -> dict:
         specs, nbytes = wire.layout(tensors)
@@ -76,4 +76,4 @@ class LocalJudge:
         return self.judge.check(role, seed, output)
 
     def mutated(self, seed: int, inputs: tuple) -> list[str]:
-        return self.judge.mutated(seed, list(inputs))
+        return self.judge.mutated(seed, [wire.digest(item) for item in inputs])

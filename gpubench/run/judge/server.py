@@ -98,7 +98,8 @@ def serve(control: int, report: int, sock, device: str) -> int:
     from gpubench.run.judge.truth import Judge
 
     _ready(device)
-    judge, parent, buffer = Judge(device), LineReader(control), wire.SharedBuffer()
+    judge, parent = Judge(device), LineReader(control)
+    buffer = wire.SharedBuffer(pinned=device == "cuda")
     _log(f"pid {os.getpid()} serving ({device})")
     watched = [control, sock.fileno()]
     while True:
@@ -106,6 +107,7 @@ def serve(control: int, report: int, sock, device: str) -> int:
         if message is not None:
             if "open" in message:
                 judge.open(Task.from_dict(message["open"]))
+                judge.prefetch()
             elif "close" in message:
                 send(report, {"summary": judge.close().to_dict()})
             continue
@@ -153,7 +155,7 @@ def _answer(judge, sock, buffer: wire.SharedBuffer, device: str) -> bool:
 def _decide(judge, request: dict, memory, device: str) -> dict:
     tensors = wire.read(memory, request.get("tensors") or [], device)
     if request.get("role") == INPUTS:
-        return {"mutated": judge.mutated(int(request["seed"]), tensors)}
+        return {"mutated": judge.mutated(int(request["seed"]), list(request["digests"]))}
     result = judge.check(str(request["role"]), int(request["seed"]), tensors[0])
     return {"check": result.to_dict()}
 

@@ -15,6 +15,7 @@ from gpubench.families.discovery import load_family
 from gpubench.families.spec import Family
 from gpubench.records.point import Task
 from gpubench.run.draws import draw_inputs, reference
+from gpubench.run.judge import wire
 from gpubench.run.judge.ruling import CHECK, INPUTS, JudgeSummary
 from gpubench.run.rotation import MAX_SETS
 from gpubench.tune.space import split_name
@@ -49,6 +50,16 @@ class Judge:
             self.point, self.references = point, {}
         self.roles, self.wrong, self.failure, self.first_check = {}, {}, None, None
 
+    def prefetch(self) -> None:
+        """Make the checked call's reference now, while the worker builds and loads the
+        variant: its first uses (a BLAS handle, kernels loaded on first launch: ~0.3 s at a
+        run's first point on a GPU) then overlap the worker's, not the check's wait. A
+        reference that fails here fails again when the check asks, and is reported then."""
+        try:
+            self._reference(self.task.seed)
+        except Exception:  # reported when the check asks for it
+            return
+
     def close(self) -> JudgeSummary:
         summary = JudgeSummary(dict(self.roles), self.failure, self.first_check,
                                dict(self.wrong))
@@ -65,14 +76,15 @@ class Judge:
             self.first_check = result.to_dict()
         return result
 
-    def mutated(self, seed: int, inputs: list) -> list[str]:
-        """The names of the inputs (as the worker holds them after the calls; None for a
-        number, which cannot change) that differ from a fresh draw of `seed`."""
+    def mutated(self, seed: int, digests: list) -> list[str]:
+        """The names of the inputs whose digests (wire.digest of the inputs as the worker
+        holds them after the calls; None for a number) differ from a fresh draw's."""
         self._require_open()
         truth = self._draw(seed)
-        given = tuple(truth[i] if item is None else item for i, item in enumerate(inputs))
         names = sideeffects.input_names(self.family.reference, len(truth))
-        changed = sideeffects.mutated_inputs(given, truth, list(names))
+        given = list(digests) + [None] * (len(truth) - len(digests))
+        changed = [name for name, held, drawn in zip(names, given, truth, strict=False)
+                   if wire.digest(drawn) is not None and held != wire.digest(drawn)]
         self._tally(INPUTS, f"inputs written by the variant: {', '.join(changed)}"
                     if changed else None)
         return changed
