@@ -239,3 +239,19 @@ def test_a_worker_result_round_trips_through_its_dict_and_a_malformed_one_is_ref
                            ({"status": "ok", "measurements": {"cold": {}}}, "cannot be read")]:
         with pytest.raises(MalformedWorkerResult, match=why):
             WorkerResult.from_dict(malformed)
+
+
+def test_samples_below_the_empty_window_are_a_reason_not_a_malformed_result():
+    """Issue 52 item 9: in graph mode a variant that launches (next to) nothing timed
+    below the empty graph, and its negative samples made the whole result unreadable
+    ('a timing sample is -7.5e-07 s'), an ERROR with gpubench's internal reason."""
+    from gpubench.timing.measurement import Measurement
+
+    timed = Measurement("graph", samples_s=[2e-6, -7.5e-7, 1e-7])
+    reason = timed.below_the_window()
+    assert "1 of 3 graph samples timed below the empty window" in reason
+    assert "-750 ns" in reason
+    kept = timed.at_least_zero()
+    assert kept.samples_s == (2e-6, 0.0, 1e-7)
+    assert Measurement.from_dict(kept.to_dict()).samples_s == kept.samples_s
+    assert Measurement("cold", samples_s=[1e-6]).below_the_window() is None

@@ -360,10 +360,10 @@ class Executor:
             return Measurement(mode, error=f"{mode} timing failed: {shown}")
         finally:
             rotation.close()
-        return timing.completed(
+        return timing.at_least_zero().completed(
             target_rel_ci=task.timing.target_rel_ci, clocks=clocks,
             recheck=recheck.to_dict() if recheck else None,
-            error=f"while timed: {failure}" if failure else None,
+            error=f"while timed: {failure}" if failure else timing.below_the_window(),
             recheck_failed=failure is not None)
 
     def _measure(self, mode: str, rotation: Rotation, task: Task):

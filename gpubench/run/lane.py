@@ -105,7 +105,8 @@ class Lane:
         except ForeignMessage as foreign:
             self.kill()
             return Outcome(failure=R.ERROR, error=str(foreign), device=self.env)
-        except MalformedWorkerResult as malformed:  # gpubench's own bug: say so, go on
+        except MalformedWorkerResult as malformed:  # gpubench's own bug, or a worker
+            self.kill()  # a variant touched: say so, and the next task gets a fresh one
             return Outcome(failure=R.ERROR, error=f"the worker's result cannot be read: "
                                                   f"{malformed}", device=self.env)
         self.previous = task

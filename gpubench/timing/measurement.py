@@ -31,6 +31,22 @@ class Measurement:
     def __post_init__(self) -> None:
         object.__setattr__(self, "samples_s", tuple(float(s) for s in self.samples_s))
 
+    def below_the_window(self) -> str | None:
+        """Why the samples are no time, when some fell below zero: a timer subtracts its
+        empty window's own cost (an event pair, an empty graph's launch), and calls that
+        leave (next to) nothing on the device come out under it. None: every sample >= 0."""
+        under = [s for s in self.samples_s if s < 0]
+        if not under:
+            return None
+        return (f"{len(under)} of {len(self.samples_s)} {self.mode} samples timed below the "
+                f"empty window's own cost (down to {min(under) * 1e9:.0f} ns): the calls "
+                "leave (next to) no work on the device, so there is no time to report")
+
+    def at_least_zero(self) -> Measurement:
+        """A copy whose negative samples are 0 (with below_the_window's reason kept as the
+        mode's error, the samples are what a file may hold)."""
+        return replace(self, samples_s=tuple(max(s, 0.0) for s in self.samples_s))
+
     def completed(self, **changes) -> Measurement:
         """A copy with the worker's additions (clocks, recheck, error)."""
         return replace(self, **changes)
