@@ -154,6 +154,17 @@ def test_the_judge_decides_from_its_own_draw_and_tells_the_parent_what_it_saw(fo
     assert "recheck output wrong" in summary.failure and summary.check["passed"]
 
 
+def test_a_modes_re_checks_cross_in_one_request_and_fail_it_once(forked):
+    line, link, _ = forked
+    line.open(task())
+    truth = drawn()
+    right, wrong = truth * truth, torch.zeros(4096)
+    results = link.check_all(RECHECK, [(SEED, right), (SEED, wrong), (SEED, wrong)])
+    assert [r.passed for r in results] == [True, False, False]
+    summary = line.summary()
+    assert summary.roles == {RECHECK: 1} and summary.wrong == {RECHECK: 1}
+
+
 def test_each_task_is_tallied_alone(forked):
     line, link, _ = forked
     line.open(task())

@@ -111,8 +111,9 @@ def test_a_shortcut_seen_in_one_mode_makes_every_mode_suspect_and_costs_the_spee
 
 def rotation(invoke, sets=3, **kwargs):
     made = [InputSet((torch.randn(64),), torch.empty(64)) for _ in range(sets)]
-    def judge(chosen, output):
-        return compare(output, 2 * chosen.inputs[0].double(), 1e-5, 1e-5)
+    def judge(pairs):
+        return [compare(output, 2 * chosen.inputs[0].double(), 1e-5, 1e-5)
+                for chosen, output in pairs]
 
     return Rotation(invoke, made, judge, **kwargs), made
 

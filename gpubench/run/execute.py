@@ -339,11 +339,15 @@ class Executor:
         """The judge's verdict on an output of a set, asked as `role`."""
         return lambda chosen, output: self.judge.check(role, chosen.seed, output)
 
+    def _judge_all(self, pairs: list[tuple[InputSet, object]]) -> list[CheckResult]:
+        """The judge's verdicts on a mode's re-checked outputs, asked at once."""
+        return self.judge.check_all(RECHECK, [(chosen.seed, out) for chosen, out in pairs])
+
     def _time_mode(self, mode: str, ready: Prepared, sets: list[InputSet],
                    task: Task) -> Measurement:
         """Time one mode over rotating input sets (run/rotation.py), then re-check the
         timed calls drawn at random. Errors stay with the mode."""
-        rotation = Rotation(ready.fn, sets, self._judge_as(RECHECK), warm=mode == "warm")
+        rotation = Rotation(ready.fn, sets, self._judge_all, warm=mode == "warm")
         parts = rotation.parts()  # held in this frame, out of the variant's reach
         try:
             timing, clocks = self._measure(mode, rotation, task)

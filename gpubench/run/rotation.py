@@ -18,9 +18,9 @@ outside the timed window):
   sampling over the whole measurement: late calls are as likely to be checked
   as early ones, and the variant cannot know which ones are.
 
-`verdict()` hands each copy to the judge (run/judge/), which compares it with the
-float64 reference of the set's inputs, drawn again from the set's seed in a process the
-variant cannot reach.
+`verdict()` hands the copies to the judge (run/judge/) in one request, which compares
+each with the float64 reference of its set's inputs, drawn again from the set's seed in a
+process the variant cannot reach.
 """
 
 from __future__ import annotations
@@ -65,13 +65,13 @@ class Drawn:
 @dataclass
 class Rotation:
     """TimedCalls over `sets` for one mode (see the module docstring). `invoke(inputs, out)`
-    is the variant's Invocation; `judge(input_set, output)` the judge's CheckResult of an
-    output of that set, asked after the calls; `warm` reads the set's inputs before each
-    call, so they sit in L2 as in warm mode they should."""
+    is the variant's Invocation; `judge([(input_set, output), ...])` the judge's
+    CheckResults of outputs of those sets, asked once after the calls; `warm` reads the
+    set's inputs before each call, so they sit in L2 as in warm mode they should."""
 
     invoke: Callable
     sets: list[InputSet]
-    judge: Callable[[InputSet, object], CheckResult]
+    judge: Callable[[list[tuple[InputSet, object]]], list[CheckResult]]
     warm: bool = False
     rng: random.Random = field(default_factory=lambda: random.Random(random.SystemRandom()
                                                                      .getrandbits(64)))
@@ -172,11 +172,13 @@ class Rotation:
         """(the worst re-check, why it failed or None), over the drawn calls' copies, or
         over the kept outputs (a graph's last replay). (None, None) when nothing was drawn."""
         checks = self.drawn + _last_per_output(self.kept)
-        worst = None
         for drawn in checks:
             if drawn.problem:
                 return None, f"timed call {drawn.call} {drawn.problem}"
-            result = self.judge(self.sets[drawn.set_index], drawn.output)
+        worst = None
+        results = self.judge([(self.sets[d.set_index], d.output) for d in checks]) \
+            if checks else []
+        for drawn, result in zip(checks, results, strict=True):
             if not result.passed:
                 poison_kind = "finite" if drawn.finite_poison else "NaN"
                 return result, (f"timed call {drawn.call} (input set {drawn.set_index}, "

@@ -31,6 +31,13 @@ class RemoteJudge:
     def check(self, role: str, seed: int, output) -> CheckResult:
         return CheckResult(**self._ask({"role": role, "seed": seed}, [output])["check"])
 
+    def check_all(self, role: str, outputs: list[tuple[int, object]]) -> list[CheckResult]:
+        """Several outputs (seed, output) in one request: one round trip for a mode's
+        re-checks."""
+        reply = self._ask({"role": role, "seeds": [seed for seed, _ in outputs]},
+                          [output for _, output in outputs])
+        return [CheckResult(**item) for item in reply["checks"]]
+
     def mutated(self, seed: int, inputs: tuple) -> list[str]:
         """Digests cross, not the inputs (wire.digest): a few numbers a tensor."""
         digests = [wire.digest(item) for item in inputs]
@@ -74,6 +81,9 @@ class LocalJudge:
 
     def check(self, role: str, seed: int, output) -> CheckResult:
         return self.judge.check(role, seed, output)
+
+    def check_all(self, role: str, outputs: list[tuple[int, object]]) -> list[CheckResult]:
+        return self.judge.check_all(role, outputs)
 
     def mutated(self, seed: int, inputs: tuple) -> list[str]:
         return self.judge.mutated(seed, [wire.digest(item) for item in inputs])

@@ -35,6 +35,7 @@ class Judge:
         # is compared with the same ones, made once. Fresh-probe seeds are not kept.
         self.references: dict[int, object] = {}
         self.point: tuple | None = None
+        self.warmed: set[str] = set()  # dtypes whose comparison ran once (prefetch)
         self.roles: dict[str, int] = {}
         self.wrong: dict[str, int] = {}
         self.failure: str | None = None
@@ -56,9 +57,18 @@ class Judge:
         run's first point on a GPU) then overlap the worker's, not the check's wait. A
         reference that fails here fails again when the check asks, and is reported then."""
         try:
-            self._reference(self.task.seed)
+            self._warm_compare(self._reference(self.task.seed))
         except Exception:  # reported when the check asks for it
             return
+
+    def _warm_compare(self, made) -> None:
+        """The comparison's kernels loaded once per dtype (a first launch loads each)."""
+        import torch
+
+        if self.task.dtype in self.warmed or not isinstance(made, torch.Tensor):
+            return
+        compare(made.to(getattr(torch, self.task.dtype)), made, *self.tolerance)
+        self.warmed.add(self.task.dtype)
 
     def close(self) -> JudgeSummary:
         summary = JudgeSummary(dict(self.roles), self.failure, self.first_check,
@@ -68,13 +78,21 @@ class Judge:
 
     def check(self, role: str, seed: int, output) -> CheckResult:
         """`output` against the reference of the inputs `seed` draws."""
+        return self.check_all(role, [(seed, output)])[0]
+
+    def check_all(self, role: str, outputs: list[tuple[int, object]]) -> list[CheckResult]:
+        """Each (seed, output) against its reference; tallied as one request whose first
+        wrong output is its reason (a mode's re-checks: the worker fails the mode once)."""
         self._require_open()
-        result = compare(output, self._reference(seed), *self.tolerance)
-        self._tally(role, None if result.passed else f"a {role} output wrong "
-                    f"(inputs of seed {seed}): {result.summary()}")
-        if role == CHECK and self.first_check is None:
-            self.first_check = result.to_dict()
-        return result
+        results = [compare(output, self._reference(seed), *self.tolerance)
+                   for seed, output in outputs]
+        wrong = [(seed, r) for (seed, _), r in zip(outputs, results, strict=True)
+                 if not r.passed]
+        self._tally(role, f"a {role} output wrong (inputs of seed {wrong[0][0]}): "
+                    f"{wrong[0][1].summary()}" if wrong else None)
+        if role == CHECK and self.first_check is None and results:
+            self.first_check = results[0].to_dict()
+        return results
 
     def mutated(self, seed: int, digests: list) -> list[str]:
         """The names of the inputs whose digests (wire.digest of the inputs as the worker

@@ -22,6 +22,8 @@ import socket
 MAX_HEADER = 1 << 16
 # Tensors start on 64-byte boundaries in the buffer (any dtype's alignment).
 ALIGN = 64
+# The smallest shared buffer: outputs of small points fit without a new one.
+MIN_BUFFER = 1 << 22
 # Inline bytes per message: well under a Unix socket's default send buffer (~208 KiB).
 CHUNK = 1 << 16
 
@@ -53,8 +55,10 @@ class SharedBuffer:
         """Room for `nbytes`; True when the buffer was replaced (its fd must be sent)."""
         if nbytes <= self.size and self.map is not None:
             return False
+        # Twice what is asked: a run's outputs grow point by point, and each new buffer
+        # costs a mapping, its page faults and (on a GPU) a page-locking on both sides.
+        size = max(2 * nbytes, MIN_BUFFER, 2 * self.size)
         self.close()
-        size = max(nbytes, 1 << 20)
         self.fd = os.memfd_create("gpubench-judge", os.MFD_CLOEXEC)
         try:
             os.ftruncate(self.fd, size)

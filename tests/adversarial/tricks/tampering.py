@@ -170,7 +170,7 @@ def _passing(output):
 
 def forges_the_worker_check(a, b, out):
     """Gets past the worker's seal without changing a sealed binding: it shadows the
-    tamper watch's `verdict` and the judge link's `check` and `mutated` on their instances
+    tamper watch's `verdict` and the judge link's methods on their instances
     (found through gc; the watch's own instance is not watched), so the worker reports
     every output right, asks no one, and finds nothing changed. Writes zeros. Only a
     judge the worker does not hold can still fail it."""
@@ -183,6 +183,7 @@ def forges_the_worker_check(a, b, out):
             obj.verdict = lambda executor: None
         elif kind.__name__ in ("RemoteJudge", "LocalJudge"):
             obj.check = lambda role, seed, output: _passing(output)
+            obj.check_all = lambda role, outputs: [_passing(out) for _, out in outputs]
             obj.mutated = lambda seed, inputs: []
     out.zero_()
 
