@@ -55,8 +55,8 @@ class SharedBuffer:
         """Room for `nbytes`; True when the buffer was replaced (its fd must be sent)."""
         if nbytes <= self.size and self.map is not None:
             return False
-        # Exactly what is asked (a floor for small points): page-locking costs by the page,
-        # on both sides, and a doubled buffer made the first 4096^2 point 0.8 s slower.
+        # Exactly what is asked (a floor for small points): mapping, faulting in and
+        # page-locking cost by the page, on both sides, more than a regrowth saves.
         size = max(nbytes, MIN_BUFFER)
         self.close()
         self.fd = os.memfd_create("gpubench-judge", os.MFD_CLOEXEC)
