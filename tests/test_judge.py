@@ -154,7 +154,7 @@ def test_the_judge_decides_from_its_own_draw_and_tells_the_parent_what_it_saw(fo
     assert "recheck output wrong" in summary.failure and summary.check["passed"]
 
 
-def test_a_modes_re_checks_cross_in_one_request_and_fail_it_once(forked):
+def test_a_modes_re_checks_are_tallied_as_one_request_and_fail_it_once(forked):
     line, link, _ = forked
     line.open(task())
     truth = drawn()

@@ -156,10 +156,9 @@ def _decide(judge, request: dict, memory, device: str) -> dict:
     tensors = wire.read(memory, request.get("tensors") or [], device)
     if request.get("role") == INPUTS:
         return {"mutated": judge.mutated(int(request["seed"]), list(request["digests"]))}
-    if "seeds" in request:
-        pairs = list(zip((int(seed) for seed in request["seeds"]), tensors, strict=True))
-        return {"checks": [r.to_dict() for r in judge.check_all(str(request["role"]), pairs)]}
-    result = judge.check(str(request["role"]), int(request["seed"]), tensors[0])
+    batch = request.get("batch")
+    result = judge.check(str(request["role"]), int(request["seed"]), tensors[0],
+                         None if batch is None else int(batch))
     return {"check": result.to_dict()}
 
 

@@ -38,6 +38,9 @@ class Judge:
         self.warmed: set[str] = set()  # dtypes whose comparison ran once (prefetch)
         self.roles: dict[str, int] = {}
         self.wrong: dict[str, int] = {}
+        self.batches = 0  # check_all calls made in this process (LocalJudge)
+        self.seen: set[tuple] = set()  # (role, batch) already counted as a request
+        self.wrong_batches: set[tuple] = set()  # (role, batch) already counted as wrong
         self.failure: str | None = None
         self.first_check: dict | None = None
 
@@ -50,6 +53,7 @@ class Judge:
         if point != self.point:
             self.point, self.references = point, {}
         self.roles, self.wrong, self.failure, self.first_check = {}, {}, None, None
+        self.seen, self.wrong_batches = set(), set()
 
     def prefetch(self) -> None:
         """Make the checked call's reference now, while the worker builds and loads the
@@ -76,23 +80,22 @@ class Judge:
         self.task = None
         return summary
 
-    def check(self, role: str, seed: int, output) -> CheckResult:
-        """`output` against the reference of the inputs `seed` draws."""
-        return self.check_all(role, [(seed, output)])[0]
+    def check(self, role: str, seed: int, output, batch: int | None = None) -> CheckResult:
+        """`output` against the reference of the inputs `seed` draws. Outputs of one
+        `batch` (a mode's re-checks) are tallied as one request: the worker fails the
+        mode once, whatever number of its copies are wrong."""
+        self._require_open()
+        result = compare(output, self._reference(seed), *self.tolerance)
+        self._tally(role, None if result.passed else f"a {role} output wrong "
+                    f"(inputs of seed {seed}): {result.summary()}", batch)
+        if role == CHECK and self.first_check is None:
+            self.first_check = result.to_dict()
+        return result
 
     def check_all(self, role: str, outputs: list[tuple[int, object]]) -> list[CheckResult]:
-        """Each (seed, output) against its reference; tallied as one request whose first
-        wrong output is its reason (a mode's re-checks: the worker fails the mode once)."""
-        self._require_open()
-        results = [compare(output, self._reference(seed), *self.tolerance)
-                   for seed, output in outputs]
-        wrong = [(seed, r) for (seed, _), r in zip(outputs, results, strict=True)
-                 if not r.passed]
-        self._tally(role, f"a {role} output wrong (inputs of seed {wrong[0][0]}): "
-                    f"{wrong[0][1].summary()}" if wrong else None)
-        if role == CHECK and self.first_check is None and results:
-            self.first_check = results[0].to_dict()
-        return results
+        """Each (seed, output) of one batch (LocalJudge's side of RemoteJudge.check_all)."""
+        self.batches += 1
+        return [self.check(role, seed, output, self.batches) for seed, output in outputs]
 
     def mutated(self, seed: int, digests: list) -> list[str]:
         """The names of the inputs whose digests (wire.digest of the inputs as the worker
@@ -111,11 +114,18 @@ class Judge:
         """A request the judge could not decide: the task cannot pass."""
         self._tally("error", why)
 
-    def _tally(self, role: str, failure: str | None) -> None:
-        self.roles[role] = self.roles.get(role, 0) + 1
-        if failure:
+    def _tally(self, role: str, failure: str | None, batch: int | None = None) -> None:
+        """Count a request (a batch once) and, when wrong, its role's wrong ones."""
+        key = (role, batch)
+        if batch is None or key not in self.seen:
+            self.roles[role] = self.roles.get(role, 0) + 1
+        if failure and (batch is None or key not in self.wrong_batches):
             self.wrong[role] = self.wrong.get(role, 0) + 1
             self.failure = self.failure or failure
+            if batch is not None:
+                self.wrong_batches.add(key)
+        if batch is not None:
+            self.seen.add(key)
 
     def _require_open(self) -> None:
         if self.task is None:
