@@ -38,9 +38,10 @@ The question has two sources of doubt, and a verdict must survive both:
 
    A change counts (FASTER/SLOWER) only when its whole CI lies beyond the group's
    shift and, on top of it, the largest of the user's threshold and the other bounds.
-   And none counts from a CPU timing that timed the host's other work too
-   (preempted, or other processes busy: see hostload.py): on a loaded 2-core machine
-   unchanged code moved 800x that way.
+   From a CPU timing that timed the host's other work too (preempted, or other
+   processes busy: see hostload.py) a change counts only beyond what that work can
+   explain on top (hostload.busy_factor: a fair share of its core when few calls were
+   preempted, nothing bounds it when the median call may have been); below, UNSURE.
 
 Verdicts (threshold t, default 1%; bounds taken as ratios, so +-1% means 1.01 and
 1/1.01, which keeps 2x slower and 2x faster symmetric):
@@ -78,7 +79,7 @@ from gpubench.analysis.repeats import RunsInterval, check_sides, run_medians, ru
 from gpubench.analysis.status_change import STATUS_VERDICTS, missing_in_new, status_change
 from gpubench.records.derive import same_model
 from gpubench.records.result import CORRECTNESS_ONLY, correctness_only
-from gpubench.timing.hostload import busy_reason
+from gpubench.timing.hostload import busy_factor, busy_reason
 from gpubench.timing.ratio_ci import RESAMPLES, SEED, ratio_ci  # noqa: F401 (re-exported)
 from gpubench.timing.stats import quantile
 
@@ -124,9 +125,12 @@ class Allowances:
     clocks: float = 0.0  # slowdown the clocks alone explain
     host: float = 0.0  # the host clock's own drift (CPU path and wall mode)
     clock_note: str = ""  # 'power-capped in NEW (SM down to 1700 MHz)'
-    # A reason nothing can be read from these runs at all: a CPU timing that timed the
-    # host's other work too (hostload.py). Every verdict becomes UNSURE, whatever the size.
+    # A reason little can be read from these runs: a CPU timing that timed the host's
+    # other work too (hostload.py). A verdict then needs a change beyond `busy` (how many
+    # times slower that work can have made a median: hostload.busy_factor) on top of the
+    # bar; anything less is UNSURE.
     doubt: str = ""
+    busy: float = 1.0
 
     def bar(self, threshold: float) -> float:
         """The change a FASTER/SLOWER needs: a two-variant group's common shift, and
@@ -245,9 +249,20 @@ def judge(base_median: float, new_median: float, interval: tuple[float, float, f
     reason = "" if said != UNSURE else _why_unsure(low, high, threshold, allowances)
     said, reason = _over_the_group(said, reason, ratio, low, high, threshold, bar, allowances)
     if allowances.doubt:  # not even SAME: both runs may have timed the scheduler alike
-        said, reason = UNSURE, allowances.doubt
+        said, reason = _despite_the_host(low, high, threshold, bar, allowances)
     return Comparison(base_median, new_median, ratio, low, high, said, reason, bar, allowances,
                       runs=runs)
+
+
+def _despite_the_host(low: float, high: float, threshold: float, bar: float,
+                      allowances: Allowances) -> tuple[str, str]:
+    """On a busy host: a change beyond what the host's other work explains, or UNSURE."""
+    wide = (1 + bar) * allowances.busy - 1
+    said = verdict(low, high, threshold, wide) if math.isfinite(wide) else UNSURE
+    if said in (FASTER, SLOWER):
+        return said, (f"beyond what the busy host explains (<= {allowances.busy:.0f}x: "
+                      f"{allowances.doubt})")
+    return UNSURE, allowances.doubt
 
 
 def _over_the_group(said: str, reason: str, ratio: float, low: float, high: float,
@@ -310,12 +325,13 @@ def compare_results(base, new, threshold: float = DEFAULT_THRESHOLD,
     clocks, clock_note = _clock_bound(base, new)
     doubts = [f"host busy in {label}: {reason}" for label, r in (("BASE", base), ("NEW", new))
               if (reason := _host_busy(r))]
+    busy = max(busy_factor(_host_load(r)) for r in (base, new))
     noise = (max(relative_iqr(base.samples_s), relative_iqr(new.samples_s))
              if base.samples_s and new.samples_s else 0.0)
     host = HOST_CLOCK_ALLOWANCE.get(base.mode, 0.0)
     allowances = Allowances(noise=noise, group=group.witness, drift=group.drift,
                             clocks=clocks, clock_note=clock_note, host=host,
-                            doubt="; ".join(doubts))
+                            doubt="; ".join(doubts), busy=busy)
     if repeats is not None:
         return judge(repeats.base_median_s, repeats.new_median_s,
                      (repeats.ratio, repeats.low, repeats.high), threshold,
@@ -448,8 +464,12 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD,
 
 
 def _host_busy(result) -> str | None:
+    return busy_reason(_host_load(result))
+
+
+def _host_load(result) -> dict | None:
     details = result.measurement.details if result.measurement else {}
-    return busy_reason(details.get("host_load"))
+    return details.get("host_load")
 
 
 def _log_ratio(base, new, repeats: RunsInterval | None = None) -> float:

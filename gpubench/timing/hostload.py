@@ -83,6 +83,23 @@ def load_between(start: Snapshot, end: Snapshot, calls: int) -> dict:
             "others_cpus": others, "own_cpus": (end.own_cpu - start.own_cpu) / wall}
 
 
+# Preemptions per call from which the median call itself may have been preempted: below
+# it, most calls (the median among them) ran unpreempted.
+MEDIAN_PREEMPTED = 0.5
+
+
+def busy_factor(load: dict | None) -> float:
+    """How many times slower the host's other work can have made a one-thread CPU
+    timing's median: 1 on a quiet host; 1 + ceil(X) when other processes kept X CPUs busy
+    but few calls were preempted (a fair share of its core among ceil(X) others is the
+    most it lost); unbounded when the median call itself may have been preempted."""
+    if busy_reason(load) is None:
+        return 1.0
+    if (load.get("preempted_per_call") or 0.0) >= MEDIAN_PREEMPTED:
+        return math.inf
+    return 1.0 + max(1, math.ceil(load.get("others_cpus") or 0.0))
+
+
 def busy_reason(load: dict | None) -> str | None:
     """Why a CPU timing measured the host's other work, or None when it did not."""
     if not load:
