@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
+from gpubench.analysis import clock_bounds
 from gpubench.analysis import comparison as C
 from gpubench.api import compare as api_compare
 from gpubench.records.point import PointKey
@@ -125,10 +126,11 @@ def test_a_throttled_run_makes_a_change_the_clocks_explain_unsure():
 
 
 def test_steady_clocks_add_no_allowance():
-    assert C.clock_allowance({"slowed_down": False, "power_capped": False, "sm_mhz_min": 1000,
-                              "sm_mhz_max_possible": 1980}) == 0
-    assert C.clock_allowance(None) == 0
-    assert C.clock_allowance(THROTTLED) == pytest.approx(1980 / 1500 - 1)
+    steady = {"slowed_down": False, "power_capped": False, "sm_mhz_min": 1000,
+              "sm_mhz_max_possible": 1980}
+    assert clock_bounds.clock_allowance(steady) == 0
+    assert clock_bounds.clock_allowance(None) == 0
+    assert clock_bounds.clock_allowance(THROTTLED) == pytest.approx(1980 / 1500 - 1)
 
 
 # ---------------------------------------------------------------- two runs

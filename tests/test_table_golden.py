@@ -102,3 +102,28 @@ def test_markdown_matches_golden_text():
     header, rule, *rows = table
     assert {line.count(" | ") for line in rows} == {header.count(" | ")}  # every column
     assert rule.count("|") == header.count("|") and "---:" in rule
+
+
+def test_a_warning_of_several_rows_is_one_note_and_a_suspect_reason_is_said_once():
+    """Issue 52 item 7: 44 notes under command 1's tables, 22 the same sentence, and each
+    SUSPECT reason twice (the row's reason, then the same words as a warning)."""
+    from gpubench.records.point import PointKey
+    from gpubench.records.shape import Shape
+    from gpubench.report.table import group_notes
+    from gpubench.timing.noise import Warning
+
+    def row(variant, status=R.OK, error=None, warnings=()):
+        key = PointKey("demo", variant, "float32", Shape({"n": 1}), "cold")
+        return R.Result(key=key, kind="torch", status=status, error=error,
+                        warnings=tuple(warnings))
+
+    noisy = Warning("noisy", "IQR is 7% of the median", "raise --max-time")
+    busy = [Warning("host_busy", f"the host clock timed other work too: {n} CPUs busy",
+                    "time on an idle machine") for n in (1, 2)]
+    suspect = Warning("suspect", "2300% of the measured roofline", "check the cost model")
+    notes = group_notes([row("a", warnings=[noisy, busy[0]]), row("b", warnings=[noisy, busy[1]]),
+                         row("c", R.SUSPECT, suspect.message, [suspect])])
+    assert "a, b: IQR is 7% of the median — raise --max-time" in notes
+    assert ("a, b: the host clock timed other work too (a: 1 CPUs busy; b: 2 CPUs busy) — "
+            "time on an idle machine") in notes
+    assert sum("2300%" in n for n in notes) == 1

@@ -69,6 +69,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from gpubench.analysis.clock_bounds import clock_bound
 from gpubench.analysis.config_change import config_change
 from gpubench.analysis.environment import (  # noqa: F401 (ENV_KEYS re-exported)
     ENV_KEYS,
@@ -192,26 +193,6 @@ def relative_iqr(samples: Sequence[float]) -> float:
     return (quantile(ordered, 0.75) - quantile(ordered, 0.25)) / median
 
 
-def clock_allowance(clocks: dict | None) -> float:
-    """How much slower the point may have run for its clocks alone: a kernel's time scales
-    at most as 1 / clock, so max_possible / min - 1, when the run saw throttling or a
-    power cap (0 otherwise: a clock that stayed up explains nothing)."""
-    if not clocks or not (clocks.get("slowed_down") or clocks.get("power_capped")):
-        return 0.0
-    low, top = clocks.get("sm_mhz_min"), clocks.get("sm_mhz_max_possible")
-    if not low or not top or low >= top:
-        return 0.0
-    return top / low - 1.0
-
-
-def _clock_state(clocks: dict | None) -> str:
-    if not clocks:
-        return ""
-    if clocks.get("slowed_down"):
-        return "throttled"
-    return "power-capped" if clocks.get("power_capped") else ""
-
-
 # ---------------------------------------------------------------- the verdict
 
 
@@ -322,7 +303,7 @@ def compare_results(base, new, threshold: float = DEFAULT_THRESHOLD,
     interval over several runs a side, which then decides in place of the bootstrap (the
     runs' spread is measured, so the samples' IQR no longer stands in for it)."""
     group = group or GroupShift()
-    clocks, clock_note = _clock_bound(base, new)
+    clocks, clock_note = clock_bound(base, new)
     doubts = [f"host busy in {label}: {reason}" for label, r in (("BASE", base), ("NEW", new))
               if (reason := _host_busy(r))]
     busy = max(busy_factor(_host_load(r)) for r in (base, new))
@@ -337,17 +318,6 @@ def compare_results(base, new, threshold: float = DEFAULT_THRESHOLD,
                      (repeats.ratio, repeats.low, repeats.high), threshold,
                      replace(allowances, noise=0.0), repeats.runs)
     return compare_samples(base.samples_s, new.samples_s, threshold, allowances)
-
-
-def _clock_bound(base, new) -> tuple[float, str]:
-    """The larger clock allowance of the two runs, and which run and clock it comes from."""
-    bounds = []
-    for label, result in (("BASE", base), ("NEW", new)):
-        clocks = result.measurement.clocks if result.measurement else None
-        note = (f"{_clock_state(clocks)} in {label} (SM down to {clocks.get('sm_mhz_min')} MHz)"
-                if clocks else "")
-        bounds.append((clock_allowance(clocks), note))
-    return max(bounds, key=lambda bound: bound[0])
 
 
 # ---------------------------------------------------------------- two runs

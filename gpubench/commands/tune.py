@@ -57,6 +57,9 @@ RACE_WARMUP_S = 0.025
 EXHAUSTIVE_S = 1.0
 CPU_SKIP = ("timing skipped: no GPU here; Triton-interpreted and CPU-built times say nothing "
             "of which config is fastest on a GPU, so every config was checked and none chosen")
+# The same after Ctrl-C: not every config was checked, and the count is the document's.
+CPU_SKIP_INTERRUPTED = ("timing skipped: no GPU here, and interrupted before every config "
+                        "was checked; none chosen")
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,8 @@ class TuneCommand:
             timing_s += time.perf_counter() if timing_s < 0 else 0.0
             for lane in lanes:
                 lane.kill() if interrupted else lane.stop()
-        skipped = "" if machine.has_cuda or times_on_cpu() else CPU_SKIP
+        skipped = "" if machine.has_cuda or times_on_cpu() else \
+            CPU_SKIP if interrupted is None else CPU_SKIP_INTERRUPTED
         try:
             code = self._conclude(point, race, tally, folder, timing_s, skipped, interrupted)
         finally:
@@ -279,7 +283,7 @@ class TuneCommand:
         paths = folder.save(document)
         title = (f"tune {point.family.name}/{point.variant.name} {point.dtype} "
                  f"{point.shape.label()} on {tally.env.get('gpu') or 'CPU'}")
-        caption = skipped or _caption(race, timing_s)
+        caption = "" if skipped else _caption(race, timing_s)  # said once, below
         self.console.print(tune_table(table_rows, title, caption))
         if self.request.markdown:
             self.console.print(markdown(table_rows), markup=False, soft_wrap=True)

@@ -378,7 +378,7 @@ def _roof_cell(result: R.Result) -> str:
 def group_notes(group: list[R.Result]) -> list[str]:
     """What the table has no room for: why a row failed or was skipped, and warnings
     (none about a correctness-only row's time, which is no benchmark to warn about)."""
-    notes, seen = [], set()
+    notes, seen, warned = [], set(), {}
     for r in group:
         label = f"{r.variant} [{r.mode}]" if len({x.mode for x in group}) > 1 else r.variant
         why = note(r)
@@ -386,12 +386,28 @@ def group_notes(group: list[R.Result]) -> list[str]:
             seen.add((r.variant, why))
             notes.append(f"{r.variant}: {why}{source_below(r)}")
         if not R.correctness_only(r):
-            notes.extend(f"{label}: {w}" for w in r.warnings)
+            for w in r.warnings:
+                if r.status != R.OK and why and w.message in why:
+                    continue  # a SUSPECT row's reason, said in its own note already
+                warned.setdefault((w.code, w.remedy), []).append((label, w.message))
         build_note = r.build.get("note")
         if build_note and (r.variant, build_note) not in seen:
             seen.add((r.variant, build_note))
             notes.append(f"{r.variant}: {build_note}")
-    return notes
+    return notes + [_warning_note(said, remedy) for (_, remedy), said in warned.items()]
+
+
+def _warning_note(said: list[tuple[str, str]], remedy: str) -> str:
+    """One note for one warning of several rows, its remedy said once: 'torch, cuda: IQR
+    is 7% of the median — ...' when they say the same, each row's words otherwise."""
+    labels = ", ".join(label for label, _ in said)
+    if len({message for _, message in said}) == 1:
+        return f"{labels}: {said[0][1]} — {remedy}"
+    heads = {message.partition(": ")[0] for _, message in said}
+    if len(heads) == 1 and all(": " in message for _, message in said):
+        details = "; ".join(f"{label}: {message.partition(': ')[2]}" for label, message in said)
+        return f"{labels}: {heads.pop()} ({details}) — {remedy}"
+    return "; ".join(f"{label}: {message}" for label, message in said) + f" — {remedy}"
 
 
 def source_below(result: R.Result) -> str:

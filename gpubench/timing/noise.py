@@ -69,8 +69,8 @@ def assess(summary, stop_reason: str | None, target_rel_ci: float, clocks: dict 
         busy = busy_reason(host_load)
         if busy:
             found.append(Warning("host_busy", f"the host clock timed other work too: {busy}",
-                                 "time on an idle machine; `compare` calls these points "
-                                 "UNSURE"))
+                                 "time on an idle machine; `compare` decides only changes "
+                                 "beyond what that load explains"))
         if summary.rel_iqr > NOISY_REL_IQR_CPU:
             found.append(Warning("noisy", f"IQR is {summary.rel_iqr:.0%} of the median "
                                  "(host clock)", "CPU timings are indicative: raise "
