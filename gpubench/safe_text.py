@@ -61,6 +61,20 @@ def capped(text: str, limit: int | None, where: str = "") -> str:
     return f"{text[:limit]} ... [{len(text) - limit:,} more characters{rest}]"
 
 
+# A path in a message: its first and last PATH_END characters (the folder it starts from,
+# the file it names), so that the reason after it is never cut off with it.
+PATH_END = 60
+
+
+def short_path(path: object) -> str:
+    """`path` as a message shows it: whole when short, else its two ends around how many
+    characters were left out."""
+    text = str(path)
+    if len(text) <= 3 * PATH_END:
+        return text
+    return f"{text[:PATH_END]}...[{len(text) - 2 * PATH_END:,} characters]...{text[-PATH_END:]}"
+
+
 def terminal(text: object, limit: int | None = TERMINAL_LIMIT, where: str = "") -> str:
     """A message for the terminal: control characters shown as escapes ('\\x1b[2J'),
     newlines and tabs kept, at most `limit` characters (see `capped`)."""

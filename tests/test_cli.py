@@ -353,3 +353,14 @@ def test_a_file_size_limit_loses_no_point_and_says_nothing_was_saved(tmp_path, b
     assert "n=1024" in output and "n=2048" in output  # both points ran and were shown
     assert "nothing of this run is saved" in output and "results: not saved" in output
     assert not list(tmp_path.glob("gpubench-rescue-*"))  # no empty rescue folder left
+
+
+def test_an_over_long_out_path_keeps_its_reason_in_view(gpubench):
+    """Issue 52: an over-long --out path's reason was cut off with the path."""
+    out = "x" * 300 + "/" + "y" * 5000
+    done = gpubench("run", "square", "--sizes", "1024", "--variants", "torch", "--device",
+                    "cpu", "--out", out)
+    assert done.code == 12 and "Traceback" not in done.output, done.output
+    line = next(x for x in done.output.splitlines() if "cannot write results" in x)
+    assert "File name too long; choose another --out" in line and len(line) < 400
+    assert "characters]" in line

@@ -36,6 +36,7 @@ from gpubench.parsing import shown
 from gpubench.records.run import NewerSchema, RunDocument
 from gpubench.records.saved_rows import SavedRows
 from gpubench.run import run_index
+from gpubench.safe_text import short_path
 
 LOCK_NAME = ".gpubench.lock"
 RESULTS_JSON = "results.json"
@@ -63,8 +64,8 @@ class RunFolder:
         fd = self._lock_fd = self._lock()
         if has_results(self.path) and not self.force:
             self.release()
-            raise UsageError(f"{self.path} already holds a run's results; pass --force to "
-                             "overwrite them, or choose another --out")
+            raise UsageError(f"{short_path(self.path)} already holds a run's results; pass "
+                             "--force to overwrite them, or choose another --out")
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         remove_stale_temporaries(self.path)
@@ -83,7 +84,7 @@ class RunFolder:
                 self._record()
                 return paths
             except OSError as exc:
-                self.failed_to = f"{self.path} ({exc.strerror or exc})"
+                self.failed_to = f"{short_path(self.path)} ({exc.strerror or exc})"
                 self.rescue = Path(tempfile.mkdtemp(prefix="gpubench-rescue-"))
                 self.problem = (f"could not write results to {self.failed_to}; everything "
                                 f"measured is in {self.rescue}")
@@ -118,15 +119,16 @@ class RunFolder:
                 self.path.mkdir(parents=True, exist_ok=True)
                 fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as exc:
-                raise OutputError(f"cannot write results to {self.path}: "
+                raise OutputError(f"cannot write results to {short_path(self.path)}: "
                                   f"{exc.strerror or exc}; choose another --out") from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 owner = _read_owner(fd)
                 os.close(fd)
-                raise UsageError(f"another gpubench run{owner} is writing to {self.path}; "
-                                 "wait for it or choose another --out") from None
+                raise UsageError(f"another gpubench run{owner} is writing to "
+                                 f"{short_path(self.path)}; wait for it or choose another "
+                                 "--out") from None
             if _names(path, fd):
                 return fd
             os.close(fd)  # its holder removed it on release: lock the path's new file
