@@ -96,11 +96,11 @@ def test_returning_variants_of_every_kind_pass_on_the_cpu(gpubench):
     rows = done.by_variant()
     assert {v: r["status"] for v, r in rows.items()} == {
         "torch": "ok", "into_out": "ok", "triton": "ok", "inline_cpp": "ok",
-        "wrong_dtype": "error"}
+        "requires_grad": "ok", "wrong_dtype": "error"}
     assert "returned a float64 tensor on cpu; expected float32 on cpu" in \
         rows["wrong_dtype"]["error"]
     allocates = {v for v, r in rows.items() if (r.get("build") or {}).get("allocates_output")}
-    assert allocates == {"torch", "triton", "inline_cpp"}
+    assert allocates == {"torch", "triton", "inline_cpp", "requires_grad"}
     assert "inline_cpp (alloc)" in done.stdout and "into_out (alloc)" not in done.stdout
     assert rows["inline_cpp"]["build"]["cached"] is False or rows["inline_cpp"]["build"]
 

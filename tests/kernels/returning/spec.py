@@ -30,6 +30,10 @@ family = Family(
         TritonVariant("triton", module="cube_triton.py", function="cube"),
         CudaVariant("inline_cpp", cpp_sources=CPP_SOURCE, functions=["cube_cpu"],
                     extra_cflags=["-O2"]),
+        # Returns a tensor that requires grad (a weight in the autograd graph): checked and
+        # timed as any output, no autograd error (issue 52).
+        TorchVariant("requires_grad",
+                     fn=lambda x: x * x * x * torch.ones_like(x, requires_grad=True)),
         # Returns a tensor of the wrong dtype: must fail with a clear message.
         TorchVariant("wrong_dtype", fn=lambda x: (x * x * x).double()),
     ),
