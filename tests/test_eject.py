@@ -114,3 +114,27 @@ def test_the_launch_config_is_the_one_launcher_left_after_a_launch():
     assert _chosen_config(SimpleNamespace(launchers=[SimpleNamespace(config=won)])) == expected
     assert _chosen_config(SimpleNamespace(launchers=[], configs=[won])) == expected
     assert _chosen_config(SimpleNamespace(launchers=[], configs=[won, won])) is None
+
+
+def test_a_folder_it_cannot_write_is_exit_12_with_nothing_half_added_or_left(gpubench,
+                                                                              tmp_path):
+    """Issue 52: eject into a folder it could not write gave a traceback and exit 1 (the
+    guide says 12), and Inductor's warnings and temporary folders were left in its output
+    and in /tmp."""
+    import shutil
+
+    from conftest import REPO
+
+    folder = tmp_path / "mine" / "square"
+    shutil.copytree(REPO / "kernels" / "square", folder)
+    spec = (folder / "spec.py").read_text()
+    (folder / "compiled_square_1024_float32_triton.py").mkdir()  # in the module's way
+    cache = tmp_path / "cache"
+    done = gpubench("eject", "square", "--kernels-dir", str(folder.parent), "--size", "1024",
+                    "--no-run", timeout=900, env={"GPUBENCH_CACHE_DIR": str(cache)})
+    assert done.code == 12, done.output
+    assert "Traceback" not in done.output and "Warning" not in done.output
+    assert "cannot write the ejected variant into" in done.output
+    assert "Is a directory" in done.output and "nothing was added" in done.output
+    assert (folder / "spec.py").read_text() == spec
+    assert not list((cache / "inductor").glob("tmp*"))  # no temporary folder kept

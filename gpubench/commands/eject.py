@@ -8,6 +8,7 @@ families/eject_source.py; this module picks the shape and dtype, writes the file
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -17,11 +18,13 @@ from pathlib import Path
 from rich.console import Console
 
 from gpubench import errors
+from gpubench.families.compiled import inductor_cache_dir
 from gpubench.families.discovery import family_dirs, load_family, resolve_families
 from gpubench.families.eject_source import NothingToEject, write_module
 from gpubench.records.shape import ShapeChoice
 from gpubench.run.machine import detect_machine
 from gpubench.run.plan import choose_dtypes, choose_shapes
+from gpubench.safe_text import short_path
 
 # Exit status of a refusal: the reference compiles to no Triton kernel (an extern cuBLAS
 # call, a C++ kernel) or to a launch eject does not rewrite. Usage-like: nothing was wrong
@@ -45,6 +48,9 @@ class EjectRequest:
 
 
 def eject(request: EjectRequest, console: Console) -> int:
+    # Inductor's files under gpubench's cache, not /tmp/torchinductor_$USER: read before
+    # torch's first question to Inductor fixes the default in the environment.
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", inductor_cache_dir())
     import torch
 
     machine = detect_machine(request.device)
@@ -62,7 +68,8 @@ def eject(request: EjectRequest, console: Console) -> int:
     from gpubench.tools.inductor_capture import capture
 
     try:
-        captured = capture(family.reference, inputs, request.mode)
+        with _quiet_inductor(Path(os.environ["TORCHINDUCTOR_CACHE_DIR"])):
+            captured = capture(family.reference, inputs, request.mode)
     except Exception as exc:  # torch.compile or Inductor failed: say so, no traceback
         raise errors.BuildFailed(
             f"torch.compile could not compile {family.name}'s reference at {shape.label()}, "
@@ -79,11 +86,10 @@ def eject(request: EjectRequest, console: Console) -> int:
     except NothingToEject as exc:
         console.print(f"Nothing to eject for {family.name} at {shape.label()}: {exc}")
         return EXIT_NOTHING_TO_EJECT
-    (folder / module).write_text(written.text)
-    added = _add_spec_entry(folder / "spec.py", name, module, family.name, dtype,
-                            dict(shape.items()),
-                            f"torch.compile's Triton at {shape.label()} ({request.mode}), "
-                            "ejected")
+    added = _write_variant(folder, module, written.text, name, family.name, dtype,
+                           dict(shape.items()),
+                           f"torch.compile's Triton at {shape.label()} ({request.mode}), "
+                           "ejected")
     _say_written(console, folder / module, name, added, captured, written)
     if not request.run:
         return errors.EXIT_OK
@@ -104,6 +110,53 @@ def _triton_version() -> str:
     import triton
 
     return triton.__version__
+
+
+@contextlib.contextmanager
+def _quiet_inductor(cache: Path):
+    """Inductor's own chatter kept out of eject's output (its cache-off UserWarning, the
+    'temporary cache dir kept' log line of the codegen-only path, whose compile is meant
+    to fail), and the temporary folders it keeps on that failure removed: eject reports
+    what it wrote, and leaves nothing else behind."""
+    import logging
+    import shutil
+    import warnings
+
+    before = set(cache.glob("tmp*")) if cache.is_dir() else set()
+    loggers = [logging.getLogger(name) for name in ("torch._inductor", "torch._dynamo")]
+    levels = [logger.level for logger in loggers]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for logger in loggers:
+                logger.setLevel(logging.ERROR)
+            yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+        for left in (set(cache.glob("tmp*")) if cache.is_dir() else set()) - before:
+            shutil.rmtree(left, ignore_errors=True)
+
+
+def _write_variant(folder: Path, module: str, text: str, name: str, function: str,
+                   dtype: str, shape: dict, description: str) -> bool:
+    """The module and its spec entry, both or neither: a folder that cannot be written
+    (read-only, a directory in the way, a full disk) is an OutputError (exit 12) naming it,
+    and a module written before the spec failed is taken back."""
+    path = folder / module
+    existed = path.exists()
+    try:
+        path.write_text(text)
+        return _add_spec_entry(folder / "spec.py", name, module, function, dtype, shape,
+                               description)
+    except OSError as exc:
+        if not existed:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        raise errors.OutputError(
+            f"cannot write the ejected variant into {short_path(folder)}: "
+            f"{exc.strerror or exc} ({short_path(exc.filename or path)}); nothing was "
+            "added to the family") from None
 
 
 def _add_spec_entry(spec: Path, name: str, module: str, function: str, dtype: str,
