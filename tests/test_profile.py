@@ -99,6 +99,9 @@ def test_a_cpu_only_script_gets_a_cpu_op_table_and_says_why(gpubench):
     assert done.code == 0, done.output
     assert "done" in done.stdout and "['one', 'two']" in done.stdout  # its argv, unchanged
     assert "No CUDA kernels" in done.output and "aten::matmul" in done.output
+    # Issue 52: kineto's own start/stop lines ('USDT:... profiler_start') are the profiler
+    # gpubench put in, not the program's output
+    assert "USDT:" not in done.output and "profiler_start" not in done.output
     run = read_run(done.cwd / "p")
     assert run.meta["kind"] == "profile" and run.meta["exit_code"] == 0
     assert run.meta["profile"]["groups"][0]["name"].startswith("aten::")

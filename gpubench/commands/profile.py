@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -36,6 +37,11 @@ from gpubench.tools.profile.kernels import Profile, analyse
 # the trace (a few seconds for a training step's trace of ~100k events).
 EXPORT_GRACE_S = 60.0
 STDERR_TAIL = 15  # lines of the program's stderr shown when it fails
+# The profiler's own progress lines, which kineto prints to the program's stderr whatever
+# KINETO_LOG_LEVEL says ('USDT:<date> <time> <pid>:<tid> SyncActivityProfilerHandler.cpp
+# :52] profiler_start', 'STAGE:... Completed Stage: Warm Up'): they are
+# gpubench's profiler talking, not the program. Its warnings and errors pass.
+KINETO_CHATTER = re.compile(r"(USDT|STAGE):\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \d+:\d+ \S+\.cpp:\d+\] ")
 KERNELS_CSV = "kernels.csv"
 
 
@@ -98,6 +104,8 @@ def run_child(python: str, program: list[str], out: Path, timeout_s: float,
 
 def _tee(stream, tail) -> None:
     for line in stream:
+        if KINETO_CHATTER.match(line):
+            continue
         sys.stderr.write(line)
         tail.append(line.rstrip("\n"))
 
