@@ -364,3 +364,15 @@ def test_an_over_long_out_path_keeps_its_reason_in_view(gpubench):
     line = next(x for x in done.output.splitlines() if "cannot write results" in x)
     assert "File name too long; choose another --out" in line and len(line) < 400
     assert "characters]" in line
+
+
+def test_a_cache_that_cannot_be_written_is_one_clear_error_not_every_point_crashed(gpubench,
+                                                                                   tmp_path):
+    """Issue 52: a read-only cache folder made every point CRASHED ('worker failed to
+    start'). A file in the cache's way stands in for read-only here (tests run as root)."""
+    (tmp_path / "a-file").write_text("")
+    done = gpubench("run", "square", "--sizes", "1024", "--device", "cpu",
+                    env={"GPUBENCH_CACHE_DIR": str(tmp_path / "a-file" / "cache")})
+    assert done.code == 12, done.output
+    assert "cache" in done.output and "cannot be written: Not a directory" in done.output
+    assert "CRASHED" not in done.output and "Traceback" not in done.output

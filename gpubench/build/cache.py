@@ -30,6 +30,25 @@ def cache_base(environ: Mapping[str, str] | None = None) -> Path:
     return Path(env) if env else Path.home() / ".cache" / "gpubench"
 
 
+def require_writable_cache() -> Path:
+    """The cache root, made and written once now: a cache that cannot be written (a file
+    in its way, a read-only folder, a full disk) is one OutputError (exit 12) before any
+    worker starts, not every point CRASHED by a worker that cannot start."""
+    from gpubench.errors import OutputError
+
+    base = cache_base()
+    probe = base / f".writable-{os.getpid()}"
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise OutputError(f"gpubench's cache {base} cannot be written: "
+                          f"{exc.strerror or exc}; set GPUBENCH_CACHE_DIR to a folder you "
+                          "can write") from None
+    return base
+
+
 def cache_root() -> Path:
     """Where built extensions live: <cache>/extensions."""
     root = cache_base() / "extensions"

@@ -61,6 +61,9 @@ def starts_workers_early(request: RunRequest) -> bool:
 def run_request(request: RunRequest, console) -> int:
     """`gpubench run` once (not --watch): the workers started first, then the run
     command's imports (~0.2 s) beside them; the exit code."""
+    from gpubench.build.cache import require_writable_cache
+
+    require_writable_cache()
     prestart = start_workers(request) if starts_workers_early(request) else None
     try:
         from gpubench.commands.run import RunCommand
