@@ -154,3 +154,46 @@ def test_a_final_document_with_points_lacking_a_status_is_not_finished(tmp_path)
     complete = saver.document(final=True)
     assert complete.incomplete is None and complete.meta["finished"]
     assert saver.document().incomplete is None  # nothing left to run: not incomplete
+
+
+SPEC_BODY = '''
+import torch
+from gpubench import Family, TorchVariant
+
+family = Family(
+    reference=lambda x: x * x,
+    make_inputs=lambda n, dtype, device: (torch.randn(n, dtype=dtype, device=device),),
+    flops=lambda n: n, bytes_moved=lambda n, itemsize: 2 * n * itemsize,
+    sizes=(1024,), cpu_sizes=(1024,),
+    variants=(TorchVariant("torch", fn=lambda x, out: torch.square(x, out=out),
+                           baseline=True),),
+)
+'''
+
+
+def test_a_spec_that_changes_directory_at_import_leaves_results_where_asked(gpubench, tmp_path):
+    """Issue 52: a spec that chdir()s at import moved a relative --out elsewhere ('/run'),
+    while the run said it saved to 'run/'."""
+    (tmp_path / "k" / "moves").mkdir(parents=True)
+    (tmp_path / "k" / "moves" / "spec.py").write_text(
+        f"import os\nos.chdir({str(tmp_path / 'k')!r})\n" + SPEC_BODY)
+    done = gpubench("run", "moves", "--kernels-dir", str(tmp_path / "k"), *FAST, "--out", "run")
+    assert done.code == 0, done.output
+    assert (done.cwd / "run" / "results.json").is_file()
+    assert not (tmp_path / "k" / "run").exists()
+
+
+def test_a_spec_that_forks_at_import_is_refused_and_its_copy_ends(gpubench, tmp_path):
+    """Issue 52: a spec that forked at import left a copy of gpubench running on from the
+    import, and was reported as the worker's fault."""
+    (tmp_path / "k" / "forks").mkdir(parents=True)
+    marker = tmp_path / "copy-ran-on"
+    (tmp_path / "k" / "forks" / "spec.py").write_text(
+        "import os\nos.fork()\n" + SPEC_BODY +
+        f"\nimport atexit\natexit.register(lambda: open({str(marker)!r}, 'a')"
+        ".write(f'{os.getpid()}\\n'))\n")
+    done = gpubench("run", "forks", "--kernels-dir", str(tmp_path / "k"), *FAST)
+    assert done.code != 0 and "Traceback" not in done.output
+    assert "forked the process (os.fork) while being imported" in done.output
+    # gpubench exits normally (one line); no copy went on to run gpubench's code and exit
+    assert len(marker.read_text().split()) == 1

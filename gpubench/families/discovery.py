@@ -180,14 +180,28 @@ def _guarded_import(path: Path):
     if timed:
         previous = signal.signal(signal.SIGALRM, out_of_time)
         signal.setitimer(signal.ITIMER_REAL, SPEC_IMPORT_TIMEOUT_S)
+    pid, cwd, forks = os.getpid(), os.getcwd(), _FORKS[0]
     try:
         with contextlib.redirect_stdout(sys.stderr):
             yield
     finally:
+        if os.getpid() != pid:  # a copy the file's os.fork() made: it ends here, silent
+            real_exit(0)
         os._exit = real_exit
         if timed:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
+        if os.getcwd() != cwd:  # gpubench's relative paths (--out) are the user's
+            os.chdir(cwd)
+    if _FORKS[0] != forks:
+        raise _ImportAborted("forked the process (os.fork) while being imported: a copy of "
+                             "gpubench would run on from it; start processes from a variant's "
+                             "code, or with subprocess")
+
+
+# os.fork() calls in this process: an import that made one is refused (_guarded_import).
+_FORKS = [0]
+os.register_at_fork(after_in_parent=lambda: _FORKS.__setitem__(0, _FORKS[0] + 1))
 
 
 @contextlib.contextmanager
