@@ -245,3 +245,17 @@ def test_a_solution_that_patches_the_problems_model_late_fails_for_that(gpubench
                     "--device", DEVICE, *FAST)
     row = done.by_variant()["linear_patches_model_late"]
     assert row["status"] == "fail" and row["error"].endswith(".Model.forward"), row["error"]
+
+
+def test_a_submission_that_loops_at_import_is_stopped_by_the_import_limit(gpubench):
+    """Issue 52: a KernelBench file that loops at import was ended only by --build-timeout."""
+    done = gpubench("run", "--problem", str(LINEAR),
+                    "--submission", str(HOSTILE / "linear_loops_at_import.py"),
+                    "--shape", "batch_size=16,in_features=64,out_features=32",
+                    "--device", DEVICE, *FAST, "--build-timeout", "300",
+                    env={"GPUBENCH_SPEC_TIMEOUT_S": "3"})
+    assert "Traceback" not in done.output
+    row = done.by_variant()["linear_loops_at_import"]
+    assert row["status"] == "error", row
+    assert "did not finish importing within 3 s" in row["error"]
+    assert done.by_variant()["reference"]["status"] == "ok"

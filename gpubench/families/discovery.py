@@ -131,18 +131,18 @@ def _import_file(path: Path, prefix: str):
     # Registered before executing: @triton.jit and dataclasses look the module up.
     sys.modules[module_name] = module
     try:
-        with _guarded_import(path), sigint_watch() as pressed:
+        with guarded_import(path), sigint_watch() as pressed:
             try:
                 spec.loader.exec_module(module)
             except KeyboardInterrupt as exc:
                 if pressed():
                     raise  # the user's Ctrl-C, while the spec was importing
-                raise _ImportAborted(f"{where_in_file(exc, path)} raised while being imported, "
+                raise ImportAborted(f"{where_in_file(exc, path)} raised while being imported, "
                                      "with no Ctrl-C pressed") from None
     except SpecError as exc:
         sys.modules.pop(module_name, None)
         raise SpecError(f"{path}: {exc}") from None
-    except _ImportAborted as exc:
+    except ImportAborted as exc:
         sys.modules.pop(module_name, None)
         raise SpecError(f"{path}: {exc}") from None
     except BaseException as exc:
@@ -157,21 +157,21 @@ def _import_file(path: Path, prefix: str):
 SPEC_IMPORT_TIMEOUT_S = float(os.environ.get("GPUBENCH_SPEC_TIMEOUT_S", "60"))
 
 
-class _ImportAborted(BaseException):
+class ImportAborted(BaseException):
     """Raised inside a spec's import to stop it: the message says why."""
 
 
 @contextlib.contextmanager
-def _guarded_import(path: Path):
+def guarded_import(path: Path):
     """Run a spec's top-level code so that it cannot end or hang gpubench: os._exit()
     raises instead of exiting, a time limit interrupts endless loops (SIGALRM, main
     thread only), and what it prints goes to stderr, never into tables or --json. Not a
     sandbox: code that blocks inside C, or kills its own process, still can."""
     def refuse_exit(code=0):
-        raise _ImportAborted(f"called os._exit({code}) while being imported")
+        raise ImportAborted(f"called os._exit({code}) while being imported")
 
     def out_of_time(signum, frame):
-        raise _ImportAborted(f"did not finish importing within {SPEC_IMPORT_TIMEOUT_S:g} s "
+        raise ImportAborted(f"did not finish importing within {SPEC_IMPORT_TIMEOUT_S:g} s "
                              "(an endless loop or a wait at import time?)")
 
     real_exit, os._exit = os._exit, refuse_exit
@@ -194,12 +194,12 @@ def _guarded_import(path: Path):
         if os.getcwd() != cwd:  # gpubench's relative paths (--out) are the user's
             os.chdir(cwd)
     if _FORKS[0] != forks:
-        raise _ImportAborted("forked the process (os.fork) while being imported: a copy of "
+        raise ImportAborted("forked the process (os.fork) while being imported: a copy of "
                              "gpubench would run on from it; start processes from a variant's "
                              "code, or with subprocess")
 
 
-# os.fork() calls in this process: an import that made one is refused (_guarded_import).
+# os.fork() calls in this process: an import that made one is refused (guarded_import).
 _FORKS = [0]
 os.register_at_fork(after_in_parent=lambda: _FORKS.__setitem__(0, _FORKS[0] + 1))
 

@@ -65,9 +65,14 @@ def _exec(path: Path, label: str):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses, torch.compile and @triton.jit look it up
+    from gpubench.families.discovery import ImportAborted, guarded_import  # (a cycle)
+
     try:
-        with contextlib.redirect_stdout(sys.stderr):
+        with guarded_import(path):  # its prints to stderr, a time limit, no exit or fork
             spec.loader.exec_module(module)
+    except ImportAborted as exc:
+        sys.modules.pop(name, None)
+        raise SpecError(f"{path}: {exc}") from None
     except Exception as exc:
         sys.modules.pop(name, None)
         raise SpecError(f"{path}: failed to import: {where_in_file(exc, path)}") from None
