@@ -183,3 +183,21 @@ def test_roofline_y_axis_has_no_empty_decade_above_the_roofs():
     spec = charts.roofline_spec(family("m", ("torch",)), CEILINGS, "t")
     _, high = spec["encoding"]["y"]["scale"]["domain"]
     assert high < 675.0 * 2 and math.isfinite(high)
+
+
+def test_a_family_whose_rows_name_different_axes_draws_without_a_key_error():
+    """Issue 52: a results.json edited to give one row an axis its family lacks stopped
+    `gpubench report` with KeyError: 'zz'."""
+    from gpubench.records import result as R
+    from gpubench.records.point import PointKey
+    from gpubench.records.shape import Shape
+    from gpubench.report.charts import sweeps
+    from gpubench.timing.measurement import Measurement
+
+    def row(shape: dict, median: float) -> R.Result:
+        key = PointKey("demo", "torch", "float32", Shape(shape), "cold")
+        return R.Result(key=key, kind="torch", status=R.OK, measurement=Measurement(
+            "cold", "test", (median,) * 5))
+
+    found = sweeps([row({"n": 1024}, 1e-6), row({"n": 4096}, 3e-6), row({"zz": 5}, 2e-6)])
+    assert [s["axis"] for s in found] == ["n"]

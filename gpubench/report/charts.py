@@ -44,10 +44,10 @@ def sweeps(results: Sequence[Result]) -> list[dict]:
     axes, the axis that varies most, when it took at least two values. Axes that move
     together (--sizes on matmul: M=N=K) make one sweep named 'M (=N=K)'."""
     groups: dict[tuple, list[Result]] = {}
-    for r in measured(results):
-        groups.setdefault((r.dtype, r.mode), []).append(r)
+    for r in measured(results):  # by axes too: an edited results.json may mix them
+        groups.setdefault((r.dtype, r.mode, tuple(r.shape)), []).append(r)
     found = []
-    for (dtype, mode), group in groups.items():
+    for (dtype, mode, _axes), group in groups.items():
         axis, companions = _swept_axis(group)
         if axis is None:
             continue
