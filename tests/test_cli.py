@@ -376,3 +376,19 @@ def test_a_cache_that_cannot_be_written_is_one_clear_error_not_every_point_crash
     assert done.code == 12, done.output
     assert "cache" in done.output and "cannot be written: Not a directory" in done.output
     assert "CRASHED" not in done.output and "Traceback" not in done.output
+
+
+def test_builds_write_their_temporary_files_where_the_run_removes_them(tmp_path):
+    """Issue 52: repeated Ctrl-C during a build left empty cc*.s files in TMPDIR (a killed
+    compiler's). Workers and builders get a scratch TMPDIR of the run's own, made inside
+    the user's and removed when the run's process ends, however its builds ended."""
+    script = ("import os\nfrom gpubench.run.worker_process import worker_env\n"
+              "folder = worker_env('cpu')['TMPDIR']\n"
+              "open(os.path.join(folder, 'ccLEFT.s'), 'w').close()  # a killed compiler's\n"
+              "print(folder)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "TMPDIR": str(tmp_path)}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    folder = Path(done.stdout.strip())
+    assert folder.parent == tmp_path and folder.name.startswith("gpubench-scratch-")
+    assert not folder.exists() and list(tmp_path.iterdir()) == []

@@ -27,6 +27,7 @@ from gpubench.families import compiled
 from gpubench.run.judge.line import JudgeLine
 from gpubench.run.processes import kill_session, kill_tree
 from gpubench.run.protocol import Envelope, LineReader, ResultKey
+from gpubench.run.scratch import scratch_dir
 
 # A fresh worker imports torch (1-5 s) and, on a GPU, creates a context (~1 s).
 START_TIMEOUT_S = 120.0
@@ -265,6 +266,7 @@ def worker_env(device: str) -> dict:
     env.setdefault("TORCH_SHOW_CPP_STACKTRACES", "1")
     env.setdefault("TORCH_DISABLE_ADDR2LINE", "1")
     env.update(compiled.worker_environment())  # Inductor's caches under gpubench's
+    env["TMPDIR"] = scratch_dir()  # compilers' temporary files: removed with the run
     # The worker must import the same gpubench as the parent, installed or not.
     package_root = str(Path(__file__).resolve().parents[2])  # the folder holding gpubench/
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
