@@ -47,3 +47,20 @@ def test_one_line_a_point_at_80_columns_but_for_the_reason():
     assert len(points) == 6  # every point's figures on one line, and its short reason too
     assert all(line.rstrip().endswith(("%", "SLOWER", "SAME")) for line in points)
     assert sum(line.startswith("2^2") for line in points) == 2  # axis values once a shape
+
+
+def test_long_reasons_at_80_columns_are_notes_not_a_column_folded_letter_by_letter():
+    """Issue 52: at 80 columns `compare` gave its why column a few letters and folded each
+    reason down it (10 points took 106 lines). Runs of a busy CPU host, whose every reason
+    is long (tests/fixtures/compare/cpu-busy)."""
+    busy = FIXTURES / "compare" / "cpu-busy"
+    result = compare_runs(read_run(busy / "mm1"), read_run(busy / "mm2"))
+    with open(os.devnull, "w") as sink:
+        console = Console(width=80, record=True, color_system=None, file=sink)
+        console.print(compare_table(result, "mm1", "mm2", width=80))
+        lines = console.export_text().splitlines()
+    points = [line for line in lines if " us " in line]
+    assert len(points) == 4 and all(line.rstrip().endswith("]") for line in points)
+    notes = [line for line in lines if line.startswith("  [")]
+    assert len(notes) == 4 and all("host busy in BASE" in note for note in notes)
+    assert max(len(line) for line in lines) <= 80

@@ -85,7 +85,7 @@ def _show(request: CompareRequest, result: RunComparison, base_name: str, new_na
     elif request.markdown == STDOUT:
         sys.stdout.write(compare_markdown(result, base_name, new_name))
     else:
-        console.print(compare_table(result, base_name, new_name))
+        console.print(compare_table(result, base_name, new_name, width=console.width))
     if request.markdown is not None and request.markdown != STDOUT:
         _write_markdown(request.markdown, compare_markdown(result, base_name, new_name))
 

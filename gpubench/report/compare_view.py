@@ -61,20 +61,51 @@ def compare_cells(point) -> list[str]:
 # ---------------------------------------------------------------- terminal
 
 
-def compare_table(result: RunComparison, base_name: str, new_name: str) -> Group:
+def compare_table(result: RunComparison, base_name: str, new_name: str,
+                  width: int | None = None) -> Group:
     """The names of both runs, a table per family and dtype, the legend and, last, the
-    summary line (what a CI log greps for)."""
+    summary line (what a CI log greps for). With the terminal's `width`, a reason too long
+    for the room its table leaves is a numbered note under the table, not a column a few
+    letters wide that folds it line by line."""
     names = Text(safe_text.one_line(f"BASE {base_name}") + "\n" +
                  safe_text.one_line(f"NEW  {new_name}"), style="table.title")
-    blocks = [block for group in compare_groups(result) for block in (Text(""),
-                                                                      _group_table(group))]
+    blocks = [block for group in compare_groups(result)
+              for block in (Text(""), *_group_blocks(group, width))]
     legend = Text(safe_text.terminal(caption(result), limit=None), style="table.caption")
     return Group(names, *blocks, Text(""), legend,
                  Text(safe_text.terminal(summary_line(result))))
 
 
-def _group_table(group: CompareGroup) -> Table:
+def _group_blocks(group: CompareGroup, width: int | None) -> list:
+    """The group's table, then its notes (the reasons moved out of the table)."""
     columns = [c for c in group.columns() if c not in TERMINAL_HIDDEN]
+    rows = [{c: safe_text.terminal(row[c]) for c in columns} for row in group.rows()]
+    notes = _reasons_as_notes(rows, columns, width) if width and "why" in columns else []
+    table = _group_table(group, columns, rows)
+    return [table, *(Text(note, style="table.caption") for note in notes)]
+
+
+# The narrowest reason column worth keeping: 'noise ±12.5%', 'near the ±1%'.
+WHY_MIN = 16
+# Columns of a terminal table are set apart by two spaces (the box's and its padding).
+COLUMN_GAP = 2
+
+
+def _reasons_as_notes(rows: list[dict], columns: list[str], width: int) -> list[str]:
+    """Move each reason longer than the room the other columns leave (at least WHY_MIN)
+    to a note '[n] reason', the cell keeping '[n]'; the same reason is one note."""
+    others = sum(max(len(c), *(len(r[c]) for r in rows)) + COLUMN_GAP
+                 for c in columns if c != "why") if rows else 0
+    room = max(width - others, WHY_MIN)
+    numbered: dict[str, int] = {}
+    for row in rows:
+        reason = row["why"]
+        if len(reason) > room:
+            row["why"] = f"[{numbered.setdefault(reason, len(numbered) + 1)}]"
+    return [f"  [{n}] {reason}" for reason, n in numbered.items()]
+
+
+def _group_table(group: CompareGroup, columns: list[str], rows: list[dict]) -> Table:
     table = Table(title=Text(safe_text.one_line(group.heading()), style="bold"),
                   title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
                   padding=(0, 1, 0, 0))  # with the box's blank separator: 2 spaces a column
@@ -82,8 +113,8 @@ def _group_table(group: CompareGroup) -> Table:
         wraps = column == "why"  # only the reason wraps; every figure stays on its line
         table.add_column(column, justify="right" if _right(column, group) else "left",
                          no_wrap=not wraps, overflow="fold")
-    for row in group.rows():
-        cells = [Text(safe_text.terminal(row[c])) for c in columns]
+    for row in rows:
+        cells = [Text(row[c]) for c in columns]
         if "verdict" in columns:
             verdict = cells[columns.index("verdict")]
             verdict.stylize(STYLE.get(verdict.plain.rstrip("*"), ""))
