@@ -95,3 +95,30 @@ def test_the_race_runs_to_a_pick_and_compare_reads_two_tune_records(gpubench):
     assert compared.code == 0, compared.output
     assert "tune: " in compared.output and ("the same config" in compared.output
                                              or "best config changed" in compared.output)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_the_checks_does_not_claim_every_config_was_checked(tmp_path):
+    """Issue 52: after Ctrl-C in `tune` it said 'every config was checked' with 10 of 401
+    configs unrun. Ctrl-C comes with the first config's task, while the other four build
+    from a cold cache."""
+    import os
+    import signal
+    import time
+
+    from conftest import start_gpubench
+
+    env = {**os.environ, "GPUBENCH_CACHE_DIR": str(tmp_path / "cold"), "COLUMNS": "160",
+           "GPUBENCH_RUN_INDEX": str(tmp_path / "runs.json")}
+    process = start_gpubench(["tune", "square", "--variant", "cuda", "--device", "cpu"],
+                             tmp_path, env)
+    deadline = time.monotonic() + 120  # tune's worker logs: tune-worker<N>-<M>.log
+    while time.monotonic() < deadline and not any(
+            " task " in log.read_text(errors="replace")
+            for log in tmp_path.rglob("tune-worker*.log")):
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=120)
+    assert "interrupted before every config was checked; none chosen" in output, output
+    assert "so every config was checked" not in output
+    assert "Traceback" not in output
