@@ -431,11 +431,16 @@ def test_a_change_far_beyond_what_a_busy_host_explains_is_decided_even_there():
             "cpu", "host", tuple(samples), details={"host_load": load}))
 
     base = cpu_result(noisy(1e-4, spread=0.01), quiet)
-    far = C.compare_results(base, cpu_result(noisy(1.2e-3, spread=0.01, seed=2), others))
-    assert far.verdict == C.SLOWER and "beyond what the busy host explains" in far.reason
-    near = C.compare_results(base, cpu_result(noisy(3e-4, spread=0.01, seed=2), others))
+    # the 4-6x: beyond the quiet host's 2.5x bar and the busy host's 2x or 3x
+    for slower, load in ((4e-4, others), (5e-4, {**others, "others_cpus": 1.6})):
+        far = C.compare_results(base, cpu_result(noisy(slower, spread=0.01, seed=2), load))
+        assert far.verdict == C.SLOWER and "beyond what the busy host explains" in far.reason
+    near = C.compare_results(base, cpu_result(noisy(2e-4, spread=0.01, seed=2), others))
     assert near.verdict == C.UNSURE and near.reason.startswith("host busy in NEW")
-    faster = C.compare_results(cpu_result(noisy(1.2e-3, spread=0.01, seed=4), others), base)
+    within = C.compare_results(base, cpu_result(noisy(2.8e-4, spread=0.01, seed=2),
+                                                {**others, "others_cpus": 1.6}))
+    assert within.verdict == C.UNSURE  # 2.8x: within the 3x two busy CPUs can explain
+    faster = C.compare_results(cpu_result(noisy(5e-4, spread=0.01, seed=4), others), base)
     assert faster.verdict == C.FASTER
 
 

@@ -39,9 +39,10 @@ The question has two sources of doubt, and a verdict must survive both:
    A change counts (FASTER/SLOWER) only when its whole CI lies beyond the group's
    shift and, on top of it, the largest of the user's threshold and the other bounds.
    From a CPU timing that timed the host's other work too (preempted, or other
-   processes busy: see hostload.py) a change counts only beyond what that work can
-   explain on top (hostload.busy_factor: a fair share of its core when few calls were
-   preempted, nothing bounds it when the median call may have been); below, UNSURE.
+   processes busy: see hostload.py) a change counts only beyond the larger of the bar and
+   what that work can explain (hostload.busy_factor: a fair share of its core when few
+   calls were preempted, nothing bounds it when the median call may have been); below,
+   UNSURE.
 
 Verdicts (threshold t, default 1%; bounds taken as ratios, so +-1% means 1.01 and
 1/1.01, which keeps 2x slower and 2x faster symmetric):
@@ -128,8 +129,8 @@ class Allowances:
     clock_note: str = ""  # 'power-capped in NEW (SM down to 1700 MHz)'
     # A reason little can be read from these runs: a CPU timing that timed the host's
     # other work too (hostload.py). A verdict then needs a change beyond `busy` (how many
-    # times slower that work can have made a median: hostload.busy_factor) on top of the
-    # bar; anything less is UNSURE.
+    # times slower that work can have made a median: hostload.busy_factor), when that is
+    # more than the bar; anything less is UNSURE.
     doubt: str = ""
     busy: float = 1.0
 
@@ -237,8 +238,11 @@ def judge(base_median: float, new_median: float, interval: tuple[float, float, f
 
 def _despite_the_host(low: float, high: float, threshold: float, bar: float,
                       allowances: Allowances) -> tuple[str, str]:
-    """On a busy host: a change beyond what the host's other work explains, or UNSURE."""
-    wide = (1 + bar) * allowances.busy - 1
+    """On a busy host: a change beyond what the host's other work explains, or UNSURE.
+    The busy bound replaces the quiet host's bar when larger, not multiplies it: the host
+    clock's allowance (HOST_CLOCK_ALLOWANCE) was itself set from runs on a loaded CI host,
+    and a fair share of a core is already the most the other work can take."""
+    wide = max(1 + bar, allowances.busy) - 1
     said = verdict(low, high, threshold, wide) if math.isfinite(wide) else UNSURE
     if said in (FASTER, SLOWER):
         return said, (f"beyond what the busy host explains (<= {allowances.busy:.0f}x: "
