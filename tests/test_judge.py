@@ -247,3 +247,20 @@ def test_a_digest_is_the_same_for_the_same_bits_and_changes_with_any_write():
     flags = torch.ones(3, dtype=torch.bool)
     assert wire.digest(flags) != wire.digest(~flags)
     assert wire.digest(2.5) is None
+
+
+def test_a_copy_a_variant_forked_ends_before_it_speaks_to_the_judge(forked):
+    """A variant's fork() returns into gpubench's code in the copy, which shares the
+    judge's socket: had it asked, its answer could reach the worker (a CI run's
+    'KeyError: mutated'). The copy ends at its first request; replies name their request."""
+    line, link, _ = forked
+    line.open(task())
+    truth = drawn()
+    pid = os.fork()
+    if pid == 0:  # the copy
+        link.check(CHECK, SEED, torch.zeros(4096))
+        os._exit(3)  # not reached: the request ends the copy with status 0
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert link.check(CHECK, SEED, truth * truth).passed
+    assert line.summary().roles == {CHECK: 1}  # the copy's request never reached it

@@ -5,6 +5,7 @@ check is a courtesy, not a verdict)."""
 
 from __future__ import annotations
 
+import os
 import socket
 
 from gpubench.families.check import CheckResult
@@ -25,6 +26,8 @@ class RemoteJudge:
         self.sock = socket.socket(fileno=fd)
         self.buffer = wire.SharedBuffer(pinned=device == "cuda")
         self.batches = 0  # check_all calls so far: the judge tallies each as one
+        self.asked = 0  # requests so far: each reply must name its own
+        self.pid = os.getpid()
 
     def begin(self, task: Task) -> None:
         """Nothing: the parent opens the task with the judge, not the worker."""
@@ -47,13 +50,19 @@ class RemoteJudge:
                     ["mutated"])
 
     def _ask(self, request: dict, tensors: list) -> dict:
+        if os.getpid() != self.pid:  # a copy a variant's fork() made: it must not speak
+            os._exit(0)
+        self.asked += 1
         specs, nbytes = wire.layout(tensors)
-        request = {**request, "tensors": specs}
+        request = {**request, "tensors": specs, "id": self.asked}
         try:
             self._send(request, tensors, specs, nbytes)
             reply, _ = wire.receive_message(self.sock)
         except wire.JudgeGone as gone:
             raise JudgeError(f"the judge process is gone: {gone}") from None
+        if reply.get("id") != self.asked:
+            raise JudgeError(f"the judge answered request {reply.get('id')} for request "
+                             f"{self.asked}: something else in this process spoke to it")
         if "error" in reply:
             raise JudgeError(f"the judge could not decide: {reply['error']}")
         return reply

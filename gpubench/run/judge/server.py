@@ -148,7 +148,7 @@ def _answer(judge, sock, buffer: wire.SharedBuffer, device: str) -> bool:
         judge.refuse(f"the judge could not decide ({type(exc).__name__}: {exc})")
         reply = {"error": f"{type(exc).__name__}: {exc}"}
     with contextlib.suppress(wire.JudgeGone):
-        wire.send_message(sock, reply)
+        wire.send_message(sock, {**reply, "id": request.get("id")})
     return True
 
 
