@@ -7,7 +7,7 @@ The packages are the layers, top to bottom; a layer imports only those below it
   cli_options.py   the command line's shared options, and their values parsed
   commands/        one module per command: options in, a few calls to the layers below
   tools/           ncu, nsys, compute-sanitizer, any program's trace: argv, parsers, drivers, views
-  run/             plan, schedule, runner, workers and their protocol, run folders, suites
+  run/             plan, schedule, runner, workers, their judge and protocol, run folders, suites
   report/          views only: tables, the live display, HTML and charts
   tune/            `gpubench tune`'s logic: config spaces, racing, ties, the pinned file
   analysis/        records in, verdicts out: compare, agreement with ncu
