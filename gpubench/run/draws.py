@@ -23,9 +23,9 @@ def make_group(family: Family, task: Task, device: str, key: tuple) -> Group:
     import torch
 
     dtype = getattr(torch, task.dtype)
-    check_inputs = draw_inputs(family, task, dtype, device, task.seed)
-    _require_reproducible(family, task, dtype, device, check_inputs)
-    time_inputs = draw_inputs(family, task, dtype, device, task.seed + 1)
+    check_inputs = draw_inputs(family, task, device, task.seed)
+    _require_reproducible(family, task, device, check_inputs)
+    time_inputs = draw_inputs(family, task, device, task.seed + 1)
     # Made before the output: a leaderboard family's make_output reads what its reference
     # returned (its shape and dtype) for the point.
     sizing = reference(family, check_inputs)
@@ -39,10 +39,9 @@ def make_group(family: Family, task: Task, device: str, key: tuple) -> Group:
                  names=tuple(sideeffects.input_names(family.reference, len(check_inputs))))
 
 
-def _require_reproducible(family: Family, task: Task, dtype, device: str,
-                          drawn: tuple) -> None:
+def _require_reproducible(family: Family, task: Task, device: str, drawn: tuple) -> None:
     """A SpecError unless make_inputs gives the same values again for the same seed."""
-    again = draw_inputs(family, task, dtype, device, task.seed)
+    again = draw_inputs(family, task, device, task.seed)
     if sideeffects.mutated_inputs(drawn, again, [str(i) for i in range(len(drawn))]):
         raise SpecError(f"{family.name}: make_inputs gives other values for the same seed; "
                         "gpubench draws a point's inputs again from their seed to check a "
@@ -51,12 +50,13 @@ def _require_reproducible(family: Family, task: Task, dtype, device: str,
                         "), which gpubench seeds")
 
 
-def draw_inputs(family: Family, task: Task, dtype, device: str, seed: int) -> tuple:
+def draw_inputs(family: Family, task: Task, device: str, seed: int) -> tuple:
     """Fresh random inputs, checked: tensors (or plain numbers, e.g. an epsilon) on the
     point's device, floating ones in the point's dtype, not all zeros (zeros hide
     unwritten outputs and run faster) nor one value repeated."""
     import torch
 
+    dtype = getattr(torch, task.dtype)
     torch.manual_seed(seed)
     inputs = family.inputs(task.shape, dtype, device)
     inputs = tuple(inputs) if isinstance(inputs, tuple | list) else (inputs,)

@@ -329,12 +329,6 @@ class Executor:
                                              0.0, 0.0, note=untrusted)
         return first_call_s, self.judge.check(CHECK, group.check_seed, produced)
 
-    def _draw(self, family: Family, task: Task, seed: int) -> tuple:
-        """The inputs `seed` draws (a timing set's, before the calls)."""
-        import torch
-
-        return draw_inputs(family, task, getattr(torch, task.dtype), self.machine.device, seed)
-
     def _judge_as(self, role: str) -> Callable[[InputSet, object], CheckResult]:
         """The judge's verdict on an output of a set, asked as `role`."""
         return lambda chosen, output: self.judge.check(role, chosen.seed, output)
@@ -389,7 +383,7 @@ class Executor:
         # set's own bytes (fp32 -> fp64; more for 16-bit outputs, fewer for their inputs)
         count = set_count(set_bytes(group.time_inputs, group.out) * 2, free)
         seeds = [group.time_seed + i for i in range(1, count)]
-        return [first] + [InputSet(self._draw(ready.family, task, seed),
+        return [first] + [InputSet(draw_inputs(ready.family, task, self.machine.device, seed),
                                    torch.empty_like(group.out), seed) for seed in seeds]
 
     def _fresh_probe(self, ready: Prepared, task: Task, seen: list[InputSet]) -> FreshProbe:
@@ -399,12 +393,11 @@ class Executor:
 
         import torch
 
-        dtype, seeds = getattr(torch, task.dtype), random.SystemRandom()
-        out = ready.group.out
+        seeds, out = random.SystemRandom(), ready.group.out
 
         def make_set(_index: int) -> InputSet:
             seed = seeds.getrandbits(31)
-            return InputSet(draw_inputs(ready.family, task, dtype, self.machine.device, seed),
+            return InputSet(draw_inputs(ready.family, task, self.machine.device, seed),
                             torch.empty_like(out), seed)
 
         support = self._cuda_support() if self.machine.has_cuda else None

@@ -34,6 +34,8 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import select
+import time
 from dataclasses import dataclass, field
 
 from gpubench.records.point import Task
@@ -145,6 +147,18 @@ class LineReader:
             message = None
         if not isinstance(message, dict):
             return {"type": GARBAGE, "text": line[:200].decode(errors="replace")}
+        return message
+
+    def wait(self, deadline: float) -> dict | None:
+        """The next message, reading as it comes until `deadline` (time.monotonic()); None
+        when the other end closed (`closed`) or the deadline passed first."""
+        while (message := self.pop()) is None and not self.closed:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([self.fd], [], [], min(remaining, 1.0))
+            if ready:
+                self.feed()
         return message
 
     def feed(self) -> None:

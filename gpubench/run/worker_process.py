@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import select
 import shutil
 import signal
 import subprocess
@@ -107,18 +106,12 @@ class WorkerProcess:
 
     def next_message(self, deadline: float) -> dict:
         """The next message, waiting until `deadline` (time.monotonic())."""
-        while True:
-            message = self.reader.pop()
-            if message is not None:
-                return message
-            if self.reader.closed:
-                raise WorkerDied(self._death_note())
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise WorkerTimeout()
-            ready, _, _ = select.select([self.reader.fd], [], [], min(remaining, 1.0))
-            if ready:
-                self.reader.feed()
+        message = self.reader.wait(deadline)
+        if message is not None:
+            return message
+        if self.reader.closed:
+            raise WorkerDied(self._death_note())
+        raise WorkerTimeout()
 
     def stop(self) -> None:
         """Ask politely (EOF on stdin), then kill."""

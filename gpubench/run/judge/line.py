@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import time
 
 from gpubench.records.point import Task
@@ -50,21 +49,12 @@ class JudgeLine:
         """What the judge saw since `open` (None: it is gone or did not answer)."""
         self._say({"close": True})
         deadline = time.monotonic() + timeout_s
-        while not self.broken:
-            message = self.reader.pop()
-            if message is not None and isinstance(message.get("summary"), dict):
-                return JudgeSummary.from_dict(message["summary"])
-            if self.reader.closed:
-                break
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            ready, _, _ = select.select([self.reports], [], [], min(remaining, 1.0))
-            if ready:
-                try:
-                    self.reader.feed()
-                except OSError:
-                    break
+        try:
+            while not self.broken and (message := self.reader.wait(deadline)) is not None:
+                if isinstance(message.get("summary"), dict):
+                    return JudgeSummary.from_dict(message["summary"])
+        except OSError:  # the pipe went away under the read
+            pass
         self.broken = True
         return None
 

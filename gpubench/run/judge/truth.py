@@ -101,11 +101,11 @@ class Judge:
         """The names of the inputs whose digests (wire.digest of the inputs as the worker
         holds them after the calls; None for a number) differ from a fresh draw's."""
         self._require_open()
-        truth = self._draw(seed)
+        truth = [wire.digest(item) for item in self._draw(seed)]
         names = sideeffects.input_names(self.family.reference, len(truth))
         given = list(digests) + [None] * (len(truth) - len(digests))
         changed = [name for name, held, drawn in zip(names, given, truth, strict=False)
-                   if wire.digest(drawn) is not None and held != wire.digest(drawn)]
+                   if drawn is not None and held != drawn]
         self._tally(INPUTS, f"inputs written by the variant: {', '.join(changed)}"
                     if changed else None)
         return changed
@@ -132,10 +132,7 @@ class Judge:
             raise RuntimeError("the judge was asked about outputs outside a task")
 
     def _draw(self, seed: int) -> tuple:
-        import torch
-
-        task = self.task
-        return draw_inputs(self.family, task, getattr(torch, task.dtype), self.device, seed)
+        return draw_inputs(self.family, self.task, self.device, seed)
 
     def _reference(self, seed: int):
         kept = self.task.seed <= seed <= self.task.seed + MAX_SETS
