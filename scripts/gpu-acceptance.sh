@@ -5,7 +5,7 @@
 #            fixtures ncu ncu-check
 #            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests watch
 #            process-spread
-#            leaderboard tune compiled startup first-use wheel judge families
+#            leaderboard tune compiled startup first-use wheel judge sort-real families
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py, watchfiles and ncu-report come as wheels in .whl/, with what
 # they need: markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata, anyio), then
@@ -78,6 +78,22 @@ for ref in ('latest~1', 'latest'):
         "rewrites or sort or degenerate or patches"
       [ -d .base ] && timed judge-cost python3 benchmarks/run_cost.py --base .base \
         --pairs "${COST_PAIRS:-2}" -- matmul --sizes 1024,4096 ;;
+    sort-real)  # issue 50: reference-kernels' own pmpp/sort_py (its generator hard-codes CUDA),
+      # `git archive HEAD problems/pmpp | tar -x -C .ext/reference-kernels` of
+      # github.com/gpu-mode/reference-kernels, carried: its correct and wrong solutions, a copy
+      # of the input and an in-place sort (tests/leaderboard/sort_py/)
+      sort=.ext/reference-kernels/problems/pmpp/sort_py
+      timed sort-real gpubench run --problem "$sort" --submission "$sort/submission.py" \
+        --submission "$sort/solutions/correct/ref.py" --submission "$sort/solutions/wrong/empty.py" \
+        --submission tests/leaderboard/sort_py/copy.py \
+        --submission tests/leaderboard/sort_py/inplace.py \
+        --shape size_=100000 --shape size_=1000000 --shape size_=10000000 --out "$LOGS/sort-real"
+      python3 - "$LOGS/sort-real" <<'PY' | tee -a "$OUT/summary.txt"
+import json, sys
+for r in json.load(open(sys.argv[1] + "/results.json"))["results"]:
+    print(f"sort_py {r['variant']:12} {r['shape']} {r['status']:6} {(r['error'] or '')[:110]}")
+PY
+      ;;
     families)  # every shipped family at its default GPU shapes: PASS, no SUSPECT
       timed families timeout "${FAMILIES_TIMEOUT:-420}" gpubench run --warmup 20 \
         --max-time 50 --out "$LOGS/families"
