@@ -97,9 +97,8 @@ def _run(config_path: Path | None, options: dict) -> int:
 @cli.command()
 @click.argument("base")
 @click.argument("new")
-@click.option("--threshold", "threshold_pct", type=click.FloatRange(min=0, min_open=True),
-              default=1.0, show_default=True,
-              help="Changes within +-this % count as SAME; a FASTER/SLOWER must exceed it.")
+@opts.threshold_option(1.0, "Changes within +-this % count as SAME; a FASTER/SLOWER must "
+                           "exceed it.")
 @click.option("--fail-on-regression", is_flag=True,
               help=f"Exit {errors.EXIT_REGRESSION} when a point is SLOWER, or PASS in BASE and "
                    "SUSPECT or failed in NEW, when BASE points are missing in NEW, or when no "
@@ -133,6 +132,25 @@ def _compare(threshold_pct: float, options: dict) -> int:
                                 "or give --markdown a file")
     request = CompareRequest(threshold=threshold_pct / 100, **options)
     return compare_command(request, make_console())
+
+
+@cli.command()
+@click.argument("family")
+@opts.ab_options
+@opts.out_option("the A/B run's record")
+@opts.kernels_dir_option
+@opts.device_option()
+def ab(family, threshold_pct, **options):
+    """Is my change faster? Two versions of FAMILY built side by side and timed in ONE
+    worker, calls interleaved in random order: per point, the paired ratio NEW/BASE, its
+    99% CI and FASTER/SLOWER/SAME/UNSURE; unchanged variants are controls (drift)."""
+    from gpubench.commands.ab import ab_command
+
+    def body() -> int:
+        config = merge_options(RunConfig(), {**options, "families": (family,)})
+        return ab_command(family, config, threshold_pct / 100, options, make_console())
+
+    _guarded(body)
 
 
 @cli.command()
@@ -229,7 +247,7 @@ def ncu(set_name, sections, metrics, ncu_path, timeout_s, clock_control, include
     def body() -> int:
         settings = NcuOptions(set_name, tuple(sections), split_names(metrics), ncu_path,
                               timeout_s, clock_control, include_info)
-        target = _target(options, required=False)
+        target = opts.target_choice(options, required=False)
         request = NcuRequest(target, settings, **options)
         return NcuCommand(request, make_console(stderr=request.as_json)).execute()
 
@@ -249,7 +267,7 @@ def nsys(nsys_path, timeout_s, **options):
     from gpubench.commands.nsys import NsysCommand, NsysOptions, NsysRequest
 
     def body() -> int:
-        target = _target(options)
+        target = opts.target_choice(options)
         request = NsysRequest(target, NsysOptions(nsys_path, timeout_s), **options)
         return NsysCommand(request, make_console(stderr=request.as_json)).execute()
 
@@ -275,7 +293,7 @@ def sanitize(**options):
     from gpubench.commands.sanitize import SanitizeCommand, SanitizeRequest
 
     def body() -> int:
-        target = _target(options)
+        target = opts.target_choice(options)
         request = SanitizeRequest(target, **options)
         return SanitizeCommand(request, make_console(stderr=request.as_json)).execute()
 
@@ -373,9 +391,7 @@ def eject(family, size, shape, dtype, kernels_dirs, **options):
 @click.option("--min-time", "min_time_ms", type=click.FloatRange(min=0, min_open=True),
               help="ms of timing per config: with --exhaustive, each config's [1000]; "
                    "else the first racing round's, doubled each round [20].")
-@click.option("--threshold", "threshold_pct", type=click.FloatRange(min=0, min_open=True),
-              default=1.0, show_default=True,
-              help="Configs within +-this % of the fastest count as SAME (tied).")
+@opts.threshold_option(1.0, "Configs within +-this % of the fastest count as SAME (tied).")
 @click.option("--jobs", type=click.IntRange(min=1),
               help="Workers checking (and building) configs at once [min(8, cores)].")
 @click.option("--no-pin", "pin", is_flag=True, flag_value=False, default=True,
@@ -404,21 +420,6 @@ def tune(family, size, shape, dtype, min_time_ms, threshold_pct, kernels_dirs, *
 
 
 # ------------------------------------------------------------------ plumbing
-
-
-def _target(options: dict, required: bool = True):
-    """A profiler's target (cli_options.target_options, --kernels-dir, --problem), taken out
-    of `options`; inside the guarded body, since a bad size or dtype is a UsageError.
-    `required`: FAMILY or --problem must name one (ncu's --import needs neither)."""
-    from gpubench.commands.targets import TargetChoice
-
-    problem = opts.take_problem(options)
-    family = options.pop("family") or problem
-    if family is None and required:
-        raise errors.UsageError("name a kernel family (FAMILY) or a --problem")
-    return TargetChoice(family, split_names(options.pop("variants")),
-                        opts.one_shape(options.pop("size"), options.pop("shape")),
-                        opts.one_dtype(options.pop("dtype")), tuple(options.pop("kernels_dirs")))
 
 
 def _guarded(action) -> None:
@@ -472,9 +473,8 @@ def make_console(stderr: bool = False) -> Console:
 
 
 def main() -> None:
-    """The `gpubench` command: click's exit code, then an exit without Python's teardown.
-    Finalising torch's modules took ~0.55 s after every command on the CPU machine
-    (2026-11-27), a fixed cost of each run that scale-out's ratios pay in full (issue 32).
+    """The `gpubench` command: click's exit code, then an exit without Python's teardown
+    (finalising torch's modules costs ~0.5 s after every command: docs/journal, issue 32).
     The streams are flushed and the atexit handlers run first; a non-daemon thread still
     alive (a library's) gets the normal exit, which waits for it."""
     bytecode.use_in_this_process()  # before torch's import: build/bytecode.py says why

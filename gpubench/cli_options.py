@@ -56,6 +56,13 @@ problem_options = stacked(
 )
 
 
+def threshold_option(default_pct: float, help_text: str):
+    """--threshold, in percent (commands take it as a fraction: threshold_pct / 100)."""
+    return click.option("--threshold", "threshold_pct", default=default_pct,
+                        type=click.FloatRange(min=0, min_open=True), show_default=True,
+                        help=help_text)
+
+
 def json_option(what: str):
     """--json; `what`: what it prints, which differs per command."""
     return click.option("--json", "as_json", is_flag=True, help=what)
@@ -175,6 +182,26 @@ run_extra_options = stacked(
                       "(the table shows its file:line; results.json keeps the log either way)."),
 )
 """What `run` does besides checking and timing (run only; the names are RunRequest's)."""
+
+ab_options = stacked(
+    click.option("--base", type=click.Path(file_okay=False, path_type=Path),
+                 help="BASE: a folder holding the family (its spec.py, or FAMILY/spec.py)."),
+    click.option("--base-rev", metavar="REV", help="BASE: NEW's folder at this git revision."),
+    click.option("--new", type=click.Path(file_okay=False, path_type=Path),
+                 help="NEW: a folder holding the family [the family as found: the working tree]."),
+    shape_options,
+    click.option("--dtype", "dtypes", multiple=True, help="float32 (default), bf16, ..., 'all'."),
+    click.option("--variants", multiple=True, help="Only these variants (comma-separated)."),
+    timing_options,
+    threshold_option(0.5, "Changes within +-this % count as SAME; a FASTER/SLOWER must "
+                     "exceed it (and the controls' drift)."),
+    click.option("--fail-on-regression", is_flag=True,
+                 help=f"Exit {errors.EXIT_REGRESSION} when a point is SLOWER, or FAILED or "
+                      "SUSPECT on a side."),
+    click.option("--markdown", is_flag=True, help="Also print the table as markdown."),
+    click.option("--seed", type=click.IntRange(min=0), help="Seed for the random inputs [0]."),
+)
+"""`gpubench ab`'s: the two versions, what to pair, the threshold, the exit on a regression."""
 
 compiled_options = stacked(
     click.option("--compiled/--no-compiled", "compiled", default=None,
@@ -297,3 +324,18 @@ def take_problem(options: dict) -> str | None:
     name, folder = prepare(problem, tuple(submissions))
     options["kernels_dirs"] = (*options.get("kernels_dirs", ()), folder)
     return name
+
+
+def target_choice(options: dict, required: bool = True):
+    """A profiler's target (target_options, --kernels-dir, --problem), taken out
+    of `options`; inside the guarded body, since a bad size or dtype is a UsageError.
+    `required`: FAMILY or --problem must name one (ncu's --import needs neither)."""
+    from gpubench.commands.targets import TargetChoice
+
+    problem = take_problem(options)
+    family = options.pop("family") or problem
+    if family is None and required:
+        raise errors.UsageError("name a kernel family (FAMILY) or a --problem")
+    return TargetChoice(family, split_names(options.pop("variants")),
+                        one_shape(options.pop("size"), options.pop("shape")),
+                        one_dtype(options.pop("dtype")), tuple(options.pop("kernels_dirs")))

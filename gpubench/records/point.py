@@ -51,6 +51,9 @@ class Task:
     # Check it (building what it needs) and stop: `gpubench tune` checks every config on
     # its own, in parallel workers, before the race times the ones that passed.
     check_only: bool = False
+    # `gpubench ab`: the family folder of BASE, whose variant of the same name is timed
+    # against this one (family_dir, NEW) in pairs (run/ab/); empty for every other task.
+    base_dir: str = ""
 
     @property
     def label(self) -> str:
@@ -66,7 +69,8 @@ class Task:
         return {"id": self.id, "family": self.family, "family_dir": self.family_dir,
                 "variant": self.variant, "dtype": self.dtype, "shape": self.shape.to_dict(),
                 "seed": self.seed, "timing": self.timing.to_dict(),
-                **({"check_only": True} if self.check_only else {})}
+                **({"check_only": True} if self.check_only else {}),
+                **({"base_dir": self.base_dir} if self.base_dir else {})}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict())
@@ -76,7 +80,8 @@ class Task:
         return cls(id=data["id"], family=data["family"], family_dir=data["family_dir"],
                    variant=data["variant"], dtype=data["dtype"], shape=Shape(data["shape"]),
                    seed=data["seed"], timing=TimingSettings.from_dict(data.get("timing", {})),
-                   check_only=bool(data.get("check_only")))
+                   check_only=bool(data.get("check_only")),
+                   base_dir=str(data.get("base_dir") or ""))
 
     @classmethod
     def from_json(cls, text: str) -> Task:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from gpubench.records.ab import PairVerdict, pairs_of_run
 from gpubench.records.completeness import incomplete_of
 from gpubench.records.result import Result
 from gpubench.records.strict_json import restore_nonfinite, strict_dumps
@@ -40,6 +41,12 @@ class RunDocument:
     def incomplete(self) -> str | None:
         """Why this run lacks some of its planned points (records/completeness.py), or None."""
         return incomplete_of(self.meta)
+
+    @property
+    def pairs(self) -> tuple[PairVerdict, ...]:
+        """An A/B run's verdicts (records/ab.PairVerdict), one per point and mode; () for
+        any other run."""
+        return pairs_of_run(self.meta)
 
     @property
     def timing(self) -> TimingSettings:

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from gpubench.records.result import BUILD_ERROR, CRASHED, ERROR, FAIL, OK, SKIPPED
 from gpubench.timing.device_work import DeviceWork
 from gpubench.timing.measurement import Measurement
+from gpubench.timing.paired import PairedTiming
 
 # What a worker can say of a task; TIMEOUT and the like are the parent's verdicts. SKIPPED:
 # what the variant needs failed on this machine, not the variant (torch.compile with no
 # C++ compiler for Inductor: families/compiled.py).
 WORKER_STATUSES = frozenset({OK, FAIL, ERROR, BUILD_ERROR, CRASHED, SKIPPED})
 _KEYS = frozenset({"status", "error", "build", "check", "measurements", "device",
-                   "device_work", "error_site", "untimed"})
+                   "device_work", "error_site", "untimed", "base", "paired"})
 
 
 class MalformedWorkerResult(ValueError):
@@ -48,6 +49,10 @@ class WorkerResult:
     # Why a checked variant was not timed (a Triton kernel in the interpreter: its time is
     # the interpreter's); its rows are then PASS with no measurement, not an ERROR.
     untimed: str | None = None
+    # An A/B task (`gpubench ab`, run/ab/): this result is NEW's; `base` is BASE's own, and
+    # `paired` the two versions' interleaved pairs, per mode (timing/paired.py).
+    base: WorkerResult | None = None
+    paired: Mapping[str, PairedTiming] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"status": self.status, "error": self.error, "build": dict(self.build),
@@ -56,7 +61,10 @@ class WorkerResult:
                 "device": self.device,
                 "device_work": self.device_work.to_dict() if self.device_work else None,
                 "error_site": dict(self.error_site) if self.error_site else None,
-                "untimed": self.untimed}
+                "untimed": self.untimed,
+                **({"base": self.base.to_dict()} if self.base else {}),
+                **({"paired": {mode: p.to_dict() for mode, p in self.paired.items()}}
+                   if self.paired else {})}
 
     @classmethod
     def from_dict(cls, data) -> WorkerResult:
@@ -80,18 +88,24 @@ class WorkerResult:
         _expect(data, "device_work", Mapping)
         _expect(data, "error_site", Mapping)
         _expect(data, "untimed", str)
+        _expect(data, "base", Mapping)
+        _expect(data, "paired", Mapping)
         try:
             measurements = {mode: Measurement.from_dict(m)
                             for mode, m in (data.get("measurements") or {}).items()}
             work = DeviceWork.from_dict(data.get("device_work"))
-        except (TypeError, ValueError, AttributeError) as exc:
+            paired = {mode: PairedTiming.from_dict(p)
+                      for mode, p in (data.get("paired") or {}).items()}
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
             raise MalformedWorkerResult(f"a worker result's measurements or device work "
                                         f"cannot be read: {exc}") from None
         return cls(status=data["status"], error=data.get("error"),
                    build=dict(data.get("build") or {}), check=data.get("check"),
                    measurements=measurements, device=data.get("device") or "",
                    device_work=work, error_site=data.get("error_site"),
-                   untimed=data.get("untimed"))
+                   untimed=data.get("untimed"),
+                   base=cls.from_dict(data["base"]) if data.get("base") else None,
+                   paired=paired)
 
 
 def _expect(data: Mapping, key: str, kind: type) -> None:

@@ -135,6 +135,10 @@ class Executor:
 
     def _run(self, task: Task) -> WorkerResult:
         with nvtx_ranges.labelled(task.label):
+            if task.base_dir:  # `gpubench ab`: two versions timed in pairs
+                from gpubench.run.ab.pair import run_pair
+
+                return run_pair(self, task)
             return self._run_labelled(task)
 
     def _is_compiled(self, task: Task) -> bool:
@@ -145,26 +149,12 @@ class Executor:
     def _run_labelled(self, task: Task) -> WorkerResult:
         cache_before = compiled.cache_events()
         ready = self.prepare(task)
-        fn, group, check, build = ready.fn, ready.group, ready.check, ready.build
-        if ready.variant.kind == "triton":  # Triton compiles on the first call: its build
-            build = {**build, "compile_s": ready.first_call_s, "cached": None}
-        elif ready.variant.kind == compiled.KIND:  # so does torch.compile, once per shape
-            build = compiled.first_call_build(build, ready.first_call_s, cache_before)
-        if fn.returns:  # the table says so: its time includes allocating the output
-            build = {**build, "allocates_output": True}
-        checked = WorkerResult(OK, build=build, check=check.to_dict(),
-                               device=self.machine.device)
-        culprit = self._blame(group, group.check_inputs, group.check_seed, ready.state)
-        if culprit:
-            return replace(checked, status=FAIL, error=culprit)
-        if not check.passed:
-            why = check.note or "output differs from the reference"
-            return replace(checked, status=FAIL, error=why)
-        if task.check_only:  # gpubench tune's first pass: every config checked (and built)
+        fn, group = ready.fn, ready.group
+        checked = self.checked(ready, cache_before)
+        if task.check_only and checked.status == OK:  # gpubench tune's first pass
+            return replace(checked, untimed=None)
+        if checked.status != OK or checked.untimed:
             return checked
-        if self.machine.triton_interpreted and ready.variant.kind == "triton" and \
-                not times_on_cpu():
-            return replace(checked, untimed=INTERPRETED_UNTIMED)
         self.report_phase("time")
         sets = self._timing_sets(ready, task)
         measurements = {mode: self._time_mode(mode, ready, sets, task)
@@ -183,6 +173,30 @@ class Executor:
                         for mode, m in measurements.items()}
         return replace(checked, measurements=measurements,
                        device_work=self._device_work(fn, group))
+
+    def checked(self, ready: Prepared, cache_before) -> WorkerResult:
+        """A prepared variant's result after its check: OK, FAIL (a wrong output or a side
+        effect), or OK and untimed (a Triton kernel in the interpreter)."""
+        build = ready.build
+        if ready.variant.kind == "triton":  # Triton compiles on the first call: its build
+            build = {**build, "compile_s": ready.first_call_s, "cached": None}
+        elif ready.variant.kind == compiled.KIND:  # so does torch.compile, once per shape
+            build = compiled.first_call_build(build, ready.first_call_s, cache_before)
+        if ready.fn.returns:  # the table says so: its time includes allocating the output
+            build = {**build, "allocates_output": True}
+        checked = WorkerResult(OK, build=build, check=ready.check.to_dict(),
+                               device=self.machine.device)
+        group = ready.group
+        culprit = self._blame(group, group.check_inputs, group.check_seed, ready.state)
+        if culprit:
+            return replace(checked, status=FAIL, error=culprit)
+        if not ready.check.passed:
+            why = ready.check.note or "output differs from the reference"
+            return replace(checked, status=FAIL, error=why)
+        if self.machine.triton_interpreted and ready.variant.kind == "triton" and \
+                not times_on_cpu():
+            return replace(checked, untimed=INTERPRETED_UNTIMED)
+        return checked
 
     def _device_work(self, fn: Invocation, group: Group):
         """What one call runs on the GPU (kernel count, sum and span), after the timing it
@@ -242,11 +256,13 @@ class Executor:
 
     # ------------------------------------------------------------ steps
 
-    def prepare(self, task: Task, own_group: bool = False) -> Prepared:
+    def prepare(self, task: Task, own_group: bool = False, group: Group | None = None
+                ) -> Prepared:
         """The one way a task is made ready, for a run, a profiler and a trace alike:
         family -> variant -> load (build or import) -> inputs -> check of a first call.
         The inputs are the group's, shared with the point's other variants, unless
-        `own_group` (a trace holds every variant's at once)."""
+        `own_group` (a trace holds every variant's at once) or `group` is given (an A/B
+        pair's BASE gets NEW's inputs)."""
         family = self._family(task)
         tuned = self.tuning.resolve(family, task)
         variant = tuned.variant
@@ -256,7 +272,7 @@ class Executor:
         if own_group:
             key = (task.family_dir, task.shape, task.dtype, task.seed)
             group = make_group(family, task, self.machine.device, key)
-        else:
+        elif group is None:
             group = self._group(family, task)
         state = sideeffects.torch_state()
         self.report_phase("check")

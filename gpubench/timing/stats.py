@@ -109,17 +109,17 @@ def count_outliers(values: Sequence[float], q1: float, q3: float) -> int:
     return sum(1 for v in values if v < q1 - fence or v > q3 + fence)
 
 
-def median_ci_order(sorted_values: Sequence[float]) -> tuple[float, float]:
-    """Distribution-free 95% CI of the median from order statistics.
+def median_ci_order(sorted_values: Sequence[float], z: float = Z95) -> tuple[float, float]:
+    """Distribution-free CI of the median from order statistics (95% at the default z).
 
-    The count of samples below the true median is Binomial(n, 1/2); its 95%
-    range, n/2 -+ 1.96 sqrt(n)/2, gives the ranks that bound the median.
-    Informative from n >= 6; fewer samples give (min, max).
+    The count of samples below the true median is Binomial(n, 1/2); its range
+    n/2 -+ z sqrt(n)/2 gives the ranks that bound the median.
+    Informative from n >= 6 at 95%; fewer samples give (min, max).
     """
     n = len(sorted_values)
     if n == 0:
         raise ValueError("no samples")
-    half_width = Z95 * math.sqrt(n) / 2
+    half_width = z * math.sqrt(n) / 2
     low = max(math.floor(n / 2 - half_width), 0)
     high = min(math.ceil(n / 2 + half_width), n - 1)
     return sorted_values[low], sorted_values[high]

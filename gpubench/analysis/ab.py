@@ -1,0 +1,133 @@
+"""The verdicts of an A/B run: each point's pairs (timing/paired.py) -> a PairVerdict.
+
+The semantics are `compare`'s (analysis/comparison.verdict): FASTER / SLOWER when the
+whole interval lies beyond the bar, SAME when it lies within +-threshold, UNSURE otherwise,
+with the reason. What differs is where the doubt comes from. Both versions ran in one
+process, interleaved, so the between-run term `compare` must allow for (a fresh process
+moving a point by ~1%) is not in the pairs; the pairs' own interval holds the rest.
+
+What could still bias every pair alike (an order effect the random order did not cancel,
+one version's extension loaded where the other's memory sits) shows in the controls: the
+variants whose sources are the same in both versions. A control whose interval leaves out
+1 has moved although nothing changed: that is the run's drift. It is reported, and a
+change in the same group (dtype, shape, mode) must then exceed it as well: the bar is
+(1 + threshold) x (1 + drift) - 1, as compare's two-variant group raises its bar.
+
+A point whose sides did not both PASS has no verdict on time: FAILED (a side failed its
+check, built wrong, crashed) or SUSPECT (a side's time is not trusted), the side named.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from gpubench.analysis.comparison import FASTER, SAME, SLOWER, UNSURE, verdict
+from gpubench.records.ab import PairVerdict
+from gpubench.timing.paired import DECIDED, MIN_BLOCKS, PairedTiming
+from gpubench.timing.stats import quantile
+
+FAILED, SUSPECT = "FAILED", "SUSPECT"
+# The default threshold of `gpubench ab`: half of compare's 1%. In one process the
+# run-to-run term is gone, and a 1% change must be told from "no change": SLOWER needs
+# the whole interval above 1 + threshold, so the threshold sits below the changes worth
+# finding (timing/paired.py; docs/measurement.md, "A/B in one process").
+AB_THRESHOLD = 0.005
+# What makes `ab --fail-on-regression` exit 13: a slower point, or one NEW no longer passes.
+REGRESSIONS = (SLOWER, FAILED, SUSPECT)
+
+
+@dataclass(frozen=True)
+class PairEntry:
+    """One point and mode of an A/B run as the parent saw it: the pairs, or why a side has
+    no trusted time (`status`: FAILED or SUSPECT, with `why`)."""
+
+    variant: str
+    dtype: str
+    shape: str
+    mode: str
+    control: bool
+    paired: PairedTiming | None = None
+    status: str = ""
+    why: str = ""
+
+    @property
+    def group(self) -> tuple[str, str, str]:
+        return (self.dtype, self.shape, self.mode)
+
+
+def judge_pairs(entries: Iterable[PairEntry], threshold: float = AB_THRESHOLD
+                ) -> list[PairVerdict]:
+    """Every entry's verdict: controls first, at the bare threshold; then each changed
+    variant against the bar its group's drift sets."""
+    entries = list(entries)
+    first = [_verdict(entry, threshold, 0.0) for entry in entries]
+    drift = group_drift(first)
+    return [v if v.control else _verdict(e, threshold, drift.get(e.group, 0.0))
+            for e, v in zip(entries, first, strict=True)]
+
+
+def group_drift(verdicts: Iterable[PairVerdict]) -> dict[tuple[str, str, str], float]:
+    """Per group (dtype, shape, mode), the largest move of a control beyond its interval:
+    the nearer end's distance from 1, as a fraction (a control at [1.003, 1.009]: 0.003)."""
+    drift: dict[tuple[str, str, str], float] = {}
+    for v in verdicts:
+        if v.control and v.moved:
+            moved = v.low - 1.0 if v.low > 1.0 else 1.0 / v.high - 1.0
+            key = (v.dtype, v.shape, v.mode)
+            drift[key] = max(drift.get(key, 0.0), moved)
+    return drift
+
+
+def drift_notes(verdicts: Iterable[PairVerdict]) -> list[str]:
+    """One line per control that moved: what the run's drift was, and what it cost."""
+    return [f"drift: control {v.variant} ({v.shape}, {v.dtype}, {v.mode}) moved "
+            f"{_signed(v.change)} [{_signed(v.low - 1)}, {_signed(v.high - 1)}] although its "
+            "sources are the same in both versions; a change in its group must exceed that"
+            for v in verdicts if v.control and v.moved]
+
+
+def regressions(verdicts: Iterable[PairVerdict]) -> list[PairVerdict]:
+    return [v for v in verdicts if v.verdict in REGRESSIONS]
+
+
+def _verdict(entry: PairEntry, threshold: float, drift: float) -> PairVerdict:
+    head = PairVerdict(entry.variant, entry.dtype, entry.shape, entry.mode, entry.control,
+                       UNSURE, bar=threshold)
+    if entry.status:
+        return replace(head, verdict=entry.status, reason=entry.why)
+    paired = entry.paired
+    if paired is None:
+        return replace(head, reason=entry.why or "no pairs were timed")
+    bar = (1 + threshold) * (1 + drift) - 1
+    ratio, low, high = paired.interval()
+    head = replace(head, ratio=ratio, low=low, high=high, blocks=paired.blocks, bar=bar,
+                   base_median_s=_median(paired.base_s), new_median_s=_median(paired.new_s),
+                   stop=paired.stop)
+    if math.isnan(low):
+        return replace(head, reason=f"{paired.blocks} blocks of four calls; a verdict needs "
+                                    f"{MIN_BLOCKS}")
+    said = verdict(low, high, threshold, bar)
+    return replace(head, verdict=said, reason=_why(said, low, high, threshold, bar, paired))
+
+
+def _why(said: str, low: float, high: float, threshold: float, bar: float,
+         paired: PairedTiming) -> str:
+    if said in (FASTER, SLOWER, SAME):
+        return "" if bar <= threshold * 1.000001 else \
+            f"beyond the group's drift: the bar was {_signed(bar)}"
+    spent = "" if paired.stop == DECIDED else " after the whole --max-time"
+    if low < 1 + bar and high > 1 / (1 + bar) and (high - low) / 2 > threshold:
+        return (f"the interval [{_signed(low - 1)}, {_signed(high - 1)}] is wider than "
+                f"+-{threshold:.1%}{spent}: more --max-time narrows it")
+    return (f"the change sits at the threshold: [{_signed(low - 1)}, {_signed(high - 1)}] "
+            f"against +-{threshold:.1%}{spent}")
+
+
+def _median(samples: tuple[float, ...]) -> float:
+    return quantile(sorted(samples), 0.5) if samples else math.nan
+
+
+def _signed(fraction: float) -> str:
+    return f"{fraction:+.2%}"

@@ -1,0 +1,54 @@
+"""AlternatingCalls: the TimedCalls a timer times for an A/B pair (timers/calls.py).
+
+A timer takes one sample per call and calls `before()` right before it; here `before()`
+also chooses whose call it is. Calls go in blocks of four, BASE NEW NEW BASE or NEW BASE
+BASE NEW (a coin per block), so every block holds one pair of each order: a call that warms
+the next one's caches or clocks helps both sides alike (timing/paired.py). Each side
+keeps its own Rotation (run/rotation.py: its input sets, poisoned outputs and re-check
+copies), so every defence of a `run` holds for both. `order` logs (block, side) for each
+call; timing/paired.blocks_of lines the timer's samples up with it.
+"""
+
+from __future__ import annotations
+
+import random
+
+from gpubench.run.rotation import Rotation
+from gpubench.timing.paired import BASE, NEW
+
+
+class AlternatingCalls:
+    def __init__(self, base: Rotation, new: Rotation,
+                 rng: random.Random | None = None):
+        self.sides = (base, new)
+        self.rng = rng or random.Random(random.SystemRandom().getrandbits(64))
+        self.order: list[tuple[int, int]] = []  # (block index, side) of each call this round
+        self.calls = [0, 0]  # calls of each side, every round
+        self.block = -1
+        self.pending: list[int] = []
+        self.side = BASE
+
+    def start_round(self) -> None:
+        """Forget the previous round's order (its blocks were taken); a block left part
+        done is finished first, as the next round's warm-up."""
+        self.order = []
+
+    def before(self) -> None:
+        if not self.pending:
+            self.block += 1
+            self.pending = [BASE, NEW, NEW, BASE] if self.rng.random() < 0.5 else \
+                [NEW, BASE, BASE, NEW]
+        self.side = self.pending.pop(0)
+        self.order.append((self.block, self.side))
+        self.calls[self.side] += 1
+        self.sides[self.side].before()
+
+    def __call__(self) -> object:
+        return self.sides[self.side]()
+
+    def after(self) -> None:
+        self.sides[self.side].after()
+
+    def keep_outputs(self, capturing: bool) -> None:
+        for side in self.sides:
+            side.keep_outputs(capturing)

@@ -1,0 +1,147 @@
+"""Paired timing: two versions of a variant called in turn in one process, as pairs.
+
+`gpubench ab` asks the question `compare` cannot settle for a 1% change: a fresh process
+moves a 5 us kernel by about 1% (other pages, another clock ramp), as much as the change.
+Here both versions run in one worker, with one timer, one flush, the same inputs, and
+their calls interleaved: every pair is one call of each, in an order drawn at random, so
+whatever drifts (clocks, temperature, the host's other work) lands on both calls of a pair
+alike. The change is read from the pairs themselves:
+
+- calls go in blocks of four, ABBA or BAAB (the order drawn per block): the second call of
+  a pair may find the first one's caches, clocks or allocations warm, and a block holds
+  one pair of each order, so that effect cancels inside every block, whatever it is;
+- each block gives a ratio NEW / BASE, sqrt(new1 new2 / (base1 base2)); the estimate is
+  the median of the blocks' ratios;
+- its interval is the order-statistic interval of that median (distribution-free: the
+  count of ratios below the true median is Binomial(n, 1/2)), at Z_SEQUENTIAL;
+- sampling goes in rounds and stops at the first round whose interval decides the
+  verdict (analysis/comparison.verdict's semantics), or when the time is spent.
+
+Why blocks and not single pairs: with one order per pair, a 20% order effect makes the
+ratios bimodal (1.2x and 1/1.2x), and the median of a mixture of 52% and 48% lands inside
+one mode, far from the truth; in a block the two orders are averaged before the median.
+
+Looking after every round is a sequential test: a 95% interval looked at 5-8 times
+excludes a true ratio of 1 far more often than 5% of the time. Pocock's constant
+boundary for 5-10 looks at an overall 5% is 2.41-2.56 standard errors; Z_SEQUENTIAL
+(2.576, a 99% interval at every look) stays above it, so an unchanged variant is called
+FASTER or SLOWER in under 5% of points even before the threshold's margin.
+
+Pure: lists of floats in, numbers out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gpubench.timing.stats import median_ci_order, quantile
+
+# The normal point of a two-sided 99% interval: above Pocock's boundary for up to ~10 looks.
+Z_SEQUENTIAL = 2.5758293035489004
+BASE, NEW = 0, 1
+# Why a paired measurement stopped: its interval decided a verdict, or the time ran out.
+DECIDED, MAX_TIME = "decided", "max_time"
+# Calls per block: BASE NEW NEW BASE, or NEW BASE BASE NEW.
+BLOCK = 4
+# A verdict needs this many blocks: the order-statistic interval of fewer than ~30 ratios
+# at 99% spans nearly their whole range.
+MIN_BLOCKS = 30
+
+
+@dataclass(frozen=True)
+class PairedTiming:
+    """One mode's blocks: base_s[2k], base_s[2k+1], new_s[2k] and new_s[2k+1] were the four
+    calls of block k, in the order each version's calls ran."""
+
+    mode: str
+    base_s: tuple[float, ...] = ()
+    new_s: tuple[float, ...] = ()
+    new_first: int = 0  # blocks that began with NEW (about half: the order is drawn)
+    rounds: int = 0
+    stop: str = MAX_TIME
+
+    def __post_init__(self) -> None:
+        if len(self.base_s) != len(self.new_s) or len(self.base_s) % 2:
+            raise ValueError(f"paired timing with {len(self.base_s)} base and "
+                             f"{len(self.new_s)} new samples: a block holds two of each")
+        object.__setattr__(self, "base_s", tuple(float(s) for s in self.base_s))
+        object.__setattr__(self, "new_s", tuple(float(s) for s in self.new_s))
+
+    @property
+    def blocks(self) -> int:
+        return len(self.base_s) // 2
+
+    def ratios(self) -> list[float]:
+        """NEW / BASE per block, the geometric mean of its two pairs (a block whose base
+        took no time says nothing: left out)."""
+        b, n = self.base_s, self.new_s
+        return [math.sqrt(n[i] * n[i + 1] / (b[i] * b[i + 1]))
+                for i in range(0, len(b), 2) if b[i] > 0 and b[i + 1] > 0]
+
+    def interval(self, z: float = Z_SEQUENTIAL) -> tuple[float, float, float]:
+        """(median ratio, low, high); nan for all three without MIN_BLOCKS ratios."""
+        return paired_interval(self.ratios(), z)
+
+    def to_dict(self) -> dict:
+        return {"mode": self.mode, "base_s": list(self.base_s), "new_s": list(self.new_s),
+                "new_first": self.new_first, "rounds": self.rounds, "stop": self.stop}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PairedTiming:
+        for name in ("base_s", "new_s"):
+            values = data.get(name, ())
+            if not isinstance(values, list | tuple) or not all(
+                    isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+                    and v >= 0 for v in values):
+                raise ValueError(f"paired timing's {name} must be a list of times >= 0")
+        return cls(str(data["mode"]), tuple(data["base_s"]), tuple(data["new_s"]),
+                   int(data.get("new_first", 0)), int(data.get("rounds", 0)),
+                   str(data.get("stop", MAX_TIME)))
+
+
+def paired_interval(ratios: Sequence[float], z: float = Z_SEQUENTIAL) -> tuple[float, float,
+                                                                                   float]:
+    """The median ratio and its order-statistic interval at `z` (nan without MIN_BLOCKS)."""
+    if len(ratios) < MIN_BLOCKS:
+        return math.nan, math.nan, math.nan
+    ordered = sorted(ratios)
+    low, high = median_ci_order(ordered, z)
+    return quantile(ordered, 0.5), low, high
+
+
+def blocks_of(order: Sequence[tuple[int, int]], samples: Sequence[float]
+              ) -> tuple[list[float], list[float], int]:
+    """(base samples, new samples, blocks that began with NEW) from a timer's samples.
+
+    `order` holds (block index, side) for every call the timed calls made, warm-up
+    included; a timer's samples are its last calls, one each, so they line up with the
+    tail of `order`. A block counts when all four of its calls are among the samples."""
+    if len(samples) > len(order):
+        raise ValueError(f"{len(samples)} samples for {len(order)} calls")
+    timed = order[len(order) - len(samples):]
+    calls: dict[int, list[tuple[int, float]]] = {}
+    for (block, side), sample in zip(timed, samples, strict=True):
+        calls.setdefault(block, []).append((side, sample))
+    base, new, new_first = [], [], 0
+    for block in calls.values():
+        if len(block) != BLOCK:
+            continue
+        base += [sample for side, sample in block if side == BASE]
+        new += [sample for side, sample in block if side == NEW]
+        new_first += block[0][0] == NEW
+    return base, new, new_first
+
+
+def round_budgets(total_s: float, first_s: float) -> list[float]:
+    """Seconds of blocks per round: doubling from `first_s` until `total_s` is spent, so a
+    clear change stops after a few tens of ms while a close one gets the whole budget,
+    in few looks (0.5 s from 50 ms: 4 rounds)."""
+    budgets, spent, budget = [], 0.0, min(first_s, total_s)
+    while spent < total_s - 1e-9:
+        budget = min(budget, total_s - spent)
+        budgets.append(budget)
+        spent += budget
+        budget *= 2
+    return budgets
