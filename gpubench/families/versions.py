@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpubench.families.leaderboard import problem_sources
 from gpubench.families.spec import Family, Machine
-from gpubench.families.watched import affected, is_watched
+from gpubench.families.watched import affected, is_watched, own_sources
 
 
 def differing_files(base: Path, new: Path) -> set[Path]:
@@ -27,11 +28,23 @@ def differing_files(base: Path, new: Path) -> set[Path]:
 def changed_variants(name: str, base: Path, new: Path, family: Family,
                      machine: Machine) -> frozenset[str] | None:
     """The variants of NEW's `family` that the differences change (empty: none; None:
-    every one, a file they share differs)."""
-    found = affected(name, new, family, machine, differing_files(base, new))
-    if found is None:
+    every one, a file they share differs). A source counts as a variant's own when the
+    variant names it on a GPU or on a CPU: a CUDA file changed for the GPU is not shared
+    with the torch variants because this machine has no GPU."""
+    differing = differing_files(base, new)
+    if not differing:
         return frozenset()
-    return found.variants
+    if problem_sources(Path(new)) is not None:  # a leaderboard problem: run --watch's rule
+        found = affected(name, new, family, machine, differing)
+        return frozenset() if found is None else found.variants
+    owners: dict[Path, set[str]] = {}
+    for kind in (Machine(True, machine.has_triton), Machine(False, machine.has_triton)):
+        for path, names in own_sources(family, kind).items():
+            owners.setdefault(path, set()).update(names)
+    mine = {path.resolve() for path in differing}
+    if any(path not in owners for path in mine):
+        return None
+    return frozenset().union(*(owners[path] for path in mine))
 
 
 def _sources(folder: Path) -> dict[str, Path]:

@@ -1,0 +1,203 @@
+"""Issue 51's measurement: does `gpubench ab` decide a planted 1% and 2% slowdown, and stay
+quiet on unchanged code? On a GPU:
+
+    python3 benchmarks/ab_power.py [--out DIR] [--sizes 2^20,...] [--aa-family vector_add ...]
+
+It writes a family `planted` (out = 2 x, a torch baseline and two CUDA kernels, `steady` and
+`planted`) in three versions: BASE, and NEW with `planted` doing 1% or 2% more work for the
+same answer (its grid covers n + n x PCT / 100 elements; the extra threads write the first
+elements again, with the same values). `steady` and `torch` are unchanged: controls.
+Then, each a `gpubench ab` run:
+
+  +1%, +2%    BASE against each NEW, at sizes from ~5 us to ~200 us;
+  A/A         BASE against a copy of itself, and each --aa-family (shipped) against a copy:
+              every point is unchanged code, so any FASTER or SLOWER is a false verdict;
+  run         one `gpubench run` of BASE's points, for the wall-time ratio.
+
+Prints the power per size (the planted variant's verdict and change at +1% and +2%), the
+A/A's verdict counts, and the wall times. Targets (the issue's): +2% SLOWER at every point,
++1% at >= 90% of points >= 5 us, no false verdict in >= 40 A/A points, ab <= 2x run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SIZES = "2^20,2^21,2^22,2^23,12582912,2^24,2^25,2^26,100663296,2^27"
+
+SPEC = '''"""planted: out = 2 x; `planted` may do PCT% more work for the same answer."""
+import torch
+
+from gpubench import CudaVariant, Family, TorchVariant
+
+family = Family(
+    reference=lambda x: 2 * x,
+    make_inputs=lambda n, dtype, device: (torch.randn(n, device=device, dtype=dtype),),
+    flops=lambda n: n,
+    bytes_moved=lambda n, itemsize: 2 * n * itemsize,
+    dtypes=("float32",),
+    sizes=(2**20, 2**24),
+    variants=(
+        TorchVariant("torch", fn=lambda x, out: torch.mul(x, 2, out=out), baseline=True),
+        CudaVariant("steady", function="steady", cuda=("steady.cu",), cpp=("binding.cpp",)),
+        CudaVariant("planted", function="planted", cuda=("planted.cu",), cpp=("binding.cpp",)),
+    ),
+)
+'''
+KERNEL = '''// {name}.cu: out[i] = 2 x[i]; the grid covers n + n * {pct} / 100 elements, and the threads
+// past n write the first elements again (the same values): {pct}% more work, one answer.
+#include <cstdint>
+#include <cuda_runtime.h>
+
+__global__ void {name}_kernel(const float* __restrict__ x, float* __restrict__ out,
+                              int64_t n, int64_t total) {{
+  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < total) {{
+    int64_t j = i < n ? i : i - n;
+    out[j] = 2.0f * x[j];
+  }}
+}}
+
+cudaError_t {name}_launch(const float* x, float* out, int64_t n, cudaStream_t stream) {{
+  const int64_t total = n + n * {pct} / 100;
+  if (total == 0) return cudaSuccess;
+  {name}_kernel<<<(total + 255) / 256, 256, 0, stream>>>(x, out, n, total);
+  return cudaGetLastError();
+}}
+'''
+BINDING = '''#include <gpubench/binding.h>
+
+cudaError_t steady_launch(const float* x, float* out, int64_t n, cudaStream_t stream);
+cudaError_t planted_launch(const float* x, float* out, int64_t n, cudaStream_t stream);
+
+void steady(at::Tensor x, at::Tensor out) {
+  gb_check_cuda_tensor(x, "x", x);
+  gb_check_cuda_tensor(out, "out", x);
+  gb_check_launch(steady_launch(x.data_ptr<float>(), out.data_ptr<float>(), x.numel(),
+                                gb_current_stream()), "steady_kernel");
+}
+
+void planted(at::Tensor x, at::Tensor out) {
+  gb_check_cuda_tensor(x, "x", x);
+  gb_check_cuda_tensor(out, "out", x);
+  gb_check_launch(planted_launch(x.data_ptr<float>(), out.data_ptr<float>(), x.numel(),
+                                 gb_current_stream()), "planted_kernel");
+}
+'''
+
+
+def write_family(folder: Path, pct: int) -> Path:
+    family = folder / "planted"
+    family.mkdir(parents=True, exist_ok=True)
+    (family / "spec.py").write_text(SPEC)
+    (family / "binding.cpp").write_text(BINDING)
+    (family / "steady.cu").write_text(KERNEL.format(name="steady", pct=0))
+    (family / "planted.cu").write_text(KERNEL.format(name="planted", pct=pct))
+    return family
+
+
+def gpubench(*args: str) -> tuple[int, float, str]:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "gpubench", *args], capture_output=True,
+                          text=True, cwd=REPO)
+    return done.returncode, time.perf_counter() - start, done.stdout + done.stderr
+
+
+def verdicts(run: Path) -> list[dict]:
+    return json.loads((run / "results.json").read_text())["meta"]["ab"]["verdicts"]
+
+
+def ab(name: str, base: Path, new: Path, out: Path, sizes: str | None, extra: list[str],
+       log: Path) -> tuple[list[dict], float]:
+    args = ["ab", name, "--base", str(base), "--new", str(new), "--out", str(out), *extra]
+    code, wall, text = gpubench(*args, *(["--sizes", sizes] if sizes else []))
+    log.write_text(text)
+    if code not in (0, 13):
+        sys.exit(f"gpubench {' '.join(args)} exited {code}; its output: {log}")
+    return verdicts(out), wall
+
+
+def power_table(plus: dict[int, list[dict]]) -> list[str]:
+    lines = ["| size | base median | +1%: change [99% CI] | verdict | +2%: change [99% CI] | "
+             "verdict |", "|---|---|---|---|---|---|"]
+    rows = {pct: {v["shape"]: v for v in found if v["variant"] == "planted"}
+            for pct, found in plus.items()}
+    for shape, one in rows[1].items():
+        two = rows[2].get(shape, {})
+        lines.append(f"| {shape} | {_us(one.get('base_median_s'))} | {_change(one)} | "
+                     f"{one['verdict']} | {_change(two)} | {two.get('verdict', '-')} |")
+    return lines
+
+
+def _us(seconds) -> str:
+    return "-" if seconds is None else f"{seconds * 1e6:.1f} us"
+
+
+def _change(v: dict) -> str:
+    if not v or v.get("ratio") is None:
+        return "-"
+    return (f"{v['ratio'] - 1:+.2%} [{v['low'] - 1:+.2%}, {v['high'] - 1:+.2%}] "
+            f"({v['blocks']} blocks)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=REPO / "profiles" / "ab-power")
+    parser.add_argument("--sizes", default=SIZES)
+    parser.add_argument("--aa-family", action="append", default=None,
+                        help="shipped families for the A/A (default: vector_add, square)")
+    parser.add_argument("extra", nargs="*", help="options for every ab run (after --)")
+    args = parser.parse_args()
+    out = args.out
+    shutil.rmtree(out, ignore_errors=True)
+    base = write_family(out / "families" / "base", 0)
+    news = {pct: write_family(out / "families" / f"plus{pct}", pct) for pct in (1, 2)}
+    copy = write_family(out / "families" / "copy", 0)
+    plus, walls = {}, {}
+    for pct, new in news.items():
+        plus[pct], walls[f"ab +{pct}%"] = ab("planted", base, new, out / f"ab-plus{pct}",
+                                             args.sizes, args.extra, out / f"ab-plus{pct}.log")
+    aa, walls["ab A/A planted"] = ab("planted", base, copy, out / "aa-planted", args.sizes,
+                                     args.extra, out / "aa-planted.log")
+    for family in args.aa_family or ["vector_add", "square"]:
+        shipped = REPO / "kernels" / family
+        twin = out / "families" / "shipped" / family
+        shutil.copytree(shipped, twin, ignore=shutil.ignore_patterns("__pycache__"))
+        found, walls[f"ab A/A {family}"] = ab(family, shipped, twin, out / f"aa-{family}",
+                                              None, args.extra, out / f"aa-{family}.log")
+        aa += found
+    code, walls["run (BASE's points)"], text = gpubench(
+        "run", "planted", "--kernels-dir", str(base.parent), "--sizes", args.sizes,
+        "--out", str(out / "run"))
+    (out / "run.log").write_text(text)
+    print("\n".join(power_table(plus)))
+    for pct in (1, 2):
+        planted = [v for v in plus[pct] if v["variant"] == "planted"]
+        slower = sum(v["verdict"] == "SLOWER" for v in planted)
+        controls = Counter(v["verdict"] for v in plus[pct] if v["control"])
+        print(f"\n+{pct}%: SLOWER at {slower} of {len(planted)} points; controls: "
+              f"{dict(controls)}")
+    counts = Counter(v["verdict"] for v in aa)
+    false = counts.get("FASTER", 0) + counts.get("SLOWER", 0)
+    print(f"A/A: {len(aa)} points, {false} false verdicts (FASTER/SLOWER); {dict(counts)}")
+    for v in aa:
+        if v["verdict"] in ("FASTER", "SLOWER"):
+            print(f"  false: {v['variant']} {v['shape']} {_change(v)}")
+    print("\n| run | wall s |\n|---|---|")
+    for name, wall in walls.items():
+        print(f"| {name} | {wall:.1f} |")
+    ratio = walls["ab +1%"] / walls["run (BASE's points)"]
+    print(f"\nab (+1%) / run of the same points: {ratio:.2f}x (run exit {code})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
