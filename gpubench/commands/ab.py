@@ -34,6 +34,7 @@ from gpubench.analysis.ab import (
     regressions,
 )
 from gpubench.build.cache import cache_root
+from gpubench.families import compiled
 from gpubench.families.discovery import family_dirs, load_family, resolve_families
 from gpubench.families.versions import changed_variants
 from gpubench.records import completeness as C
@@ -143,7 +144,11 @@ class ABCommand:
         name, config = self.request.family, self.request.config
         base = load_family(name, versions.base)
         new = load_family(name, versions.new)
-        shared = [v for v in new.variants if v.name in {b.name for b in base.variants}]
+        # not the compiled row: torch.compile generates its code in each process and
+        # autotunes it there, so BASE's and NEW's may differ with no source changed (the
+        # A/A in docs/measurement.md, "A/B in one process")
+        shared = [v for v in new.variants if v.name in {b.name for b in base.variants}
+                  and v.kind != compiled.KIND]
         wanted = set(config.variants or ())
         chosen = [v for v in shared if not wanted or v.name in wanted]
         if not chosen:
