@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -69,34 +68,38 @@ __global__ void {name}_kernel(const float* __restrict__ x, float* __restrict__ o
     int64_t j = i < n ? i : i - n;
     out[j] = 2.0f * x[j];
   }}
-  if (spin > 0) {{  // the last block to finish spins: nothing else runs beside it
-    __syncthreads();
-    if (threadIdx.x == 0) {{
-      __threadfence();
-      if (atomicAdd(&{name}_blocks_done, 1u) == gridDim.x - 1) {{
-        const long long start = clock64();
-        while (clock64() - start < spin) {{
-        }}
-        atomicExch(&{name}_blocks_done, 0u);
+  // Every version counts its finished blocks, so all run the same code; the last block to
+  // finish then spins for `spin` cycles (0 unless planted), with nothing else beside it.
+  __syncthreads();
+  if (threadIdx.x == 0) {{
+    if (atomicAdd(&{name}_blocks_done, 1u) == gridDim.x - 1) {{
+      const long long start = clock64();
+      while (clock64() - start < spin) {{
       }}
+      atomicExch(&{name}_blocks_done, 0u);
     }}
   }}
 }}
 
+// The unplanted kernel's median at each size of the fitting run (n, ns)
+static const double {name}_times[][2] = {{{table}}};
+
 cudaError_t {name}_launch(const float* x, float* out, int64_t n, cudaStream_t stream) {{
   const int64_t total = n + n * {extra_pct} / 100;
-  // {spin_pct}% of the unplanted kernel's time at this n (fitted: {a_ns} ns + {b_ps} ps x n),
-  // in SM cycles at {mhz} MHz
-  const long long spin = static_cast<long long>(
-      {spin_pct} / 100.0 * ({a_ns} + {b_ps} * 1e-3 * static_cast<double>(n)) * {mhz} * 1e-3);
+  double time_ns = 0.0;
+  for (const auto& entry : {name}_times) {{
+    if (entry[0] == static_cast<double>(n)) time_ns = entry[1];
+  }}
+  // {spin_pct}% of that time, in SM cycles at {mhz} MHz
+  const long long spin = static_cast<long long>({spin_pct} / 100.0 * time_ns * {mhz} * 1e-3);
   if (total == 0) return cudaSuccess;
   {name}_kernel<<<(total + 255) / 256, 256, 0, stream>>>(x, out, n, total, spin);
   return cudaGetLastError();
 }}
 '''
 PLANTS = {
-    "spin": "The last block spins for {pct}% of the kernel's fitted time: {pct}% more time, "
-            "one answer.",
+    "spin": "The last block to finish spins for {pct}% of the kernel's fitted time: {pct}% "
+            "more time, one answer.",
     "traffic": "The grid covers n + n x {pct} / 100 elements; the threads past n write the "
                "first elements again (the same values): {pct}% more traffic, one answer.",
 }
@@ -117,21 +120,23 @@ void {name}(at::Tensor x, at::Tensor out) {{
 
 @dataclass(frozen=True)
 class Plant:
-    """How `planted` is made slower: 'spin' (its last block spins for pct% of the unplanted
-    kernel's time, fitted per size from a run: a known change at every size) or 'traffic'
-    (pct% more elements written again: the issue's plant, whose time change at a few us is
-    well under pct%, the extra blocks running beside the others)."""
+    """How `planted` is made slower: 'spin' (the last block to finish spins for pct% of the
+    kernel's median at that size in a run of the unplanted version: a known change at
+    every size; every version counts its finished blocks, so the code differs only in the
+    spin's length) or 'traffic' (pct% more elements written again: the issue's plant, whose
+    time change at a few us is well under pct%, the extra blocks running beside the
+    others; measured: +0.2-0.4% for +2% at 5-13 us)."""
 
     kind: str = "spin"
-    a_ns: float = 0.0  # the unplanted kernel's time: a_ns + b_ps * 1e-3 * n nanoseconds
-    b_ps: float = 0.0
+    times_ns: tuple[tuple[int, float], ...] = ()  # (n, the unplanted kernel's median)
     mhz: float = 1980.0  # the SM clock the spin counts cycles of
 
     def source(self, name: str, pct: int) -> str:
         spin, extra = (pct, 0) if self.kind == "spin" else (0, pct)
+        table = ", ".join(f"{{{n}.0, {ns:.1f}}}" for n, ns in self.times_ns) or "{0.0, 0.0}"
         return KERNEL.format(name=name, plant=PLANTS[self.kind].format(pct=pct),
-                             extra_pct=extra, spin_pct=spin, a_ns=f"{self.a_ns:.1f}",
-                             b_ps=f"{self.b_ps:.4f}", mhz=f"{self.mhz:.0f}")
+                             extra_pct=extra, spin_pct=spin, table=table,
+                             mhz=f"{self.mhz:.0f}")
 
 
 def write_family(folder: Path, pct: int, plant: Plant = Plant()) -> Path:
@@ -140,20 +145,16 @@ def write_family(folder: Path, pct: int, plant: Plant = Plant()) -> Path:
     (family / "spec.py").write_text(SPEC)
     for name in ("steady", "planted"):
         (family / f"{name}_binding.cpp").write_text(BINDING.format(name=name))
-    (family / "steady.cu").write_text(plant.source("steady", 0))
+    (family / "steady.cu").write_text(Plant().source("steady", 0))  # the same in every one
     (family / "planted.cu").write_text(plant.source("planted", pct))
     return family
 
 
-def fit_time(run: Path) -> tuple[float, float]:
-    """(a_ns, b_ps): least squares of `steady`'s medians, t = a + b n, from a run."""
+def medians_ns(run: Path) -> tuple[tuple[int, float], ...]:
+    """(n, `steady`'s median in ns) per size of a run: the unplanted kernel's time."""
     rows = json.loads((run / "results.json").read_text())["results"]
-    points = [(r["shape"]["n"], r["measurement"]["samples_s"]) for r in rows
-              if r["variant"] == "steady" and r["status"] == "ok"]
-    xs = [n for n, _ in points]
-    ys = [statistics.median(samples) * 1e9 for _, samples in points]
-    slope, intercept = statistics.linear_regression(xs, ys)
-    return intercept, slope * 1e3
+    return tuple((r["shape"]["n"], r["median_s"] * 1e9) for r in rows
+                 if r["variant"] == "steady" and r["status"] == "ok")
 
 
 def sm_clock_mhz() -> float:
@@ -230,7 +231,7 @@ def main() -> int:
     # the cache; the wall-time reference is a second run, at the end, as cached as ab's
     code, _, text = gpubench(*run_args, "--out", str(out / "run-fit"))
     (out / "run-fit.log").write_text(text)
-    plant = Plant(args.plant, *fit_time(out / "run-fit"), sm_clock_mhz()) \
+    plant = Plant(args.plant, medians_ns(out / "run-fit"), sm_clock_mhz()) \
         if args.plant == "spin" else Plant(args.plant)
     print(f"plant: {plant}")
     news = {pct: write_family(out / "families" / f"plus{pct}", pct, plant) for pct in (1, 2)}
