@@ -96,7 +96,7 @@ def _run(config_path: Path | None, options: dict) -> int:
 
 @cli.command()
 @click.argument("base")
-@click.argument("new")
+@click.argument("new", required=False)
 @opts.threshold_option(1.0, "Changes within +-this % count as SAME; a FASTER/SLOWER must "
                            "exceed it.")
 @click.option("--fail-on-regression", is_flag=True,
@@ -120,7 +120,8 @@ def compare(threshold_pct, **options):
     SLOWER, SAME, UNSURE) with its reason; SUSPECT or FAILED for a point that passed in
     BASE and no longer does. Runs with no point in common exit 2, naming what differs.
     Short kernels move by a few percent from one process to the next, which one run a
-    side cannot show: --base-repeat and --new-repeat add runs of each side's code."""
+    side cannot show: --base-repeat/--new-repeat add runs, `gpubench ab` pairs both in one
+    process (`compare AB_RUN` shows its verdicts)."""
     _guarded(lambda: _compare(threshold_pct, options))
 
 
@@ -141,9 +142,8 @@ def _compare(threshold_pct: float, options: dict) -> int:
 @opts.kernels_dir_option
 @opts.device_option()
 def ab(family, threshold_pct, **options):
-    """Is my change faster? Two versions of FAMILY built side by side and timed in ONE
-    worker, calls interleaved in random order: per point, the paired ratio NEW/BASE, its
-    99% CI and FASTER/SLOWER/SAME/UNSURE; unchanged variants are controls (drift)."""
+    """Is my change faster? Two versions of FAMILY timed in ONE worker, calls interleaved:
+    per point the paired ratio NEW/BASE, its 99% CI and verdict; unchanged: controls."""
     from gpubench.commands.ab import ab_command
 
     def body() -> int:

@@ -339,9 +339,9 @@ def family_folder(folder: Path, name: str, option: str) -> Path:
 def export_revision(folder: Path, revision: str) -> tuple[Path, str]:
     """A copy of `folder` as it was at git `revision`, in gpubench's cache (kept: the same
     commit is exported once), and the commit's hash."""
-    def git(*args: str) -> bytes:
+    def git(*args: str, where: Path = folder) -> bytes:
         try:
-            done = subprocess.run(["git", *args], cwd=folder, capture_output=True,
+            done = subprocess.run(["git", *args], cwd=where, capture_output=True,
                                   timeout=120)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise errors.UsageError(f"--base-rev needs git: {exc}") from None
@@ -358,7 +358,7 @@ def export_revision(folder: Path, revision: str) -> tuple[Path, str]:
     root = cache_root() / "ab-base" / commit
     target = root / relative
     if not (target / "spec.py").is_file():
-        archive = git("archive", "--format=tar", commit, "--", str(relative))
+        archive = git("archive", "--format=tar", commit, "--", str(relative), where=top)
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(root, filter="data")
     if not (target / "spec.py").is_file():

@@ -1,4 +1,5 @@
 """`gpubench compare BASE NEW`: load two run documents, compare them, show the verdicts.
+`gpubench compare AB_RUN`: an A/B run's own verdicts (commands/ab.py).
 
 Made for CI gates, so nothing that proves nothing exits 0: two runs with no point in
 common are a usage error (exit 2) naming what differs, and `--fail-on-regression` fails
@@ -14,10 +15,12 @@ from pathlib import Path
 from rich.console import Console
 
 from gpubench import errors, safe_text
+from gpubench.analysis.ab import regressions
 from gpubench.analysis.comparison import RunComparison, compare_runs
 from gpubench.analysis.run_overlap import what_differs
 from gpubench.records.run import RunDocument
 from gpubench.records.strict_json import strict_dumps
+from gpubench.report.ab_view import ab_markdown, ab_table
 from gpubench.report.compare_view import compare_markdown, compare_table, counts_text
 from gpubench.run.folder import atomic_write, load_run, read_run, resolve_run
 from gpubench.tune.summary import best_change
@@ -32,7 +35,7 @@ class CompareRequest:
     """Everything `gpubench compare` was asked for, built once by the CLI."""
 
     base: str  # a run folder, 'latest' or 'latest~N'
-    new: str
+    new: str | None  # None: BASE is an A/B run (`gpubench ab`), its own verdicts shown
     threshold: float  # a fraction: changes within +-it are SAME
     fail_on_regression: bool = False  # exit EXIT_REGRESSION on a regression (see the gate)
     markdown: Path | None = None  # the markdown table into this file; STDOUT: on stdout
@@ -42,6 +45,8 @@ class CompareRequest:
 
 
 def compare_command(request: CompareRequest, console: Console) -> int:
+    if request.new is None:
+        return _paired(request, console)
     base_dir, new_dir = resolve_run(request.base), resolve_run(request.new)
     base, new = read_run(base_dir), read_run(new_dir)
     result = compare_runs(base, new, request.threshold,
@@ -62,6 +67,35 @@ def compare_command(request: CompareRequest, console: Console) -> int:
         sys.stderr.write(f"warning: {line}\n")
     if request.fail_on_regression:
         return gate(result, _incomplete_runs(("NEW", new_dir, new)))
+    return errors.EXIT_OK
+
+
+def _paired(request: CompareRequest, console: Console) -> int:
+    """One run: an A/B run's verdicts (its pairs were compared in one process, at the
+    threshold the run was made with), and the gate on them."""
+    folder = resolve_run(request.base)
+    run = read_run(folder)
+    if not run.pairs:
+        raise errors.UsageError(f"{folder} is not an A/B run (`gpubench ab`): compare needs "
+                                "BASE and NEW runs, or one A/B run")
+    threshold = (run.meta.get("ab") or {}).get("threshold", request.threshold)
+    title = f"ab {folder}: NEW {run.meta['ab'].get('new')} against BASE " \
+            f"{run.meta['ab'].get('base')}"
+    if request.as_json:
+        sys.stdout.write(strict_dumps({"ab": str(folder), "threshold": threshold,
+                                       "verdicts": [v.to_dict() for v in run.pairs]}) + "\n")
+    elif request.markdown == STDOUT:
+        sys.stdout.write(ab_markdown(run.pairs, title) + "\n")
+    else:
+        console.print(ab_table(run.pairs, title, threshold))
+    if request.markdown is not None and request.markdown != STDOUT:
+        _write_markdown(request.markdown, ab_markdown(run.pairs, title) + "\n")
+    found = regressions(run.pairs)
+    if request.fail_on_regression and found:
+        names = ", ".join(f"{v.variant} {v.shape} {v.dtype} {v.mode} ({v.verdict})"
+                          for v in found[:MAX_NAMED])
+        sys.stderr.write(f"regression: {len(found)} A/B points: {names}\n")
+        return errors.EXIT_REGRESSION
     return errors.EXIT_OK
 
 

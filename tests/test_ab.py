@@ -1,0 +1,346 @@
+"""`gpubench ab` (issue 51): two versions of a family timed in pairs in one worker.
+
+The statistics (timing/paired.py, analysis/ab.py) are tested on numbers; the command end to
+end on the CPU, with a torch family whose NEW version does its work six times: SLOWER and
+exit 13 under --fail-on-regression, the unchanged baseline never FASTER or SLOWER, and an
+A/A (a version against itself) with no FASTER or SLOWER at all."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import subprocess
+
+import pytest
+
+from gpubench.analysis.ab import FAILED, PairEntry, drift_notes, judge_pairs, regressions
+from gpubench.analysis.comparison import FASTER, SAME, SLOWER, UNSURE
+from gpubench.families.spec import Machine
+from gpubench.families.versions import changed_variants, differing_files
+from gpubench.records.ab import PairVerdict, pairs_of_run
+from gpubench.records.result import FAIL, OK
+from gpubench.records.worker_result import MalformedWorkerResult, WorkerResult
+from gpubench.run.ab.calls import AlternatingCalls
+from gpubench.timing.measurement import Measurement
+from gpubench.timing.paired import (
+    BASE,
+    MIN_BLOCKS,
+    NEW,
+    PairedTiming,
+    blocks_of,
+    paired_interval,
+    round_budgets,
+)
+
+# ---------------------------------------------------------------- the blocks
+
+
+def synthetic_blocks(ratio: float, order_effect: float, blocks: int, noise: float = 0.01,
+                     seed: int = 1) -> PairedTiming:
+    """Blocks of four calls (ABBA or BAAB) of a 10 us BASE and a NEW `ratio` times it, the
+    second call of every pair `order_effect` times faster (warm caches), with noise."""
+    rng = random.Random(seed)
+    base, new, new_first = [], [], 0
+    for _ in range(blocks):
+        first = NEW if rng.random() < 0.5 else BASE
+        new_first += first == NEW
+        order = [first, 1 - first, 1 - first, first]
+        times = {BASE: [], NEW: []}
+        for position, side in enumerate(order):
+            t = 10e-6 * (ratio if side == NEW else 1.0) * (1 + rng.gauss(0, noise))
+            if position in (1, 3):  # the second call of each pair
+                t /= order_effect
+            times[side].append(t)
+        base += times[BASE]
+        new += times[NEW]
+    return PairedTiming("cold", tuple(base), tuple(new), new_first, 1)
+
+
+def test_an_order_effect_cancels_inside_every_block():
+    """With one order a pair, a 20% order effect made the ratios bimodal; in ABBA/BAAB
+    blocks both orders meet before the median."""
+    same = synthetic_blocks(1.0, 1.2, 400)
+    ratio, low, high = same.interval()
+    assert low <= 1.0 <= high and abs(ratio - 1) < 0.005
+    slower = synthetic_blocks(1.02, 1.2, 400, seed=2)
+    ratio, low, high = slower.interval()
+    assert low > 1.01 and abs(ratio - 1.02) < 0.005
+
+
+def test_a_verdict_needs_enough_blocks():
+    few = synthetic_blocks(2.0, 1.0, MIN_BLOCKS - 1)
+    assert all(math.isnan(x) for x in few.interval())
+    assert not math.isnan(paired_interval([1.0] * MIN_BLOCKS)[1])
+
+
+def test_blocks_line_up_with_the_last_samples_and_half_blocks_are_left_out():
+    # warm-up: block 0 whole and block 1 half; the timer's samples: block 1's rest, 2, 3
+    order = [(0, BASE), (0, NEW), (0, NEW), (0, BASE), (1, NEW), (1, BASE),
+             (1, BASE), (1, NEW), (2, BASE), (2, NEW), (2, NEW), (2, BASE),
+             (3, NEW), (3, BASE), (3, BASE), (3, NEW)]
+    samples = [0.5, 0.6, 1.0, 2.0, 3.0, 1.1, 4.0, 1.2, 1.3, 5.0]
+    base, new, new_first = blocks_of(order, samples)
+    assert base == [1.0, 1.1, 1.2, 1.3] and new == [2.0, 3.0, 4.0, 5.0]
+    assert new_first == 1
+    with pytest.raises(ValueError):
+        blocks_of(order[:2], samples)
+
+
+def test_a_block_ratio_is_the_geometric_mean_of_its_pairs():
+    timing = PairedTiming("cold", (1.0, 4.0), (2.0, 2.0))
+    assert timing.ratios() == [pytest.approx(1.0)]
+    assert PairedTiming("cold", (0.0, 1.0), (1.0, 1.0)).ratios() == []
+
+
+def test_paired_timing_crosses_the_pipe_whole():
+    timing = synthetic_blocks(1.1, 1.0, 40)
+    again = PairedTiming.from_dict(json.loads(json.dumps(timing.to_dict())))
+    assert again == timing
+    for bad in ({"mode": "cold", "base_s": [1.0, -1.0], "new_s": [1.0, 1.0]},
+                {"mode": "cold", "base_s": [1.0], "new_s": [1.0]},
+                {"mode": "cold", "base_s": "x", "new_s": []}):
+        with pytest.raises(ValueError):
+            PairedTiming.from_dict(bad)
+
+
+def test_a_worker_result_carries_base_and_pairs_and_refuses_bad_ones():
+    base = WorkerResult(OK, measurements={"cpu": Measurement("cpu", samples_s=(1.0, 2.0))})
+    result = WorkerResult(OK, base=base, paired={"cpu": synthetic_blocks(1.0, 1.0, 31)})
+    again = WorkerResult.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert again.base == base and again.paired == result.paired
+    with pytest.raises(MalformedWorkerResult):
+        WorkerResult.from_dict({**result.to_dict(), "paired": {"cpu": {"mode": "cpu",
+                                                                       "base_s": [1.0]}}})
+
+
+def test_rounds_double_until_the_time_is_spent():
+    assert round_budgets(0.5, 0.05) == pytest.approx([0.05, 0.1, 0.2, 0.15])
+    assert sum(round_budgets(1.0, 0.05)) == pytest.approx(1.0)
+    assert round_budgets(0.01, 0.05) == [0.01]
+
+
+class Side:
+    def __init__(self):
+        self.calls = []
+
+    def before(self):
+        self.calls.append("before")
+
+    def __call__(self):
+        self.calls.append("call")
+
+    def after(self):
+        self.calls.append("after")
+
+    def keep_outputs(self, capturing):
+        pass
+
+
+def test_the_calls_go_in_blocks_holding_one_pair_of_each_order():
+    base, new = Side(), Side()
+    calls = AlternatingCalls(base, new, random.Random(3))
+    for _ in range(400):
+        calls.before()
+        calls()
+        calls.after()
+    sides = [side for _, side in calls.order]
+    blocks = [sides[i:i + 4] for i in range(0, 400, 4)]
+    assert all(b in ([BASE, NEW, NEW, BASE], [NEW, BASE, BASE, NEW]) for b in blocks)
+    firsts = sum(b[0] == NEW for b in blocks)
+    assert 30 < firsts < 70  # the order is drawn, not fixed
+    assert calls.calls == [200, 200] and base.calls.count("call") == 200
+
+
+# ---------------------------------------------------------------- the verdicts
+
+
+def entry(variant: str, ratio: float, control: bool = False, **kwargs) -> PairEntry:
+    return PairEntry(variant, "float32", "n=1024", "cold", control,
+                     synthetic_blocks(ratio, 1.0, 200, noise=0.002, seed=len(variant)),
+                     **kwargs)
+
+
+def test_a_change_beyond_the_threshold_is_slower_and_within_it_same():
+    found = {v.variant: v for v in judge_pairs([entry("slow", 1.03), entry("fast", 0.97),
+                                                entry("same", 1.0), entry("edge", 1.005)])}
+    assert found["slow"].verdict == SLOWER and found["fast"].verdict == FASTER
+    assert found["same"].verdict == SAME
+    assert found["edge"].verdict == UNSURE and "threshold" in found["edge"].reason
+
+
+def test_a_control_that_moved_is_the_runs_drift_and_raises_the_bar():
+    found = {v.variant: v for v in judge_pairs([entry("control", 1.02, control=True),
+                                                entry("changed", 1.025)])}
+    assert found["control"].verdict == SLOWER and found["control"].moved
+    assert found["changed"].verdict == UNSURE  # 2.5% is within the 0.5% bar over 2% drift
+    assert found["changed"].bar > 0.02
+    assert "drift: control control" in drift_notes(found.values())[0]
+
+
+def test_a_side_that_failed_is_a_regression_and_named():
+    failed = PairEntry("broken", "float32", "n=1024", "cold", False, status=FAILED,
+                       why="new FAIL: output differs")
+    verdicts = judge_pairs([failed, entry("same", 1.0)])
+    assert verdicts[0].verdict == FAILED and "new FAIL" in verdicts[0].reason
+    assert [v.variant for v in regressions(verdicts)] == ["broken"]
+
+
+def test_a_verdict_crosses_the_run_record_with_its_nans():
+    verdict = PairVerdict("v", "float32", "n=1", "cold", False, UNSURE, reason="no pairs")
+    meta = {"ab": {"verdicts": [json.loads(json.dumps(verdict.to_dict()))]}}
+    (again,) = pairs_of_run(meta)
+    assert again.variant == "v" and math.isnan(again.ratio) and pairs_of_run({}) == ()
+
+
+# ---------------------------------------------------------------- which variants changed
+
+SPEC = '''import torch
+from gpubench import CudaVariant, Family, TorchVariant
+
+family = Family(
+    reference=lambda a, b: a + b,
+    make_inputs=lambda n, dtype, device: (torch.randn(n, device=device, dtype=dtype),
+                                          torch.randn(n, device=device, dtype=dtype)),
+    flops=lambda n: n,
+    bytes_moved=lambda n, itemsize: 3 * n * itemsize,
+    sizes=(2**12,),
+    cpu_sizes=(2**16,),
+    variants=(
+        TorchVariant("torch", fn=lambda a, b, out: torch.add(a, b, out=out), baseline=True),
+        TorchVariant("work", fn=lambda a, b, out: [torch.add(a, b, out=out)
+                                                   for _ in range({repeats})][-1]),
+        CudaVariant("kernel", function="add", cuda=("add.cu",), cpp=("add.cpp",)),
+    ),
+)
+'''
+
+
+def write_version(folder, repeats: int = 1, kernel: str = "// add") -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "spec.py").write_text(SPEC.replace("{repeats}", str(repeats)))
+    (folder / "add.cu").write_text(kernel)
+    (folder / "add.cpp").write_text("// binding")
+
+
+def test_a_changed_cuda_file_changes_its_variant_alone_and_spec_py_all(tmp_path):
+    from gpubench.families.discovery import load_family
+
+    base, new = tmp_path / "base" / "pair", tmp_path / "new" / "pair"
+    write_version(base)
+    write_version(new, kernel="// add, faster")
+    family = load_family("pair", new)
+    cpu = Machine(has_cuda=False, has_triton=False)
+    assert differing_files(base, new) == {new / "add.cu"}
+    assert changed_variants("pair", base, new, family, cpu) == frozenset({"kernel"})
+    write_version(new, repeats=6)
+    assert changed_variants("pair", base, new, load_family("pair", new, fresh=True),
+                            cpu) is None
+    write_version(new)
+    assert changed_variants("pair", base, new, family, cpu) == frozenset()
+
+
+# ---------------------------------------------------------------- end to end, CPU
+
+FAST = ("--warmup", "20", "--max-time", "400", "--device", "cpu")
+
+
+def verdicts_of(run_dir) -> dict[str, dict]:
+    meta = json.loads((run_dir / "results.json").read_text())["meta"]
+    return {v["variant"]: v for v in meta["ab"]["verdicts"]}
+
+
+@pytest.fixture
+def versions(tmp_path):
+    base, slow = tmp_path / "v1" / "pair", tmp_path / "v2" / "pair"
+    write_version(base)
+    write_version(slow, repeats=6)
+    return base, slow
+
+
+def test_six_times_the_work_is_slower_with_exit_13_and_the_baseline_never_moves(
+        gpubench, versions, tmp_path):
+    base, slow = versions
+    done = gpubench("ab", "pair", "--base", str(base.parent), "--new", str(slow),
+                    "--fail-on-regression", "--out", str(tmp_path / "ab"), *FAST)
+    assert done.code == 13, done.output
+    found = verdicts_of(tmp_path / "ab")
+    assert found["work"]["verdict"] == SLOWER and found["work"]["ratio"] > 3, found["work"]
+    assert found["torch"]["verdict"] in (SAME, UNSURE), found["torch"]
+    assert "kernel" not in found  # no CUDA on a CPU: not paired
+    rows = {r["variant"]: r for r in done.results(tmp_path / "ab")["results"]}
+    assert rows["work"]["status"] == rows["work@base"]["status"] == "ok"
+    assert rows["work"]["median_s"] > 3 * rows["work@base"]["median_s"]
+    assert "SLOWER" in done.stdout and "saved:" in done.stdout
+    shown = gpubench("compare", str(tmp_path / "ab"), "--fail-on-regression")
+    assert shown.code == 13 and "work n=65536 float32 cpu (SLOWER)" in shown.stderr
+    assert gpubench("compare", str(tmp_path / "ab"), "--markdown", "-").code == 0
+
+
+def test_compare_of_one_run_needs_an_ab_run(gpubench, tmp_path):
+    (tmp_path / "plain").mkdir()
+    document = {"schema": 1, "meta": {"run_id": "plain"}, "env": {}, "results": []}
+    (tmp_path / "plain" / "results.json").write_text(json.dumps(document))
+    done = gpubench("compare", str(tmp_path / "plain"))
+    assert done.code == 2 and "not an A/B run" in done.output, done.output
+
+
+def test_a_version_against_itself_is_never_faster_or_slower(gpubench, versions, tmp_path):
+    base, _ = versions
+    done = gpubench("ab", "pair", "--base", str(base), "--new", str(base), "--out",
+                    str(tmp_path / "aa"), "--fail-on-regression", *FAST)
+    assert done.code == 0, done.output
+    found = verdicts_of(tmp_path / "aa")
+    assert {v["verdict"] for v in found.values()} <= {SAME, UNSURE}
+    assert all(v["control"] for v in found.values())
+
+
+def test_base_rev_takes_the_folder_at_a_git_revision(gpubench, tmp_path):
+    repo = tmp_path / "repo"
+    write_version(repo / "pair")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git[:3], "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "v1"], check=True)
+    write_version(repo / "pair", repeats=6)  # the working tree: NEW
+    done = gpubench("ab", "pair", "--kernels-dir", str(repo), "--base-rev", "HEAD",
+                    "--variants", "work", "--out", str(tmp_path / "rev"), *FAST)
+    assert done.code == 0, done.output
+    meta = json.loads((tmp_path / "rev" / "results.json").read_text())["meta"]["ab"]
+    assert meta["base"].startswith("HEAD (") and meta["new"] == "working tree"
+    assert verdicts_of(tmp_path / "rev")["work"]["verdict"] == SLOWER
+
+
+@pytest.mark.parametrize("args, message", [
+    (("pair",), "give BASE"),
+    (("pair", "--base", "X", "--base-rev", "HEAD"), "give BASE"),
+    (("pair", "--base", "nowhere"), "no spec.py"),
+    (("pair", "--base", "{base}", "--base-rev", "HEAD"), "give BASE"),
+    (("pair", "--base", "{base}", "--variants", "nothing"), "no variant of pair to pair"),
+])
+def test_bad_input_is_one_line_and_exit_2(gpubench, versions, args, message):
+    base, slow = versions
+    args = [a.replace("{base}", str(base)) for a in args]
+    done = gpubench("ab", *args, "--new", str(slow), "--device", "cpu")
+    assert done.code == 2, done.output
+    assert "Traceback" not in done.output and message in done.output
+
+
+def test_an_unpaired_mode_is_refused():
+    from gpubench.commands.ab import ABCommand, ABRequest
+    from gpubench.errors import UsageError
+    from gpubench.run.config import RunConfig
+    from gpubench.timing.settings import TimingSettings
+
+    request = ABRequest("pair", RunConfig(timing=TimingSettings(modes=("graph",))))
+    with pytest.raises(UsageError, match="graph"):
+        ABCommand(request, None)._timing(Machine(has_cuda=True, has_triton=False))
+
+
+def test_a_failed_side_fails_the_pair_and_is_named():
+    from gpubench.run.ab.pair import _pair_result
+
+    base = WorkerResult(FAIL, error="output differs")
+    result = _pair_result(base, WorkerResult(OK), {})
+    assert result.status == FAIL and result.error == "base: output differs"
+    assert result.base is base
