@@ -11,6 +11,7 @@ makes a text safe for one place it is shown; results.json keeps the full text as
 
 from __future__ import annotations
 
+import html as _html
 import re
 
 # What a terminal acts on rather than shows: C0 controls (ESC starts every ANSI/OSC
@@ -101,6 +102,12 @@ def csv_cell(value):
         return value
     value = terminal(value, CSV_LIMIT, "results.json")
     return "'" + value if value.startswith(_FORMULA_START) else value
+
+
+def html(text: object) -> str:
+    """Text for an HTML page's elements and attributes: what acts in a terminal shown as an
+    escape (as `terminal`), then &, <, >, and both quotes as entities."""
+    return _html.escape(terminal(text, None), quote=True)
 
 
 def script_json(json_text: str) -> str:

@@ -110,17 +110,17 @@ def test_a_warning_of_several_rows_is_one_note_and_a_suspect_reason_is_said_once
     from gpubench.records.point import PointKey
     from gpubench.records.shape import Shape
     from gpubench.report.table import group_notes
-    from gpubench.timing.noise import Warning
+    from gpubench.timing.noise import TimingWarning
 
     def row(variant, status=R.OK, error=None, warnings=()):
         key = PointKey("demo", variant, "float32", Shape({"n": 1}), "cold")
         return R.Result(key=key, kind="torch", status=status, error=error,
                         warnings=tuple(warnings))
 
-    noisy = Warning("noisy", "IQR is 7% of the median", "raise --max-time")
-    busy = [Warning("host_busy", f"the host clock timed other work too: {n} CPUs busy",
+    noisy = TimingWarning("noisy", "IQR is 7% of the median", "raise --max-time")
+    busy = [TimingWarning("host_busy", f"the host clock timed other work too: {n} CPUs busy",
                     "time on an idle machine") for n in (1, 2)]
-    suspect = Warning("suspect", "2300% of the measured roofline", "check the cost model")
+    suspect = TimingWarning("suspect", "2300% of the measured roofline", "check the cost model")
     notes = group_notes([row("a", warnings=[noisy, busy[0]]), row("b", warnings=[noisy, busy[1]]),
                          row("c", R.SUSPECT, suspect.message, [suspect])])
     assert "a, b: IQR is 7% of the median — raise --max-time" in notes

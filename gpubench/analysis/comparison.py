@@ -111,8 +111,8 @@ MIN_SAMPLES = 5
 HOST_CLOCK_ALLOWANCE = {"cpu": 1.5, "wall": 0.75}
 # The group's move that host-clock verdicts are corrected for: a whole run drifting (25%
 # faster in CI) hides a change, and taking the move out shows it. A smaller move is within
-# what single points jitter on their own (CI, 2026-11-23: one variant of unchanged code 1.72x
-# slower in one run while its group moved +5%, and the correction turned that into FASTER),
+# what single points jitter on their own (in CI one variant of unchanged code can read
+# 1.72x slower in a run whose group moves +5%, and the correction turns that into FASTER),
 # so below this the measured change decides.
 HOST_GROUP_DRIFT = 0.10
 

@@ -90,7 +90,7 @@ def check_result(result: R.Result, ncu: NcuTime) -> R.Result:
     cause = likely_cause(result, ncu, deviation)
     check["cause"] = cause
     limit = f"the ±{target:.0%} target" if target else "any target (ncu under 3 us)"
-    warning = noise.Warning(
+    warning = noise.TimingWarning(
         "ncu_deviation",
         f"{deviation:+.1%} from ncu's {ncu.ncu_s * 1e6:.2f} us, beyond {limit}",
         cause)

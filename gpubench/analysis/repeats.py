@@ -2,7 +2,7 @@
 
 Two runs of unchanged code land in two processes, and each process fixes a short kernel's
 time a few percent apart from the next one's, the same for its whole measurement. On an
-H200 (2026-11-27, docs/measurement.md "Between processes"): 28 fresh processes of one run,
+H200 (docs/measurement.md "Between processes"): 28 fresh processes of one run,
 7 points of 3-90 us; within a process, 8 rounds of the same op over 20 s agreed within
 0.2-0.4% and its 16 input sets within 0.4-2.7%, while the processes' medians spread by
 0.3-9% (standard deviation), an op's own way in each process (one process had square +22%

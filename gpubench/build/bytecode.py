@@ -3,9 +3,10 @@
 Why: an environment with PYTHONDONTWRITEBYTECODE=1 (the lent GPU machines' image sets it,
 as many container images do, so that no __pycache__ lands in the installed tree) compiles
 every module from source at every import. In each gpubench process on an H100 host that
-was 3.9 s of `builtins.compile` for torch's ~1,600 modules (cProfile, 2026-11-27): `import
-torch` took 4.3-5.5 s, against 2.2-2.7 s with a bytecode cache. A run imports torch in its
-parent and in each worker, so this was most of a run's fixed cost (benchmarks/startup.py).
+is 3.9 s of `builtins.compile` for torch's ~1,600 modules (cProfile): `import torch` takes
+4.3-5.5 s, against 2.2-2.7 s with a bytecode cache. A run imports torch in its parent and
+in each worker, so without the cache this is most of a run's fixed cost
+(benchmarks/startup.py).
 
 What: when writing bytecode is off and no PYTHONPYCACHEPREFIX is set, gpubench's own
 processes (the command, its workers and builders) write bytecode under a prefix of their

@@ -126,8 +126,8 @@ class BuildOutcome:
     note: str | None = None
     # Seconds of each step of `seconds` (toolchain facts, sources and key, then the build
     # or the cached build's check and import), kept in results.json (build.steps_s): a
-    # worker's load of a cached extension took 3-10 ms on an H200 (2026-11-27), and what
-    # looked like 0.2 s a worker was the build phase's own check of the cache.
+    # worker's load of a cached extension takes 3-10 ms on an H200, and what looks like
+    # 0.2 s a worker is the build phase's own check of the cache.
     steps: dict[str, float] = field(default_factory=dict)
 
 

@@ -22,8 +22,8 @@ def cuda_cflags(request: BuildRequest) -> list[str]:
     optimization level for host code"; device code is optimized unless -G): -O1 makes
     nvcc ~0.45 s faster on a kernel .cu (1.59 -> 1.14 s, benchmarks/build_phases.py, the
     H100 machine's host), a quarter of an edit's rebuild, and the device code is the same:
-    every shipped kernel's PTX is byte-identical at -O1 and -O3 (nvcc 13.0, sm_90a,
-    2026-11-25). With -lineinfo, ncu's source view maps SASS back to its lines; it costs no
+    every shipped kernel's PTX is byte-identical at -O1 and -O3 (nvcc 13.0, sm_90a).
+    With -lineinfo, ncu's source view maps SASS back to its lines; it costs no
     speed. The variant's own flags come last and win (e.g. -O3 back)."""
     return ["-O1", "-lineinfo", *request.cuda_flags]
 

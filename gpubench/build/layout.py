@@ -1,7 +1,7 @@
 """How one extension's sources become translation units, and which header comes first in
 the binding's (the one a precompiled header can stand in for).
 
-Why split at all (benchmarks/build_phases.py, 2026-11-25, the H100 machine's 16-core host):
+Why split at all (benchmarks/build_phases.py, on the H100 machine's 16-core host):
 load_inline puts the binding and pybind11's module definition in one main.cpp, so every
 edit of the binding recompiles pybind11 and torch's casters. The same small binding takes
 

@@ -2,7 +2,7 @@
 
 Why not torch: `torch.cuda.get_device_capability()` or `device_count()` with a query
 starts the driver (cuInit: ~0.3 s with one GPU visible, ~1 s with four, and up to 1.5 s
-beside other processes starting theirs, docs/journal/perf-notes.md 2026-11-27). The
+beside other processes starting theirs, docs/journal/perf-notes.md). The
 parent and the builders only need facts NVML has, so they ask it and leave CUDA to the
 workers. Here because the build key (key.py) is its lowest user.
 """

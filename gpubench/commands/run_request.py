@@ -1,6 +1,6 @@
 """What `gpubench run` was asked for, and the start of its workers: apart from
 commands/run.py so that the CLI can start the workers before it imports that module and
-all it pulls in (~0.2 s of the parent's start on the CPU machine, 2026-11-27, on the path
+all it pulls in (~0.2 s of the parent's start on the CPU machine, on the path
 to the first point: the workers' start is the longest part of it)."""
 
 from __future__ import annotations

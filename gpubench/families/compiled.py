@@ -47,7 +47,7 @@ MODES = ("default", "max-autotune-no-cudagraphs", "max-autotune")
 # is raised, not removed, and a run that passes it gets torch's own warning.
 RECOMPILE_LIMIT = 256
 # On a CPU, Inductor writes and compiles C++ for every shape: ~18 s a shape cold on the
-# 2-core CI machine (2026-11-26), minutes for a quick run of four families. So a CPU run has
+# 2-core CI machine, minutes for a quick run of four families. So a CPU run has
 # it only when asked; a GPU's compile (Triton) is a few seconds and cached across runs.
 CPU_REASON = ("on a CPU only when asked (--compiled or --variants compiled): Inductor "
               "compiles C++ for each shape, ~20 s a shape on 2 cores")
@@ -156,7 +156,7 @@ def worker_environment() -> dict:
     leaderboard submission's own) compiles in-process. Inductor's pool of compile workers
     would be child processes that outlive the point, with a reader thread
     (`InductorSubproc`) the health check blames on the variant (pmpp_v2's sort and vectorsum
-    solutions, H200, 2026-11-27). A user's own setting wins."""
+    solutions on an H200). A user's own setting wins."""
     return {"TORCHINDUCTOR_CACHE_DIR": inductor_cache_dir(),
             "TORCHINDUCTOR_COMPILE_THREADS": os.environ.get("TORCHINDUCTOR_COMPILE_THREADS",
                                                             "1")}
@@ -183,10 +183,10 @@ def load(variant: CompiledVariant) -> tuple[Callable, dict]:
 def no_progress_monitor() -> None:
     """Inductor draws tqdm progress bars while it compiles on a GPU, and tqdm's first bar
     starts a `tqdm_monitor` thread that lives on: the worker's health check then sees a
-    thread the point left running and fails it (H200, torch 2.11, every cold compile of
-    2026-11-26). tqdm's documented switch, monitor_interval = 0, starts no monitor. Set
-    in every worker at its start (run/worker.py): a leaderboard submission that calls
-    torch.compile itself starts the same thread (pmpp_v2 sort, 2026-11-27)."""
+    thread the point left running and fails it (H200, torch 2.11, every cold compile).
+    tqdm's documented switch, monitor_interval = 0, starts no monitor. Set in every
+    worker at its start (run/worker.py): a leaderboard submission that calls
+    torch.compile itself starts the same thread (pmpp_v2 sort)."""
     try:
         import tqdm
     except ImportError:

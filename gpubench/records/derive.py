@@ -70,7 +70,7 @@ def roof_position(result: Result, ceilings: dict | None) -> dict | None:
     return {**roof, "compute": used, "bandwidth_gbps": bandwidth} if roof else None
 
 
-def measurement_warnings(result: Result) -> list[noise.Warning]:
+def measurement_warnings(result: Result) -> list[noise.TimingWarning]:
     """Noise and clock warnings of a measured, passing row."""
     if result.summary is None or not result.passed:
         return []
@@ -79,7 +79,7 @@ def measurement_warnings(result: Result) -> list[noise.Warning]:
                         result.measurement.details.get("host_load"))
 
 
-def launch_bound_warnings(group: list[Result]) -> dict[int, noise.Warning]:
+def launch_bound_warnings(group: list[Result]) -> dict[int, noise.TimingWarning]:
     """index of a `wall` row -> the launch-bound warning, when a GPU-time mode of the same
     variant shows the kernel is much faster than what the caller waits."""
     by_variant: dict[str, dict[str, int]] = {}
@@ -96,14 +96,14 @@ def launch_bound_warnings(group: list[Result]) -> dict[int, noise.Warning]:
     return found
 
 
-def suspect_warning(result: Result, roof: dict | None) -> noise.Warning | None:
+def suspect_warning(result: Result, roof: dict | None) -> noise.TimingWarning | None:
     """Whether a passing row is beyond what any kernel can do (see noise.suspect)."""
     if not result.passed:
         return None
     return noise.suspect((roof or {}).get("fraction"), result.median_s, result.mode)
 
 
-def beyond_physics(result: Result, doubt: noise.Warning | None) -> Result:
+def beyond_physics(result: Result, doubt: noise.TimingWarning | None) -> Result:
     """A passing row beyond physics becomes SUSPECT, its reason in `error`: a time no
     kernel can reach is not a PASS, whatever produced it."""
     if doubt is None or result.status != OK:
@@ -111,16 +111,16 @@ def beyond_physics(result: Result, doubt: noise.Warning | None) -> Result:
     return result.with_derived(status=SUSPECT, error=doubt.message)
 
 
-def doubts(group: list[Result], roofs: list[dict | None]) -> list[noise.Warning | None]:
+def doubts(group: list[Result], roofs: list[dict | None]) -> list[noise.TimingWarning | None]:
     """Per row, the reason its time is not trusted, or None: beyond physics (its own
     figures), or behavioural evidence (records/trust.py) in any mode of the same variant —
     a variant seen skipping work in one mode is not trusted in the others."""
     physics = [suspect_warning(r, roof) for r, roof in zip(group, roofs, strict=True)]
-    caught: dict[str, noise.Warning] = {}
+    caught: dict[str, noise.TimingWarning] = {}
     for result in group:
         found = trust.behavioural_doubt(result) if result.passed else None
         if found is not None and result.variant not in caught:
-            caught[result.variant] = noise.Warning(found.code, f"{found.message} "
+            caught[result.variant] = noise.TimingWarning(found.code, f"{found.message} "
                                                    f"({result.mode} mode)", found.remedy)
     return [own or caught.get(r.variant) for r, own in zip(group, physics, strict=True)]
 

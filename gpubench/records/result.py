@@ -98,7 +98,7 @@ class Result:
     speedup: float | None = None
     speedup_ci: tuple[float, float] | None = None  # its 95% CI (derive.speedup_cis)
     roof: dict | None = None  # roofline.position(...) with the machine's ceilings
-    warnings: tuple[noise.Warning, ...] = ()
+    warnings: tuple[noise.TimingWarning, ...] = ()
     device_work: DeviceWork | None = None  # kernels per call, their sum and span (GPU only)
     # What flags added (--ncu, --ncu-check, --sanitize, ...): name -> Extra, see extras.py.
     extras: Mapping[str, Extra] = field(default_factory=dict)
@@ -305,7 +305,7 @@ class Result:
             check=data.get("check"), build=data.get("build") or {}, error=data.get("error"),
             speedup=data.get("speedup_vs_baseline"), roof=data.get("roofline"),
             speedup_ci=tuple(data["speedup_ci95"]) if data.get("speedup_ci95") else None,
-            warnings=tuple(noise.Warning(**w) for w in data.get("warnings") or ()),
+            warnings=tuple(noise.TimingWarning(**w) for w in data.get("warnings") or ()),
             device_work=DeviceWork.from_dict(data.get("device_work")),
             extras={spec.name: Extra(spec, data[spec.name]) for spec in EXTRAS
                     if spec.saved and data.get(spec.name) is not None},

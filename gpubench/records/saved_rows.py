@@ -11,8 +11,8 @@ made once, kept by the row's identity, and reused by every later save.
 The text is exactly strict_dumps' of the whole document (tests/test_saved_rows.py): the
 document's head is dumped as it is, and each row's own dump is indented to its depth.
 results.csv likewise: each row's line is made once (for the run's columns so far), each
-cell by itself (csv_cell): pandas' to_csv made the whole file again at every save, 14-22 ms
-of the parent's 24-32 ms save at 177 rows (CPU machine, 2026-11-27), time a lane waits and
+cell by itself (csv_cell): pandas' to_csv makes the whole file again at every save, 14-22 ms
+of the parent's 24-32 ms save at 177 rows on the CPU machine, time a lane waits and
 in which the parent's other threads (a Dask client's, a local scheduler's) wait for it.
 """
 

@@ -12,7 +12,7 @@ comparison anyone can rerun on a saved results.json:
   span means work ran after the window closed (another stream, a deferred launch).
 
 Physics (far above the roof, faster than a launch) stays in noise.suspect. Each
-check returns a noise.Warning whose message is the SUSPECT row's reason.
+check returns a noise.TimingWarning whose message is the SUSPECT row's reason.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ PAIRED_RATIO = 1.25
 # 1.3. cupti sums kernel durations only, shorter than an event window by the gaps: 1.5.
 # Warm may serve its inputs from L2, 2-3x HBM's bandwidth on Hopper: 4 (noise.py's warm
 # roof). A CPU's isolated call runs with cold caches and predictors, 1.4-2.4x a loop's
-# call for honest µs-scale ops on the CI machine (2026-11-25): 2.5, and 10 us.
+# call for honest µs-scale ops on the 2-core CI machine: 2.5, and 10 us.
 FRESH_RATIO = {"cold": 1.3, "graph": 1.3, "wall": 1.3, "cupti": 1.5, "warm": 4.0, "cpu": 2.5}
 FRESH_SLACK_S = {"cpu": 10e-6}
 PAIRED_SLACK_S = {"cpu": 5e-6}
@@ -48,13 +48,13 @@ WINDOW_SLACK_S = 2e-6
 # window waits on the host inside it (a pageable copy, a .item()): its time is the host's
 # latency, as noisy as a CPU timing, so its fresh calls get the CPU's bar (2.5x). pmpp_v2
 # grayscale's reference at 512^2 (a torch.tensor built on the GPU each call): fresh calls
-# 1.5-1.7x its loop, 58.6 and 119.3 us medians in two runs (H200, 2026-11-27). A cache
+# 1.5-1.7x its loop, whose median reads 58.6 or 119.3 us from run to run on an H200. A cache
 # that skips real work stays far beyond 2.5x: its fresh calls do the work.
 HOST_BOUND_SHARE = 0.25
 EVENT_WINDOW_MODES = ("cold", "warm", "graph")
 
 
-def repeat_shortcut(result: Result) -> noise.Warning | None:
+def repeat_shortcut(result: Result) -> noise.TimingWarning | None:
     """Calls on never-seen inputs much slower than repeated ones: work skipped on repeat.
     Checked pair by pair (same conditions) and against the mode's median."""
     details = result.measurement.details if result.measurement else {}
@@ -62,11 +62,11 @@ def repeat_shortcut(result: Result) -> noise.Warning | None:
     if not fresh or busy_reason(details.get("fresh_host_load")):
         return None  # a busy host's isolated calls wait for CPUs, not for work
     # Minima, not medians: other work on the machine only ever adds time to a single
-    # call (a loaded 2-core CI host turned 1.2 ms calls into 20-800 ms ones, 2026-11-25),
+    # call (a loaded 2-core CI host turns 1.2 ms calls into 20-800 ms ones),
     # while a shortcut makes every repeated call fast; the fastest of 9 is the call alone.
     # Where a first round of 9 tripped the paired bar, the probe made a second (18 times):
-    # an honest interpreted Triton square read 1.3x in one round on the loaded CI host
-    # (2026-11-27) and 0.95-1.03x in 12 runs here, idle and beside a CPU hog.
+    # an honest interpreted Triton square reads up to 1.3x in one round on a loaded CI host
+    # and 0.95-1.03x in 12 runs, idle and beside a CPU hog (docs/journal/perf-notes.md).
     fresh_floor = min(fresh)
     gpu_slack = FRESH_SLACK_GPU_S
     host_bound = waits_on_host(result)
@@ -101,8 +101,8 @@ def waits_on_host(result: Result) -> bool:
     return work.busy_us * 1e-6 < HOST_BOUND_SHARE * median
 
 
-def _shortcut(fresh_s: float, seen_s: float, seen_what: str) -> noise.Warning:
-    return noise.Warning(
+def _shortcut(fresh_s: float, seen_s: float, seen_what: str) -> noise.TimingWarning:
+    return noise.TimingWarning(
         "repeat_shortcut",
         f"calls on inputs it had never seen take {_us(fresh_s)} at best, "
         f"{_times(fresh_s, seen_s)} the {_us(seen_s)} of {seen_what}: it skips work on "
@@ -110,7 +110,7 @@ def _shortcut(fresh_s: float, seen_s: float, seen_what: str) -> noise.Warning:
         "a kernel must do its work on every call; its figures are not shown as a speedup")
 
 
-def work_outside_window(result: Result) -> noise.Warning | None:
+def work_outside_window(result: Result) -> noise.TimingWarning | None:
     """The device ran far longer per call, over all streams, than the event window saw."""
     work, median = result.device_work, result.median_s
     if result.mode not in EVENT_WINDOW_MODES or work is None or median is None:
@@ -123,7 +123,7 @@ def work_outside_window(result: Result) -> noise.Warning | None:
     ran_s = ran_us * 1e-6
     if ran_s <= median * WINDOW_RATIO + WINDOW_SLACK_S:
         return None
-    return noise.Warning(
+    return noise.TimingWarning(
         "outside_window",
         f"the GPU ran {_us(ran_s)} of work per call ({work.kernels} kernels, all "
         f"streams, CUPTI) but the timed window saw {_us(median)}: work escapes the "
@@ -134,7 +134,7 @@ def work_outside_window(result: Result) -> noise.Warning | None:
 BEHAVIOURAL_CHECKS = (repeat_shortcut, work_outside_window)
 
 
-def behavioural_doubt(result: Result) -> noise.Warning | None:
+def behavioural_doubt(result: Result) -> noise.TimingWarning | None:
     """The first behavioural reason not to trust a correct row's time, or None."""
     for check in BEHAVIOURAL_CHECKS:
         found = check(result)

@@ -14,7 +14,6 @@ first (the compare view: ratios, CIs, verdicts).
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from gpubench.report.compare_view import caption as compare_caption
 from gpubench.report.compare_view import compare_cells
 from gpubench.report.page_template import PAGE, SCRIPT, STYLE
 from gpubench.report.table import COLUMNS, group_notes, groups_of, note, plain, table_layout
+from gpubench.safe_text import html as _e  # one escaping for every page (safe_text.py)
 
 NCU_HINT = "ncu top hint"  # a column when the run had --ncu
 VENDOR_SCRIPTS = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js")
@@ -415,10 +415,6 @@ def _unmatched(side: str, keys: Sequence[str]) -> str:
 
 
 # ---------------------------------------------------------------- page
-
-
-def _e(text) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def _script_json(data: dict) -> str:

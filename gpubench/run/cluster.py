@@ -237,8 +237,8 @@ class DaskLane:
     On a local cluster (`direct`) the points go to a Dask actor on that worker
     (LaneActor): a call goes from this process to the worker and back, where a task goes
     through the scheduler both ways and its result is fetched after (1.5 ms against 13.3
-    ms a round trip on the CPU machine, 2026-11-27; through tasks, a lane's gap between
-    points was 22 ms on 2 H200s, against 11 ms for a local lane). A remote cluster's
+    ms a round trip on the CPU machine; through tasks, a lane's gap between points is 22
+    ms on 2 H200s, against 11 ms for a local lane). A remote cluster's
     workers may not be reachable from here, so there every point is a task."""
 
     def __init__(self, client, device: str, index: int, worker: str,
@@ -383,9 +383,8 @@ class DaskLane:
         """This lane has nothing left (the runner's lane thread, as a local lane's worker
         ends): its gpubench worker ends now, beside the lanes still measuring, through its
         actor; a lane without one ends with the cluster (Cluster.close, which stops every
-        worker's lanes whatever is left). A lane's gpubench worker takes ~0.2 s to exit,
-        which close() waited for on every lane after the last point (4 H200s,
-        2026-11-27)."""
+        worker's lanes whatever is left). A lane's gpubench worker takes ~0.2 s to exit on
+        4 H200s, which close() would wait for on every lane after the last point."""
         if self.killed.is_set() or self.actor is None:
             return
         with contextlib.suppress(Exception):

@@ -3,10 +3,10 @@
 Why not Dask's Nanny: a nanny lives in the process that starts the cluster, so it can
 spawn its worker only once that process has imported Dask (~0.5 s) and started the
 scheduler, and the worker it spawns imports Dask again before it runs any code of ours
-(another ~0.5 s). Only then did the worker start its gpubench worker (Python, torch, CUDA:
-~2 s), the run's critical path: on 2 H200s (2026-11-27) the first point of a warm
-`--cluster local` run began 1.4 s later than with `--devices all`, the widest gap left
-between the two.
+(another ~0.5 s). Only then would the worker start its gpubench worker (Python, torch,
+CUDA: ~2 s), the run's critical path: on 2 H200s that puts the first point of a warm
+`--cluster local` run 1.4 s after `--devices all`'s, the widest gap left between the two
+(docs/journal/perf-notes.md).
 
 Here the parent starts each Dask worker with a plain subprocess first thing, before its
 own imports; the worker starts its gpubench worker before it imports Dask, then waits for

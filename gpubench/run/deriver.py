@@ -1,9 +1,9 @@
 """Finished groups derived on a thread of their own (run/runner.py uses it on a GPU).
 
 A group's derivation (records/derive.py: speedups with their bootstrap CIs, roofline,
-warnings) took ~1 s for launch-bound rows of ~50k samples on the lent H100 hosts (4 s on
-the 2-core CPU machine), and while the parent's main thread did it, a lane whose point had
-finished waited that long for its save (issue 32, 2 H100s, 2026-11-27). numpy leaves the
+warnings) takes ~1 s for launch-bound rows of ~50k samples on the lent H100 hosts (4 s on
+the 2-core CPU machine), and on the parent's main thread a lane whose point has finished
+would wait that long for its save (docs/journal/perf-notes.md). numpy leaves the
 GIL to the main thread meanwhile (1 ms sleeps there overslept by at most 5 ms, CPU machine).
 """
 

@@ -2,9 +2,9 @@
 
 A local cluster's start (a scheduler in this process, one Dask worker process per slot)
 and, at each Dask worker's first task, its gpubench worker's start (Python, torch, CUDA:
-2.5-5 s on the lent H100/H200 hosts) used to come after the parent had imported torch and
-planned the run (3-5 s there), one after the other (benchmarks/startup.py, 2026-11-27:
-a one-point --cluster local run took 16.2 s against 7.1 s with one worker). Now `gpubench
+2.5-5 s on the lent H100/H200 hosts) would come after the parent has imported torch and
+planned the run (3-5 s there), one after the other (benchmarks/startup.py: a one-point
+--cluster local run then takes 16.2 s against 7.1 s with one worker). So `gpubench
 run --cluster local` starts the cluster first thing, on the slots it can tell without
 torch (the GPUs NVML sees, or --workers CPU workers): its worker processes at once, each
 starting its gpubench worker before anything else (dask_local.py), then the scheduler on
@@ -47,9 +47,9 @@ def shape_of(gpus: list[str], cpu_workers: int) -> tuple[str, tuple[str, ...], i
 
 def _import_dask_here() -> None:
     """Dask imported on the calling thread, before the cluster's thread starts: imported on
-    that thread, beside the parent's import of torch, both took turns at the import lock
-    and the GIL, and the scheduler came up 1.4-2.2 s after the process started (CPU
-    machine, 2026-11-27). A missing Dask is the cluster's to report (Cluster.__enter__)."""
+    that thread, beside the parent's import of torch, both take turns at the import lock
+    and the GIL, and the scheduler comes up 1.4-2.2 s after the process starts (CPU
+    machine). A missing Dask is the cluster's to report (Cluster.__enter__)."""
     with contextlib.suppress(ImportError):
         import distributed  # noqa: F401
 

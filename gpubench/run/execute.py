@@ -420,7 +420,7 @@ class Executor:
         return probe_fresh(ready.fn, make_set, seen, self._judge_as(FRESH), support)
 
     def _cuda_support(self):
-        from gpubench.timing.timers.cuda_support import CudaSupport
+        from gpubench.timing.timers.flush_spin import CudaSupport
 
         if self.shared.get("cuda") is None:
             self.shared["cuda"] = CudaSupport()

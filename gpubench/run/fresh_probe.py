@@ -10,7 +10,7 @@ new buffers), right after one on a set the timing used, each timed as a cold
 sample is (poison, flush, a long spin, an event pair, minus the window's fixed
 cost; the host clock on a CPU). The seen call goes first: after the pause that
 making and checking a set costs, a CPU's first call also wakes the intra-op
-threads (27 ms for a 40 us matmul on a loaded 2-core host, 2026-11-25), and that
+threads (27 ms for a 40 us matmul on a loaded 2-core host), and that
 must not land on the fresh call. Every fresh call is checked (by the judge, run/judge/):
 a pointer-keyed cache may hit on a fresh set that landed where an earlier
 one was freed, and its stale answer must fail, not pass as a fast call. Odd calls
@@ -35,8 +35,8 @@ from gpubench.timing.hostload import Snapshot, load_between
 # 9 pairs: medians robust to two stragglers; ~9 x (inputs + 2 x 2 ms of spin) per point.
 FRESH_CALLS = 9
 # A round whose floors trip records/trust.py's paired bar is followed by one more, and the
-# verdict reads both: an accusation must survive a second draw of the host's noise (one
-# honest round read 1.3x on the loaded CI host, 2026-11-27), while a shortcut's fresh calls
+# verdict reads both: an accusation must survive a second draw of the host's noise (an
+# honest round can read 1.3x on a loaded CI host), while a shortcut's fresh calls
 # do the work in every round. Honest rounds (nearly all) cost nothing extra.
 ROUNDS = 2
 # A spin far longer than any call's host side (a new pointer may cost a descriptor or a
@@ -84,7 +84,7 @@ def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet
         if failure:
             return FreshProbe(tuple(fresh_times), tuple(repeat_times), failure)
     # On a shared CPU an isolated call waits for the intra-op threads to wake (ms on a
-    # loaded 2-core host, 2026-11-25): records/trust.py does not judge a busy probe.
+    # loaded 2-core host): records/trust.py does not judge a busy probe.
     calls = 2 * len(fresh_times)
     load = load_between(before, Snapshot.now(), calls) if before else None
     return FreshProbe(tuple(fresh_times), tuple(repeat_times), host_load=load)
@@ -119,8 +119,8 @@ def _wake_thread_team() -> None:
     call finds it: a kernel that runs as a parallel region (Inductor's C++ does even at
     1024 elements; ATen's ops above their grain size) otherwise pays for waking the
     sleeping threads on every isolated call, tens of us to a time slice on a loaded host,
-    which no call of a loop pays. That made an honest `compiled` row SUSPECT ("skips work
-    on inputs it has seen": its fresh calls several times its loop's median), 2026-11-26.
+    which no call of a loop pays. That makes an honest `compiled` row SUSPECT ("skips work
+    on inputs it has seen": its fresh calls several times its loop's median).
     On the GPU the spin before the window does this job. One process-wide team: Inductor's
     kernels load libgomp by the soname torch's own libgomp has, so they share it."""
     import torch

@@ -2,7 +2,7 @@
 the machine, like its ceilings, not of the kernels a run measures.
 
 Why: the reference (interference_timing.py) costs a several-GPU run its time before the
-first point: 1.65 s on 2 H100s, 2.3 s through Dask, 2.7 s on 4 H200s (2026-11-27, warm
+first point: 1.65 s on 2 H100s, 2.3 s through Dask, 2.7 s on 4 H200s (warm
 runs of configs/gpu-full.toml), a tenth of a 28 s warm 4-GPU run, paid again at every
 edit of an edit-measure loop. What it measures (shared power, cooling and host cores)
 changes with the machine and with how the run is spread over it, so the samples are kept
@@ -94,9 +94,9 @@ def early_facts(lanes: int) -> list[dict] | None:
     every GPU of this machine, one each (no CUDA_VISIBLE_DEVICES: NVML lists every GPU
     whatever CUDA is shown), so that their UUIDs are NVML's whichever lane has which.
 
-    Why: a reused reference needs no lane, but its key needed every worker's facts, so
-    every lane waited for the slowest worker's start: on 4 H200s (2026-11-27, twentieth
-    run) the first two workers were ready 0.6-0.7 s before the last, 1.5 s of lane time."""
+    Why: a reused reference needs no lane, but a key from every worker's facts would make
+    every lane wait for the slowest worker's start: on 4 H200s the first two workers are
+    ready 0.6-0.7 s before the last, 1.5 s of lane time (docs/journal/perf-notes.md)."""
     if os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
         return None
     found = nvml_gpu_facts()

@@ -14,8 +14,8 @@ def detect_machine(requested: str = "auto") -> Machine:
 
     # torch.cuda.device_count() asks NVML (falling back to CUDA where NVML fails): the
     # parent never runs a kernel, and CUDA's start here (cuInit: 0.97 s with 4 H200s
-    # visible, up to 1.5 s beside the workers' own, 2026-11-27, docs/journal/perf-notes.md)
-    # held up every worker's start on the same driver. A GPU that NVML sees and CUDA
+    # visible, up to 1.5 s beside the workers' own, docs/journal/perf-notes.md) would
+    # hold up every worker's start on the same driver. A GPU that NVML sees and CUDA
     # cannot use fails the workers' start, with CUDA's own error.
     has_cuda = torch.cuda.device_count() > 0
     if requested == "cuda" and not has_cuda:

@@ -2,8 +2,8 @@
 
 Each worker process pays some costs once, the first time a point needs them. One GPU pays
 them once per run; N GPUs pay them N times, each inside a lane's span, so they cut the
-speedup of a run on several GPUs (issue 32). Measured in a fresh worker on an H200
-(torch 2.11, triton 3.6, 2026-11-27, docs/journal/perf-notes.md "What a fresh worker pays"):
+speedup of a run on several GPUs. Measured in a fresh worker on an H200
+(torch 2.11, triton 3.6, docs/journal/perf-notes.md "What a fresh worker pays"):
 
 - Triton's import (113 modules) and `triton_key()`, its cache key's hash of Triton's
   sources and native library (0.42 s): the first Triton point took 1.09 s longer;
@@ -13,9 +13,9 @@ Both are host work that needs no GPU, so a thread does them while the worker's m
 thread imports torch, reads the device's facts and checks the ceilings (and while
 `start_driver`'s thread, below, starts CUDA); `wait()` joins it before anything is sealed
 or timed (worker.py), so no import runs beside a measurement. Started after torch's
-import, the thread outlasted the main thread's start by 0.27-0.37 s on a 4-H200 host
-(2026-11-27, the twenty-second run's worker logs: "waited 0.29 s for it"), time every
-lane and one GPU alike waited before the first point; it now starts before torch's import.
+import, the thread would outlast the main thread's start by 0.27-0.37 s on a 4-H200 host
+(docs/journal/perf-notes.md), time every lane and one GPU alike would wait before the first
+point; so it starts before torch's import.
 A step that fails is left to the point that needs it, which reports the failure as it
 always did.
 """
@@ -92,8 +92,8 @@ def start_driver() -> threading.Thread:
     torch's runtime uses) on a thread, beside the worker's import of torch.
 
     Both are driver calls through ctypes, which releases the GIL, so they overlap the
-    import. On a 4-H200 host (2026-11-27, scripts/cuda_init_probe.py, docs/journal/perf-notes.md)
-    cuInit took 0.27 s alone and 0.8-1.5 s with four workers and the parent starting at
+    import. On a 4-H200 host (scripts/cuda_init_probe.py, docs/journal/perf-notes.md)
+    cuInit takes 0.27 s alone and 0.8-1.5 s with four workers and the parent starting at
     once, and the first context 0.1-1.0 s: the worker's whole start after torch's import.
     torch finds the driver started and the context made, and uses both. A failure (no
     driver, no GPU) is left to torch, which reports it as it always did."""

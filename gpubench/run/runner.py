@@ -313,8 +313,8 @@ class Runner(InterferenceTiming):
             if not self._stopping.is_set():
                 # Nothing is left for this lane (no point is ever queued again): its worker
                 # ends now, beside the lanes still measuring, not after the last of them.
-                # Four H200 workers' exits took 0.53 s at the end of a run, one alone
-                # 0.2 s (2026-11-27, the run's timeline, docs/journal/perf-notes.md).
+                # Four H200 workers' exits take 0.53 s at the end of a run, one alone
+                # 0.2 s (the run's timeline, docs/journal/perf-notes.md).
                 with contextlib.suppress(Exception):
                     lane.stop()
             self._events.put(("lane_end", lane))

@@ -21,7 +21,7 @@ A free worker then takes, from that queue (`pick_for_lane`):
   compares, speedups and `compare`'s group shift among them). Each worker process moves
   short kernels by its own few percent: points under 10 us shifted by -5.5% to +7.4%
   per worker against one GPU, by about 5 points between the workers of one run (2 and 4
-  H200s, 2026-11-27, docs/journal/perf-notes.md "Twenty-ninth to thirty-second runs"). Within one
+  H200s, docs/journal/perf-notes.md "Twenty-ninth to thirty-second runs"). Within one
   process that shift is common to a group's variants and cancels in their speedups and in
   `compare`'s group shift; split over workers it does not: parallel runs drew FASTER/SLOWER
   for 2.8% of their points against one GPU, a sequential rerun for 1.3%. Only the shared
@@ -30,8 +30,8 @@ A free worker then takes, from that queue (`pick_for_lane`):
 - else the first point of a group no worker has begun, of a kind (family, variant,
   dtype) it has run already, else of a kind no worker has run yet, else the first: each
   worker process pays the first use of each kind of point once (Triton loading that
-  kernel, cuBLAS that dtype's kernels: +13 ms a kind on average, up to 0.1 s, 4 H200s,
-  2026-11-27), so kinds kept on one worker are paid once per run instead of once per
+  kernel, cuBLAS that dtype's kernels: +13 ms a kind on average, up to 0.1 s on 4 H200s),
+  so kinds kept on one worker are paid once per run instead of once per
   worker (on that run's tasks, replayed by benchmarks/replay_schedule.py, 4 workers paid
   127 first uses in queue order and 54 this way, one GPU 53);
 - else, when every queued point belongs to a group another worker has begun, one of

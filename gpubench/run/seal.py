@@ -176,8 +176,8 @@ def _changes(label: str, now: dict, sealed: dict, kind: str) -> list[str]:
 
 # torch rebinds some of its own functions on first use of a subsystem: importing
 # torch._dynamo (a Triton kernel's first launch, torch.compile, some ops) replaces
-# torch.manual_seed with a functools.wraps wrapper that disables dynamo (seen on an H100,
-# 2026-11-25: every later variant was blamed). Such a wrapper, defined in torch's own
+# torch.manual_seed with a functools.wraps wrapper that disables dynamo (it would get
+# every later variant blamed). Such a wrapper, defined in torch's own
 # files and wrapping the sealed original, is torch's doing, not the variant's.
 _TORCH_DIR = str(pathlib.Path(torch.__file__).parent)
 

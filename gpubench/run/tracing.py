@@ -70,7 +70,7 @@ def trace_tasks(executor, tasks: list[Task], out_path: Path, iterations: int) ->
 
 
 def _flusher(executor):
-    from gpubench.timing.timers.cuda_support import CudaSupport
+    from gpubench.timing.timers.flush_spin import CudaSupport
 
     support = executor.shared.get("cuda")
     if support is None:

@@ -292,7 +292,7 @@ def _seal():
 # Imported lazily elsewhere; imported here before the seal so they are sealed too.
 EAGER_MODULES = (
     "gpubench.timing.pristine", "gpubench.timing.persisting_l2",
-    "gpubench.timing.timers.cuda_support", "gpubench.timing.timers.cuda_events",
+    "gpubench.timing.timers.flush_spin", "gpubench.timing.timers.cuda_events",
     "gpubench.timing.timers.graph", "gpubench.timing.timers.cupti",
     "gpubench.timing.timers.host", "gpubench.timing.timers.wall",
     "gpubench.timing.device_work_probe", "gpubench.timing.chrome_trace",

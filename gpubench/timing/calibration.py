@@ -12,7 +12,7 @@ kernel that returns at once), N = 1, 2, 4, 8, behind a spin. The window grows by
 one null kernel's cost per kernel, so a straight line through the points has
 the null kernel's cost as its slope and the window's fixed cost as its
 intercept. The slope is a check: it matches ncu's duration of the null kernel
-(1.33-1.40 us against ncu's 1.34-1.38 us on an H200, 2026-11-23,
+(1.33-1.40 us against ncu's 1.34-1.38 us on an H200,
 docs/measurement.md "The window's fixed cost").
 
 Why not the empty event pair (what cold subtracted before issue 11): two events
@@ -39,8 +39,8 @@ MIN_PLAUSIBLE_S = 0.0
 MAX_PLAUSIBLE_S = 10e-6
 # A fit is kept once two in a row agree within this (slope and fixed cost, relative): two
 # fits of one GPU at steady clocks differ by a few %, the slopes of 2 and 4 H200s' workers
-# by at most 11% between GPUs (1.46-1.62 us, 2026-11-27); a fit at a clock still ramping
-# was 2-4x off. At most MAX_FITS fits (~70 ms each with its ramp).
+# by at most 11% between GPUs (1.46-1.62 us); a fit at a clock still ramping
+# is 2-4x off. At most MAX_FITS fits (~70 ms each with its ramp).
 AGREEMENT = 0.10
 MAX_FITS = 4
 
@@ -105,9 +105,9 @@ def _fallback(empty_pair_s: float | None, points, why: str) -> WindowCost:
 def settled_fit(fits: Sequence[WindowCost]) -> WindowCost | None:
     """The fit to keep from the fits so far, or None while another is needed.
 
-    One fit alone was once taken at a clock that had not ramped (2 H200s, 2026-11-27: null
-    kernels at 5.75 us instead of 1.55, a fixed cost of 8.16 us instead of 2.9: every
-    launch-bound point of that worker measured at 0 ns and SUSPECT). A slower clock makes
+    One fit alone may be taken at a clock that has not ramped (on an H200: null kernels at
+    5.75 us instead of 1.55, a fixed cost of 8.16 us instead of 2.9, and every launch-bound
+    point of that worker at 0 ns and SUSPECT; docs/journal/perf-notes.md). A slower clock makes
     both larger, so the last of two plausible fits that agree is kept; where MAX_FITS
     never agree, the one with the fastest null kernel (or the last fallback)."""
     if len(fits) >= 2 and _agree(fits[-2], fits[-1]):

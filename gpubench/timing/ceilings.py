@@ -57,7 +57,7 @@ PROBE_SETTINGS = TimingSettings(warmup_s=0.02, min_samples=5, min_time_s=0.01,
 # GPU: copies repeat within ~1%, and the probe's median of ~30 samples is within ~1% of a
 # full measurement: 1.1x is ten times that noise, while a cache measured at idle clocks or
 # beside other work (2x and more, issue 12) trips it.
-# CPU, measured on the 2-core CI machine (AMD EPYC, 64 MiB copy, 2026-11-23), each figure a
+# CPU, measured on the 2-core CI machine (AMD EPYC, 64 MiB copy), each figure a
 # fresh process: `peak --force --json` 30.5 32.6 33.6 36.0 32.6 33.0 27.4 27.6 GB/s and the
 # probe 26.7-35.9 GB/s (a probe within 1.17x of the peak taken just before it) while both
 # cores were ours: extremes 1.35x apart. With the second core taken by other work the copy
@@ -67,10 +67,10 @@ PROBE_SETTINGS = TimingSettings(warmup_s=0.02, min_samples=5, min_time_s=0.01,
 STALE_FACTOR_GPU = 1.1
 STALE_FACTOR_CPU = 1.6
 # Cached ceilings measured, or found to agree with a probe, this recently are not probed
-# again: the probe costs each worker 0.2-0.36 s before its first point (4 H200s,
-# 2026-11-27), and one that agreed minutes ago says what a new one would. An hour, as the
-# interference reference (run/interference_cache.py): both are what gpubench knows of the
-# machine. 0 probes every time; a check that found the cache stale is never reused, so
+# again: the probe costs each worker 0.2-0.36 s before its first point on 4 H200s, and
+# one that agreed minutes ago says what a new one would. An hour, as the interference
+# reference (run/interference_cache.py): both are what gpubench knows of the machine.
+# 0 probes every time; a check that found the cache stale is never reused, so
 # the warning stays until `gpubench peak --force`.
 CHECK_MAX_AGE_S = 3600.0
 CHECK_MAX_AGE_ENV = "GPUBENCH_CEILINGS_CHECK_MAX_AGE_S"

@@ -51,7 +51,7 @@ class DeviceWork:
     # idle gaps left out. A call that waits on the host in the middle (a pageable copy,
     # a .item()) has its later launches made by the profiled, slower host: its span grows
     # by that host time, its busy time does not (pmpp_v2 grayscale's reference: span
-    # 121.9 us against a 58.6 us window on the H200, 2026-11-27, busy a fraction of both).
+    # 121.9 us against a 58.6 us window on an H200, busy a fraction of both).
     busy_us: float | None = None
 
     @property

@@ -6,7 +6,7 @@ is done there: its span is its kernel sum. Otherwise — several kernels, a mems
 or a copy, or a call that cannot be captured (a launch on the legacy default
 stream, a host sync) — CUPTI through torch.profiler times a few calls, each
 after a flush outside its range, for counts, kernel sums and spans. CUPTI's
-first use in a process costs ~4 s (measured on an H200, 2026-11-23), which is
+first use in a process costs ~4 s (on an H200), which is
 why the capture comes first; it runs after the point's timing, which it does not
 disturb (event windows before and after it agree within 0.2 us, same probe).
 """
@@ -17,12 +17,12 @@ import ctypes
 from collections.abc import Callable
 
 from gpubench.timing.device_work import DeviceWork, from_graph_nodes, from_timelines
-from gpubench.timing.timers.cuda_support import CudaSupport
+from gpubench.timing.timers.flush_spin import CudaSupport
 
 CALL_RANGE = "gpubench::work"
 PROFILED_CALLS = 10  # medians over 10 calls; each ~1 ms of profiler bookkeeping at most
 # The profiler slows the host's launches; the spin that covers an unprofiled call's
-# enqueue twice over (cuda_support.SPIN_MARGIN) is stretched 4x more to cover them.
+# enqueue twice over (flush_spin.CudaSupport.SPIN_MARGIN) is stretched 4x more to cover them.
 PROFILER_SLOWDOWN = 4
 # CUgraphNodeType values (cuda.h): what a node of a captured call does.
 NODE_KINDS = {0: "kernel", 1: "memcpy", 2: "memset", 4: "graph"}

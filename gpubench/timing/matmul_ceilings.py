@@ -4,8 +4,8 @@ why. ceilings.py caches what this measures.
 
 What to expect on an H100/H200 SXM (same GH100 compute: 132 SMs at up to 1.98 GHz; the
 H200 only adds memory): datasheet dense rates fp32 67, TF32 495, fp16/bf16 989, fp8 1979
-TFLOP/s. cuBLAS at 8192^3 reaches less, power-limited: fp32 ~50-55 (51.3 measured on the
-H200, 2026-11-23), TF32 ~350-450, fp16/bf16 ~650-750 (656/675 measured), fp8 ~1200-1500.
+TFLOP/s. cuBLAS at 8192^3 reaches less, power-limited: fp32 ~50-55 (51.3 measured on an
+H200), TF32 ~350-450, fp16/bf16 ~650-750 (656/675 measured), fp8 ~1200-1500.
 Those are ranges to judge a measurement by, never used as values: the roof is what this
 GPU does. A CPU measures fp32, fp16 and bf16 only (no TF32, no fp8).
 """
@@ -123,9 +123,9 @@ def tf32_matmuls(torch, enabled: bool) -> Iterator[None]:
     restored first: setting it rewrites float32_matmul_precision ('high'/'highest'),
     which is then set back itself (a user's 'medium' survives). Torch's newer
     fp32_precision ('none' until a flag is set, then 'ieee' or 'tf32') is set back last:
-    Inductor's FX-graph cache keys on it, and a worker that measured the ceilings left at
-    'ieee' compiled under another key than the next run's, which then missed the cache
-    (2026-11-26, torch 2.13)."""
+    Inductor's FX-graph cache keys on it (torch 2.13), and a worker that measured the
+    ceilings left at 'ieee' compiles under another key than the next run's, which then
+    misses the cache."""
     matmul = torch.backends.cuda.matmul
     allowed, precision = matmul.allow_tf32, torch.get_float32_matmul_precision()
     fp32 = getattr(matmul, "fp32_precision", None)  # torch >= 2.9

@@ -1,7 +1,7 @@
 """Warnings about a measurement, as data: what is wrong, and what to do about it.
 
 Pure. Each check looks at one result's statistics, stop reason and clocks (or,
-for launch-boundness, at two modes of the same point) and returns a Warning
+for launch-boundness, at two modes of the same point) and returns a TimingWarning
 with a remedy, so tables, JSON and notebooks can all show the same advice.
 """
 
@@ -15,7 +15,7 @@ from gpubench.timing.hostload import busy_reason
 # from one run's spread alone.
 NOISY_REL_IQR = 0.05
 # The host clock on a shared CPU is noisier: `run --config configs/quick.toml` on the 2-core
-# CI machine (2026-11-23) had IQRs of 0.1-5.9% over 25 rows; beyond 25% something else ran,
+# CI machine has IQRs of 0.1-5.9% over 25 rows; beyond 25% something else ran,
 # or the op is too short for the host clock (an IQR of 13846% was once shown unwarned).
 NOISY_REL_IQR_CPU = 0.25
 # On a CPU the roof is a DRAM copy; a small problem lives in the caches, whose bandwidth is
@@ -48,7 +48,7 @@ LAUNCH_BOUND_GAP_S = 5e-6
 
 
 @dataclass(frozen=True)
-class Warning:
+class TimingWarning:
     code: str
     message: str
     remedy: str
@@ -61,35 +61,35 @@ class Warning:
 
 
 def assess(summary, stop_reason: str | None, target_rel_ci: float, clocks: dict | None,
-           mode: str, host_load: dict | None = None) -> list[Warning]:
+           mode: str, host_load: dict | None = None) -> list[TimingWarning]:
     """Warnings for one measured result (summary from stats.summarize). CPU timings
     are indicative only, so their spread draws no warning; a busy host does."""
     found = []
     if mode == "cpu":
         busy = busy_reason(host_load)
         if busy:
-            found.append(Warning("host_busy", f"the host clock timed other work too: {busy}",
+            found.append(TimingWarning("host_busy", f"the host clock timed other work too: {busy}",
                                  "time on an idle machine; `compare` decides only changes "
                                  "beyond what that load explains"))
         if summary.rel_iqr > NOISY_REL_IQR_CPU:
-            found.append(Warning("noisy", f"IQR is {summary.rel_iqr:.0%} of the median "
+            found.append(TimingWarning("noisy", f"IQR is {summary.rel_iqr:.0%} of the median "
                                  "(host clock)", "CPU timings are indicative: raise "
                                  "--min-time, time a larger size, or an idle machine"))
         return found
     if summary.rel_iqr > NOISY_REL_IQR:
-        found.append(Warning("noisy", f"IQR is {summary.rel_iqr:.0%} of the median",
+        found.append(TimingWarning("noisy", f"IQR is {summary.rel_iqr:.0%} of the median",
                              "raise --max-time, or look for other work on the GPU"))
     if stop_reason != "converged" and summary.rel_ci > target_rel_ci:
-        found.append(Warning("not_converged",
+        found.append(TimingWarning("not_converged",
                              f"stopped at {stop_reason}: 95% CI of the median is "
                              f"+-{summary.rel_ci:.1%}, target +-{target_rel_ci:.1%}",
                              "raise --max-time or accept the wider interval"))
     if summary.outliers >= MIN_OUTLIERS and summary.outliers / summary.n > OUTLIER_FRACTION:
-        found.append(Warning("outliers", f"{summary.outliers} of {summary.n} samples are "
+        found.append(TimingWarning("outliers", f"{summary.outliers} of {summary.n} samples are "
                              "outliers (beyond 1.5 IQR)",
                              "something else ran at times; the median is robust to it"))
     if mode in ("cold", "warm") and summary.median < SHORT_KERNEL_S:
-        found.append(Warning("short_kernel",
+        found.append(TimingWarning("short_kernel",
                              f"{summary.median * 1e6:.2f} us is mostly launch: read it "
                              f"+-{FIXED_COST_SPREAD_US} us (the event window's fixed cost, "
                              "subtracted, varies that much between kernels)",
@@ -98,56 +98,56 @@ def assess(summary, stop_reason: str | None, target_rel_ci: float, clocks: dict 
     return found
 
 
-def clock_warnings(clocks: dict | None) -> list[Warning]:
+def clock_warnings(clocks: dict | None) -> list[TimingWarning]:
     if not clocks:
         return []
     if clocks.get("slowed_down"):
-        return [Warning("throttled", "clocks slowed down during the measurement "
+        return [TimingWarning("throttled", "clocks slowed down during the measurement "
                         f"({', '.join(clocks.get('reasons', []))}; SM {clocks.get('sm_mhz_min')}"
                         f"-{clocks.get('sm_mhz_max')} MHz)",
                         "re-run with --remeasure-throttled, or let the GPU cool down")]
     if clocks.get("power_capped"):
-        return [Warning("power_capped", f"ran at the power cap (SM down to "
+        return [TimingWarning("power_capped", f"ran at the power cap (SM down to "
                         f"{clocks.get('sm_mhz_min')} MHz)",
                         "normal for heavy kernels; compare variants at the same cap")]
     return []
 
 
-def suspect(roof_fraction: float | None, median_s: float | None, mode: str) -> Warning | None:
+def suspect(roof_fraction: float | None, median_s: float | None, mode: str) -> TimingWarning | None:
     """A result no kernel can produce: far beyond the measured roofline, or faster than
     any launch. Whatever produced it (a variant that skipped its work, a forged or
     misread measurement, wrong napkin math in the spec), its speedup is not shown."""
     limit = SUSPECT_ROOF_FRACTION.get(mode, SUSPECT_ROOF_DEFAULT)
     if roof_fraction is not None and roof_fraction > limit:
-        return Warning("suspect", f"{roof_fraction:.0%} of the measured roofline, beyond the "
+        return TimingWarning("suspect", f"{roof_fraction:.0%} of the measured roofline, beyond the "
                        f"{limit:.0%} any honest kernel reaches in {mode} mode",
                        "check the family's flops/bytes_moved and that the variant does the "
                        "work; no speedup is shown")
     if mode != "cpu" and median_s is not None and median_s < SUSPECT_MEDIAN_S:
-        return Warning("suspect", f"a median of {median_s * 1e9:.0f} ns is faster than any "
+        return TimingWarning("suspect", f"a median of {median_s * 1e9:.0f} ns is faster than any "
                        "kernel launch", "check that the variant launches its kernel; no "
                        "speedup is shown")
     return None
 
 
-def cpu_cache_roof(roof_fraction: float | None, mode: str) -> Warning | None:
+def cpu_cache_roof(roof_fraction: float | None, mode: str) -> TimingWarning | None:
     """A CPU result above the DRAM roof but short of suspect: the data sits in cache."""
     if mode != "cpu" or roof_fraction is None:
         return None
     if CPU_CACHE_ROOF < roof_fraction <= SUSPECT_ROOF_FRACTION["cpu"]:
-        return Warning("above_dram_roof", f"{roof_fraction:.0%} of the CPU's DRAM-copy roof",
+        return TimingWarning("above_dram_roof", f"{roof_fraction:.0%} of the CPU's DRAM-copy roof",
                        "the data fits in the caches, whose bandwidth the roof does not "
                        "model; time a size beyond the last-level cache to compare with DRAM")
     return None
 
 
-def launch_bound(gpu_median_s: float, wall_median_s: float) -> Warning | None:
+def launch_bound(gpu_median_s: float, wall_median_s: float) -> TimingWarning | None:
     """When the host-visible time is far above the GPU time, the kernel is launch-bound."""
     if gpu_median_s <= 0:
         return None
     ratio = wall_median_s / gpu_median_s
     if ratio >= LAUNCH_BOUND_RATIO and wall_median_s - gpu_median_s >= LAUNCH_BOUND_GAP_S:
-        return Warning("launch_bound", f"host-visible time is {ratio:.1f}x the GPU time "
+        return TimingWarning("launch_bound", f"host-visible time is {ratio:.1f}x the GPU time "
                        f"({wall_median_s * 1e6:.1f} vs {gpu_median_s * 1e6:.1f} us)",
                        "launch-bound: batch work per launch, fuse kernels or use CUDA graphs")
     return None

@@ -72,8 +72,7 @@ def _launches_seen():
     `CachingAutotuner.run`, which ends with exactly one launcher left (the one config it
     had, or the winner of benchmarking all of them, or of coordinate descent): read right
     after the launch, that launcher's config is the one Inductor chose, whichever cache or
-    module the autotuner lives in (torch 2.11 kept none that PyCodeCache could find on an
-    H100, 2026-11-25)."""
+    module the autotuner lives in (torch 2.11 keeps none that PyCodeCache can find)."""
     from torch._inductor.runtime.triton_heuristics import CachingAutotuner
 
     seen: dict = {}

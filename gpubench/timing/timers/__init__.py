@@ -40,7 +40,7 @@ def make_timer(mode: str, settings: TimingSettings, shared: dict | None = None):
         from gpubench.timing.timers.host import HostTimer
 
         return HostTimer(settings)
-    from gpubench.timing.timers.cuda_support import CudaSupport
+    from gpubench.timing.timers.flush_spin import CudaSupport
 
     support = shared.get("cuda")
     if support is None:

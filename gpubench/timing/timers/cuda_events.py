@@ -18,7 +18,7 @@ from collections.abc import Callable
 from gpubench.timing.settings import TimingSettings
 from gpubench.timing.timers.base import Measurement, sample_until_stopped
 from gpubench.timing.timers.calls import TimedCalls, as_calls
-from gpubench.timing.timers.cuda_support import CudaSupport, CudaTimer
+from gpubench.timing.timers.flush_spin import CudaSupport, CudaTimer
 
 
 class EventTimer(CudaTimer):

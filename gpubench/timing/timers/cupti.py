@@ -18,7 +18,7 @@ from collections.abc import Callable
 from gpubench.timing.chrome_trace import CallWork, calls_named, load_trace
 from gpubench.timing.timers.base import Measurement, sample_until_stopped
 from gpubench.timing.timers.calls import TimedCalls, as_calls
-from gpubench.timing.timers.cuda_support import CudaTimer
+from gpubench.timing.timers.flush_spin import CudaTimer
 
 CALL_RANGE = "gpubench::call"
 MAX_CALLS_PER_TRACE = 200
@@ -68,7 +68,7 @@ def profile_calls(fn: Callable[[], object], count: int, range_name: str,
     CPU and CUDA activities alike, with the same Chrome trace; the wrapper's start also
     asks `hasattr(torch, "_inductor")` and imports torch.distributed, which import
     Inductor, Dynamo and sympy: 806 modules, 1.45 s in each worker's first profiled
-    point on an H200 (torch 2.11, 2026-11-27, docs/journal/perf-notes.md), paid once per
+    point on an H200 (torch 2.11, docs/journal/perf-notes.md), paid once per
     GPU by a run on several."""
     from torch.autograd.profiler import profile, record_function
 

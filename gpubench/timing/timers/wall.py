@@ -12,7 +12,7 @@ from collections.abc import Callable
 from gpubench.timing import pristine
 from gpubench.timing.timers.base import Measurement, sample_until_stopped
 from gpubench.timing.timers.calls import TimedCalls, as_calls
-from gpubench.timing.timers.cuda_support import CudaTimer
+from gpubench.timing.timers.flush_spin import CudaTimer
 
 
 class WallTimer(CudaTimer):

@@ -15,7 +15,7 @@ import math
 from gpubench import errors
 from gpubench.records import result as R
 from gpubench.run.pipeline import RunContext
-from gpubench.timing.noise import Warning
+from gpubench.timing.noise import TimingWarning
 from gpubench.tools.find import find_tool
 from gpubench.tools.sanitizer.log import short_file, summarize
 from gpubench.tools.sanitizer.task import (
@@ -100,11 +100,11 @@ def mark_result(result, mark: dict | None):
               "finding at its source line")
     warning = None
     if mark["error"]:
-        warning = Warning("sanitizer", f"memcheck could not run: {mark['error']}", remedy)
+        warning = TimingWarning("sanitizer", f"memcheck could not run: {mark['error']}", remedy)
     elif mark["findings"]:
         first = mark["rows"][0]
-        warning = Warning("sanitizer", f"memcheck found {mark['findings']} problem(s), first: "
-                                       f"{first['kind']} in {first['kernel']} at "
-                                       f"{first['where']}", remedy)
+        warning = TimingWarning("sanitizer", f"memcheck found {mark['findings']} problem(s), "
+                                f"first: {first['kind']} in {first['kernel']} at "
+                                f"{first['where']}", remedy)
     warnings = result.warnings + ((warning,) if warning else ())
     return result.with_derived(sanitizer=mark, warnings=warnings)

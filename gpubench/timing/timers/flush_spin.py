@@ -1,4 +1,5 @@
-"""GPU-side helpers every CUDA timer needs: the L2 flush, the spin, events.
+"""What every CUDA timer shares: the L2 flush, the spin that queues launches, events, and
+the window's fixed cost (CudaSupport).
 
 One instance per worker process: the flush buffer (2x L2) is allocated once
 and the spin kernel's clock rate is calibrated once. Events, their records and
