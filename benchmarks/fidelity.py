@@ -161,7 +161,7 @@ def shipped_ops():
 
     from gpubench.families.discovery import family_dirs, load_family
     from gpubench.families.spec import Machine
-    from gpubench.run.execute import Executor
+    from gpubench.run.worker.execute import Executor
 
     executor = Executor(Machine(has_cuda=True, has_triton=True), lambda phase: None)
     dirs = family_dirs()

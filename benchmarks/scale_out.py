@@ -39,7 +39,7 @@ and Python's bytecode, where gpubench caches it (build/bytecode.py), is shared b
 install's own __pycache__ would be.
 Without that, every worker of a cold run measured them at its start, a few seconds
 before its first point (3.4 s of the parent's wait on the CPU machine, 2026-11-27);
---cold-ceilings puts that back. The interference reference (run/interference_cache.py: how
+--cold-ceilings puts that back. The interference reference (run/interference/cache.py: how
 the GPUs slow each other, kept an hour per set of GPUs) is knowledge of the machine too:
 it is measured once first, by a one-point run on every GPU (and one through Dask), and
 copied into each cold cache; the cold runs then say they reused it. Measured in each cold
@@ -341,7 +341,7 @@ def main() -> int:
     if not args.skip_cluster:
         compile_dask_bytecode(caches)
     parallel = [extra for kind, extra, _ in kinds if kind != "1gpu"]
-    # CPU workers measure it every run (run/interference_cache.py): nothing to seed there.
+    # CPU workers measure it every run (run/interference/cache.py): nothing to seed there.
     interference = None if args.cold_interference or not gpu else \
         measured_interference(caches, out, parallel, args.extra, ceilings)
     known = {"ceilings": ceilings, "interference": interference}

@@ -36,8 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpubench.run.worker import START_LINE
-from gpubench.run.worker_process import WorkerProcess
+from gpubench.run.lanes.worker_process import WorkerProcess
+from gpubench.run.worker.process import START_LINE
 
 # The parent under cProfile: dumped from an atexit handler, since gpubench ends with
 # os._exit once its atexit handlers ran (cli.main), which a plain `-m cProfile` misses.

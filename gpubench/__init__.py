@@ -66,7 +66,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X`: a re-export); __
 
 def __getattr__(name: str):
     """A public name, imported from its module on each use and never stored here: the
-    worker's seal (run/seal.py) lets a gpubench module gain submodules only, so a name
+    worker's seal (run/worker/seal.py) lets a gpubench module gain submodules only, so a name
     cached into this namespace would read as tampering. `gpubench.measure` is
     gpubench.api.measure itself, so help() shows its parameters and docstring."""
     if name not in PUBLIC:
@@ -85,7 +85,7 @@ def load_run(reference="latest", base=None):
     newest runs wherever they were written, as `gpubench runs` lists them; with `base`, a
     folder's own, e.g. base="profiles"). `.to_frame()` gives a pandas DataFrame, one row
     per result with a column per axis; `.results` the Result objects."""
-    from gpubench.run.folder import load_run as _load_run
+    from gpubench.run.folders.folder import load_run as _load_run
 
     return _load_run(reference, base)
 

@@ -17,7 +17,7 @@ from gpubench.records.point import PointKey
 from gpubench.records.result import OK, Result
 from gpubench.records.run import RunDocument
 from gpubench.records.shape import Shape
-from gpubench.run.folder import load_run
+from gpubench.run.folders.folder import load_run
 from gpubench.timing.settings import TimingSettings
 
 __all__ = ["compare", "load_run", "measure"]

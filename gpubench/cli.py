@@ -31,7 +31,7 @@ from gpubench.cli_options import merge_options
 from gpubench.parsing import split_names
 from gpubench.run import timeline
 from gpubench.run.config import RunConfig, load_config
-from gpubench.run.processes import become_subreaper, kill_tree
+from gpubench.run.lanes.processes import become_subreaper, kill_tree
 from gpubench.version import __version__
 
 __all__ = ["cli", "main", "merge_options"]

@@ -10,7 +10,7 @@ use costs more than 0.1 s get the top of their cProfile (cumulative). Run it onc
 so that the builds and Triton's cache are warm, as in a warm run: the first process fills
 them, the second measures.
 
---prewarm starts the worker's prewarm thread (run/prewarm.py) after torch's import and
+--prewarm starts the worker's prewarm thread (run/worker/prewarm.py) after torch's import and
 waits for it before the first point, as a worker does; --early starts it before torch's
 import instead. --micro first times the smallest first uses one by one (a cuBLAS matmul,
 a CUDA graph capture, a Triton launch) so that the points' first uses show what is left.
@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from gpubench.run.prewarm import Prewarm  # imports no torch: --early starts it first
+from gpubench.run.worker.prewarm import Prewarm  # imports no torch: --early starts it first
 
 KERNELS = Path(__file__).resolve().parent.parent / "kernels"
 M4096 = {"M": 4096, "N": 4096, "K": 4096}
@@ -130,7 +130,7 @@ def main() -> None:
         prewarm.torch_imported()
 
     from gpubench.families.spec import Machine
-    from gpubench.run.execute import Executor
+    from gpubench.run.worker.execute import Executor
 
     imported = time.perf_counter()
     if args.prewarm and prewarm is None:

@@ -44,9 +44,9 @@ def main() -> None:
     import torch
 
     from gpubench.families.spec import Machine
-    from gpubench.run.execute import Executor
-    from gpubench.run.interference_timing import REFERENCE_TIMING
+    from gpubench.run.interference.timing import REFERENCE_TIMING
     from gpubench.run.reference import reference_points
+    from gpubench.run.worker.execute import Executor
     from gpubench.timing.settings import TimingSettings
 
     marks: list = []

@@ -1,5 +1,5 @@
 """Which config Triton's autotuner ran a point with, kept in the result's build facts
-(run/tune_apply.py), and `compare` naming it when two runs ran other configs
+(run/worker/tune_apply.py), and `compare` naming it when two runs ran other configs
 (analysis/config_change.py). Triton's Autotuner is stood in for by a class of its name:
 it cannot benchmark without a GPU (no driver under TRITON_INTERPRET); the real one is
 tested on the GPU in tests/test_gpu_autotune_pick.py."""
@@ -11,7 +11,7 @@ from gpubench.records.point import PointKey
 from gpubench.records.result import OK, Result
 from gpubench.records.run import RunDocument
 from gpubench.records.shape import Shape
-from gpubench.run import tune_apply
+from gpubench.run.worker import tune_apply
 from gpubench.timing.measurement import Measurement
 
 

@@ -125,7 +125,7 @@ if __name__ == "__main__":
 
 
 def test_workers_started_before_the_plan_die_with_a_plan_that_fails(tmp_path):
-    """run/prestart.py starts the workers before the specs are read: a spec that fails to
+    """run/lanes/prestart.py starts the workers before the specs are read: a spec that fails to
     import (exit 4) must still leave no worker and no temporary log folder behind."""
     from conftest import TEST_KERNELS
 
@@ -140,8 +140,8 @@ def test_workers_started_before_the_plan_die_with_a_plan_that_fails(tmp_path):
 
 
 def test_prestarted_slots_match_the_lanes_the_options_make():
-    from gpubench.run.lane import cpu_slots
-    from gpubench.run.prestart import guessed_slots
+    from gpubench.run.lanes.lane import cpu_slots
+    from gpubench.run.lanes.prestart import guessed_slots
 
     assert guessed_slots("cpu", None, 2) == cpu_slots(2)  # --workers 2 on a CPU
     assert guessed_slots("cpu", None, None)[0].device == "cpu"
@@ -165,12 +165,12 @@ def test_the_prestarted_worker_is_the_one_that_runs(tmp_path):
 def test_a_cpu_worker_runs_one_thread_unless_told(monkeypatch):
     """The torch baseline runs on the one thread the C++ CPU versions run on: two threads
     waited on each other on a busy 2-core host (8 ms against 3 us, issue 52)."""
-    from gpubench.run.lane import CPU_THREADS_ENV, cpu_slots
+    from gpubench.run.lanes.lane import CPU_THREADS_ENV, cpu_slots
 
     monkeypatch.delenv(CPU_THREADS_ENV, raising=False)
     assert [s.threads for s in cpu_slots(1)] == [1]
     assert cpu_slots(1)[0].env()["OMP_NUM_THREADS"] == "1"
-    from gpubench.run.lane import Slot
+    from gpubench.run.lanes.lane import Slot
 
     assert Slot("cpu", "cpu:0").env()["OMP_NUM_THREADS"] == "1"  # the default worker too
     assert "OMP_NUM_THREADS" not in Slot("cuda", "cuda:0").env()

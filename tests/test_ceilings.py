@@ -123,11 +123,11 @@ FAST = ("--warmup", "5", "--min-time", "5", "--max-time", "20")
 def plant(tmp_path, bandwidth_gbps: float) -> dict:
     """An isolated cache holding this CPU's ceilings with a wrong bandwidth, under the key
     the worker will look up; the environment variables that point at it."""
-    from gpubench.run.lane import cpu_threads
+    from gpubench.run.lanes.lane import cpu_threads
     from gpubench.timing.envinfo import device_env
 
     cache = tmp_path / "isolated-cache"
-    # the key the worker looks up: its env says the threads it runs on (run/lane.py)
+    # the key the worker looks up: its env says the threads it runs on (run/lanes/lane.py)
     key = ceilings.device_key({**device_env("cpu"),
                                "cpu_threads": cpu_threads(os.cpu_count() or 1)})
     (cache / "ceilings").mkdir(parents=True)

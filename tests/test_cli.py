@@ -382,7 +382,7 @@ def test_builds_write_their_temporary_files_where_the_run_removes_them(tmp_path)
     """Issue 52: repeated Ctrl-C during a build left empty cc*.s files in TMPDIR (a killed
     compiler's). Workers and builders get a scratch TMPDIR of the run's own, made inside
     the user's and removed when the run's process ends, however its builds ended."""
-    script = ("import os\nfrom gpubench.run.worker_process import worker_env\n"
+    script = ("import os\nfrom gpubench.run.lanes.worker_process import worker_env\n"
               "folder = worker_env('cpu')['TMPDIR']\n"
               "open(os.path.join(folder, 'ccLEFT.s'), 'w').close()  # a killed compiler's\n"
               "print(folder)\n")

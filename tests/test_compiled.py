@@ -136,7 +136,7 @@ def test_loading_the_compiled_variant_turns_off_tqdms_monitor_thread():
 def test_every_worker_compiles_in_process_unless_the_user_says_otherwise(monkeypatch):
     """A submission's own torch.compile would start Inductor's pool of compile processes
     (children that outlive the point, and a reader thread the health check blames)."""
-    from gpubench.run.worker_process import worker_env
+    from gpubench.run.lanes.worker_process import worker_env
 
     monkeypatch.delenv("TORCHINDUCTOR_COMPILE_THREADS", raising=False)
     assert worker_env("cuda")["TORCHINDUCTOR_COMPILE_THREADS"] == "1"

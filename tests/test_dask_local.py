@@ -1,5 +1,5 @@
-"""A local cluster's Dask workers are gpubench's own processes (run/dask_local.py), and its
-lanes call actors (run/cluster.py DaskLane): what they do when things go wrong."""
+"""A local cluster's Dask workers are gpubench's own processes (run/cluster/dask_local.py), and its
+lanes call actors (run/cluster/lanes.py DaskLane): what they do when things go wrong."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import time
 import pytest
 
 from gpubench.errors import EnvironmentProblem
-from gpubench.run import cluster, dask_local
+from gpubench.run.cluster import dask_local
+from gpubench.run.cluster import lanes as cluster
 
 
 def test_a_worker_spec_travels_through_the_environment(monkeypatch):

@@ -210,7 +210,7 @@ def test_a_one_shot_worker_reports_a_build_failure_that_the_tool_driver_names(tm
     from types import SimpleNamespace
 
     from gpubench.build.diagnostics import CompileError
-    from gpubench.run.worker import _failure
+    from gpubench.run.worker.process import _failure
 
     source, log = tmp_path / "add.cpp", tmp_path / "build-error.log"
     source.write_text("#include <x>\nint x = nope;\n")

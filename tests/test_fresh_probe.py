@@ -1,4 +1,4 @@
-"""The fresh-input probe's second round (run/fresh_probe.py): a first round that accuses
+"""The fresh-input probe's second round (run/worker/fresh_probe.py): a first round that accuses
 is drawn again, and the verdict (records/trust.py) reads both rounds' floors.
 
 The calls are real CPU tensor calls; only the clock each call reads is scripted, so that
@@ -13,8 +13,8 @@ from gpubench.records import result as R
 from gpubench.records import trust
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
-from gpubench.run import fresh_probe
-from gpubench.run.rotation import InputSet
+from gpubench.run.worker import fresh_probe
+from gpubench.run.worker.rotation import InputSet
 from gpubench.timing.measurement import Measurement
 
 

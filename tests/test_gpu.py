@@ -175,7 +175,7 @@ def test_triton_tc_fp32_sits_under_its_tf32_roof(gpubench):
 
 
 def test_the_triton_autotuners_pick_is_kept_with_the_point(gpubench):
-    """Triton's autotuner picks again in every process (run/tune_apply.py): the config it
+    """Triton's autotuner picks again in every process (run/worker/tune_apply.py): the config it
     ran is one of the kernel's own list, named in the build facts; twice, so `compare`
     can name a pick that moved."""
     folders = [f"profiles/autotune-pick-{i}" for i in range(2)]

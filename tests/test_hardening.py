@@ -20,7 +20,7 @@ from conftest import (
     start_hanging_run,
     wait_for_worker_log,
 )
-from gpubench.run.processes import session_members
+from gpubench.run.lanes.processes import session_members
 
 BAD_SPECS = REPO / "tests" / "badspecs"
 pytestmark = pytest.mark.slow
@@ -287,7 +287,7 @@ def test_specs_that_exit_or_hang_are_reported_not_obeyed(gpubench, family, messa
 
 def test_a_subreaper_kills_a_child_that_left_its_session():
     code = ("import subprocess, sys, time\n"
-            "from gpubench.run.processes import become_subreaper, descendants, kill_tree\n"
+            "from gpubench.run.lanes.processes import become_subreaper, descendants, kill_tree\n"
             "assert become_subreaper()\n"
             "subprocess.run(['setsid', '-f', 'sleep', '3139'], check=True)\n"
             "time.sleep(0.3)\n"
@@ -303,7 +303,7 @@ def test_a_subreaper_kills_a_child_that_left_its_session():
 
 def test_a_run_folder_keeps_no_lock_file_once_released(tmp_path):
     from gpubench.errors import UsageError
-    from gpubench.run.folder import LOCK_NAME, RunFolder
+    from gpubench.run.folders.folder import LOCK_NAME, RunFolder
 
     first = RunFolder(tmp_path / "run").claim()
     assert (tmp_path / "run" / LOCK_NAME).exists()

@@ -1,4 +1,4 @@
-"""The interference reference reused (run/interference_cache.py): kept per set of GPUs,
+"""The interference reference reused (run/interference/cache.py): kept per set of GPUs,
 given back under this run's device ids, never past its age, never for CPU workers."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from test_runner_overlap import two_groups
 
-from gpubench.run import interference_cache as cache
-from gpubench.run.lane import Outcome, Slot
+from gpubench.run.interference import cache
+from gpubench.run.lanes.lane import Outcome, Slot
 from gpubench.run.runner import Runner
 from gpubench.timing.settings import TimingSettings
 
@@ -175,7 +175,7 @@ def test_a_reference_measured_beside_compiling_builds_says_so_when_reused(tmp_pa
 
 
 def test_a_slowdown_beside_compiling_builds_is_not_blamed_on_the_devices_alone():
-    from gpubench.run.interference import assess
+    from gpubench.run.interference.reference import assess
 
     alone = {("cuda:0", "matmul N=256"): [1.0e-3 + i * 1e-7 for i in range(30)]}
     together = {("cuda:0", "matmul N=256"): [1.2e-3 + i * 1e-7 for i in range(30)]}

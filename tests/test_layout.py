@@ -7,7 +7,7 @@ from pathlib import Path
 import gpubench
 from gpubench.build.sources import INCLUDE_DIR
 from gpubench.families.discovery import shipped_kernels_dir
-from gpubench.run.worker_process import worker_env
+from gpubench.run.lanes.worker_process import worker_env
 
 PACKAGE = Path(gpubench.__file__).resolve().parent
 

@@ -24,7 +24,7 @@ from gpubench.commands.nsys import (
 )
 from gpubench.commands.targets import TargetChoice
 from gpubench.records.shape import Shape
-from gpubench.run.protocol import Task
+from gpubench.run.lanes.protocol import Task
 from gpubench.tools.nsys import command as nsys_command
 from gpubench.tools.nsys.stats import kernel_rows, parse_stats, range_rows, to_number
 

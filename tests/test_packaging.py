@@ -86,7 +86,7 @@ def test_reading_the_public_names_in_a_worker_breaks_no_seal():
     """A spec's `from gpubench import Family` runs inside the sealed worker: the root
     module must not gain names (a cached one read as 'variant code replaced gpubench.Family'
     on every row of an H200 run)."""
-    from gpubench.run.seal import Seal
+    from gpubench.run.worker.seal import Seal
 
     seal = Seal()
     assert gpubench.Family and gpubench.measure and gpubench.RunComparison

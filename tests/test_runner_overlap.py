@@ -15,7 +15,7 @@ from gpubench.families.discovery import load_family
 from gpubench.families.spec import Machine
 from gpubench.records import events as E
 from gpubench.records import result as R
-from gpubench.run.lane import Outcome, Slot
+from gpubench.run.lanes.lane import Outcome, Slot
 from gpubench.run.plan import plan_points
 from gpubench.run.runner import Runner
 from gpubench.timing.settings import TimingSettings
@@ -92,7 +92,7 @@ def test_a_killed_runs_prestart_folder_is_swept_by_the_next_run(tmp_path):
     import subprocess
     import sys
 
-    from gpubench.run.prestart import FOLDER_PREFIX, OWNER_FILE, sweep_stale_folders
+    from gpubench.run.lanes.prestart import FOLDER_PREFIX, OWNER_FILE, sweep_stale_folders
 
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()
@@ -153,9 +153,9 @@ def test_the_interference_references_groups_are_kept_until_the_runs_points(monke
     on a GPU) side by side, and lets them go at the run's first own point."""
     from dataclasses import replace
 
-    from gpubench.run import execute
-    from gpubench.run.interference_timing import REFERENCE_TIMING
+    from gpubench.run.interference.timing import REFERENCE_TIMING
     from gpubench.run.reference import reference_points
+    from gpubench.run.worker import execute
 
     made = []
     real = execute.make_group

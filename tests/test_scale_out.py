@@ -93,7 +93,7 @@ def test_two_cpu_workers_and_a_local_dask_cluster_match_one_worker(tmp_path, bui
         assert "interference, 2 devices at once" in (two if name == "two" else dask).stdout
     # results keep the plan's order, whatever order the workers finished in
     assert list(statuses(tmp_path / "two")) == list(expected)
-    # gpubench started the Dask workers itself (run/dask_local.py), no nanny; each lane is
+    # gpubench started the Dask workers itself (run/cluster/dask_local.py), no nanny; each lane is
     # named by its worker, known before the worker was up
     dask_log = (tmp_path / "dask" / "dask.log").read_text()
     assert dask_log.count("Start worker at:") == 2 and "Nanny" not in dask_log, dask_log
@@ -327,7 +327,7 @@ def test_a_remote_cluster_over_mutual_tls(tmp_path, build_cache):
 
 
 def test_a_local_cluster_started_early_goes_with_a_plan_that_fails(tmp_path, build_cache):
-    """Issue 32: `--cluster local` starts its cluster before the plan (run/early_cluster.py)
+    """Issue 32: `--cluster local` starts its cluster before the plan (run/cluster/early.py)
     and makes the run folder it logs into; a plan that fails closes that cluster, leaves
     no process and removes the folder it made."""
     pytest.importorskip("distributed")
@@ -352,7 +352,7 @@ def test_a_local_cluster_started_early_goes_with_a_plan_that_fails(tmp_path, bui
     ((None, "7", None), None, None),  # a GPU that is not there: the same
 ])
 def test_the_early_cluster_is_the_one_the_options_ask_for(monkeypatch, options, gpus, shape):
-    from gpubench.run import early_cluster
+    from gpubench.run.cluster import early as early_cluster
 
     monkeypatch.setattr(early_cluster, "guessed_gpus", lambda device, devices: gpus)
     assert early_cluster.guessed_cluster(*options) == shape

@@ -15,8 +15,8 @@ from gpubench.families.spec import Machine
 from gpubench.records.derive import speedups
 from gpubench.records.run import RunDocument
 from gpubench.records.shape import ShapeChoice
-from gpubench.run.interference import assess
-from gpubench.run.lane import choose_gpus
+from gpubench.run.interference.reference import assess
+from gpubench.run.lanes.lane import choose_gpus
 from gpubench.run.plan import plan_points
 from gpubench.run.schedule import (
     EMPTY,

@@ -17,7 +17,7 @@ from gpubench.records.run import RunDocument
 from gpubench.records.shape import Axis, Shape, ShapeChoice, parse_axis, parse_shape, sweep
 from gpubench.records.strict_json import strict_dumps
 from gpubench.run.config import RunConfig, load_config
-from gpubench.run.folder import load_run, point_latest, read_run, resolve_run, save_run
+from gpubench.run.folders.folder import load_run, point_latest, read_run, resolve_run, save_run
 from gpubench.run.plan import Point, choose_shapes, plan_points
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.settings import TimingSettings

@@ -11,10 +11,10 @@ import pytest
 from conftest import FAST, TEST_KERNELS
 from gpubench.records import result as R
 from gpubench.records.point import Shape, Task
-from gpubench.run.lane import Exchange, ForeignMessage
-from gpubench.run.protocol import Envelope, ResultKey
-from gpubench.run.seal import Seal
-from gpubench.run.tamper import Watch, foreign_attributes, left_threads
+from gpubench.run.lanes.lane import Exchange, ForeignMessage
+from gpubench.run.lanes.protocol import Envelope, ResultKey
+from gpubench.run.worker.seal import Seal
+from gpubench.run.worker.tamper import Watch, foreign_attributes, left_threads
 from gpubench.timing.persisting_l2 import PERSISTING_L2_LIMIT, L2Calls, PersistingL2
 from gpubench.timing.timers.host import HostTimer
 

@@ -11,7 +11,8 @@ import types
 
 from conftest import load_script
 from gpubench.build import key
-from gpubench.run import prewarm, timeline
+from gpubench.run import timeline
+from gpubench.run.worker import prewarm
 
 
 def _timeline_script():
@@ -132,7 +133,7 @@ def test_workers_start_early_only_for_a_plain_run():
 
 def test_prestart_counts_the_gpus_nvml_lists(monkeypatch):
     """The early start's slots come from NVML's GPU count, without torch; no NVML, no GPU."""
-    from gpubench.run import prestart
+    from gpubench.run.lanes import prestart
 
     monkeypatch.setattr(prestart, "_torch_has_cuda", lambda: True)
     monkeypatch.setitem(sys.modules, "pynvml", _fake_nvml([(9, 0), (9, 0), (9, 0)]))

@@ -272,7 +272,7 @@ def test_a_cuda_config_resolves_to_its_flags_and_a_pin_by_gpu_name(tmp_path, mon
     from gpubench.families.sources import build_request
     from gpubench.families.spec import Machine
     from gpubench.records.point import Task
-    from gpubench.run import tune_apply
+    from gpubench.run.worker import tune_apply
 
     monkeypatch.setattr(tune_apply, "_device_name", lambda: "NVIDIA H200")
     shutil.copytree(REPO / "kernels" / "square", tmp_path / "square")

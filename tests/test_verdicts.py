@@ -15,7 +15,7 @@ from gpubench.records import trust
 from gpubench.records.derive import finish_group
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
-from gpubench.run.rotation import RECHECKS, InputSet, Rotation, set_count
+from gpubench.run.worker.rotation import RECHECKS, InputSet, Rotation, set_count
 from gpubench.timing.device_work import DeviceWork
 from gpubench.timing.measurement import Measurement
 

@@ -46,8 +46,8 @@ from gpubench.report.ab_view import ab_markdown, ab_table
 from gpubench.report.files import new_run_dir
 from gpubench.run.ab.pair import PAIRED_MODES
 from gpubench.run.config import RunConfig
-from gpubench.run.folder import RunFolder
-from gpubench.run.lane import Lane, Outcome, Slot
+from gpubench.run.folders.folder import RunFolder
+from gpubench.run.lanes.lane import Lane, Outcome, Slot
 from gpubench.run.machine import detect_machine
 from gpubench.run.plan import Point, choose_dtypes, choose_shapes, group_seed
 from gpubench.timing.envinfo import host_env

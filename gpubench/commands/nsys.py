@@ -28,9 +28,9 @@ from gpubench import errors
 from gpubench import format as fmt
 from gpubench.commands.targets import TargetChoice, resolve_target
 from gpubench.records.strict_json import strict_dumps
+from gpubench.run.lanes.protocol import Task
+from gpubench.run.lanes.worker_process import worker_env
 from gpubench.run.plan import Point
-from gpubench.run.protocol import Task
-from gpubench.run.worker_process import worker_env
 from gpubench.timing import nvtx_ranges
 from gpubench.tools.driver import Tool, ToolRun, each_point, run_task
 from gpubench.tools.find import Completed, find_gpu_tool, run_tool

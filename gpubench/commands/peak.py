@@ -13,7 +13,7 @@ from rich.table import Table
 from gpubench import errors
 from gpubench.format import rate as rate_text
 from gpubench.records.strict_json import strict_dumps
-from gpubench.run.lane import cpu_threads
+from gpubench.run.lanes.lane import cpu_threads
 from gpubench.run.machine import detect_machine
 from gpubench.timing.ceilings import Ceilings, cache_dir, load_checked
 from gpubench.timing.envinfo import device_env

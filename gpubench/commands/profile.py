@@ -28,7 +28,7 @@ from rich.console import Console
 
 from gpubench import errors
 from gpubench.report.files import new_run_dir
-from gpubench.run.processes import kill_session
+from gpubench.run.lanes.processes import kill_session
 from gpubench.tools.find import wait_or_stop
 from gpubench.tools.profile.child import STATUS, TRACE
 from gpubench.tools.profile.kernels import Profile, analyse
@@ -159,7 +159,7 @@ class ProfileCommand:
 
     def _save(self, run_dir: Path, profile: Profile, outcome: ChildOutcome,
               status: dict | None) -> None:
-        from gpubench.run.folder import atomic_write, save_run
+        from gpubench.run.folders.folder import atomic_write, save_run
         from gpubench.tools.profile.records import kernels_csv, profile_document
 
         save_run(profile_document(profile, self.request.program, outcome, status,

@@ -38,13 +38,13 @@ from gpubench.report.live import (
 from gpubench.report.table import group_markdown, groups_of
 from gpubench.run import timeline
 from gpubench.run.build_phase import build_phase_for
-from gpubench.run.early_cluster import EarlyCluster, guessed_cluster
-from gpubench.run.folder import RunFolder, has_results, load_run
+from gpubench.run.cluster.early import EarlyCluster, guessed_cluster
+from gpubench.run.folders.folder import RunFolder, has_results, load_run
+from gpubench.run.folders.report_page import write_report
+from gpubench.run.lanes.prestart import Prestart
 from gpubench.run.machine import describe, detect_machine
 from gpubench.run.pipeline import Pipeline, RunContext
 from gpubench.run.plan import plan_points
-from gpubench.run.prestart import Prestart
-from gpubench.run.report_page import write_report
 from gpubench.run.runner import Runner
 from gpubench.timing.envinfo import host_env
 from gpubench.tools.ncu.run_pass import NcuCheck, NcuSummary
@@ -137,7 +137,7 @@ class RunCommand(RunPlaces):
                 self.prestart.close()
         if self.request.cluster == "local":
             return self._run_on_local_cluster(write_json)
-        from gpubench.run.cluster import Cluster
+        from gpubench.run.cluster.lanes import Cluster
 
         device = "cpu" if self.request.device == "cpu" else "cuda"
         with Cluster(self.request.cluster, device) as cluster:
@@ -148,7 +148,7 @@ class RunCommand(RunPlaces):
 
     def _run_on_local_cluster(self, write_json) -> int:
         """The cluster starts first, beside this process's imports and plan
-        (run/early_cluster.py); it logs into the run folder, so that is chosen and made
+        (run/cluster/early.py); it logs into the run folder, so that is chosen and made
         first, and removed again if this run made it and saved nothing there."""
         run_dir = self.request.out or new_run_dir(PROFILES, list(self.family_folders()))
         made = not run_dir.exists()

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpubench import errors
-from gpubench.run.early_cluster import EarlyCluster, shape_of
-from gpubench.run.lane import choose_gpus, visible_gpus
+from gpubench.run.cluster.early import EarlyCluster, shape_of
+from gpubench.run.lanes.lane import choose_gpus, visible_gpus
 
 
 class RunPlaces:
@@ -45,7 +45,7 @@ class RunPlaces:
         """`--cluster local`: one Dask worker per GPU (those of --devices, else all), or
         --workers CPU workers (2 by default); their logs go to the run folder. The one
         started early is taken when it is this one."""
-        from gpubench.run.cluster import Cluster
+        from gpubench.run.cluster.lanes import Cluster
 
         if machine.has_cuda and self.request.workers:
             raise errors.UsageError("--cluster local on a GPU has one worker per GPU "
@@ -69,7 +69,7 @@ class RunPlaces:
 
     def lanes_for(self, machine, run_dir: Path, cluster) -> list | None:
         """The places points run: None for the one default worker."""
-        from gpubench.run.lane import Lane, Slot, cpu_slots
+        from gpubench.run.lanes.lane import Lane, Slot, cpu_slots
 
         if cluster is not None:
             return cluster.lanes()

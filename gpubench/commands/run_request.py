@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gpubench.run import timeline
 from gpubench.run.config import RunConfig
-from gpubench.run.prestart import Prestart, guessed_environment, guessed_slots
+from gpubench.run.lanes.prestart import Prestart, guessed_environment, guessed_slots
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class RunRequest:
 
 
 def start_workers(request: RunRequest) -> Prestart:
-    """The workers the run will likely need, started now (run/prestart.py): a wrong guess
+    """The workers the run will likely need, started now (run/lanes/prestart.py): a wrong guess
     costs only the unused workers, which Prestart.close() ends."""
     slots = guessed_slots(request.device, request.devices, request.workers)
     prestart = Prestart(slots, guessed_environment(slots, request.compiled,

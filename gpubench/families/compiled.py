@@ -116,7 +116,7 @@ def run_settings(choice: str | None, mode: str | None = None):
 
 def settings_environment(choice: str | None, mode: str | None) -> dict[str, str]:
     """The variables run_settings sets (None: left as they are): also what a worker
-    started before the run settled them (run/prestart.py) is given, from a guess."""
+    started before the run settled them (run/lanes/prestart.py) is given, from a guess."""
     return {name: value for name, value in ((ENV_CHOICE, choice), (ENV_MODE, mode))
             if value is not None}
 
@@ -146,7 +146,7 @@ def inductor_cache_dir() -> str:
 
 
 def worker_environment() -> dict:
-    """Set in every worker's environment before it starts (run/worker_process.py): once
+    """Set in every worker's environment before it starts (run/lanes/worker_process.py): once
     any of torch's code has asked Inductor for its cache folder, Inductor has written its
     default (/tmp/torchinductor_$USER) into the process's environment, and a later setting
     comes too late. Seen: a run whose worker first measured the ceilings compiled into
@@ -185,7 +185,7 @@ def no_progress_monitor() -> None:
     starts a `tqdm_monitor` thread that lives on: the worker's health check then sees a
     thread the point left running and fails it (H200, torch 2.11, every cold compile).
     tqdm's documented switch, monitor_interval = 0, starts no monitor. Set in every
-    worker at its start (run/worker.py): a leaderboard submission that calls
+    worker at its start (run/worker/process.py): a leaderboard submission that calls
     torch.compile itself starts the same thread (pmpp_v2 sort)."""
     try:
         import tqdm

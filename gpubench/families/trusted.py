@@ -5,7 +5,7 @@ A leaderboard problem's own files decide its verdicts: reference-kernels'
 imported in the worker that also runs the submission, so a submission could rebind them
 (through sys.modules) or swap their code (through gc) and PASS. Each such module is handed
 to `trust()` right after its import and before the submission's: every sealer registered
-with `when_trusted` (the worker's seal, run/seal.py) then takes its bindings and code as
+with `when_trusted` (the worker's seal, run/worker/seal.py) then takes its bindings and code as
 they are, and a later change FAILs the variant that made it, like a patched gpubench module.
 """
 

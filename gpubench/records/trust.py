@@ -4,7 +4,7 @@ The worker measures the evidence and the verdict is drawn here, where it is a
 comparison anyone can rerun on a saved results.json:
 
 - repeated calls faster than fresh ones: each mode's details carry the times of
-  calls on inputs the variant had never seen (run/fresh_probe.py). An honest kernel
+  calls on inputs the variant had never seen (run/worker/fresh_probe.py). An honest kernel
   does the same work on them (the L2 is flushed either way); a variant that skips
   work it has seen does not;
 - work outside the timed window: CUPTI saw the device work a call launched on
@@ -84,7 +84,7 @@ def repeat_shortcut(result: Result) -> noise.TimingWarning | None:
 
 def paired_beyond(fresh_s, repeat_s, mode: str, host_bound: bool = False) -> bool:
     """The fastest fresh call beyond PAIRED_RATIO (the CPU's bar where the call waits on the
-    host) of the fastest call on seen inputs. The probe (run/fresh_probe.py) asks this too:
+    host) of the fastest call on seen inputs. The probe (run/worker/fresh_probe.py) asks this too:
     where its first round trips it, it makes a second and keeps both, so an accusation
     stands only if the floors of the two rounds together still trip it."""
     ratio = FRESH_RATIO["cpu"] if host_bound else PAIRED_RATIO

@@ -2,7 +2,7 @@
 
 The trip out is a Task (point.py); the trip back is this: the status, the error,
 how the build went, the check, one Measurement per timing mode and what one call
-runs on the device. The worker builds it once (run/execute.py); it crosses the
+runs on the device. The worker builds it once (run/worker/execute.py); it crosses the
 pipe (or Dask) as `to_dict()` and is rebuilt whole with `from_dict()`, which
 refuses a dict it does not recognise rather than guessing: the dict comes from
 gpubench's own worker code (the protocol's secret vouches for that), so an

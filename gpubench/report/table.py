@@ -336,7 +336,7 @@ def _cells(result: R.Result) -> dict:
 # check, and "interp." for its time, in words rather than dimmed digits: a CI log, a
 # golden file and markdown have no dim, and "31 ms" in the median column reads as a
 # benchmark however faint. No build time either: the interpreter compiles nothing, and
-# its first call's 120 ms is no JIT. The worker does not time such a row (run/execute.py);
+# its first call's 120 ms is no JIT. The worker does not time such a row (run/worker/execute.py);
 # runs saved before that keep their times in results.json, and show the same cells.
 CORRECTNESS_ONLY_CELLS = {"median": Text(INTERPRETED, style="dim"),
                           **dict.fromkeys(("±CI", "IQR", "n", "TFLOP/s", "GB/s", "of roof",

@@ -28,10 +28,10 @@ from pathlib import Path
 
 from gpubench.records import result as R
 from gpubench.records.worker_result import MalformedWorkerResult, WorkerResult
-from gpubench.run.lane import Outcome
+from gpubench.run.lanes.lane import Outcome
+from gpubench.run.lanes.worker_process import WorkerDied, WorkerProcess, WorkerTimeout
 from gpubench.run.plan import Point
 from gpubench.run.schedule import build_identity, build_parallelism, first_of_each_build
-from gpubench.run.worker_process import WorkerDied, WorkerProcess, WorkerTimeout
 
 # A plan with fewer distinct builds than this builds in its worker, as before: one build
 # gains nothing from a phase, and a builder costs a Python + torch start (~1.5-3 s) that

@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from gpubench.run.protocol import private_channel, send
+from gpubench.run.lanes.protocol import private_channel, send
 
 # How much lower a builder's CPU priority is than a worker's (nice(2)'s scale, 0..19): a
 # compile yields a core to a worker whose kernel launches would otherwise wait for it.
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with contextlib.suppress(OSError):
         os.nice(BUILDER_NICENESS)
-    from gpubench.run.processes import become_subreaper, start_watchdog
+    from gpubench.run.lanes.processes import become_subreaper, start_watchdog
 
     become_subreaper()
     start_watchdog(os.getppid())
@@ -66,7 +66,7 @@ def build_one(job: dict, families: dict) -> dict:
     from gpubench.records import error_site
     from gpubench.records.result import ERROR, OK
     from gpubench.records.worker_result import WorkerResult
-    from gpubench.run.failures import build_failure
+    from gpubench.run.worker.failures import build_failure
 
     start = time.perf_counter()
     try:

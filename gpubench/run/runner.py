@@ -35,9 +35,9 @@ from gpubench.records.worker_result import WorkerResult
 from gpubench.run import timeline
 from gpubench.run.build_phase import BuildPhase, describe_build_phase
 from gpubench.run.deriver import Deriver
-from gpubench.run.interference import Interference
-from gpubench.run.interference_timing import InterferenceTiming
-from gpubench.run.lane import Lane, Outcome, Slot
+from gpubench.run.interference.reference import Interference
+from gpubench.run.interference.timing import InterferenceTiming
+from gpubench.run.lanes.lane import Lane, Outcome, Slot
 from gpubench.run.pipeline import Pipeline
 from gpubench.run.plan import Point
 from gpubench.run.schedule import EMPTY, GroupTracker, LaneState, SharedQueue

@@ -69,7 +69,7 @@ STALE_FACTOR_CPU = 1.6
 # Cached ceilings measured, or found to agree with a probe, this recently are not probed
 # again: the probe costs each worker 0.2-0.36 s before its first point on 4 H200s, and
 # one that agreed minutes ago says what a new one would. An hour, as the interference
-# reference (run/interference_cache.py): both are what gpubench knows of the machine.
+# reference (run/interference/cache.py): both are what gpubench knows of the machine.
 # 0 probes every time; a check that found the cache stale is never reused, so
 # the warning stays until `gpubench peak --force`.
 CHECK_MAX_AGE_S = 3600.0

@@ -3,7 +3,7 @@
 A variant runs in the worker process and can rebind anything it can name:
 `torch.cuda.Event.elapsed_time`, `time.perf_counter`, `torch.cuda.synchronize`.
 A timer that looks those names up at call time would then time with the
-variant's clock. The worker imports this module first thing (gpubench/run/worker.py),
+variant's clock. The worker imports this module first thing (gpubench/run/worker/process.py),
 so the references below are the originals; the timers call them through here
 (or through CudaSupport, which does) and never through the names a variant can reach.
 
@@ -12,7 +12,7 @@ Python wrappers on torch.cuda.Event: the wrapper class is mutable, the C type is
 On a CPU build of torch there is no C-level event: those references are None and
 nothing CUDA is timed.
 
-The seal (gpubench/run/seal.py) still checks that the public names were not
+The seal (gpubench/run/worker/seal.py) still checks that the public names were not
 replaced, since gpubench's checker and the rest of torch use them too.
 """
 

@@ -25,9 +25,9 @@ from typing import Any, TypeVar
 
 from gpubench import errors
 from gpubench.records.result import BUILD_ERROR
+from gpubench.run.lanes.protocol import Task, read_result
+from gpubench.run.lanes.worker_process import worker_env
 from gpubench.run.plan import Point
-from gpubench.run.protocol import Task, read_result
-from gpubench.run.worker_process import worker_env
 from gpubench.tools.find import Completed, run_tool
 from gpubench.tools.ncu.command import worker_target
 

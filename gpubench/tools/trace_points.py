@@ -14,10 +14,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from gpubench import errors
+from gpubench.run.lanes.protocol import read_result
+from gpubench.run.lanes.worker_process import worker_env
 from gpubench.run.plan import Point
-from gpubench.run.protocol import read_result
-from gpubench.run.tracing import CALL_RANGE, PROGRESS, REGION_PREFIX
-from gpubench.run.worker_process import worker_env
+from gpubench.run.worker.tracing import CALL_RANGE, PROGRESS, REGION_PREFIX
 from gpubench.timing.chrome_trace import event_counts, load_trace, variant_traces
 from gpubench.tools.find import run_tool
 from gpubench.tools.trace_view import OPEN_HINT, counts_line, trace_table

@@ -4,7 +4,7 @@ A timer takes one sample per call and calls `before()` right before it; here `be
 also chooses whose call it is. Calls go in blocks of four, BASE NEW NEW BASE or NEW BASE
 BASE NEW (a coin per block), so every block holds one pair of each order: a call that warms
 the next one's caches or clocks helps both sides alike (timing/paired.py). Each side
-keeps its own Rotation (run/rotation.py: its input sets, poisoned outputs and re-check
+keeps its own Rotation (run/worker/rotation.py: its input sets, poisoned outputs and re-check
 copies), so every defence of a `run` holds for both. `order` logs (block, side) for each
 call; timing/paired.blocks_of lines the timer's samples up with it.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 
-from gpubench.run.rotation import Rotation
+from gpubench.run.worker.rotation import Rotation
 from gpubench.timing.paired import BASE, NEW
 
 

@@ -29,9 +29,9 @@ from gpubench.records.point import Task
 from gpubench.records.result import FAIL, OK
 from gpubench.records.worker_result import WorkerResult
 from gpubench.run.ab.calls import AlternatingCalls
-from gpubench.run.draws import make_group
-from gpubench.run.execute import Executor, Prepared
-from gpubench.run.rotation import InputSet, Rotation
+from gpubench.run.worker.draws import make_group
+from gpubench.run.worker.execute import Executor, Prepared
+from gpubench.run.worker.rotation import InputSet, Rotation
 from gpubench.timing.clocks import measure_watched
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.paired import (

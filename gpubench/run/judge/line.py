@@ -13,7 +13,7 @@ from gpubench.records.point import Task
 from gpubench.run.judge import wire
 from gpubench.run.judge.ruling import JudgeSummary
 from gpubench.run.judge.server import JudgeEnds
-from gpubench.run.protocol import LineReader, send
+from gpubench.run.lanes.protocol import LineReader, send
 
 # The judge has answered every request of the worker's by the time the worker's result
 # arrives (each request waits for its answer); this bounds a judge kept busy by requests

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from gpubench.run.judge import wire
 from gpubench.run.judge.ruling import INPUTS
-from gpubench.run.protocol import LineReader, send
+from gpubench.run.lanes.protocol import LineReader, send
 
 # prctl(2)'s PR_SET_DUMPABLE: 0 makes the process's memory unreachable to others of its user.
 PR_SET_DUMPABLE = 4

@@ -14,10 +14,10 @@ from gpubench.families.check import CheckResult, compare
 from gpubench.families.discovery import load_family
 from gpubench.families.spec import Family
 from gpubench.records.point import Task
-from gpubench.run.draws import draw_inputs, reference
 from gpubench.run.judge import wire
 from gpubench.run.judge.ruling import CHECK, INPUTS, JudgeSummary
-from gpubench.run.rotation import MAX_SETS
+from gpubench.run.worker.draws import draw_inputs, reference
+from gpubench.run.worker.rotation import MAX_SETS
 from gpubench.tune.space import split_name
 
 
@@ -31,7 +31,7 @@ class Judge:
         self.family: Family | None = None
         self.tolerance: tuple[float, float] = (0.0, 0.0)
         # The references of the point's own sets (the check's seed and the timing sets'
-        # after it, run/execute.py), kept while the point lasts: every variant of the point
+        # after it, run/worker/execute.py), kept while the point lasts: every variant of the point
         # is compared with the same ones, made once. Fresh-probe seeds are not kept.
         self.references: dict[int, object] = {}
         self.point: tuple | None = None

@@ -2,7 +2,7 @@
 
 A timer times `calls()`; right before each call, outside the window (before the
 flush and the spin), it runs `calls.before()`, and right after the window's end
-event `calls.after()`. The harness's implementation (gpubench/run/rotation.py)
+event `calls.after()`. The harness's implementation (gpubench/run/worker/rotation.py)
 uses them to make every timed call look like the checked one: the next of
 several input sets, its output poisoned, and a copy of the output kept for a
 re-check when this call is one of the randomly chosen. Warm-up calls run the

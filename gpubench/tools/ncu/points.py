@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpubench import errors
+from gpubench.run.lanes.protocol import Task
 from gpubench.run.plan import Point
-from gpubench.run.protocol import Task
 from gpubench.timing import nvtx_ranges
 from gpubench.tools.driver import Tool, each_point, run_task
 from gpubench.tools.find import find_tool

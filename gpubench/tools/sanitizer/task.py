@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpubench import errors
-from gpubench.run.protocol import Task
-from gpubench.run.worker_process import worker_env
+from gpubench.run.lanes.protocol import Task
+from gpubench.run.lanes.worker_process import worker_env
 from gpubench.tools.driver import Tool, ToolRun, run_task
 from gpubench.tools.find import Completed
 from gpubench.tools.sanitizer.command import ALLOCATOR_OFF, sanitizer_argv

@@ -2,7 +2,7 @@
 envelope (its secret) and the private message descriptor, send a PASS with a made-up time
 in gpubench's own format, then silence the real result.
 
-Against gpubench/run/worker.py's `_serve` loop as it is: its frame's locals hold `fd`
+Against gpubench/run/worker/process.py's `_serve` loop as it is: its frame's locals hold `fd`
 (the private channel) and `envelope` (task and secret). Where no such frame is found,
 the variant writes a forged line on every pipe it holds, with every secret-shaped string
 it can find in memory. Either way it computes only on its first call, so an honest

@@ -1,6 +1,6 @@
 """Tampering with the harness from variant code: its clocks, its checker, its result channel.
 
-Each is written against gpubench's worker as it is (gpubench/run/worker.py, execute.py,
+Each is written against gpubench's worker as it is (gpubench/run/worker/process.py, execute.py,
 protocol.py, timing/timers/): code inside the worker process can reach all of it. Every
 variant here also misbehaves in a way an honest measurement would catch, so it can PASS
 only if its tampering worked and went unnoticed."""

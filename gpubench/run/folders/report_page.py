@@ -1,6 +1,6 @@
 """A run's HTML page on disk (`gpubench report`, `gpubench run --report`): the runs, each
 later one compared with the first, rendered by report/html.py and written atomically beside
-the results (run/folder.py's atomic_write), so a killed write leaves no half page."""
+the results (run/folders/folder.py's atomic_write), so a killed write leaves no half page."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from gpubench import errors
 from gpubench.analysis.comparison import DEFAULT_THRESHOLD, compare_runs
 from gpubench.records.run import RunDocument
 from gpubench.report.html import RunComparisonView, chart_specs, render_report
-from gpubench.run.chart_files import write_chart_files
-from gpubench.run.folder import atomic_write
+from gpubench.run.folders.chart_files import write_chart_files
+from gpubench.run.folders.folder import atomic_write
 from gpubench.timing.envinfo import gpubench_version
 
 REPORT_NAME = "report.html"
@@ -51,5 +51,5 @@ def write_report(runs: list[tuple[str, RunDocument]], output: Path | None) -> Pa
 
 
 def write_charts(runs: list[tuple[str, RunDocument]], folder: Path, kind: str) -> list[Path]:
-    """Each chart of the page as a file in `folder` ('svg' or 'png'): run/chart_files.py."""
+    """Each chart of the page as a file in `folder` ('svg' or 'png'): run/folders/chart_files.py."""
     return write_chart_files(chart_specs(runs, comparisons(runs)), folder, kind)

@@ -45,15 +45,21 @@ from gpubench.records import error_site
 from gpubench.records.point import Task
 from gpubench.records.result import ERROR, FAIL, OK, SKIPPED
 from gpubench.records.worker_result import WorkerResult
-from gpubench.run.draws import draw_inputs, make_group
-from gpubench.run.failures import build_failure, family_roots, variant_failure
-from gpubench.run.fresh_probe import FreshProbe, probe_fresh
-from gpubench.run.invocation import Group, Invocation
 from gpubench.run.judge.client import JudgeError, LocalJudge
 from gpubench.run.judge.ruling import CHECK, FRESH, RECHECK
 from gpubench.run.reference import is_own_reference
-from gpubench.run.rotation import InputSet, Rotation, output_problem, set_bytes, set_count
-from gpubench.run.tune_apply import Tuning
+from gpubench.run.worker.draws import draw_inputs, make_group
+from gpubench.run.worker.failures import build_failure, family_roots, variant_failure
+from gpubench.run.worker.fresh_probe import FreshProbe, probe_fresh
+from gpubench.run.worker.invocation import Group, Invocation
+from gpubench.run.worker.rotation import (
+    InputSet,
+    Rotation,
+    output_problem,
+    set_bytes,
+    set_count,
+)
+from gpubench.run.worker.tune_apply import Tuning
 from gpubench.timing import nvtx_ranges
 from gpubench.timing.clocks import measure_watched
 from gpubench.timing.measurement import Measurement
@@ -355,7 +361,7 @@ class Executor:
 
     def _time_mode(self, mode: str, ready: Prepared, sets: list[InputSet],
                    task: Task) -> Measurement:
-        """Time one mode over rotating input sets (run/rotation.py), then re-check the
+        """Time one mode over rotating input sets (run/worker/rotation.py), then re-check the
         timed calls drawn at random. Errors stay with the mode."""
         rotation = Rotation(ready.fn, sets, self._judge_all, warm=mode == "warm")
         parts = rotation.parts()  # held in this frame, out of the variant's reach
@@ -403,7 +409,7 @@ class Executor:
                                    torch.empty_like(group.out), seed) for seed in seeds]
 
     def _fresh_probe(self, ready: Prepared, task: Task, seen: list[InputSet]) -> FreshProbe:
-        """Calls on never-seen inputs (run/fresh_probe.py): their times go to every mode's
+        """Calls on never-seen inputs (run/worker/fresh_probe.py): their times go to every mode's
         details for records/trust.py; a wrong answer among them fails the variant."""
         import random
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gpubench.run.protocol import Task
+from gpubench.run.lanes.protocol import Task
 from gpubench.timing import nvtx_ranges
 
 REGION_PREFIX = "gpubench/"

@@ -38,9 +38,10 @@ from gpubench.errors import EnvironmentProblem, UsageError
 from gpubench.records import result as R
 from gpubench.records.point import Task
 from gpubench.records.worker_result import MalformedWorkerResult
-from gpubench.run import dask_logging, timeline
-from gpubench.run.dask_local import LocalWorkers, WorkerSpec
-from gpubench.run.dask_remote import (
+from gpubench.run import timeline
+from gpubench.run.cluster import dask_logging
+from gpubench.run.cluster.dask_local import LocalWorkers, WorkerSpec
+from gpubench.run.cluster.dask_remote import (
     kill_lanes,
     lane_started,
     remote_machine_facts,
@@ -49,7 +50,7 @@ from gpubench.run.dask_remote import (
     stop_lane,
     stop_lanes,
 )
-from gpubench.run.lane import Outcome, Slot, visible_gpus
+from gpubench.run.lanes.lane import Outcome, Slot, visible_gpus
 
 # How long to wait for the first worker: a worker on a busy node imports Python
 # packages for a few seconds. Reaching the scheduler itself takes Dask's own connect
@@ -88,7 +89,7 @@ class Cluster:
         self.scratch: Path | None = None  # Dask's local_directory for 'local', removed on close
 
     def __enter__(self) -> Cluster:
-        if self.client is not None:  # started already (run/early_cluster.py)
+        if self.client is not None:  # started already (run/cluster/early.py)
             return self
         distributed = _distributed()
         try:

@@ -2,8 +2,8 @@
 
 Three signs, each making the task FAIL with what was found, after which the worker
 restores what it can and exits, so that no later variant runs in a tampered
-process (the parent starts a fresh worker; see gpubench/run/worker.py):
-- a sealed binding replaced (gpubench/run/seal.py): a patched checker, timer or clock;
+process (the parent starts a fresh worker; see gpubench/run/worker/process.py):
+- a sealed binding replaced (gpubench/run/worker/seal.py): a patched checker, timer or clock;
 - a callable attribute of one of gpubench's live objects (the executor, its timers
   and their CudaSupport) that is not gpubench's own nor a captured original: a
   HostTimer's `clock` found through `gc` and swapped;
@@ -19,8 +19,8 @@ import threading
 import types
 from pathlib import Path
 
-from gpubench.run.seal import Seal, is_gpubench_module
-from gpubench.run.signal_guard import SignalGuard
+from gpubench.run.worker.seal import Seal, is_gpubench_module
+from gpubench.run.worker.signal_guard import SignalGuard
 from gpubench.timing import pristine
 
 PACKAGE = str(Path(__file__).resolve().parents[1]) + os.sep  # .../gpubench/

@@ -7,7 +7,7 @@ A variant runs inside the worker process and can rebind any name it reaches:
 The worker takes a Seal once gpubench's worker-side modules and torch are
 imported and before the first task; after every task `broken()` names each
 binding that no longer holds the object it held, and `restore()` puts the
-originals back (the worker then retires: see gpubench/run/tamper.py).
+originals back (the worker then retires: see gpubench/run/worker/tamper.py).
 
 What is sealed, each compared by identity:
 - every attribute of every loaded `gpubench.*` module and of every class defined
@@ -52,7 +52,7 @@ IGNORED = frozenset({"__warningregistry__", "__annotations__", "__protocol_attrs
                      "_abc_impl", "__abstractmethods__", "__parameters__"})
 # Third-party namespaces whose callables and submodules the timing, the check and the
 # protocol rely on (data attributes such as torch.cuda._initialized change legitimately).
-# `random`: the rotation draws its re-checked calls with a random.Random (run/rotation.py).
+# `random`: the rotation draws its re-checked calls with a random.Random (run/worker/rotation.py).
 THIRD_PARTY = ("torch", "torch.cuda", "time", "os", "json", "threading", "builtins", "gc",
                "random")
 # How a namespace is sealed: OPEN (a gpubench module: every name; only submodules may

@@ -30,8 +30,8 @@ from gpubench.records.point import Task
 from gpubench.records.result import CRASHED, OK
 from gpubench.records.worker_result import WorkerResult
 from gpubench.run import timeline
-from gpubench.run.prewarm import Prewarm, start_driver
-from gpubench.run.protocol import Envelope, ResultKey, private_channel, send
+from gpubench.run.lanes.protocol import Envelope, ResultKey, private_channel, send
+from gpubench.run.worker.prewarm import Prewarm, start_driver
 
 # Exit status after reporting a CUDA fault: the parent starts a fresh worker.
 EXIT_CUDA_FAULT = 3
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         return _trace(device, args.trace, args.trace_out, args.result, args.iterations)
     if args.fd is None:
         parser.error("--fd or --once is required")
-    from gpubench.run.processes import become_subreaper, start_watchdog
+    from gpubench.run.lanes.processes import become_subreaper, start_watchdog
 
     become_subreaper()  # a variant's child in a new session stays below this worker
     watchdog = start_watchdog(os.getppid())
@@ -190,8 +190,8 @@ def _start(device: str, fd: int, steps: StartSteps):
 
 def _serve(machine, fd: int, watchdog: int | None, prewarm: Prewarm | None = None,
            judge: Forked | None = None) -> int:
-    from gpubench.run.execute import Executor
-    from gpubench.run.health import Health
+    from gpubench.run.worker.execute import Executor
+    from gpubench.run.worker.health import Health
 
     current: dict = {"envelope": None}
     own = tuple(pid for pid in (watchdog, judge.pid if judge else None) if pid)
@@ -223,7 +223,7 @@ def _serve(machine, fd: int, watchdog: int | None, prewarm: Prewarm | None = Non
 
 def _serve_one(executor, watch, health, envelope: Envelope, fd: int) -> int | None:
     """Run one task and answer for it; an exit status when the worker must exit."""
-    from gpubench.run.execute import CudaFault
+    from gpubench.run.worker.execute import CudaFault
 
     task = envelope.task
     _log(f"[gpubench worker] {_now()} task {task.id}: {task.label}")
@@ -276,9 +276,9 @@ def _seal():
     import importlib
 
     from gpubench.families.trusted import when_trusted
-    from gpubench.run.seal import Seal
-    from gpubench.run.signal_guard import SignalGuard
-    from gpubench.run.tamper import Watch
+    from gpubench.run.worker.seal import Seal
+    from gpubench.run.worker.signal_guard import SignalGuard
+    from gpubench.run.worker.tamper import Watch
 
     for name in EAGER_MODULES:
         importlib.import_module(name)
@@ -314,7 +314,7 @@ def _profile_once(device: str, task_file: str, result_file: str | None, region: 
     from pathlib import Path
 
     from gpubench.families.spec import Machine
-    from gpubench.run.execute import Executor
+    from gpubench.run.worker.execute import Executor
 
     task = Task.from_json(Path(task_file).read_text())
     executor = Executor(Machine(has_cuda=device == "cuda", has_triton=_has_module("triton")),
@@ -333,7 +333,7 @@ def _failure(exc: Exception, task: Task) -> WorkerResult:
     parent names it instead of the tool's "returned an error code", tools/driver.py), or
     ERROR at the line of the family's files that raised."""
     from gpubench.build.diagnostics import CompileError
-    from gpubench.run.failures import build_failure, variant_failure
+    from gpubench.run.worker.failures import build_failure, variant_failure
 
     if isinstance(exc, CompileError):
         return build_failure(exc)
@@ -349,7 +349,7 @@ def _ncu_check(device: str, tasks_file: str, result_file: str | None) -> int:
 
     from gpubench.analysis.ncu_agreement import CALLS, CHECK_RANGE
     from gpubench.families.spec import Machine
-    from gpubench.run.execute import Executor
+    from gpubench.run.worker.execute import Executor
 
     tasks = [Task.from_dict(item) for item in json.loads(Path(tasks_file).read_text())]
     executor = Executor(Machine(has_cuda=device == "cuda", has_triton=_has_module("triton")),
@@ -390,13 +390,13 @@ def _labelled_region(name: str):
 
 def _trace(device: str, tasks_file: str, out: str, result_file: str | None,
            iterations: int) -> int:
-    """Several tasks under torch.profiler, one Chrome trace (see gpubench/run/tracing.py)."""
+    """Several tasks under torch.profiler, one Chrome trace (see gpubench/run/worker/tracing.py)."""
     import json
     from pathlib import Path
 
     from gpubench.families.spec import Machine
-    from gpubench.run.execute import Executor
-    from gpubench.run.tracing import trace_tasks
+    from gpubench.run.worker.execute import Executor
+    from gpubench.run.worker.tracing import trace_tasks
 
     tasks = [Task.from_dict(item) for item in json.loads(Path(tasks_file).read_text())]
     executor = Executor(Machine(has_cuda=device == "cuda", has_triton=_has_module("triton")),

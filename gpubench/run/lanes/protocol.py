@@ -19,14 +19,14 @@ authenticates a result exists in the worker while variant code runs:
     worker -> parent   {"type": "result", "key": K, ...}
 
 A result before the key was sent, or without it, is foreign and blames the task.
-A worker that finds the process tampered with (gpubench/run/tamper.py) says
+A worker that finds the process tampered with (gpubench/run/worker/tamper.py) says
 {"type": "tampered", auth S} instead of "done": a FAIL, which needs no key
 (forging it only fails one's own task), and the worker exits.
 
 Limit: a variant that plays the whole exchange itself (sends "done", reads the
 key from stdin before the worker does, writes the result) is not stopped here;
 the worker's own "done" then arrives during the next task, and the parent reports
-the previous task's result as forged on that task (gpubench/run/lane.py).
+the previous task's result as forged on that task (gpubench/run/lanes/lane.py).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ stops taking writes — so no collision, no full disk and no chmod loses a measu
   folder under the system's temporary directory, every later save too, and the run ends
   with exit 12 saying where.
 
-- Recorded: its first save adds the folder to the index of runs (run/run_index.py), so
+- Recorded: its first save adds the folder to the index of runs (run/folders/run_index.py), so
   that 'latest' finds it wherever --out put it.
 
 And read back: read_run (a folder or a results.json), resolve_run and load_run (what a
@@ -35,7 +35,7 @@ from gpubench.files import atomic_write
 from gpubench.parsing import shown
 from gpubench.records.run import NewerSchema, RunDocument
 from gpubench.records.saved_rows import SavedRows
-from gpubench.run import run_index
+from gpubench.run.folders import run_index
 from gpubench.safe_text import short_path
 
 LOCK_NAME = ".gpubench.lock"
@@ -246,7 +246,7 @@ def point_latest(base: Path, run_dir: Path) -> None:
 def resolve_run(reference: str | Path, base: Path | None = None) -> Path:
     """A run folder from what a user types: a folder, a results.json, 'latest', or
     'latest~N' (the Nth run before the newest). Without `base`, the newest runs are the
-    index's (run/run_index.py: every run, wherever --out put it), or, while it records
+    index's (run/folders/run_index.py: every run, wherever --out put it), or, while it records
     none, ./profiles'; with `base`, that folder's (its `latest` link, then folder names,
     which start with the UTC time the run began)."""
     text = str(reference)

@@ -116,7 +116,7 @@ def _bounded(entries: list[IndexEntry]) -> list[IndexEntry]:
 
 
 def _write(path: Path, entries: list[IndexEntry]) -> None:
-    from gpubench.run.folder import atomic_write
+    from gpubench.run.folders.folder import atomic_write
 
     # one entry a line: readable with less, diffable, and still one JSON document
     lines = ",\n".join(json.dumps(asdict(e)) for e in entries)

@@ -38,7 +38,7 @@ class Invocation:
     """A variant's callable under the harness's one convention, call(inputs, out) ->
     output: destination-passing variants write into `out`; returning ones allocate and
     return their output (calling.py decides which on the first call). What a call
-    produced is the caller's to keep (run/rotation.py keeps the re-checked ones)."""
+    produced is the caller's to keep (run/worker/rotation.py keeps the re-checked ones)."""
 
     def __init__(self, fn: Callable, declared: bool | None):
         self.fn, self.declared = fn, declared

@@ -25,8 +25,8 @@ import threading
 from pathlib import Path
 
 from gpubench.build.nvml import each_gpu
-from gpubench.run.lane import Slot, cpu_slots
-from gpubench.run.worker_process import WorkerDied, WorkerProcess, WorkerTimeout, worker_env
+from gpubench.run.lanes.lane import Slot, cpu_slots
+from gpubench.run.lanes.worker_process import WorkerDied, WorkerProcess, WorkerTimeout, worker_env
 
 FOLDER_PREFIX = "gpubench-prestart-"
 OWNER_FILE = "owner.pid"
@@ -168,7 +168,7 @@ def guessed_gpus(device: str | None, devices: str | None) -> list[str] | None:
     gpus = _nvml_gpus() if device != "cpu" else []
     if not gpus:
         return []
-    from gpubench.run.lane import choose_gpus
+    from gpubench.run.lanes.lane import choose_gpus
 
     try:
         return choose_gpus(devices or "all", _visible(gpus))

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from gpubench.families.check import CheckResult, poison
 from gpubench.records.trust import paired_beyond
-from gpubench.run.rotation import InputSet, output_problem, retire
+from gpubench.run.worker.rotation import InputSet, output_problem, retire
 from gpubench.timing import pristine
 from gpubench.timing.hostload import Snapshot, load_between
 

@@ -3,7 +3,7 @@
 A Lane turns a Task into an Outcome: the worker's WorkerResult, or how the
 worker failed it (TIMEOUT, CRASHED, ERROR). It knows nothing of points, groups
 or tables, so the same code serves `gpubench run` in the parent (one lane per
-GPU or CPU slot) and a Dask worker on another node (gpubench/run/cluster.py), and
+GPU or CPU slot) and a Dask worker on another node (gpubench/run/cluster/lanes.py), and
 timeouts, crash isolation and the build cache behave the same in both.
 """
 
@@ -20,8 +20,8 @@ from gpubench.records import result as R
 from gpubench.records.point import Task
 from gpubench.records.worker_result import MalformedWorkerResult, WorkerResult
 from gpubench.run.judge.ruling import rule
-from gpubench.run.protocol import GARBAGE, Envelope, ResultKey
-from gpubench.run.worker_process import WorkerDied, WorkerProcess, WorkerTimeout
+from gpubench.run.lanes.protocol import GARBAGE, Envelope, ResultKey
+from gpubench.run.lanes.worker_process import WorkerDied, WorkerProcess, WorkerTimeout
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from dataclasses import replace
 
 from gpubench.records import events as E
 from gpubench.records import result as R
-from gpubench.run import interference_cache
-from gpubench.run.interference import assess
-from gpubench.run.lane import start_quietly
+from gpubench.run.interference import cache as interference_cache
+from gpubench.run.interference.reference import assess
+from gpubench.run.lanes.lane import start_quietly
 from gpubench.run.plan import Point
 from gpubench.timing.settings import TimingSettings
 

@@ -118,7 +118,7 @@ class LocalWorkers:
 def _stop_when_stdin_closes() -> None:
     """Wait for the parent's pipe to close, then kill the lane (a point in flight too:
     nothing waits for it now; a run that ended stopped it politely first) and exit."""
-    from gpubench.run.dask_remote import kill_lanes
+    from gpubench.run.cluster.dask_remote import kill_lanes
 
     while sys.stdin.buffer.readline():
         pass
@@ -159,7 +159,7 @@ async def _serve(spec: WorkerSpec, address: str) -> None:
 
 def main() -> int:
     spec = WorkerSpec.from_environ()
-    from gpubench.run.dask_remote import start_lane_soon
+    from gpubench.run.cluster.dask_remote import start_lane_soon
 
     start_lane_soon(spec.device, spec.lane_logs, name=spec.name)  # before Dask's import
     import asyncio
@@ -174,7 +174,7 @@ def main() -> int:
     try:
         asyncio.run(_serve(spec, address))
     finally:  # the scheduler gone (death_timeout): the gpubench worker ends with this one
-        from gpubench.run.dask_remote import kill_lanes
+        from gpubench.run.cluster.dask_remote import kill_lanes
 
         kill_lanes()
     return 0

@@ -1,4 +1,4 @@
-"""What runs on a Dask worker for gpubench (run/cluster.py is the parent's side): the
+"""What runs on a Dask worker for gpubench (run/cluster/lanes.py is the parent's side): the
 worker's lane, its gpubench worker process kept between points, started as early as the
 Dask worker can start it, and ended when the run ends.
 
@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 
 from gpubench.records.point import Task
-from gpubench.run.lane import Lane, Slot, start_quietly
+from gpubench.run.lanes.lane import Lane, Slot, start_quietly
 
 # The gpubench lane of this Dask worker process, kept between tasks (torch imported
 # and the CUDA context made once per worker, not once per point).

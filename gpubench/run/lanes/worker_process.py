@@ -24,9 +24,9 @@ from pathlib import Path
 from gpubench.build import bytecode
 from gpubench.families import compiled
 from gpubench.run.judge.line import JudgeLine
-from gpubench.run.processes import kill_session, kill_tree
-from gpubench.run.protocol import Envelope, LineReader, ResultKey
-from gpubench.run.scratch import scratch_dir
+from gpubench.run.lanes.processes import kill_session, kill_tree
+from gpubench.run.lanes.protocol import Envelope, LineReader, ResultKey
+from gpubench.run.lanes.scratch import scratch_dir
 
 # A fresh worker imports torch (1-5 s) and, on a GPU, creates a context (~1 s).
 START_TIMEOUT_S = 120.0
@@ -38,7 +38,7 @@ LOG_TAIL_BYTES = 1 << 20
 
 # The module of a worker that runs tasks (and forks a judge); a build phase's builders
 # run gpubench.run.builder.
-TASK_WORKER = "gpubench.run.worker"
+TASK_WORKER = "gpubench.run.worker.process"
 
 
 class WorkerDied(Exception):

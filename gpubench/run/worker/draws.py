@@ -1,7 +1,7 @@
 """A point's ground truth, drawn from seeds: its inputs, their checks, and the reference.
 
 The worker keeps no reference and no copy of the inputs while variant code runs
-(run/execute.py): after a variant's calls, the inputs are drawn again here from the seed
+(run/worker/execute.py): after a variant's calls, the inputs are drawn again here from the seed
 that made them, under torch's seeded generator, and the float64 reference is made from
 that fresh draw. So a family's make_inputs must give the same values for the same seed,
 which make_group checks once per point.
@@ -13,7 +13,7 @@ from gpubench.errors import SpecError
 from gpubench.families import sideeffects
 from gpubench.families.spec import Family
 from gpubench.records.point import Task
-from gpubench.run.invocation import Group
+from gpubench.run.worker.invocation import Group
 
 
 def make_group(family: Family, task: Task, device: str, key: tuple) -> Group:

@@ -22,8 +22,8 @@ import contextlib
 import threading
 from pathlib import Path
 
-from gpubench.run.cluster import Cluster
-from gpubench.run.prestart import guessed_gpus
+from gpubench.run.cluster.lanes import Cluster
+from gpubench.run.lanes.prestart import guessed_gpus
 
 # How often a wait for the cluster's start looks up, so that Ctrl-C is handled at once.
 JOIN_POLL_S = 0.2

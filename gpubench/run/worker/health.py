@@ -15,7 +15,7 @@ the variant that made it, never on the one after:
 The first two make the task FAIL and the worker exit (its parent starts a fresh one);
 the third keeps the task's result but retires the worker after it, so the next task
 gets a fresh process and nothing left over (killing the worker kills its descendants,
-in new sessions too: gpubench/run/processes.py).
+in new sessions too: gpubench/run/lanes/processes.py).
 
 Not seen here: a signal the variant sent to gpubench itself (see docs/guide.md, limits).
 """
@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from gpubench.run.processes import PROC, children, kill_tree, state
+from gpubench.run.lanes.processes import PROC, children, kill_tree, state
 
 # Descriptors the worker depends on, by name for the verdict.
 STANDARD = {0: "stdin", 1: "stdout", 2: "stderr"}
