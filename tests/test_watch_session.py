@@ -1,7 +1,8 @@
 """A scripted `gpubench run --watch` session on the CPU: the test edits the family's Triton
 launcher (run by the Triton interpreter: seconds an iteration, no C++ build) and reads
 what the loop prints. A code edit gets its lines (the baseline's with a compare verdict,
-the interpreter row's saying it is not judged for speed); a broken edit shows
+the interpreter row's saying it is not judged for speed, then each point paired with the
+last passing iteration in one worker); a broken edit shows
 the error at its file and line and the loop goes on; the fix recovers (compared with the
 last good iteration and the first); Ctrl-C saves every iteration as a run `gpubench
 compare` reads, and exits 0 after a clean last iteration."""
@@ -94,6 +95,12 @@ def test_watch_session_edits_breaks_recovers_and_saves(tmp_path, build_cache):
         # for speed (records/result.correctness_only): its time is the interpreter's.
         assert any(line.startswith("torch") and VERDICT.search(line) for line in edited), edited
         assert any(line.startswith("triton") and INTERPRETED in line for line in edited), edited
+        # then paired with the last passing iteration in one worker (commands/pairing.py):
+        # the unchanged baseline is a control, never FASTER or SLOWER
+        paired = [line for line in edited if line.startswith("  paired with #1: ")]
+        assert any(" torch " in line and re.search(r"\b(SAME|UNSURE)\b", line)
+                   for line in paired), edited
+        assert any(" triton " in line and "Triton interpreter" in line for line in paired)
 
         launcher.write_text(good.replace("x * x, mask", "x * x +, mask"))  # a syntax error
         broken = "\n".join(session.iteration(3))
@@ -104,6 +111,7 @@ def test_watch_session_edits_breaks_recovers_and_saves(tmp_path, build_cache):
         fixed = session.iteration(4)
         line = next(line for line in fixed if line.startswith("triton"))
         assert INTERPRETED in line and "(vs first #1:" in line, fixed  # recovered
+        assert any(line.startswith("  paired with #2: torch") for line in fixed), fixed
 
         spec = family / "spec.py"
         spec_text = spec.read_text()

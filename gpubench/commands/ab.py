@@ -113,7 +113,7 @@ class ABCommand:
         outcomes: list[Outcome | None] = [None] * len(points)
         interrupted = None
         try:
-            self._measure(lane, points, versions, timing, outcomes)
+            measure_pairs(lane, points, versions.base, timing, outcomes, self.console)
         except KeyboardInterrupt as exc:
             interrupted = exc
         finally:
@@ -128,16 +128,7 @@ class ABCommand:
         return code
 
     def _timing(self, machine) -> TimingSettings:
-        """run's settings, with the threshold as the pairs' target: they stop once their
-        interval decides at it (run/ab/pair.py), or after --max-time."""
-        timing = self.request.config.timing
-        modes = modes_for_device(timing.modes, machine.device)
-        unpaired = [m for m in modes if m not in PAIRED_MODES]
-        if unpaired:
-            raise errors.UsageError(f"ab times in pairs, one call a sample: mode(s) "
-                                    f"{', '.join(unpaired)} cannot; use "
-                                    f"{', '.join(m for m in PAIRED_MODES if m != 'cpu')}")
-        return replace(timing, target_rel_ci=self.request.threshold)
+        return paired_timing(self.request.config.timing, machine.device, self.request.threshold)
 
     def _plan(self, versions: Versions, machine) -> tuple[list[Point], set[str]]:
         """The points (NEW's variants that BASE has too, at NEW's shapes) and the controls."""
@@ -176,30 +167,12 @@ class ABCommand:
                 self.console.print(safe_text.terminal(
                     f"only in {side}, not paired: {', '.join(names)}"), markup=False)
 
-    def _measure(self, lane: Lane, points: list[Point], versions: Versions,
-                 timing: TimingSettings, outcomes: list) -> None:
-        progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                            MofNCompleteColumn(), TimeElapsedColumn(), console=self.console,
-                            transient=True)
-        with progress:
-            bar = progress.add_task("pairs", total=len(points))
-            for index, point in enumerate(points):
-                progress.update(bar, description=safe_text.terminal(
-                    f"{point.variant.name} {point.shape.label()} {point.dtype}"))
-                task = replace(point.task(index + 1, timing), base_dir=str(versions.base))
-                # two builds and two checks: twice a point's limits
-                outcomes[index] = lane.execute(task, 2 * timing.timeout_s,
-                                               2 * timing.build_timeout_s)
-                progress.advance(bar)
-
     # ------------------------------------------------------------ the record
 
     def _conclude(self, points, controls, outcomes, versions, timing, folder, env,
                   interrupted) -> int:
-        modes = modes_for_device(timing.modes, "cuda" if env.get("gpu") else "cpu")
-        rows = _rows(points, outcomes, modes, env)
-        verdicts = judge_pairs(_entries(points, outcomes, modes, rows, controls),
-                               self.request.threshold)
+        rows, verdicts = pair_verdicts(points, outcomes, timing, env, controls,
+                                       self.request.threshold)
         meta = {**host_env(), "run_id": folder.path.name, "run_dir": str(folder.path),
                 "command": "ab", "device": env.get("device") or
                 ("cuda" if env.get("gpu") else "cpu"), "families": [self.request.family],
@@ -226,6 +199,45 @@ class ABCommand:
         if self.request.fail_on_regression and regressions(verdicts):
             return errors.EXIT_REGRESSION
         return errors.EXIT_OK
+
+
+def paired_timing(timing: TimingSettings, device: str, threshold: float) -> TimingSettings:
+    """run's settings for pairs: the threshold as their target (they stop once their
+    interval decides at it, run/ab/pair.py, or after --max-time); a mode whose samples are
+    not one call each is a UsageError."""
+    unpaired = [m for m in modes_for_device(timing.modes, device) if m not in PAIRED_MODES]
+    if unpaired:
+        raise errors.UsageError(f"ab times in pairs, one call a sample: mode(s) "
+                                f"{', '.join(unpaired)} cannot; use "
+                                f"{', '.join(m for m in PAIRED_MODES if m != 'cpu')}")
+    return replace(timing, target_rel_ci=threshold)
+
+
+def measure_pairs(lane: Lane, points: list[Point], base: Path, timing: TimingSettings,
+                  outcomes: list, console: Console) -> None:
+    """Each point as a pair task on `lane` (NEW: the point's family folder; BASE: `base`),
+    its outcome into `outcomes` as it comes (what Ctrl-C leaves is kept)."""
+    progress = Progress(TextColumn("{task.description}"), BarColumn(),
+                        MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                        transient=True)
+    with progress:
+        bar = progress.add_task("pairs", total=len(points))
+        for index, point in enumerate(points):
+            progress.update(bar, description=safe_text.terminal(
+                f"{point.variant.name} {point.shape.label()} {point.dtype}"))
+            task = replace(point.task(index + 1, timing), base_dir=str(base))
+            # two builds and two checks: twice a point's limits
+            outcomes[index] = lane.execute(task, 2 * timing.timeout_s,
+                                           2 * timing.build_timeout_s)
+            progress.advance(bar)
+
+
+def pair_verdicts(points: list[Point], outcomes: list, timing: TimingSettings, env: dict,
+                  controls: set[str], threshold: float) -> tuple[list, list]:
+    """(both sides' rows, derived as `run` derives them; the PairVerdicts)."""
+    modes = modes_for_device(timing.modes, "cuda" if env.get("gpu") else "cpu")
+    rows = _rows(points, outcomes, modes, env)
+    return rows, judge_pairs(_entries(points, outcomes, modes, rows, controls), threshold)
 
 
 def _rows(points: list[Point], outcomes: list, modes: tuple[str, ...], env: dict) -> list:

@@ -4,7 +4,9 @@ The first iteration is a normal run of the chosen points. Then every save of a f
 family uses (families/watched.py) runs the variants it affects again, through the very
 pieces `run` uses (RunCommand.plan, prepare, measure), and says one line per point
 against the last iteration in which the point passed and against the first, with
-`gpubench compare`'s verdicts (analysis/watch_history.py, report/watch_view.py). A
+`gpubench compare`'s verdicts (analysis/watch_history.py, report/watch_view.py), and
+then, where it can, the changed points timed in pairs against the last iteration that
+passed, both versions in one worker (commands/pairing.py: `gpubench ab`'s method). A
 build error or a failing check is one of those lines, and the loop keeps watching; a
 spec that no longer loads is said, and the next save tries again.
 
@@ -30,6 +32,7 @@ from rich.markup import escape
 
 from gpubench import errors, safe_text
 from gpubench.analysis.watch_history import WatchHistory
+from gpubench.commands.pairing import keep_sources, pair_with_previous, passed_sources
 from gpubench.commands.run import PROFILES, RunCommand, RunRequest, new_seed
 from gpubench.families.watched import (
     Affected,
@@ -72,6 +75,9 @@ class WatchSession:
     families: dict = field(default_factory=dict)  # name -> Family as last loaded, or None
     history: WatchHistory = field(default_factory=WatchHistory)
     problem: errors.GpubenchError | None = None  # the last save's spec did not load
+    # family name -> (iteration, a copy of its sources then) of the newest iteration whose
+    # points of that family all passed: what the next one is paired against (pairing.py)
+    sources: dict[str, tuple[int, Path]] = field(default_factory=dict)
 
     def iteration_dir(self) -> Path:
         return self.folder / f"iter-{len(self.history.runs) + 1:03d}"
@@ -171,10 +177,14 @@ class WatchCommand:
         self.console.print(safe_text.terminal(
             f"[{stamp}] #{number}: {_what_changed(found)}: {_count(points)}"), markup=False,
             soft_wrap=True)
+        bases = {name: session.sources.get(name) for name in names}
         document, paths_saved = self._iterate(run, machine, session, points, names, False)
         reports = session.history.add(document)
         where = str(paths_saved[1])
         for line in iteration_lines(reports, where):
+            self.console.print(line, markup=False, soft_wrap=True, highlight=False)
+        for line in pair_with_previous(self.request, machine, points, document, bases,
+                                       paths_saved[1].parent, self.console):
             self.console.print(line, markup=False, soft_wrap=True, highlight=False)
         return True
 
@@ -215,7 +225,9 @@ class WatchCommand:
         """One run of `points` into the session's next iteration folder; its final
         document and where it was saved. On Ctrl-C the folder keeps what was measured
         (marked incomplete) and the interrupt goes on."""
+        number = len(session.history.runs) + 1
         folder = RunFolder(session.iteration_dir(), self.request.force, session.folder).claim()
+        copies = keep_sources(dirs, session.folder / "sources" / folder.path.name)
         try:
             lanes = run.lanes_for(machine, folder.path, None)
             runner, saver = run.prepare(folder, machine, dirs, points, session.seed, None, lanes)
@@ -229,6 +241,7 @@ class WatchCommand:
             document = saver.document(final=True)
             paths = folder.save(document)
             run.say_folder_problem(folder)
+            session.sources.update(passed_sources(document, copies, number))
             return document, paths
         finally:
             folder.release()

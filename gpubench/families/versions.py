@@ -55,3 +55,13 @@ def _sources(folder: Path) -> dict[str, Path]:
 
 def _read(path: Path | None) -> bytes | None:
     return path.read_bytes() if path is not None else None
+
+
+def copy_sources(folder: Path, target: Path) -> Path:
+    """A copy of the family's source files (what `differing_files` compares) at `target`:
+    the version `run --watch` pairs the next one against."""
+    for name, path in _sources(folder).items():
+        destination = target / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_bytes(path.read_bytes())
+    return target
