@@ -7,6 +7,7 @@ import pytest
 from test_runner_overlap import two_groups
 
 from gpubench.run.interference import cache
+from gpubench.run.interference.timing import InterferenceProbe
 from gpubench.run.lanes.lane import Outcome, Slot
 from gpubench.run.runner import Runner
 from gpubench.timing.settings import TimingSettings
@@ -88,7 +89,7 @@ def run_twice_on_two_gpus(tmp_path, monkeypatch, lanes=lambda: [GpuLane("cuda:0"
         rounds.append(lane.slot.label)
         return {(lane.slot.label, "matmul N=256 bfloat16"): [1e-3, 1.01e-3, 0.99e-3] * 5}
 
-    monkeypatch.setattr(Runner, "_time_probes", probes)
+    monkeypatch.setattr(InterferenceProbe, "_time_probes", probes)
     runs = []
     for name in ("first", "second"):
         (tmp_path / name).mkdir()
@@ -157,7 +158,7 @@ def test_a_reference_measured_beside_compiling_builds_says_so_when_reused(tmp_pa
     """A cold run's reference shares the host's cores with its compilers: its line, and
     the warm run's that reuses it, say how many builds compiled meanwhile."""
     monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(Runner, "_time_probes", lambda self, lane, points, timing: {
+    monkeypatch.setattr(InterferenceProbe, "_time_probes", lambda self, lane, points, timing: {
         (lane.slot.label, "matmul N=256 bfloat16"): [1e-3, 1.01e-3, 0.99e-3] * 5})
     runs = []
     for name, builds in (("cold", CompilingBuilds(3)), ("warm", None)):

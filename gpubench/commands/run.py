@@ -112,10 +112,13 @@ class RunSaver:
 
 
 @dataclass
-class RunCommand(RunPlaces):
+class RunCommand:
     request: RunRequest
     console: Console
     prestart: Prestart | None = None  # workers started before torch is imported here
+
+    def __post_init__(self) -> None:
+        self.places = RunPlaces(self.request)  # one worker, --devices, --workers, --cluster
 
     def execute(self) -> int:
         """With --json, stdout carries the JSON document alone: anything else written to
@@ -126,7 +129,7 @@ class RunCommand(RunPlaces):
             return self._execute(write_json)
 
     def _execute(self, write_json) -> int:
-        self.check_parallel_options()
+        self.places.check_parallel_options()
         if not self.request.cluster:
             if self.prestart is None:  # the CLI starts them before importing this module
                 self.prestart = start_workers(self.request)
@@ -141,7 +144,7 @@ class RunCommand(RunPlaces):
 
         device = "cpu" if self.request.device == "cpu" else "cuda"
         with Cluster(self.request.cluster, device) as cluster:
-            machine = self._cluster_machine(cluster)
+            machine = self.places.cluster_machine(cluster)
             cluster.device = machine.device
             cluster.start_lanes()  # each worker's gpubench worker, while this one plans
             return self._plan_and_run(write_json, machine, cluster)
@@ -217,9 +220,9 @@ class RunCommand(RunPlaces):
         try:
             with contextlib.ExitStack() as stack:
                 if self.request.cluster == "local":
-                    cluster = stack.enter_context(self._local_cluster(machine, folder.path,
+                    cluster = stack.enter_context(self.places.local_cluster(machine, folder.path,
                                                                       early))
-                lanes = self.lanes_for(machine, folder.path, cluster)
+                lanes = self.places.lanes_for(machine, folder.path, cluster)
                 return self._run(folder, machine, dirs, points, seed, write_json, baseline,
                                  lanes)
         finally:

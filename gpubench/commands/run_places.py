@@ -1,7 +1,7 @@
 """Where `gpubench run`'s points run: the one default worker, --devices (a worker per
 GPU), --workers (CPU workers), or --cluster (Dask workers, a local cluster included):
-which combinations mean something, and the lanes each gives. A part of RunCommand
-(run.py), apart because it is one concern."""
+which combinations mean something, and the lanes each gives. RunCommand (run.py) and the
+watch loop hold one, built from the request."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ from gpubench.run.lanes.lane import choose_gpus, visible_gpus
 
 
 class RunPlaces:
-    """RunCommand's methods for the places its points run (needs its request)."""
+    """The places a run's points go, as its request asks."""
+
+    def __init__(self, request):
+        self.request = request
 
     def check_parallel_options(self) -> None:
         """--devices, --workers and --cluster: the combinations that mean something."""
@@ -29,7 +32,7 @@ class RunPlaces:
             raise errors.UsageError("--workers sizes a local cluster; a remote --cluster "
                                     "has the workers it was started with")
 
-    def _cluster_machine(self, cluster):
+    def cluster_machine(self, cluster):
         """The cluster's workers decide what runs (this machine may have no GPU)."""
         from gpubench.families.spec import Machine
 
@@ -41,7 +44,7 @@ class RunPlaces:
         return Machine(has_cuda=use_cuda, has_triton=facts["has_triton"],
                        device_name="cuda" if use_cuda else "cpu")
 
-    def _local_cluster(self, machine, run_dir: Path, early: EarlyCluster | None = None):
+    def local_cluster(self, machine, run_dir: Path, early: EarlyCluster | None = None):
         """`--cluster local`: one Dask worker per GPU (those of --devices, else all), or
         --workers CPU workers (2 by default); their logs go to the run folder. The one
         started early is taken when it is this one."""
@@ -52,14 +55,14 @@ class RunPlaces:
                                     "(pick them with --devices); --workers sizes a "
                                     "CPU cluster")
         if machine.has_cuda or self.request.devices:
-            gpus = self._chosen_gpus(machine)
+            gpus = self.chosen_gpus(machine)
             started = early.take(shape_of(gpus, 0)) if early else None
             return started or Cluster("local", "cuda", gpus, log_dir=run_dir)
         workers = self.request.workers or 2
         started = early.take(shape_of([], workers)) if early else None
         return started or Cluster("local", "cpu", cpu_workers=workers, log_dir=run_dir)
 
-    def _chosen_gpus(self, machine) -> list[str]:
+    def chosen_gpus(self, machine) -> list[str]:
         """--devices (all when not given) as GPU ids; a CPU run (no GPU, or --device cpu)
         cannot have any."""
         if not machine.has_cuda:
@@ -75,7 +78,7 @@ class RunPlaces:
             return cluster.lanes()
         if self.request.devices:
             return [Lane(Slot("cuda", f"cuda:{gpu}", visible=gpu), run_dir, f"worker-cuda{gpu}")
-                    for gpu in self._chosen_gpus(machine)]
+                    for gpu in self.chosen_gpus(machine)]
         if self.request.workers:
             if machine.has_cuda:
                 raise errors.UsageError("--workers runs CPU workers; on a GPU machine use "

@@ -93,7 +93,7 @@ class WatchCommand:
             if getattr(self.request, name):
                 raise errors.UsageError(f"--watch runs again on every save: not with {flag}")
         run = RunCommand(self.request, self.console)
-        run.check_parallel_options()
+        run.places.check_parallel_options()
         machine = detect_machine(self.request.device)
         dirs = run.family_folders()
         seed = self.request.config.seed if self.request.config.seed is not None else new_seed()
@@ -229,7 +229,7 @@ class WatchCommand:
         folder = RunFolder(session.iteration_dir(), self.request.force, session.folder).claim()
         copies = keep_sources(dirs, session.folder / "sources" / folder.path.name)
         try:
-            lanes = run.lanes_for(machine, folder.path, None)
+            lanes = run.places.lanes_for(machine, folder.path, None)
             runner, saver = run.prepare(folder, machine, dirs, points, session.seed, None, lanes)
             try:
                 run.measure(runner, saver, points, tables=first,

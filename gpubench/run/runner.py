@@ -36,7 +36,7 @@ from gpubench.run import timeline
 from gpubench.run.build_phase import BuildPhase, describe_build_phase
 from gpubench.run.deriver import Deriver
 from gpubench.run.interference.reference import Interference
-from gpubench.run.interference.timing import InterferenceTiming
+from gpubench.run.interference.timing import InterferenceProbe
 from gpubench.run.lanes.lane import Lane, Outcome, Slot
 from gpubench.run.pipeline import Pipeline
 from gpubench.run.plan import Point
@@ -52,7 +52,7 @@ DEVICE_FACTS = ("device_id", "gpu", "gpu_uuid", "host", "sm_count", "memory_byte
                 "power_limit_w", "cpu", "cpu_threads")
 
 
-class Runner(InterferenceTiming):
+class Runner:
     """Runs points on `device` ("cuda" or "cpu") with one TimingSettings for all of them;
     worker logs go to log_dir. `lanes` defaults to one worker on the default device;
     `pipeline`: the passes each finished group goes through (none by default)."""
@@ -71,25 +71,24 @@ class Runner(InterferenceTiming):
         self.env: dict = {}
         self.devices: dict[str, dict] = {}  # device_id -> the facts of that device
         self.interference: Interference | None = None
-        self._interference_source = ""  # where its samples were reused from, if they were
-        self._interference_builds = 0  # builds that compiled while they were measured
-        self._reused_reference = None  # found before the workers started: assessed later
         self.results: list[R.Result] = []
         self._events: queue.Queue = queue.Queue()
         self._stopping = threading.Event()
+        self.probe = InterferenceProbe(self.lanes, device, replace(timing, modes=self._modes()),
+                                       log_dir, builds, self._stopping,
+                                       lambda facts: self._events.put(("device", facts)))
         self._ceilings: dict[str, dict] = {}  # device model -> its measured ceilings
         self._unsaved: list[threading.Event] = []  # lanes waiting for their point's save
         # Groups whose last point is in, finished (derived, shown, passed) once the lanes
-        # waiting for a save are free again: a group's bootstrap CIs and table took ~0.1-0.2
-        # s of the parent's time, which every lane waited for (issue 32). On the CPU the
-        # parent's work would compete with the timed code for the cores, so it stays first.
+        # waiting for a save are free again (a group's CIs and table cost ~0.1-0.2 s every
+        # lane would wait for); on a CPU that work competes with timed code: it goes first.
         self._finishing: list[list[R.Result]] = []
         self._overlap = device != "cpu"
         # On a GPU, groups are derived on a thread of their own (deriver.py says why).
         self._deriver: Deriver | None = None
         self._deriving: list[list[R.Result]] = []  # sent to the deriver, not back yet
-        # The NOT_RUN rows a save lists for points without a result yet, made once per key:
-        # a save reuses each row's serialised text by identity (records/saved_rows.py).
+        # NOT_RUN rows for points without a result yet, made once per key: a save reuses
+        # each row's serialised text by identity (records/saved_rows.py).
         self._placeholders: dict[tuple, R.Result] = {}
 
     def subscribe(self, listener: Callable[[E.Event], None]) -> None:
@@ -110,10 +109,11 @@ class Runner(InterferenceTiming):
             self._start_builds()
             timeline.mark("parent: build phase started")
             self.pipeline.before_run()
-            probed = self._time_interference(points) if len(self.lanes) > 1 else None
+            probed = self.probe.time(points) if len(self.lanes) > 1 else None
+            self._flush_device_events()  # the devices it saw, before the lanes take points
             timeline.mark("parent: interference reference ready")
             if probed is not None and not self._overlap:  # on a CPU, not beside timed code
-                self._assess_interference(*probed)
+                self._take_interference(self.probe.assess(*probed))
                 probed = None
             shared = SharedQueue(points, len(self.lanes), self.builds is not None)
             threads = [threading.Thread(target=self._lane_loop, args=(lane, shared),
@@ -122,14 +122,15 @@ class Runner(InterferenceTiming):
             for thread in threads:
                 thread.start()
             if probed is not None:  # its bootstrap CIs (~0.5 s) while the lanes measure
-                self._assess_interference(*probed)
+                self._take_interference(self.probe.assess(*probed))
             self._dispatch(len(threads), tracker, open_groups)
-            self._assess_reused(final=True)
+            self._take_interference(self.probe.assess_reused(final=True))
             if self.builds is not None:  # final figures: rebuilds by workers counted
                 self.env["build_phase"] = self.builds.summary()
         except KeyboardInterrupt as stop:
             self._stopping.set()
-            self._kill_lanes()
+            for lane in self.lanes:
+                lane.kill()
             self._join(threads)
             self._drain(tracker, open_groups)  # points that finished meanwhile still count
             self._not_run(points, plan_index, str(stop) or "interrupted (Ctrl-C)",
@@ -158,7 +159,7 @@ class Runner(InterferenceTiming):
             except queue.Empty:
                 continue
             running -= self._handle(event, tracker, open_groups)
-            self._assess_reused()
+            self._take_interference(self.probe.assess_reused())
             if self._events.empty():
                 if not self._overlap:
                     self._finish_groups()
@@ -201,6 +202,25 @@ class Runner(InterferenceTiming):
             if event[0] == "done":
                 self._handle(event, tracker, open_groups)
         self._finish_groups()
+
+    def _take_interference(self, found: Interference | None) -> None:
+        """The reference's assessment, into the run's env and said (None: not yet)."""
+        if found is None:
+            return
+        self.interference = found
+        self.env["interference"] = found.to_dict()
+        self.emit(E.Interference(found.summary(), found.warning()))
+
+    def _flush_device_events(self) -> None:
+        """The devices' facts now; other events (a build phase's end) back on the queue."""
+        others = []
+        for event in self._pending_events():
+            if event[0] == "device":
+                self._note_device(event[1])
+            else:
+                others.append(event)
+        for event in others:
+            self._events.put(event)
 
     def _pending_events(self):
         """The events queued so far, without waiting for more."""
@@ -403,9 +423,6 @@ class Runner(InterferenceTiming):
         return [replace(point.result(mode, status, error=error), **where)
                 for mode in self._modes()]
 
-    def _kill_lanes(self) -> None:
-        for lane in self.lanes:
-            lane.kill()
 
     def _stop_lanes(self) -> None:
         """Every lane's worker ended at once (each waits for its worker to exit)."""

@@ -1,18 +1,18 @@
-"""The runner's interference reference (interference.py judges it): timed on all lanes at
-once, then on each lane alone, before the run's points. A part of Runner (runner.py),
-apart because it is one feature: its lanes, events and timing are the runner's."""
+"""The run's interference reference (reference.py judges it): timed on all lanes at once,
+then on each lane alone, before the run's points. An object the runner (runner.py) holds
+and asks: it is given the lanes, timing and flags it needs, and reports devices back."""
 
 from __future__ import annotations
 
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from pathlib import Path
 
-from gpubench.records import events as E
 from gpubench.records import result as R
 from gpubench.run.interference import cache as interference_cache
-from gpubench.run.interference.reference import assess
+from gpubench.run.interference.reference import Interference, assess
 from gpubench.run.lanes.lane import start_quietly
 from gpubench.run.plan import Point
 from gpubench.timing.settings import TimingSettings
@@ -25,26 +25,40 @@ REFERENCE_TIMING = {"warmup_s": 0.03, "min_time_s": 0.03, "max_time_s": 0.1}
 JOIN_POLL_S = 0.2
 
 
-class InterferenceTiming:
-    """Runner's methods for the interference reference (needs its lanes, timing, device,
-    log_dir, env, builds, _interference_source, _interference_builds, _reused_reference,
-    _events, _stopping, emit, _modes, _note_device and _pending_events)."""
+@dataclass
+class InterferenceProbe:
+    """The interference reference of one run: timed on its lanes (or a recent run's samples
+    reused), then assessed (reference.py). What it needs of the runner is given, not
+    reached for: the lanes, the device and mode, where logs go, the build phase (builds
+    that compiled meanwhile are counted), the stop flag, and where the devices' facts go
+    (`device_seen`: the runner notes each device's first hello)."""
 
-    def _time_interference(self, points: list[Point]) -> tuple[dict, dict] | None:
+    lanes: list
+    device: str
+    timing: TimingSettings  # the run's, with its first mode first
+    log_dir: Path
+    builds: object | None
+    stopping: threading.Event
+    device_seen: Callable[[dict], None]
+    source: str = ""  # where its samples were reused from, if they were
+    builds_beside: int = 0  # builds that compiled while it was measured
+    reused: object | None = None  # found before the workers started: assessed later
+
+    def time(self, points: list[Point]) -> tuple[dict, dict] | None:
         """The reference timed on each lane alone, in turn, then on all lanes at once:
         (alone, together) samples; those of a recent run on the same GPUs where there is
-        one (interference_cache.py). None when such a run's samples were found before any
-        worker started: they are assessed once every lane's worker has said which GPU it
-        has (_assess_reused), and no lane waits for another's start meanwhile."""
+        one (cache.py). None when such a run's samples were found before any worker
+        started: they are assessed once every lane's worker has said which GPU it has
+        (assess_reused), and no lane waits for another's start meanwhile."""
         from gpubench.run.reference import reference_points
 
         probes = reference_points(self.device, points[0].seed if points else 0)
-        timing = replace(self.timing, modes=self._modes()[:1], **REFERENCE_TIMING)
+        timing = replace(self.timing, modes=self.timing.modes[:1], **REFERENCE_TIMING)
         reference = _reference_id(probes, timing)
         early = self._early_facts()
         kept = early and self._recent(early, reference)
         if kept:
-            self._reused_reference = kept
+            self.reused = kept
             return None
         self._on_every_lane(start_quietly)  # worker starts (~5 s each) side by side
         facts = [lane.env for lane in self.lanes]
@@ -62,16 +76,34 @@ class InterferenceTiming:
                                                                            timing)))
         for lane in self.lanes:
             alone.update(self._time_probes(lane, probes, timing))
-        builds = self.builds.compiled_during(since) if self.builds is not None else 0
-        self._interference_builds = builds
+        self.builds_beside = self.builds.compiled_during(since) if self.builds is not None \
+            else 0
         key = ids and interference_cache.key_for(facts, self._lane_kind(), reference)
-        if key and alone and together and not self._stopping.is_set():
-            interference_cache.store(key, alone, together, ids, self.log_dir.name, builds)
+        if key and alone and together and not self.stopping.is_set():
+            interference_cache.store(key, alone, together, ids, self.log_dir.name,
+                                     self.builds_beside)
         return alone, together
 
+    def assess(self, alone: dict, together: dict) -> Interference:
+        return assess(alone, together, len(self.lanes), self.source, self.builds_beside)
+
+    def assess_reused(self, final: bool = False) -> Interference | None:
+        """The reference found before the workers started, assessed once every lane's
+        worker has said which GPU it has (at the run's end, with the lanes that did);
+        None before then, or when there is none."""
+        kept = self.reused
+        if kept is None:
+            return None
+        facts = [lane.env for lane in self.lanes if lane.env.get("gpu_uuid")]
+        if not (final or len(facts) == len(self.lanes)):
+            return None
+        self.reused = None
+        return self.assess(*kept.samples_for(
+            {env["gpu_uuid"]: env.get("device_id", "") for env in facts}))
+
     def _early_facts(self) -> list[dict] | None:
-        """The lanes' GPUs' facts before their workers start (interference_cache.early_facts):
-        only for GPU lanes on this host (a remote cluster's lanes are on other nodes)."""
+        """The lanes' GPUs' facts before their workers start (cache.early_facts): only for
+        GPU lanes on this host (a remote cluster's lanes are on other nodes)."""
         if self.device != "cuda" or not all(getattr(lane, "on_this_host", True)
                                             for lane in self.lanes):
             return None
@@ -87,39 +119,20 @@ class InterferenceTiming:
         now = time.time()
         kept = key and interference_cache.recent(key, now, interference_cache.max_age_s())
         if kept:
-            self._interference_source = kept.describe(now)
-            self._interference_builds = kept.beside_builds
+            self.source = kept.describe(now)
+            self.builds_beside = kept.beside_builds
         return kept or None
-
-    def _assess_reused(self, final: bool = False) -> None:
-        """Assess the reference found before the workers started, once every lane's worker
-        has said which GPU it has (at the run's end, with the lanes that did)."""
-        kept = self._reused_reference
-        if kept is None:
-            return
-        facts = [lane.env for lane in self.lanes if lane.env.get("gpu_uuid")]
-        if not (final or len(facts) == len(self.lanes)):
-            return
-        self._reused_reference = None
-        self._assess_interference(*kept.samples_for(
-            {env["gpu_uuid"]: env.get("device_id", "") for env in facts}))
-
-    def _assess_interference(self, alone: dict, together: dict) -> None:
-        self.interference = assess(alone, together, len(self.lanes),
-                                   self._interference_source, self._interference_builds)
-        self.env["interference"] = self.interference.to_dict()
-        self.emit(E.Interference(self.interference.summary(), self.interference.warning()))
 
     def _time_probes(self, lane, probes: list[Point], timing: TimingSettings) -> dict:
         samples = {}
         for index, probe in enumerate(probes):
-            if self._stopping.is_set():
+            if self.stopping.is_set():
                 break
             outcome = lane.execute(probe.task(-1 - index, timing), timing.timeout_s,
                                    timing.build_timeout_s)
             device = outcome.device or lane.env
             if device:
-                self._events.put(("device", device))
+                self.device_seen(device)
             worker = outcome.result
             timed = worker.measurements.get(timing.modes[0]) if worker else None
             if timed and worker.status == R.OK:
@@ -137,19 +150,6 @@ class InterferenceTiming:
         for thread in threads:
             while thread.is_alive():  # a join with a timeout lets Ctrl-C through
                 thread.join(JOIN_POLL_S)
-        self._flush_device_events()
-
-    def _flush_device_events(self) -> None:
-        """The devices' facts now; any other event (the build phase's end, which can come
-        during the reference) goes back on the queue for the dispatch loop."""
-        others = []
-        for event in self._pending_events():
-            if event[0] == "device":
-                self._note_device(event[1])
-            else:
-                others.append(event)
-        for event in others:
-            self._events.put(event)
 
 
 def _reference_id(probes: list[Point], timing: TimingSettings) -> str:
