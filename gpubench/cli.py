@@ -77,21 +77,22 @@ def run(config_path, **options):
 def _run(config_path: Path | None, options: dict) -> int:
     """The options that RunRequest names go to it; the rest (what to run and how to time
     it) are laid over the suite file's values."""
-    from gpubench.commands.run_request import RunRequest, run_request
+    from gpubench.commands import run_request
 
     if options["markdown"] and options["as_json"]:
         raise errors.UsageError("--markdown and --json both print on stdout: choose one")
     problem = opts.take_problem(options)
     if problem:
         options["families"] = (*options.get("families", ()), problem)
-    settings = {f.name: options.pop(f.name) for f in fields(RunRequest) if f.name in options}
+    named = [f.name for f in fields(run_request.RunRequest) if f.name in options]
+    settings = {name: options.pop(name) for name in named}
     config = merge_options(load_config(config_path) if config_path else RunConfig(), options)
-    request = RunRequest(config, **settings)
+    request = run_request.RunRequest(config, **settings)
     if request.watch:
-        from gpubench.commands.watch import WatchCommand
+        from gpubench.commands import watch
 
-        return WatchCommand(request, make_console()).execute()
-    return run_request(request, make_console(stderr=request.as_json))
+        return watch.execute(request, make_console())
+    return run_request.execute(request, make_console(stderr=request.as_json))
 
 
 @cli.command()
@@ -126,13 +127,13 @@ def compare(threshold_pct, **options):
 
 
 def _compare(threshold_pct: float, options: dict) -> int:
-    from gpubench.commands.compare import STDOUT, CompareRequest, compare_command
+    from gpubench.commands import compare
 
-    if options["markdown"] == STDOUT and options["as_json"]:
+    if options["markdown"] == compare.STDOUT and options["as_json"]:
         raise errors.UsageError("--markdown - and --json both print on stdout: choose one, "
                                 "or give --markdown a file")
-    request = CompareRequest(threshold=threshold_pct / 100, **options)
-    return compare_command(request, make_console())
+    return compare.execute(compare.CompareRequest(threshold=threshold_pct / 100, **options),
+                           make_console())
 
 
 @cli.command()
@@ -144,11 +145,12 @@ def _compare(threshold_pct: float, options: dict) -> int:
 def ab(family, threshold_pct, **options):
     """Is my change faster? Two versions of FAMILY timed in ONE worker, calls interleaved:
     per point the paired ratio NEW/BASE, its 99% CI and verdict; unchanged: controls."""
-    from gpubench.commands.ab import ab_command
+    from gpubench.commands import ab
 
     def body() -> int:
         config = merge_options(RunConfig(), {**options, "families": (family,)})
-        return ab_command(family, config, threshold_pct / 100, options, make_console())
+        request = ab.ABRequest.from_options(family, config, threshold_pct / 100, options)
+        return ab.execute(request, make_console())
 
     _guarded(body)
 
@@ -170,9 +172,9 @@ def report(**options):
     """One offline HTML page of RUNS (run folders, 'latest', 'latest~1'): environment,
     sortable tables, roofline and sweep charts, failures; each later run compared with the
     first."""
-    from gpubench.commands.report import ReportRequest, report_command
+    from gpubench.commands import report
 
-    _guarded(lambda: report_command(ReportRequest(**options), make_console()))
+    _guarded(lambda: report.execute(report.ReportRequest(**options), make_console()))
 
 
 @cli.command("list")
@@ -183,10 +185,10 @@ def list_command(families, **options):
     """Kernel families, one line each: dtypes, default shapes, how many variants run here.
     With FAMILIES, each in full: axes and default shapes, every variant with its kind,
     dtypes, and whether it runs here or why not."""
-    from gpubench.commands.listing import ListRequest, list_families
+    from gpubench.commands import listing
 
-    request = ListRequest(tuple(families), **options)
-    _guarded(lambda: list_families(request, make_console()))
+    request = listing.ListRequest(tuple(families), **options)
+    _guarded(lambda: listing.execute(request, make_console()))
 
 
 @cli.command()
@@ -198,9 +200,9 @@ def runs(last, show_all):
     when, folder, points, their statuses, GPU and command. Every run is recorded where it
     saves its first results, wherever --out put it ($GPUBENCH_CACHE_DIR/runs.json, else
     ~/.cache/gpubench/runs.json); deleted folders are skipped."""
-    from gpubench.commands.runs import RunsRequest, runs_command
+    from gpubench.commands import runs
 
-    _guarded(lambda: runs_command(RunsRequest(None if show_all else last), make_console()))
+    _guarded(lambda: runs.execute(runs.RunsRequest(None if show_all else last), make_console()))
 
 
 @cli.command()
@@ -214,9 +216,9 @@ def peak(**options):
     one the device lacks is shown unknown, with why. Every result's 'of roof' column and
     roofline placement use them (a variant's declared precision picks its ceiling); they
     are cached per GPU model, driver and torch version."""
-    from gpubench.commands.peak import PeakRequest, show_peaks
+    from gpubench.commands import peak
 
-    _guarded(lambda: show_peaks(PeakRequest(**options), make_console()))
+    _guarded(lambda: peak.execute(peak.PeakRequest(**options), make_console()))
 
 
 @cli.command()
@@ -242,14 +244,14 @@ def peak(**options):
 def ncu(set_name, sections, metrics, ncu_path, timeout_s, clock_control, include_info,
         **options):
     """Nsight Compute on FAMILY's variants: speed of light and ncu's hints, ranked."""
-    from gpubench.commands.ncu import NcuCommand, NcuOptions, NcuRequest
+    from gpubench.commands import ncu
 
     def body() -> int:
-        settings = NcuOptions(set_name, tuple(sections), split_names(metrics), ncu_path,
+        settings = ncu.NcuOptions(set_name, tuple(sections), split_names(metrics), ncu_path,
                               timeout_s, clock_control, include_info)
         target = opts.target_choice(options, required=False)
-        request = NcuRequest(target, settings, **options)
-        return NcuCommand(request, make_console(stderr=request.as_json)).execute()
+        request = ncu.NcuRequest(target, settings, **options)
+        return ncu.execute(request, make_console(stderr=request.as_json))
 
     _guarded(body)
 
@@ -264,12 +266,12 @@ def ncu(set_name, sections, metrics, ncu_path, timeout_s, clock_control, include
 @opts.json_option("Kernels and NVTX ranges as JSON.")
 def nsys(nsys_path, timeout_s, **options):
     """Nsight Systems on FAMILY's variants: the measured call's kernels and NVTX range."""
-    from gpubench.commands.nsys import NsysCommand, NsysOptions, NsysRequest
+    from gpubench.commands import nsys
 
     def body() -> int:
         target = opts.target_choice(options)
-        request = NsysRequest(target, NsysOptions(nsys_path, timeout_s), **options)
-        return NsysCommand(request, make_console(stderr=request.as_json)).execute()
+        request = nsys.NsysRequest(target, nsys.NsysOptions(nsys_path, timeout_s), **options)
+        return nsys.execute(request, make_console(stderr=request.as_json))
 
     _guarded(body)
 
@@ -290,12 +292,12 @@ def sanitize(**options):
     """compute-sanitizer on FAMILY's variants: out-of-bounds and misaligned accesses
     (memcheck), shared-memory races (racecheck), uninitialised reads (initcheck), barrier
     misuse (synccheck), each at its line in your source. Exit 14 when anything is found."""
-    from gpubench.commands.sanitize import SanitizeCommand, SanitizeRequest
+    from gpubench.commands import sanitize
 
     def body() -> int:
         target = opts.target_choice(options)
-        request = SanitizeRequest(target, **options)
-        return SanitizeCommand(request, make_console(stderr=request.as_json)).execute()
+        request = sanitize.SanitizeRequest(target, **options)
+        return sanitize.execute(request, make_console(stderr=request.as_json))
 
     _guarded(body)
 
@@ -321,10 +323,10 @@ def profile(program, **options):
     """Profile any Python program: gpubench profile [OPTIONS] -- python train.py ARGS.
     Its kernels by time (who wrote them, the ranges they ran under), how busy the GPU was
     and its largest idle gaps; with --ncu, Nsight Compute's advice on the top kernels."""
-    from gpubench.commands.profile import ProfileCommand, ProfileRequest
+    from gpubench.commands import profile
 
-    request = ProfileRequest(tuple(program), **options)
-    _guarded(lambda: ProfileCommand(request, make_console(stderr=request.as_json)).execute())
+    request = profile.ProfileRequest(tuple(program), **options)
+    _guarded(lambda: profile.execute(request, make_console(stderr=request.as_json)))
 
 
 @cli.command()
@@ -338,14 +340,14 @@ def profile(program, **options):
 @opts.out_option("trace.json")
 def trace(families, sizes, shapes, axes, dtypes, variants, kernels_dirs, **options):
     """A Chrome/Perfetto trace of each variant (torch.profiler), with a kernel summary."""
-    from gpubench.commands.trace import TraceCommand, TraceRequest
+    from gpubench.commands import trace
 
     def body() -> int:
-        request = TraceRequest(split_names(families), opts.shape_choice(sizes, shapes, axes),
+        request = trace.TraceRequest(split_names(families), opts.shape_choice(sizes, shapes, axes),
                                opts.chosen_dtypes(dtypes) if split_names(dtypes) else None,
                                split_names(variants),
                                tuple(kernels_dirs), **options)
-        return TraceCommand(request, make_console()).execute()
+        return trace.execute(request, make_console())
 
     _guarded(body)
 
@@ -367,13 +369,12 @@ def eject(family, size, shape, dtype, kernels_dirs, **options):
     folder as a new Triton variant (runs without torch.compile), add it to spec.py, and run
     it once beside the baseline. Exit 2 when the reference compiles to no Triton kernel
     (e.g. matmul: an extern cuBLAS call)."""
-    from gpubench.commands.eject import EjectRequest
-    from gpubench.commands.eject import eject as eject_family
+    from gpubench.commands import eject as eject_cmd
 
     def body() -> int:
-        request = EjectRequest(family, opts.one_shape(size, shape), opts.one_dtype(dtype),
+        request = eject_cmd.EjectRequest(family, opts.one_shape(size, shape), opts.one_dtype(dtype),
                                kernels_dirs=tuple(kernels_dirs), **options)
-        return eject_family(request, make_console())
+        return eject_cmd.execute(request, make_console())
 
     _guarded(body)
 
@@ -407,14 +408,14 @@ def tune(family, size, shape, dtype, min_time_ms, threshold_pct, kernels_dirs, *
     pick for this GPU, dtype and shape: `run` then runs that config and says so. Ties are
     marked and broken by fewest registers, then declaration order. On a CPU every config
     is checked and none timed. Exit 1 when no config passed its check."""
-    from gpubench.commands.tune import TuneCommand, TuneRequest
+    from gpubench.commands import tune as tune_cmd
 
     def body() -> int:
-        request = TuneRequest(family, options.pop("variant"), opts.one_shape(size, shape),
+        request = tune_cmd.TuneRequest(family, options.pop("variant"), opts.one_shape(size, shape),
                               opts.one_dtype(dtype), kernels_dirs=tuple(kernels_dirs),
                               min_time_s=min_time_ms / 1e3 if min_time_ms else None,
                               threshold=threshold_pct / 100, **options)
-        return TuneCommand(request, make_console()).execute()
+        return tune_cmd.execute(request, make_console())
 
     _guarded(body)
 
@@ -423,11 +424,10 @@ def tune(family, size, shape, dtype, min_time_ms, threshold_pct, kernels_dirs, *
 
 
 def _guarded(action) -> None:
-    """Run a command body; turn gpubench errors into one line and an exit code. SIGTERM
-    and SIGHUP stop it the way Ctrl-C does (results so far written, workers killed);
-    whichever comes first, later ones are ignored, so that a second Ctrl-C cannot cut
-    the clean-up short and leave a worker's compilers running. gpubench is the subreaper
-    of what it starts: whatever is left below it at the end is killed."""
+    """Run a command body; gpubench errors become one line and an exit code. SIGTERM and
+    SIGHUP stop it as Ctrl-C does (results so far written, workers killed); after the
+    first, later ones are ignored, so a second Ctrl-C cannot cut the clean-up short. As
+    the subreaper of what it starts, whatever is left below it at the end is killed."""
     err = make_console(stderr=True)
     for signum in STOP_SIGNALS:
         if signal.getsignal(signum) is not signal.SIG_IGN:  # `nohup`, a shell's `&`: kept

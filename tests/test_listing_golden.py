@@ -17,9 +17,10 @@ import pytest
 from rich.console import Console
 
 from conftest import REPO
+from gpubench.commands import runs
 from gpubench.commands.listing import print_summary
 from gpubench.commands.listing_detail import family_views
-from gpubench.commands.runs import RunsRequest, runs_command
+from gpubench.commands.runs import RunsRequest
 from gpubench.errors import UsageError
 from gpubench.families.spec import Machine
 from gpubench.run.folders import run_index
@@ -122,7 +123,7 @@ def runs_made(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_runs_lists_the_recorded_runs_newest_first(runs_made, width):
-    text = recorded(width, lambda console: runs_command(RunsRequest(), console))
+    text = recorded(width, lambda console: runs.execute(RunsRequest(), console))
     check_golden(text, f"runs_{width}.txt", width)
     lines = text.splitlines()
     assert lines[0].startswith("3 runs with results, newest first")

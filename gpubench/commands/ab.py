@@ -73,6 +73,14 @@ class ABRequest:
     fail_on_regression: bool = False
     markdown: bool = False
 
+    @classmethod
+    def from_options(cls, family: str, config: RunConfig, threshold: float,
+                     options: dict) -> ABRequest:
+        """The command line's options that this request names (the rest are in config)."""
+        named = {f.name for f in fields(cls)} - {"family", "config", "threshold"}
+        return cls(family, config, threshold=threshold,
+                   **{k: v for k, v in options.items() if k in named})
+
 
 @dataclass(frozen=True)
 class Versions:
@@ -84,12 +92,8 @@ class Versions:
     new_label: str
 
 
-def ab_command(family: str, config: RunConfig, threshold: float, options: dict,
-               console: Console) -> int:
-    """The command line's options (those ABRequest names) -> the request -> the run."""
-    named = {f.name for f in fields(ABRequest)} - {"family", "config", "threshold"}
-    request = ABRequest(family, config, threshold=threshold,
-                        **{k: v for k, v in options.items() if k in named})
+def execute(request: ABRequest, console: Console) -> int:
+    """The command's one entry (every command module has it: cli.py calls it)."""
     return ABCommand(request, console).execute()
 
 

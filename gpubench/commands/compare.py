@@ -44,7 +44,7 @@ class CompareRequest:
     new_repeats: tuple[str, ...] = ()
 
 
-def compare_command(request: CompareRequest, console: Console) -> int:
+def execute(request: CompareRequest, console: Console) -> int:
     if request.new is None:
         return _paired(request, console)
     base_dir, new_dir = resolve_run(request.base), resolve_run(request.new)

@@ -47,7 +47,7 @@ class EjectRequest:
     device: str = "auto"
 
 
-def eject(request: EjectRequest, console: Console) -> int:
+def execute(request: EjectRequest, console: Console) -> int:
     # Inductor's files under gpubench's cache, not /tmp/torchinductor_$USER: read before
     # torch's first question to Inductor fixes the default in the environment.
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", inductor_cache_dir())

@@ -42,7 +42,7 @@ class ListRequest:
     device: str = "auto"  # judge 'runs here' for this device
 
 
-def list_families(request: ListRequest, console: Console) -> int:
+def execute(request: ListRequest, console: Console) -> int:
     machine = detect_machine(request.device)
     if request.families:
         from gpubench.commands.listing_detail import family_views

@@ -36,6 +36,11 @@ class NcuRequest:
     csv_path: Path | None = None  # --csv: also write them as CSV rows here
 
 
+def execute(request: NcuRequest, console: Console) -> int:
+    """The command's one entry (every command module has it: cli.py calls it)."""
+    return NcuCommand(request, console).execute()
+
+
 @dataclass
 class NcuCommand:
     request: NcuRequest

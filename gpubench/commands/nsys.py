@@ -219,6 +219,11 @@ class NsysRequest:
     as_json: bool = False  # --json: kernels and NVTX ranges on stdout
 
 
+def execute(request: NsysRequest, console: Console) -> int:
+    """The command's one entry (every command module has it: cli.py calls it)."""
+    return NsysCommand(request, console).execute()
+
+
 @dataclass
 class NsysCommand:
     request: NsysRequest

@@ -29,7 +29,7 @@ class PeakRequest:
     as_json: bool = False  # the ceilings as JSON on stdout
 
 
-def show_peaks(request: PeakRequest, console: Console) -> int:
+def execute(request: PeakRequest, console: Console) -> int:
     machine = detect_machine(request.device)
     if machine.device == "cpu":  # a run's CPU worker's threads: its ceilings, its cache key
         import torch

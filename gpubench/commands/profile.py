@@ -127,6 +127,11 @@ class ProfileRequest:
     as_json: bool = False  # --json: the analysis on stdout
 
 
+def execute(request: ProfileRequest, console: Console) -> int:
+    """The command's one entry (every command module has it: cli.py calls it)."""
+    return ProfileCommand(request, console).execute()
+
+
 @dataclass
 class ProfileCommand:
     request: ProfileRequest

@@ -34,7 +34,7 @@ class ReportRequest:
     png: Path | None = None  # --png DIR: each chart as a PNG file there (headless Chromium)
 
 
-def report_command(request: ReportRequest, console: Console) -> int:
+def execute(request: ReportRequest, console: Console) -> int:
     runs = load_runs(request.runs)
     for name, run in runs:
         if run.incomplete:  # stderr: stdout may carry the markdown

@@ -58,7 +58,7 @@ def starts_workers_early(request: RunRequest) -> bool:
                 or (request.devices and (request.workers or request.device == "cpu")))
 
 
-def run_request(request: RunRequest, console) -> int:
+def execute(request: RunRequest, console) -> int:
     """`gpubench run` once (not --watch): the workers started first, then the run
     command's imports (~0.2 s) beside them; the exit code."""
     from gpubench.build.cache import require_writable_cache

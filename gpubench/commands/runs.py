@@ -57,7 +57,7 @@ class RunSummary:
     device: str
 
 
-def runs_command(request: RunsRequest, console: Console) -> int:
+def execute(request: RunsRequest, console: Console) -> int:
     live, gone = run_index.newest_first()
     shown = live if request.last is None else live[:request.last]
     summaries = [summarize(entry, i) for i, entry in enumerate(shown)]

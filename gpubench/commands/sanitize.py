@@ -59,6 +59,11 @@ class SanitizeRequest:
     as_json: bool = False  # --json: findings on stdout
 
 
+def execute(request: SanitizeRequest, console: Console) -> int:
+    """The command's one entry (every command module has it: cli.py calls it)."""
+    return SanitizeCommand(request, console).execute()
+
+
 @dataclass
 class SanitizeCommand:
     request: SanitizeRequest

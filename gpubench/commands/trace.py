@@ -39,6 +39,11 @@ class TraceRequest:
     device: str = "auto"
 
 
+def execute(request: TraceRequest, console: Console) -> int:
+    """The command's one entry (every command module has it: cli.py calls it)."""
+    return TraceCommand(request, console).execute()
+
+
 @dataclass
 class TraceCommand:
     request: TraceRequest

@@ -91,6 +91,11 @@ class Tally:
     env: dict = field(default_factory=dict)
 
 
+def execute(request: TuneRequest, console: Console) -> int:
+    """The command's one entry (every command module has it: cli.py calls it)."""
+    return TuneCommand(request, console).execute()
+
+
 class TuneCommand:
     def __init__(self, request: TuneRequest, console: Console):
         self.request, self.console = request, console

@@ -83,6 +83,11 @@ class WatchSession:
         return self.folder / f"iter-{len(self.history.runs) + 1:03d}"
 
 
+def execute(request: RunRequest, console: Console) -> int:
+    """The command's one entry (every command module has it: cli.py calls it)."""
+    return WatchCommand(request, console).execute()
+
+
 @dataclass
 class WatchCommand:
     request: RunRequest
