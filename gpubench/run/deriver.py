@@ -14,12 +14,13 @@ import threading
 
 from gpubench.records import result as R
 from gpubench.records.derive import finish_group
+from gpubench.run.lane_messages import GroupDerived
 
 
 class Deriver:
     """A thread that derives finished groups (records/derive.py: speedups and their
     bootstrap CIs, roofline, warnings) in the order they come, and puts each group's
-    rows on the runner's event queue as ("derived", group, rows, failure)."""
+    rows on the runner's queue as a GroupDerived (lane_messages.py)."""
 
     def __init__(self, events: queue.Queue):
         self.events = events
@@ -33,6 +34,6 @@ class Deriver:
         while True:
             group, ceilings = self.jobs.get()
             try:
-                self.events.put(("derived", group, finish_group(group, ceilings), None))
+                self.events.put(GroupDerived(group, finish_group(group, ceilings)))
             except Exception as failure:  # raised on the main thread, as before
-                self.events.put(("derived", group, None, failure))
+                self.events.put(GroupDerived(group, None, failure))

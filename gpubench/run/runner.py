@@ -32,6 +32,7 @@ from gpubench.records import result as R
 from gpubench.records.derive import finish_group
 from gpubench.records.features.error_site import ERROR_SITE
 from gpubench.records.worker_result import WorkerResult
+from gpubench.run import lane_messages as M
 from gpubench.run import timeline
 from gpubench.run.build_phase import BuildPhase, describe_build_phase
 from gpubench.run.deriver import Deriver
@@ -76,7 +77,7 @@ class Runner:
         self._stopping = threading.Event()
         self.probe = InterferenceProbe(self.lanes, device, replace(timing, modes=self._modes()),
                                        log_dir, builds, self._stopping,
-                                       lambda facts: self._events.put(("device", facts)))
+                                       lambda facts: self._events.put(M.DeviceSeen(facts)))
         self._ceilings: dict[str, dict] = {}  # device model -> its measured ceilings
         self._unsaved: list[threading.Event] = []  # lanes waiting for their point's save
         # Groups whose last point is in, finished (derived, shown, passed) once the lanes
@@ -199,7 +200,7 @@ class Runner:
 
     def _drain(self, tracker: GroupTracker, open_groups: dict) -> None:
         for event in self._pending_events():
-            if event[0] == "done":
+            if isinstance(event, M.PointFinished):
                 self._handle(event, tracker, open_groups)
         self._finish_groups()
 
@@ -215,8 +216,8 @@ class Runner:
         """The devices' facts now; other events (a build phase's end) back on the queue."""
         others = []
         for event in self._pending_events():
-            if event[0] == "device":
-                self._note_device(event[1])
+            if isinstance(event, M.DeviceSeen):
+                self._note_device(event.facts)
             else:
                 others.append(event)
         for event in others:
@@ -230,33 +231,31 @@ class Runner:
             except queue.Empty:
                 return
 
-    def _handle(self, event: tuple, tracker: GroupTracker, open_groups: dict) -> int:
-        """Act on one event; 1 when it says a lane has finished, else 0."""
-        kind = event[0]
-        if kind == "started":
-            self.emit(E.PointStarted(_ref(event[1])))
-        elif kind == "phase":
-            self.emit(E.Phase(_ref(event[1]), event[2]))
-        elif kind == "device":
-            self._note_device(event[1])
-        elif kind == "done":
-            _, index, point, rows, saved = event
-            self._unsaved.append(saved)
-            self.results.extend(rows)
-            self.emit(E.PointDone(rows))
-            open_groups.setdefault(point.group, {})[index] = rows
-            if tracker.done(point):
-                group = open_groups.pop(point.group)
-                self._finishing.append([r for i in sorted(group) for r in group[i]])
-        elif kind == "derived":
-            _, group, finished, failure = event
-            if failure is not None:
+    def _handle(self, event, tracker: GroupTracker, open_groups: dict) -> int:
+        """Act on one message (lane_messages.py); 1 when it says a lane has finished."""
+        match event:
+            case M.Started(point=point):
+                self.emit(E.PointStarted(_ref(point)))
+            case M.PhaseOf(point=point, phase=phase):
+                self.emit(E.Phase(_ref(point), phase))
+            case M.DeviceSeen(facts=facts):
+                self._note_device(facts)
+            case M.PointFinished(index=index, point=point, rows=rows, saved=saved):
+                self._unsaved.append(saved)
+                self.results.extend(rows)
+                self.emit(E.PointDone(rows))
+                open_groups.setdefault(point.group, {})[index] = rows
+                if tracker.done(point):
+                    group = open_groups.pop(point.group)
+                    self._finishing.append([r for i in sorted(group) for r in group[i]])
+            case M.GroupDerived(failure=BaseException() as failure):
                 raise failure
-            self._derived(group, finished)
-        elif kind == "builds":
-            self._builds_done(event[1])
-        elif kind == "lane_end":
-            return 1
+            case M.GroupDerived(group=group, finished=finished):
+                self._derived(group, finished)
+            case M.BuildsDone(summary=summary):
+                self._builds_done(summary)
+            case M.LaneEnded():
+                return 1
         return 0
 
     def _note_device(self, env: dict) -> None:
@@ -317,7 +316,7 @@ class Runner:
         try:
             while (item := self._take(shared, state)) is not None:
                 index, point = item
-                self._events.put(("started", point))
+                self._events.put(M.Started(point))
                 rows = self._contained_point(lane, index, point)
                 if self._stopping.is_set():  # killed by Ctrl-C: the main thread decides
                     return
@@ -325,7 +324,7 @@ class Runner:
                 # then costs at most the points in progress); points that finish together
                 # on several lanes share one save.
                 saved = threading.Event()
-                self._events.put(("done", index, point, rows, saved))
+                self._events.put(M.PointFinished(index, point, rows, saved))
                 while not saved.wait(EVENT_POLL_S):
                     if self._stopping.is_set():
                         return
@@ -337,7 +336,7 @@ class Runner:
                 # 0.2 s (the run's timeline, docs/journal/perf-notes.md).
                 with contextlib.suppress(Exception):
                     lane.stop()
-            self._events.put(("lane_end", lane))
+            self._events.put(M.LaneEnded(lane))
 
     def _take(self, shared: SharedQueue, state: LaneState) -> tuple[int, Point] | None:
         """The next point this lane runs (SharedQueue.take, for a lane whose worker has run
@@ -376,14 +375,14 @@ class Runner:
         try:
             outcome = lane.execute(point.task(index, self.timing), self.timing.timeout_s,
                                    self.timing.build_timeout_s,
-                                   lambda phase: self._events.put(("phase", point, phase)))
+                                   lambda phase: self._events.put(M.PhaseOf(point, phase)))
         except Exception as exc:  # a lane killed under it (Ctrl-C), or a bug: one point
             if self._stopping.is_set():
                 return []
             outcome = Outcome(failure=R.ERROR, error=f"{type(exc).__name__}: {exc}")
         device = outcome.device or lane.env
         if device:
-            self._events.put(("device", device))
+            self._events.put(M.DeviceSeen(device))
         built = None
         if self.builds is not None and outcome.result is not None:
             self.builds.note_worker_build(point, dict(outcome.result.build))
@@ -402,7 +401,7 @@ class Runner:
 
     def _start_builds(self) -> None:
         if self.builds is not None:
-            self.builds.on_done = lambda summary: self._events.put(("builds", summary))
+            self.builds.on_done = lambda summary: self._events.put(M.BuildsDone(summary))
             self.builds.start()
 
     def _builds_done(self, summary: dict) -> None:
