@@ -63,7 +63,7 @@ def test_the_csv_holds_the_table_pandas_wrote(path):
     ours = pd.read_csv(io.StringIO(text))
     theirs = pd.read_csv(io.StringIO(document.to_frame().to_csv(index=False)))
     pd.testing.assert_frame_equal(ours, theirs, check_dtype=False)
-    axes = {name for r in document.results for name in r.shape.to_dict()}
+    axes = {name for r in document.results for name in dict(r.shape)}
     for row in csv.DictReader(io.StringIO(text)):
         assert not any(row[axis].endswith(".0") for axis in axes), row
 

@@ -74,7 +74,7 @@ def test_shape_is_an_ordered_hashable_mapping_with_key_label_and_slug():
     assert shape == {"K": 1 << 20, "M": 16, "N": 4096} and list(shape) == ["M", "N", "K"]
     assert shape.text() == "M=16,N=4096,K=1048576" and parse_shape(shape.text()) == shape
     assert shape.label() == "M=16 N=4096 K=2^20" and shape.slug() == "M16_N4096_K1048576"
-    assert hash(shape) == hash(Shape(shape.to_dict())) and len({shape, Shape(shape)}) == 1
+    assert hash(shape) == hash(Shape(dict(shape))) and len({shape, Shape(shape)}) == 1
     assert Shape({"n": 16777216}).slug() == "16777216"
     assert format_size(4096) == "4096" and format_size(1 << 24) == "2^24"
     with pytest.raises(AttributeError):

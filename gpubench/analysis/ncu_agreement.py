@@ -21,6 +21,7 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from gpubench.codec import Record
 from gpubench.records import result as R
 from gpubench.timing import noise
 from gpubench.timing.noise import FIXED_COST_SPREAD_US, SHORT_KERNEL_S
@@ -36,15 +37,12 @@ FIXED_COST_UNCERTAINTY_S = FIXED_COST_SPREAD_US * 1e-6
 
 
 @dataclass(frozen=True)
-class NcuTime:
+class NcuTime(Record):
     """ncu's time for one point: the median over calls of the per-call kernel sum."""
 
     ncu_s: float
     kernels: int  # kernels per call as ncu saw them
     calls: int
-
-    def to_dict(self) -> dict:
-        return {"ncu_s": self.ncu_s, "kernels": self.kernels, "calls": self.calls}
 
 
 def ncu_times(launches: Iterable[tuple[str, float]], calls: int = CALLS) -> dict[str, NcuTime]:

@@ -9,11 +9,13 @@ atol + rtol * |reference| of it (the rule of torch.allclose, computed in float64
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from gpubench.codec import Record
 
 
 @dataclass(frozen=True)
-class CheckResult:
+class CheckResult(Record):
     passed: bool
     max_abs_err: float  # inf when an element is NaN, inf or unwritten
     worst_ratio: float  # max |out - ref| / (atol + rtol |ref|); <= 1 passes
@@ -37,9 +39,6 @@ class CheckResult:
         if self.nonfinite:
             text += f", {self.nonfinite} NaN/inf/unwritten"
         return text
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def poison(out, finite: bool = False) -> None:

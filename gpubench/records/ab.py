@@ -9,7 +9,9 @@ paired ratio NEW/BASE, its interval and the verdict (analysis/ab.py decides them
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
+
+from gpubench.codec import Record
 
 # How BASE's rows are named in an A/B run's record: NAME@base beside NEW's NAME.
 BASE_SUFFIX = "@base"
@@ -20,7 +22,9 @@ def base_name(variant: str) -> str:
 
 
 @dataclass(frozen=True)
-class PairVerdict:
+class PairVerdict(Record):
+    UNKNOWN = "refuse"
+
     variant: str
     dtype: str
     shape: str  # Shape.text()
@@ -48,19 +52,6 @@ class PairVerdict:
         (for a control: the run's drift)."""
         return self.low > 1.0 or self.high < 1.0
 
-    def to_dict(self) -> dict:
-        return {k: (None if isinstance(v, float) and math.isnan(v) else v)
-                for k, v in asdict(self).items()}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> PairVerdict:
-        known = {f.name: f for f in fields(cls)}
-        unknown = sorted(set(data) - set(known))
-        if unknown:
-            raise ValueError(f"an A/B verdict has unknown key(s) {', '.join(unknown)}")
-        values = {k: (math.nan if v is None and known[k].type == "float" else v)
-                  for k, v in data.items()}
-        return cls(**values)
 
 
 def pairs_of_run(meta: dict) -> tuple[PairVerdict, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from gpubench.codec import Record
 from gpubench.records.shape import Shape
 from gpubench.timing.settings import TimingSettings
 
@@ -36,7 +37,7 @@ class PointKey:
 
 
 @dataclass(frozen=True)
-class Task:
+class Task(Record):
     """One (family, variant, dtype, shape) point to build, check and time in every mode
     of `timing.modes`."""
 
@@ -65,23 +66,8 @@ class Task:
         """For file names of profiler outputs: <family>-<variant>-<shape>."""
         return f"{self.family}-{self.variant}-{self.shape.slug()}"
 
-    def to_dict(self) -> dict:
-        return {"id": self.id, "family": self.family, "family_dir": self.family_dir,
-                "variant": self.variant, "dtype": self.dtype, "shape": self.shape.to_dict(),
-                "seed": self.seed, "timing": self.timing.to_dict(),
-                **({"check_only": True} if self.check_only else {}),
-                **({"base_dir": self.base_dir} if self.base_dir else {})}
-
     def to_json(self) -> str:
         return json.dumps(self.to_dict())
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Task:
-        return cls(id=data["id"], family=data["family"], family_dir=data["family_dir"],
-                   variant=data["variant"], dtype=data["dtype"], shape=Shape(data["shape"]),
-                   seed=data["seed"], timing=TimingSettings.from_dict(data.get("timing", {})),
-                   check_only=bool(data.get("check_only")),
-                   base_dir=str(data.get("base_dir") or ""))
 
     @classmethod
     def from_json(cls, text: str) -> Task:

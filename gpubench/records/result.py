@@ -234,7 +234,7 @@ class Result:
         # Identity and the axes first: a DataFrame printed in a narrow terminal shows its
         # first and last columns, and "which shape" is the first question.
         return {
-            "family": self.family, "variant": self.variant, **self.shape.to_dict(),
+            "family": self.family, "variant": self.variant, **dict(self.shape),
             "dtype": self.dtype, "mode": self.mode, "status": self.status,
             "median_s": s.median if s else None,
             "shape": self.shape.text(), "kind": self.kind,
@@ -276,7 +276,7 @@ class Result:
         for axis in self.shape:
             record.pop(axis)
         record.update(
-            shape=self.shape.to_dict(), key=self.key.text(),
+            shape=dict(self.shape), key=self.key.text(),
             measurement=self.measurement.to_dict() if self.measurement else None,
             check=self.check, build=self.build, roofline=self.roof,
             summary=self.summary.to_dict() if self.summary else None,

@@ -109,9 +109,6 @@ class Shape(Mapping):
             return str(self._items[0][1])
         return "_".join(f"{k}{v}" for k, v in self._items)
 
-    def to_dict(self) -> dict[str, int]:
-        return dict(self._items)
-
 
 # ---------------------------------------------------------------- what users type
 

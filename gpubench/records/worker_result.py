@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gpubench.codec import Record
 from gpubench.records.result import BUILD_ERROR, CRASHED, ERROR, FAIL, OK, SKIPPED
 from gpubench.timing.device_work import DeviceWork
 from gpubench.timing.measurement import Measurement
@@ -33,7 +34,7 @@ class MalformedWorkerResult(ValueError):
 
 
 @dataclass(frozen=True)
-class WorkerResult:
+class WorkerResult(Record):
     status: str
     error: str | None = None
     # compile_s, cached, extension, build_dir, note, allocates_output, log (a failed
@@ -53,18 +54,6 @@ class WorkerResult:
     # `paired` the two versions' interleaved pairs, per mode (timing/paired.py).
     base: WorkerResult | None = None
     paired: Mapping[str, PairedTiming] = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return {"status": self.status, "error": self.error, "build": dict(self.build),
-                "check": self.check,
-                "measurements": {mode: m.to_dict() for mode, m in self.measurements.items()},
-                "device": self.device,
-                "device_work": self.device_work.to_dict() if self.device_work else None,
-                "error_site": dict(self.error_site) if self.error_site else None,
-                "untimed": self.untimed,
-                **({"base": self.base.to_dict()} if self.base else {}),
-                **({"paired": {mode: p.to_dict() for mode, p in self.paired.items()}}
-                   if self.paired else {})}
 
     @classmethod
     def from_dict(cls, data) -> WorkerResult:

@@ -28,9 +28,10 @@ import json
 import math
 import os
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpubench.codec import Record
 from gpubench.files import atomic_write
 from gpubench.timing import copy_curve, matmul_ceilings
 from gpubench.timing.hostload import OTHERS_CPUS, Snapshot, load_between
@@ -84,7 +85,7 @@ CURVE_SETTINGS = TimingSettings(warmup_s=0.01, min_samples=10, min_time_s=0.01,
 
 
 @dataclass(frozen=True)
-class Ceilings:
+class Ceilings(Record):
     key: str
     device: str
     bandwidth_gbps: float | None  # copy: bytes read + bytes written, per second
@@ -105,9 +106,6 @@ class Ceilings:
     # busy measurement is never trusted unprobed (recent_check). None on a GPU, and in
     # caches from before it was kept.
     others_cpus: float | None = None
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict) -> Ceilings:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from gpubench.codec import Record
 
 # NVML clocks-event (throttle) reason bits (nvml.h, nvmlClocksEventReason*).
 REASONS = {
@@ -34,7 +36,9 @@ POLL_S = 0.01
 
 
 @dataclass(frozen=True)
-class ClockReport:
+class ClockReport(Record):
+    DERIVED = ("reasons", "slowed_down", "power_capped")
+
     polls: int
     sm_mhz_min: int | None
     sm_mhz_max: int | None
@@ -54,10 +58,6 @@ class ClockReport:
     @property
     def power_capped(self) -> bool:
         return bool(self.reasons_mask & POWER_CAP_BIT)
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "reasons": self.reasons, "slowed_down": self.slowed_down,
-                "power_capped": self.power_capped}
 
 
 def reason_names(mask: int) -> list[str]:

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from gpubench.codec import Record, decode
 
 KERNEL = "kernel"
 
@@ -38,7 +40,7 @@ class DeviceOp:
 
 
 @dataclass(frozen=True)
-class DeviceWork:
+class DeviceWork(Record):
     kernels: int  # kernels per call
     other_ops: int = 0  # memsets and memcpys per call (ncu profiles kernels only)
     kernel_us: float | None = None  # median per call: summed kernel durations (CUPTI)
@@ -94,18 +96,10 @@ class DeviceWork:
         """'7', or '4+1m' for 4 kernels and 1 memset/memcpy, for the results table."""
         return f"{self.kernels}" + (f"+{self.other_ops}m" if self.other_ops else "")
 
-    def to_dict(self) -> dict:
-        data = asdict(self)
-        data["names"] = list(self.names)
-        return data
-
     @classmethod
     def from_dict(cls, data: dict | None) -> DeviceWork | None:
-        if not data:
-            return None
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        known["names"] = tuple(known.get("names") or ())
-        return cls(**known)
+        """As the codec reads it; None for no data (a point whose kernels were not seen)."""
+        return decode(cls, data) if data else None
 
 
 def from_timelines(calls: Sequence[Sequence[DeviceOp]]) -> DeviceWork | None:

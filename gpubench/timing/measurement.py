@@ -9,11 +9,13 @@ pipe and in results.json, so nothing the worker measured is dropped on the way.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
+
+from gpubench.codec import Record, decode
 
 
 @dataclass(frozen=True)
-class Measurement:
+class Measurement(Record):
     mode: str
     method: str | None = None
     samples_s: tuple[float, ...] = ()
@@ -51,17 +53,11 @@ class Measurement:
         """A copy with the worker's additions (clocks, recheck, error)."""
         return replace(self, **changes)
 
-    def to_dict(self) -> dict:
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        data["samples_s"] = list(self.samples_s)
-        return data
-
     @classmethod
     def from_dict(cls, data: dict) -> Measurement:
-        known = {f.name for f in fields(cls)}
-        measurement = cls(**{k: v for k, v in data.items() if k in known})
-        _check_samples(measurement.samples_s)
-        return measurement
+        """As the codec reads it, refusing samples that are no times (_check_samples)."""
+        _check_samples(data.get("samples_s", ()))
+        return decode(cls, data)
 
 
 def _check_samples(samples) -> None:

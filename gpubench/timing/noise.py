@@ -7,8 +7,9 @@ with a remedy, so tables, JSON and notebooks can all show the same advice.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
+from gpubench.codec import Record
 from gpubench.timing.hostload import busy_reason
 
 # IQR above 5% of the median: two variants 5% apart can no longer be told apart
@@ -48,13 +49,10 @@ LAUNCH_BOUND_GAP_S = 5e-6
 
 
 @dataclass(frozen=True)
-class TimingWarning:
+class TimingWarning(Record):
     code: str
     message: str
     remedy: str
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
     def __str__(self) -> str:
         return f"{self.message} — {self.remedy}"

@@ -36,6 +36,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpubench.codec import Record, decode
 from gpubench.timing.stats import median_ci_order, quantile
 
 # The normal point of a two-sided 99% interval: above Pocock's boundary for up to ~10 looks.
@@ -51,7 +52,7 @@ MIN_BLOCKS = 30
 
 
 @dataclass(frozen=True)
-class PairedTiming:
+class PairedTiming(Record):
     """One mode's blocks: base_s[2k], base_s[2k+1], new_s[2k] and new_s[2k+1] were the four
     calls of block k, in the order each version's calls ran."""
 
@@ -84,21 +85,16 @@ class PairedTiming:
         """(median ratio, low, high); nan for all three without MIN_BLOCKS ratios."""
         return paired_interval(self.ratios(), z)
 
-    def to_dict(self) -> dict:
-        return {"mode": self.mode, "base_s": list(self.base_s), "new_s": list(self.new_s),
-                "new_first": self.new_first, "rounds": self.rounds, "stop": self.stop}
-
     @classmethod
     def from_dict(cls, data: dict) -> PairedTiming:
+        """As the codec reads it, refusing samples that are no times."""
         for name in ("base_s", "new_s"):
             values = data.get(name, ())
             if not isinstance(values, list | tuple) or not all(
                     isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
                     and v >= 0 for v in values):
                 raise ValueError(f"paired timing's {name} must be a list of times >= 0")
-        return cls(str(data["mode"]), tuple(data["base_s"]), tuple(data["new_s"]),
-                   int(data.get("new_first", 0)), int(data.get("rounds", 0)),
-                   str(data.get("stop", MAX_TIME)))
+        return decode(cls, data)
 
 
 def paired_interval(ratios: Sequence[float], z: float = Z_SEQUENTIAL) -> tuple[float, float,

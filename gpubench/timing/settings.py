@@ -9,7 +9,9 @@ conversions that both the CLI and the suite files use, so the two cannot drift.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, replace
+
+from gpubench.codec import Record
 
 GPU_MODES = ("cold", "warm", "graph", "cupti", "wall")
 # A point's limits below one second cannot hold a worker's start, a check and a sample.
@@ -24,7 +26,7 @@ _LABEL = {
 
 
 @dataclass(frozen=True)
-class TimingSettings:
+class TimingSettings(Record):
     """The defaults are justified in docs/measurement.md, "Warmup" to "Timeouts" (H100, H200),
     and keep one point of a us-scale kernel under ~1 s of wall time."""
 
@@ -76,19 +78,6 @@ class TimingSettings:
                                  "starting a worker and checking one point takes about that")
         if not self.modes:
             raise ValueError("no timing mode given")
-
-    def to_dict(self) -> dict:
-        data = asdict(self)
-        data["modes"] = list(self.modes)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict) -> TimingSettings:
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in data.items() if k in known}
-        if "modes" in values:
-            values["modes"] = tuple(values["modes"])
-        return cls(**values)
 
 
 def parse_modes(names) -> tuple[str, ...]:

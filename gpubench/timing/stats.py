@@ -19,14 +19,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from gpubench.codec import Record
 
 # The two-sided 95% point of the normal distribution.
 Z95 = 1.959963984540054
 
 
 @dataclass(frozen=True)
-class Summary:
+class Summary(Record):
+    DERIVED = ("iqr", "rel_iqr", "rel_ci", "significant_digits")
+
     n: int
     median: float
     q1: float
@@ -59,10 +63,6 @@ class Summary:
     def significant_digits(self) -> int:
         """Digits of the median that its CI supports (2..6): +-0.5% -> 3, +-0.05% -> 4."""
         return significant_digits(self.median, (self.ci_high - self.ci_low) / 2)
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "iqr": self.iqr, "rel_iqr": self.rel_iqr,
-                "rel_ci": self.rel_ci, "significant_digits": self.significant_digits}
 
 
 def quantile(sorted_values: Sequence[float], q: float) -> float:

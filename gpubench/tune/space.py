@@ -18,12 +18,16 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from gpubench.codec import Record
+
 SEPARATOR = "@"
 
 
 @dataclass(frozen=True)
-class TuneConfig:
+class TuneConfig(Record):
     """One point of a space: its position in declaration order and what it sets."""
+
+    DERIVED = ("label",)
 
     index: int
     params: Mapping[str, object] = field(default_factory=dict)
@@ -41,14 +45,6 @@ class TuneConfig:
             parts.append(f"s{self.num_stages}")
         return " ".join(parts) or "(default)"
 
-    def to_dict(self) -> dict:
-        return {"index": self.index, "label": self.label, "params": dict(self.params),
-                "num_warps": self.num_warps, "num_stages": self.num_stages}
-
-    @classmethod
-    def from_dict(cls, data: Mapping) -> TuneConfig:
-        return cls(int(data["index"]), dict(data.get("params") or {}), data.get("num_warps"),
-                   data.get("num_stages"))
 
 
 def config_name(variant: str, index: int) -> str:

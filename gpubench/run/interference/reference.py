@@ -15,11 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpubench.analysis.comparison import FASTER, SLOWER, Comparison, compare_samples
+from gpubench.codec import Record
 
 
 @dataclass(frozen=True)
-class ReferenceShift:
+class ReferenceShift(Record):
     """One reference point on one device: alone against together."""
+
+    DERIVED = ("change",)
 
     device_id: str  # "cuda:1"
     reference: str  # "matmul 8192x8192x8192 bfloat16"
@@ -29,13 +32,12 @@ class ReferenceShift:
     def change(self) -> float:
         return self.comparison.ratio - 1
 
-    def to_dict(self) -> dict:
-        return {"device_id": self.device_id, "reference": self.reference,
-                **self.comparison.to_dict()}
 
 
 @dataclass(frozen=True)
-class Interference:
+class Interference(Record):
+    DERIVED = ("summary", "warning")  # for the report and whoever reads results.json
+
     devices: int
     shifts: tuple[ReferenceShift, ...]
     problem: str = ""  # why nothing could be measured (a reference failed), or ""
@@ -79,11 +81,6 @@ class Interference:
                 f"({named}); times in this run may carry that much: run with fewer devices "
                 f"(--devices with fewer GPUs, --workers with fewer CPU workers) or one")
 
-    def to_dict(self) -> dict:
-        return {"devices": self.devices, "summary": self.summary(),
-                "warning": self.warning(), "problem": self.problem, "source": self.source,
-                "beside_builds": self.beside_builds,
-                "shifts": [s.to_dict() for s in self.shifts]}
 
 
 def assess(alone: dict[tuple[str, str], list[float]],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from gpubench.codec import Record
 from gpubench.records.result import FAIL, OK
 from gpubench.records.worker_result import WorkerResult
 
@@ -20,7 +21,7 @@ CHECK, RECHECK, FRESH, INPUTS = "check", "recheck", "fresh", "inputs"
 
 
 @dataclass(frozen=True)
-class JudgeSummary:
+class JudgeSummary(Record):
     """What the judge saw during one task: requests by role, the wrong ones by role, the
     first wrong one's reason (None: every output and input it saw was right) and the first
     call's check as it made it."""
@@ -30,14 +31,6 @@ class JudgeSummary:
     check: dict | None = None
     wrong: dict = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
-        return {"roles": dict(self.roles), "failure": self.failure, "check": self.check,
-                "wrong": dict(self.wrong)}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> JudgeSummary:
-        return cls(dict(data.get("roles") or {}), data.get("failure"), data.get("check"),
-                   dict(data.get("wrong") or {}))
 
 
 def rule(result: WorkerResult, summary: JudgeSummary | None) -> WorkerResult:

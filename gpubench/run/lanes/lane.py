@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpubench.codec import Record
 from gpubench.records import result as R
 from gpubench.records.point import Task
 from gpubench.records.worker_result import MalformedWorkerResult, WorkerResult
@@ -45,23 +46,13 @@ class Slot:
 
 
 @dataclass
-class Outcome:
+class Outcome(Record):
     """What became of one task: the worker's result, or a status and the reason."""
 
     result: WorkerResult | None = None  # None when the worker failed the task
     failure: str | None = None  # R.TIMEOUT, R.CRASHED or R.ERROR when the worker failed it
     error: str | None = None
     device: dict = field(default_factory=dict)  # the facts of the device that ran it
-
-    def to_dict(self) -> dict:
-        return {"result": self.result.to_dict() if self.result else None,
-                "failure": self.failure, "error": self.error, "device": self.device}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Outcome:
-        result = data.get("result")
-        return cls(WorkerResult.from_dict(result) if result is not None else None,
-                   data.get("failure"), data.get("error"), data.get("device") or {})
 
 
 class Lane:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import csv
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
+from gpubench.codec import Record
 from gpubench.tools.nsys.command import KERNEL_REPORT, NVTX_REPORT, OLD_REPORT_NAMES
 
 # Columns that hold text even when a value looks like a number (a kernel called "1").
@@ -32,7 +33,7 @@ Table = list[dict]
 
 
 @dataclass(frozen=True)
-class TimingRow:
+class TimingRow(Record):
     """One row of a timing summary (kernels or NVTX ranges), times in nanoseconds."""
 
     name: str
@@ -45,9 +46,6 @@ class TimingRow:
     stddev_ns: float | None
     time_pct: float | None
     style: str | None = None  # NVTX only: PushPop or StartEnd
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def parse_stats(text: str) -> dict[str, Table]:
