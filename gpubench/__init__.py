@@ -18,6 +18,7 @@ The packages are the layers, top to bottom; a layer imports only those below it
   errors.py, parsing.py, format.py   exit codes, sizes and dtypes, units for people
   safe_text.py     the user's text made safe where it is shown (terminal, HTML, CSV, markdown)
   files.py         a file written whole or not at all (a rename), for every layer
+  codec.py         one codec: a record (a dataclass) to JSON-ready data and back
   version.py       the version, read by pyproject.toml, --version and results.json
 """
 

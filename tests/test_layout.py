@@ -2,6 +2,7 @@
 package changes `Path(__file__).parents[...]`, and only a GPU build or an uninstalled
 worker would notice otherwise (the C++ headers went missing that way once)."""
 
+import os
 from pathlib import Path
 
 import gpubench
@@ -24,6 +25,12 @@ def test_the_shipped_kernels_are_the_checkouts():
 def test_a_worker_imports_the_parents_gpubench():
     root = worker_env("cpu")["PYTHONPATH"].split(":")[0]
     assert Path(root) == PACKAGE.parent
+
+
+def test_the_tamper_check_knows_gpubench_s_own_files():
+    from gpubench.run.worker import tamper
+
+    assert str(PACKAGE) + os.sep == tamper.PACKAGE
 
 
 def test_no_module_over_500_lines_and_no_function_over_60():

@@ -261,7 +261,7 @@ def worker_env(device: str) -> dict:
     env.update(compiled.worker_environment())  # Inductor's caches under gpubench's
     env["TMPDIR"] = scratch_dir()  # compilers' temporary files: removed with the run
     # The worker must import the same gpubench as the parent, installed or not.
-    package_root = str(Path(__file__).resolve().parents[2])  # the folder holding gpubench/
+    package_root = str(Path(__file__).resolve().parents[3])  # the folder holding gpubench/
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     return bytecode.for_child(env)  # torch's import: ~2.5 s less where bytecode was off
 
@@ -294,7 +294,7 @@ def _last_error_line(text: str) -> str:
 def _crash_site(frames: list[str]) -> str:
     """faulthandler lists frames innermost first; the frame just before the first one in
     gpubench itself is the variant's code that crashed ('spec.py, line 30 in segfault')."""
-    package = str(Path(__file__).resolve().parents[1])  # gpubench/
+    package = str(Path(__file__).resolve().parents[2])  # gpubench/
     previous = ""
     for line in frames:
         match = re.match(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<fn>\S+)', line)

@@ -23,7 +23,7 @@ from gpubench.run.worker.seal import Seal, is_gpubench_module
 from gpubench.run.worker.signal_guard import SignalGuard
 from gpubench.timing import pristine
 
-PACKAGE = str(Path(__file__).resolve().parents[1]) + os.sep  # .../gpubench/
+PACKAGE = str(Path(__file__).resolve().parents[2]) + os.sep  # .../gpubench/
 # Marks a thread gpubench started (the clock watcher): not the variant's.
 OWNED = "gpubench_owned"
 # Threads named in a verdict, at most; the count says how many there were.

@@ -44,7 +44,7 @@ def _exit_later() -> None:
 
 # In gpubench's process only: the worker imports this spec too, and its copy would end the
 # worker instead (and be blamed on the variant it runs as a thread left running).
-if not sys.argv[0].endswith("worker.py"):
+if Path(sys.argv[0]).parent.name != "worker":  # python -m gpubench.run.worker
     threading.Thread(target=_exit_later, daemon=True).start()
 
 family = Family(
