@@ -111,7 +111,7 @@ class NcuCommand:
                                      f"({exc.strerror or exc})") from exc
 
     def _show_one(self, outcome: Profiled, ncu_view) -> None:
-        self.console.print(Rule(f"{outcome.variant}"))
+        self.console.print(Rule(escape(safe_text.one_line(outcome.variant))))
         if outcome.error is not None:
             self.console.print(f"[bold red]error:[/] {escape(str(outcome.error))}", soft_wrap=True)
             return
@@ -119,8 +119,9 @@ class NcuCommand:
             self.console.print("[bold red]warning:[/] this variant FAILS its correctness check")
         for profile in outcome.profiles:
             self.console.print(ncu_view.profile_view(profile, self.request.options.include_info))
-        self.console.print(f"[dim]report: {outcome.report} (open in Nsight Compute, or "
-                           f"gpubench ncu --import {outcome.report})[/]")
+        report = escape(safe_text.terminal(outcome.report))
+        self.console.print(f"[dim]report: {report} (open in Nsight Compute, or "
+                           f"gpubench ncu --import {report})[/]")
 
     def _say(self, text: str) -> None:
         if not self.request.as_json:

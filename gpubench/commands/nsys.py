@@ -24,7 +24,7 @@ from rich.markup import escape
 from rich.rule import Rule
 from rich.table import Table
 
-from gpubench import errors
+from gpubench import errors, safe_text
 from gpubench import format as fmt
 from gpubench.commands.targets import TargetChoice, resolve_target
 from gpubench.records.strict_json import strict_dumps
@@ -250,7 +250,7 @@ class NsysCommand:
         return failed[0].error.exit_code if failed else errors.EXIT_OK
 
     def _show_one(self, outcome: Traced) -> None:
-        self.console.print(Rule(outcome.variant))
+        self.console.print(Rule(escape(safe_text.one_line(outcome.variant))))
         if outcome.error is not None:
             self.console.print(f"[bold red]error:[/] {escape(str(outcome.error))}", soft_wrap=True)
             return
@@ -259,7 +259,8 @@ class NsysCommand:
         self.console.print(kernels_table(outcome.kernels))
         if outcome.ranges:
             self.console.print(ranges_table(outcome.ranges))
-        self.console.print(f"[dim]report: {outcome.report} (open in Nsight Systems); "
+        self.console.print(f"[dim]report: {escape(safe_text.terminal(outcome.report))} "
+                           "(open in Nsight Systems); "
                            f"{outcome.cleanup.sentence()}[/]", soft_wrap=True)
 
     def _say(self, text: str) -> None:

@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.rule import Rule
 
-from gpubench import errors
+from gpubench import errors, safe_text
 from gpubench.commands.targets import TargetChoice, resolve_target
 from gpubench.records.strict_json import strict_dumps
 from gpubench.tools.driver import each_point
@@ -104,7 +104,7 @@ class SanitizeCommand:
             errors.EXIT_OK)
 
     def _show_one(self, outcome: Sanitized, sanitize_view) -> None:
-        self.console.print(Rule(outcome.variant))
+        self.console.print(Rule(escape(safe_text.one_line(outcome.variant))))
         if outcome.error is not None:
             self.console.print(f"[bold red]error:[/] {escape(str(outcome.error))}")
             return

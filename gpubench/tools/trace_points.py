@@ -13,7 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from gpubench import errors
+from gpubench import errors, safe_text
 from gpubench.run.lanes.protocol import read_result
 from gpubench.run.lanes.worker_process import worker_env
 from gpubench.run.plan import Point
@@ -88,7 +88,7 @@ def _culprit(done) -> str | None:
 
 
 def show_trace(outcome: TraceOutcome, console: Console) -> None:
-    console.print(f"trace: {outcome.path}")
+    console.print(f"trace: {escape(safe_text.terminal(outcome.path))}")
     console.print(OPEN_HINT, soft_wrap=True)
     console.print(trace_table(outcome.traces, outcome.has_device))
     console.print(f"events: {counts_line(outcome.counts)}")
