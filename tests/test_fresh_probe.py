@@ -15,7 +15,7 @@ from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
 from gpubench.run.worker import fresh_probe
 from gpubench.run.worker.rotation import InputSet
-from gpubench.timing.measurement import Measurement
+from gpubench.timing.measurement import FreshEvidence, Measurement
 
 
 def square(inputs, out):
@@ -45,12 +45,12 @@ def run_probe(monkeypatch, seconds_of):
 
 
 def probe_row(probe, median):
-    """records/trust.py's verdict on a CPU row whose details hold the probe's times (the
-    host's load is left out: these tests script the clock, not the machine)."""
-    details = {"fresh_s": list(probe.fresh_s), "repeat_s": list(probe.repeat_s)}
+    """records/trust.py's verdict on a CPU row holding the probe's times (the host's load
+    is left out: these tests script the clock, not the machine)."""
     key = PointKey("sq", "v", "float32", Shape({"n": 64}), "cpu")
-    measurement = Measurement("cpu", "fake", [median] * 20, details=details,
-                              target_rel_ci=0.005, stop_reason="converged")
+    measurement = Measurement("cpu", "fake", [median] * 20, target_rel_ci=0.005,
+                              stop_reason="converged",
+                              fresh=FreshEvidence(probe.fresh_s, probe.repeat_s))
     result = R.Result(key=key, kind="torch", status=R.OK, measurement=measurement)
     return trust.repeat_shortcut(result)
 

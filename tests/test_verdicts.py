@@ -21,9 +21,12 @@ from gpubench.timing.measurement import Measurement
 
 
 def row(variant="v", mode="cold", median=100e-6, details=None, work=None, baseline=False):
+    """A passing row; the fresh-probe keys of `details` (fresh_s, repeat_s,
+    fresh_host_load, as files before Measurement.fresh held them) become its evidence."""
     key = PointKey("fam", variant, "float32", Shape({"n": 1024}), mode)
-    measurement = Measurement(mode, "fake", [median] * 20, details=details or {},
-                              target_rel_ci=0.005, stop_reason="converged")
+    measurement = Measurement.from_dict({
+        "mode": mode, "method": "fake", "samples_s": [median] * 20, "details": details or {},
+        "target_rel_ci": 0.005, "stop_reason": "converged"})
     return R.Result(key=key, kind="torch", status=R.OK, baseline=baseline,
                     measurement=measurement, device_work=work)
 
@@ -196,5 +199,7 @@ def test_a_probe_on_a_busy_host_is_not_judged():
                                       "fresh_host_load": busy})
     assert trust.repeat_shortcut(cached) is None
     idle = {**busy, "others_cpus": 0.1}
-    calm = row(mode="cpu", details={**cached.measurement.details, "fresh_host_load": idle})
+    evidence = cached.measurement.fresh
+    calm = row(mode="cpu", details={"fresh_s": evidence.fresh_s,
+                                    "repeat_s": evidence.repeat_s, "fresh_host_load": idle})
     assert trust.repeat_shortcut(calm) is not None

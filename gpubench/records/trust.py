@@ -57,9 +57,11 @@ EVENT_WINDOW_MODES = ("cold", "warm", "graph")
 def repeat_shortcut(result: Result) -> noise.TimingWarning | None:
     """Calls on never-seen inputs much slower than repeated ones: work skipped on repeat.
     Checked pair by pair (same conditions) and against the mode's median."""
-    details = result.measurement.details if result.measurement else {}
-    fresh, repeat = details.get("fresh_s") or (), details.get("repeat_s") or ()
-    if not fresh or busy_reason(details.get("fresh_host_load")):
+    evidence = result.measurement.fresh if result.measurement else None
+    if evidence is None or not evidence.fresh_s:
+        return None
+    fresh, repeat = evidence.fresh_s, evidence.repeat_s
+    if busy_reason(evidence.host_load):
         return None  # a busy host's isolated calls wait for CPUs, not for work
     # Minima, not medians: other work on the machine only ever adds time to a single
     # call (a loaded 2-core CI host turns 1.2 ms calls into 20-800 ms ones),

@@ -15,6 +15,17 @@ from gpubench.codec import Record, decode
 
 
 @dataclass(frozen=True)
+class FreshEvidence(Record):
+    """Calls on inputs the variant never saw, each beside a call on inputs it had seen
+    (run/worker/fresh_probe.py): the evidence records/trust.py reads for a shortcut that
+    skips work on repeated inputs."""
+
+    fresh_s: tuple[float, ...] = ()
+    repeat_s: tuple[float, ...] = ()
+    host_load: dict | None = None  # on a CPU: what else ran meanwhile (timing/hostload.py)
+
+
+@dataclass(frozen=True)
 class Measurement(Record):
     mode: str
     method: str | None = None
@@ -29,6 +40,7 @@ class Measurement(Record):
     recheck: dict | None = None  # CheckResult.to_dict() of the timed calls' output
     error: str | None = None  # this mode failed (timer error, or the re-check failed)
     recheck_failed: bool = False
+    fresh: FreshEvidence | None = None  # the fresh-input probe's calls (run/worker/)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "samples_s", tuple(float(s) for s in self.samples_s))
@@ -55,8 +67,14 @@ class Measurement(Record):
 
     @classmethod
     def from_dict(cls, data: dict) -> Measurement:
-        """As the codec reads it, refusing samples that are no times (_check_samples)."""
+        """As the codec reads it, refusing samples that are no times (_check_samples). A
+        file from before `fresh` holds the probe's calls in `details`: moved to `fresh`."""
         _check_samples(data.get("samples_s", ()))
+        details = dict(data.get("details") or {})
+        if "fresh_s" in details and data.get("fresh") is None:
+            data = {**data, "details": details, "fresh": {
+                "fresh_s": details.pop("fresh_s"), "repeat_s": details.pop("repeat_s", ()),
+                "host_load": details.pop("fresh_host_load", None)}}
         return decode(cls, data)
 
 

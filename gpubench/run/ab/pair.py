@@ -194,7 +194,7 @@ def _after_timing(executor: Executor, ready: Prepared, result: WorkerResult, tas
     if probe.failure:
         return replace(result, status=FAIL, error=probe.failure)
     return replace(result, measurements={
-        mode: m.completed(details={**m.details, **probe.details()})
+        mode: m.completed(fresh=probe.evidence())
         for mode, m in result.measurements.items()})
 
 

@@ -175,7 +175,7 @@ class Executor:
         del sets
         if probe.failure:
             return replace(checked, status=FAIL, error=probe.failure)
-        measurements = {mode: m.completed(details={**m.details, **probe.details()})
+        measurements = {mode: m.completed(fresh=probe.evidence())
                         for mode, m in measurements.items()}
         return replace(checked, measurements=measurements,
                        device_work=self._device_work(fn, group))

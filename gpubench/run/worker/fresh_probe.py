@@ -17,7 +17,7 @@ one was freed, and its stale answer must fail, not pass as a fast call. Odd call
 get the finite poison, which meets a NaN reference. A round whose floors accuse the
 variant is followed by a second (ROUNDS), so that one draw of a shared host's noise
 accuses no one. The times travel in each mode's details
-("fresh_s", "repeat_s"); the verdict, a pure comparison, is records/trust.py's.
+(Measurement.fresh); the verdict, a pure comparison, is records/trust.py's.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from gpubench.records.trust import paired_beyond
 from gpubench.run.worker.rotation import InputSet, output_problem, retire
 from gpubench.timing import pristine
 from gpubench.timing.hostload import Snapshot, load_between
+from gpubench.timing.measurement import FreshEvidence
 
 # 9 pairs: medians robust to two stragglers; ~9 x (inputs + 2 x 2 ms of spin) per point.
 FRESH_CALLS = 9
@@ -51,11 +52,8 @@ class FreshProbe:
     failure: str | None = None  # a checked fresh call's output was wrong
     host_load: dict | None = None  # on a CPU: what else ran meanwhile (timing/hostload.py)
 
-    def details(self) -> dict:
-        found = {"fresh_s": list(self.fresh_s), "repeat_s": list(self.repeat_s)}
-        if self.host_load is not None:
-            found["fresh_host_load"] = self.host_load
-        return found
+    def evidence(self) -> FreshEvidence:
+        return FreshEvidence(self.fresh_s, self.repeat_s, self.host_load)
 
 
 def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet],
