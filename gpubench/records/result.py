@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from gpubench.records.columns import COLUMNS, EXTRAS_AT, RESERVED
 from gpubench.records.extras import Extra
 from gpubench.records.features import EXTRAS, SPECS
 from gpubench.records.point import PointKey
@@ -56,17 +57,7 @@ def status_label(status: str) -> str:
 ITEMSIZE = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
 
 # Columns of the flat record that an axis may not be named after (it would overwrite them).
-RESERVED_COLUMNS = frozenset({
-    "family", "variant", "kind", "precision", "shape", "dtype", "mode", "status", "baseline",
-    "device",
-    "median_s", "ci95_low_s", "ci95_high_s", "q1_s", "q3_s", "iqr_s", "mean_s", "min_s",
-    "max_s", "stdev_s", "samples", "outliers", "significant_digits", "tflops", "gbps",
-    "roof_fraction", "bound", "intensity_flop_per_byte", "speedup_vs_baseline", "flops",
-    "bytes_moved", "method", "stop_reason", "warmup_s", "sampling_s", "sm_clock_min_mhz",
-    "sm_clock_max_mhz", "throttled", "check_max_abs_err", "check_mismatches", "compile_s",
-    "compile_cached", "warnings", "error", "seed", "size", "kernels_per_call",
-    "other_ops_per_call", "kernel_sum_s", "span_s", "device_id", "device_name",
-}) | {column.name for spec in EXTRAS for column in spec.columns}
+RESERVED_COLUMNS = RESERVED | {column.name for spec in EXTRAS for column in spec.columns}
 
 
 def _delegate(holder: str, name: str, empty=None) -> property:
@@ -226,48 +217,12 @@ class Result:
 
     def to_record(self) -> dict:
         """A flat row for CSV and DataFrames: one column per axis and a `shape` string;
-        times in seconds, rates in TFLOP/s and GB/s."""
-        s = self.summary
-        roof = self.roof or {}
-        clocks = self.clocks or {}
-        m = self.measurement
-        # Identity and the axes first: a DataFrame printed in a narrow terminal shows its
-        # first and last columns, and "which shape" is the first question.
-        return {
-            "family": self.family, "variant": self.variant, **dict(self.shape),
-            "dtype": self.dtype, "mode": self.mode, "status": self.status,
-            "median_s": s.median if s else None,
-            "shape": self.shape.text(), "kind": self.kind,
-            "precision": self.precision or None, "baseline": self.baseline, "device": self.device,
-            "device_id": self.device_id or None, "device_name": self.device_name or None,
-            "ci95_low_s": s.ci_low if s else None, "ci95_high_s": s.ci_high if s else None,
-            "q1_s": s.q1 if s else None, "q3_s": s.q3 if s else None,
-            "iqr_s": s.iqr if s else None, "mean_s": s.mean if s else None,
-            "min_s": s.min if s else None, "max_s": s.max if s else None,
-            "stdev_s": s.stdev if s else None, "samples": s.n if s else 0,
-            "outliers": s.outliers if s else None,
-            "significant_digits": s.significant_digits if s else None,
-            "roof_fraction": roof.get("fraction"), "bound": roof.get("bound"),
-            "intensity_flop_per_byte": roof.get("intensity"),
-            "flops": self.flops, "bytes_moved": self.bytes_moved,
-            "method": self.method, "stop_reason": self.stop_reason,
-            "warmup_s": m.warmup_s if m else None, "sampling_s": m.sampling_s if m else None,
-            "sm_clock_min_mhz": clocks.get("sm_mhz_min"),
-            "sm_clock_max_mhz": clocks.get("sm_mhz_max"),
-            "throttled": clocks.get("slowed_down"),
-            "check_max_abs_err": (self.check or {}).get("max_abs_err"),
-            "check_mismatches": (self.check or {}).get("mismatches"),
-            "kernels_per_call": self.device_work.kernels if self.device_work else None,
-            "other_ops_per_call": self.device_work.other_ops if self.device_work else None,
-            "kernel_sum_s": self.kernel_sum_s, "span_s": self.span_s,
-            **{column.name: column.read(self) for spec in EXTRAS for column in spec.columns},
-            "warnings": "; ".join(w.code for w in self.warnings) or None,
-            "error": self.error, "seed": self.seed,
-            # Short columns last, where a narrow print shows them: the speed and the rate.
-            "compile_s": self.compile_s, "compile_cached": self.compile_cached,
-            "tflops": self.tflops, "gbps": self.gbps,
-            "speedup_vs_baseline": self.speedup,
-        }
+        times in seconds, rates in TFLOP/s and GB/s (records/columns.py: the table)."""
+        extras = {column.name: column.read(self) for spec in EXTRAS for column in spec.columns}
+        before, after = COLUMNS[:EXTRAS_AT], COLUMNS[EXTRAS_AT:]
+        return {"family": self.family, "variant": self.variant, **dict(self.shape),
+                **{c.name: c.read(self) for c in before}, **extras,
+                **{c.name: c.read(self) for c in after}}
 
     def to_dict(self) -> dict:
         """Everything, for results.json: the flat record's summary fields (for jq and
