@@ -20,6 +20,7 @@ from gpubench.records.run import RunDocument
 from gpubench.records.shape import Shape
 from gpubench.run.folders.folder import read_run, save_run
 from gpubench.timing import hostload
+from gpubench.timing.clocks import ClockReport
 from gpubench.timing.measurement import Measurement
 
 H200 = FIXTURES / "compare" / "h200"
@@ -111,8 +112,7 @@ def test_the_noise_allowance_is_the_iqr_and_ignores_outliers():
 # ---------------------------------------------------------------- clocks
 
 
-THROTTLED = {"slowed_down": True, "power_capped": False, "sm_mhz_min": 1500,
-             "sm_mhz_max_possible": 1980, "reasons": ["hw_slowdown"]}
+THROTTLED = ClockReport(sm_mhz_min=1500, sm_mhz_max_possible=1980, reasons_mask=0x8)
 
 
 def test_a_throttled_run_makes_a_change_the_clocks_explain_unsure():
@@ -126,8 +126,7 @@ def test_a_throttled_run_makes_a_change_the_clocks_explain_unsure():
 
 
 def test_steady_clocks_add_no_allowance():
-    steady = {"slowed_down": False, "power_capped": False, "sm_mhz_min": 1000,
-              "sm_mhz_max_possible": 1980}
+    steady = ClockReport(sm_mhz_min=1000, sm_mhz_max_possible=1980)
     assert clock_bounds.clock_allowance(steady) == 0
     assert clock_bounds.clock_allowance(None) == 0
     assert clock_bounds.clock_allowance(THROTTLED) == pytest.approx(1980 / 1500 - 1)

@@ -8,6 +8,7 @@ from gpubench.analysis.ncu_agreement import attach, check_result, ncu_times, tar
 from gpubench.records import result as R
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
+from gpubench.timing.clocks import POWER_CAP_BIT, ClockReport
 from gpubench.timing.device_work import DeviceWork, from_graph_nodes
 from gpubench.timing.measurement import Measurement
 from gpubench.tools.ncu.check import check_label
@@ -63,12 +64,12 @@ def test_a_miss_warns_with_its_cause():
 
 def test_causes_most_specific_first():
     ncu = ncu_times([("l", 100e-6)] * 5)["l"]
-    capped = check_result(result(110e-6, clocks={"power_capped": True, "sm_mhz_min": 1680,
-                                                 "sm_mhz_max_possible": 1980}), ncu)
+    capped = check_result(result(110e-6, clocks=ClockReport(
+        reasons_mask=POWER_CAP_BIT, sm_mhz_min=1680, sm_mhz_max_possible=1980)), ncu)
     assert "power-capped" in capped.ncu_check["cause"]
     # a cap that held the clock at 1965 of 1980 MHz explains no 10%
-    barely = check_result(result(110e-6, clocks={"power_capped": True, "sm_mhz_min": 1965,
-                                                 "sm_mhz_max_possible": 1980}), ncu)
+    barely = check_result(result(110e-6, clocks=ClockReport(
+        reasons_mask=POWER_CAP_BIT, sm_mhz_min=1965, sm_mhz_max_possible=1980)), ncu)
     assert "power-capped" not in barely.ncu_check["cause"]
     other = check_result(result(110e-6, work=DeviceWork(kernels=3)), ncu)
     assert "ncu saw 1 kernel" in other.ncu_check["cause"]

@@ -10,6 +10,7 @@ from gpubench.records.derive import finish_group, speedups
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
 from gpubench.timing import noise, roofline
+from gpubench.timing.clocks import ClockReport
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.stopping import TimingSettings, next_batch_size, relative_ci, stop_reason
 from gpubench.timing.timers.base import sample_until_stopped
@@ -106,9 +107,10 @@ def test_noise_warnings_say_what_to_do():
     codes = [w.code for w in noise.assess(noisy, "max_time", 0.005, None, "cold")]
     assert codes[:2] == ["noisy", "not_converged"]
     assert all(w.remedy for w in noise.assess(noisy, "max_time", 0.005, None, "cold"))
-    throttled = {"slowed_down": True, "reasons": ["sw_thermal_slowdown"], "sm_mhz_min": 1400,
-                 "sm_mhz_max": 1980}
-    assert [w.code for w in noise.clock_warnings(throttled)] == ["throttled"]
+    throttled = ClockReport(reasons_mask=0x20, sm_mhz_min=1400, sm_mhz_max=1980)
+    warnings = noise.clock_warnings(throttled)
+    assert [w.code for w in warnings] == ["throttled"]
+    assert "sw_thermal_slowdown" in warnings[0].message
 
 
 # ---------------------------------------------------------------- the stopping rule

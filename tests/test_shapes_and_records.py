@@ -19,6 +19,7 @@ from gpubench.records.strict_json import strict_dumps
 from gpubench.run.config import RunConfig, load_config
 from gpubench.run.folders.folder import load_run, point_latest, read_run, resolve_run, save_run
 from gpubench.run.plan import Point, choose_shapes, plan_points
+from gpubench.timing.clocks import ClockReport
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.settings import TimingSettings
 
@@ -207,7 +208,7 @@ def _result(variant: str, status=R.OK, samples=(1e-3, 2e-3, 3e-3), check=None, m
     shape = Shape({"M": 16, "N": 4096, "K": 4096})
     measurement = Measurement(mode, "events", samples, warmup_calls=4, warmup_s=0.1,
                               stop_reason="converged", sampling_s=0.05, details={"k": 1},
-                              target_rel_ci=0.005, clocks={"sm_mhz_min": 1980},
+                              target_rel_ci=0.005, clocks=ClockReport(sm_mhz_min=1980),
                               recheck={"passed": True}) if samples else None
     return R.Result(key=PointKey("matmul", variant, "bfloat16", shape, mode), kind="cuda",
                     status=status, baseline=baseline, device="cuda", flops=2e9,

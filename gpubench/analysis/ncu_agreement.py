@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from gpubench.codec import Record
 from gpubench.records import result as R
 from gpubench.timing import noise
+from gpubench.timing.clocks import ClockReport
 from gpubench.timing.noise import FIXED_COST_SPREAD_US, SHORT_KERNEL_S
 
 CHECK_RANGE = "gb_check:"  # NVTX range per point: gb_check:<index in the task list>
@@ -128,15 +129,14 @@ def likely_cause(result: R.Result, ncu: NcuTime, deviation: float) -> str:
 CLOCK_DROP = 0.03
 
 
-def clocks_dropped(clocks: dict | None) -> bool:
+def clocks_dropped(clocks: ClockReport | None) -> bool:
     """The clock report shows a slowdown, or a power cap that pulled the SM clock down."""
-    clocks = clocks or {}
-    if clocks.get("slowed_down"):
-        return True
-    if not clocks.get("power_capped"):
+    if clocks is None or not (clocks.slowed_down or clocks.power_capped):
         return False
-    low = clocks.get("sm_mhz_min")
-    top = clocks.get("sm_mhz_max_possible") or clocks.get("sm_mhz_max")
+    if clocks.slowed_down:
+        return True
+    low = clocks.sm_mhz_min
+    top = clocks.sm_mhz_max_possible or clocks.sm_mhz_max
     if not low or not top:
         return True  # capped, the clock unknown: the cap stays a candidate
     return low < (1 - CLOCK_DROP) * top

@@ -23,8 +23,8 @@ def _roof(key: str) -> Callable:
     return lambda r: (r.roof or {}).get(key)
 
 
-def _clocks(key: str) -> Callable:
-    return lambda r: (r.clocks or {}).get(key)
+def _clocks(attribute: str) -> Callable:
+    return lambda r: getattr(r.clocks, attribute) if r.clocks else None
 
 
 def _check(key: str) -> Callable:

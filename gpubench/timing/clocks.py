@@ -37,14 +37,17 @@ POLL_S = 0.01
 
 @dataclass(frozen=True)
 class ClockReport(Record):
+    """What NVML saw of the GPU's clocks while a mode was timed (one per Measurement)."""
+
     DERIVED = ("reasons", "slowed_down", "power_capped")
 
-    polls: int
-    sm_mhz_min: int | None
-    sm_mhz_max: int | None
-    sm_mhz_max_possible: int | None
-    temperature_c_max: int | None
-    reasons_mask: int
+    polls: int = 0
+    sm_mhz_min: int | None = None
+    sm_mhz_max: int | None = None
+    sm_mhz_max_possible: int | None = None
+    temperature_c_max: int | None = None
+    reasons_mask: int = 0
+    remeasured: bool = False  # timed again after a slowdown (--remeasure-throttled)
 
     @property
     def reasons(self) -> list[str]:
@@ -135,10 +138,9 @@ class ClockMonitor:
 def measure_watched(timer, call, watch_clocks: bool, uuid: str = ""):
     """`timer.measure(call)` with the GPU's clocks watched meanwhile (on a GPU): the one
     measuring step of `gpubench run` (in its worker) and `gpubench.measure()` (in the
-    caller's process). Returns the Measurement and the ClockReport's dict (None without
-    one: on a CPU, or without NVML)."""
+    caller's process). Returns the Measurement and the ClockReport (None without one: on
+    a CPU, or without NVML)."""
     watch = ClockMonitor(uuid) if watch_clocks else None
     with watch or contextlib.nullcontext():
         timing = timer.measure(call)
-    report = getattr(watch, "report", None)
-    return timing, report.to_dict() if report else None
+    return timing, getattr(watch, "report", None)

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from gpubench.codec import Record, decode
+from gpubench.timing.clocks import ClockReport
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class Measurement(Record):
     sampling_s: float | None = None  # wall time spent taking the samples
     details: dict = field(default_factory=dict)  # timer specifics (event-pair cost, batch sizes)
     target_rel_ci: float | None = None
-    clocks: dict | None = None  # ClockReport.to_dict(): SM clock range, throttle reasons
+    clocks: ClockReport | None = None  # SM clock range, throttle reasons (NVML)
     recheck: dict | None = None  # CheckResult.to_dict() of the timed calls' output
     error: str | None = None  # this mode failed (timer error, or the re-check failed)
     recheck_failed: bool = False

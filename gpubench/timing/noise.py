@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpubench.codec import Record
+from gpubench.timing.clocks import ClockReport
 from gpubench.timing.hostload import busy_reason
 
 # IQR above 5% of the median: two variants 5% apart can no longer be told apart
@@ -58,7 +59,7 @@ class TimingWarning(Record):
         return f"{self.message} — {self.remedy}"
 
 
-def assess(summary, stop_reason: str | None, target_rel_ci: float, clocks: dict | None,
+def assess(summary, stop_reason: str | None, target_rel_ci: float, clocks: ClockReport | None,
            mode: str, host_load: dict | None = None) -> list[TimingWarning]:
     """Warnings for one measured result (summary from stats.summarize). CPU timings
     are indicative only, so their spread draws no warning; a busy host does."""
@@ -96,18 +97,18 @@ def assess(summary, stop_reason: str | None, target_rel_ci: float, clocks: dict 
     return found
 
 
-def clock_warnings(clocks: dict | None) -> list[TimingWarning]:
+def clock_warnings(clocks: ClockReport | None) -> list[TimingWarning]:
     if not clocks:
         return []
-    if clocks.get("slowed_down"):
+    if clocks.slowed_down:
         return [TimingWarning("throttled", "clocks slowed down during the measurement "
-                        f"({', '.join(clocks.get('reasons', []))}; SM {clocks.get('sm_mhz_min')}"
-                        f"-{clocks.get('sm_mhz_max')} MHz)",
-                        "re-run with --remeasure-throttled, or let the GPU cool down")]
-    if clocks.get("power_capped"):
+                              f"({', '.join(clocks.reasons)}; SM {clocks.sm_mhz_min}"
+                              f"-{clocks.sm_mhz_max} MHz)",
+                              "re-run with --remeasure-throttled, or let the GPU cool down")]
+    if clocks.power_capped:
         return [TimingWarning("power_capped", f"ran at the power cap (SM down to "
-                        f"{clocks.get('sm_mhz_min')} MHz)",
-                        "normal for heavy kernels; compare variants at the same cap")]
+                              f"{clocks.sm_mhz_min} MHz)",
+                              "normal for heavy kernels; compare variants at the same cap")]
     return []
 
 

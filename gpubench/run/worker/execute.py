@@ -367,9 +367,9 @@ class Executor:
         parts = rotation.parts()  # held in this frame, out of the variant's reach
         try:
             timing, clocks = self._measure(mode, rotation, task)
-            if task.timing.remeasure_throttled and clocks and clocks.get("slowed_down"):
+            if task.timing.remeasure_throttled and clocks and clocks.slowed_down:
                 timing, clocks = self._measure(mode, rotation, task)
-                clocks["remeasured"] = True
+                clocks = replace(clocks, remeasured=True) if clocks else None
             tampered = rotation.tampered(parts, len(timing.samples_s))
             recheck, failure = (None, tampered) if tampered else rotation.verdict()
         except Exception as exc:
