@@ -151,10 +151,10 @@ def test_a_row_near_the_l2_size_is_placed_under_the_copy_of_its_footprint():
     """113% of the large copy (the H100, 2026-11-25) is 94% of a copy as large as it."""
     row = layernorm(64 * MIB / (1.13 * 3000e9))
     roof = roof_position(row, H100)
-    assert roof["bound"] == "memory" and roof["bandwidth_gbps"] == pytest.approx(3600.0)
-    assert roof["fraction"] == pytest.approx(1.13 * 3000 / 3600)
+    assert roof.bound == "memory" and roof.bandwidth_gbps == pytest.approx(3600.0)
+    assert roof.fraction == pytest.approx(1.13 * 3000 / 3600)
     before = roof_position(row, {k: v for k, v in H100.items() if k != "bandwidth_curve"})
-    assert before["fraction"] == pytest.approx(1.13) and before["bandwidth_gbps"] == 3000.0
+    assert before.fraction == pytest.approx(1.13) and before.bandwidth_gbps == 3000.0
 
 
 def test_the_cell_and_caption_keep_their_format():
@@ -163,7 +163,7 @@ def test_the_cell_and_caption_keep_their_format():
     assert rows[0]["of roof"] == "94% mem"
     assert "of roof: share of the measured roofline" in caption
     back = R.Result.from_dict(json.loads(json.dumps(row.to_dict())))
-    assert back.roof["bandwidth_gbps"] == pytest.approx(3600.0)
+    assert back.roof.bandwidth_gbps == pytest.approx(3600.0)
 
 
 # ------------------------------------------------------------------ gpubench peak

@@ -24,6 +24,7 @@ from gpubench.report import charts
 from gpubench.report.html import RunComparisonView, render_report
 from gpubench.run.folders.folder import read_run
 from gpubench.timing.measurement import Measurement
+from gpubench.timing.roofline import RoofPosition
 
 H200 = FIXTURES / "compare" / "h200"
 GOLDEN = REPO / "tests" / "golden"
@@ -345,8 +346,7 @@ def test_run_report_on_the_cpu_writes_a_page_chromium_draws(gpubench):
 
 
 def test_suspect_rows_are_red_listed_with_their_reason_and_left_off_the_charts():
-    results = [r.with_derived(roof={"intensity": r.flops / r.bytes_moved, "fraction": 0.5,
-                                     "bound": "compute"})
+    results = [r.with_derived(roof=RoofPosition("compute", 0.5, r.flops / r.bytes_moved))
                for r in synthetic([{"M": n, "N": n, "K": n} for n in (256, 512, 1024)])]
     reason = "4034% of the measured roofline: faster than physics allows"
     results[3] = replace(results[3], status=R.SUSPECT, error=reason)  # mine at 512

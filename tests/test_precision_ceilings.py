@@ -159,17 +159,17 @@ def row(variant="triton_tc", declared="", seconds=2.7e-3 / 1.7, dtype="float32")
 
 def test_the_declared_precision_picks_the_roof():
     tf32 = roof_position(row(declared="tf32"), H200)
-    assert tf32["compute"] == "tf32" and tf32["bound"] == "compute"
-    assert tf32["fraction"] == pytest.approx(2 * 4096**3 / (2.7e-3 / 1.7) / 400e12)
+    assert tf32.compute == "tf32" and tf32.bound == "compute"
+    assert tf32.fraction == pytest.approx(2 * 4096**3 / (2.7e-3 / 1.7) / 400e12)
     fp32 = roof_position(row(declared=""), H200)
-    assert fp32["compute"] == "fp32" and fp32["fraction"] == pytest.approx(1.7, rel=0.02)
-    assert roof_position(row(dtype="float16"), H200)["compute"] == "fp16"
+    assert fp32.compute == "fp32" and fp32.fraction == pytest.approx(1.7, rel=0.02)
+    assert roof_position(row(dtype="float16"), H200).compute == "fp16"
 
 
 def test_an_unmeasured_precision_falls_back_to_the_dtypes_and_old_ceilings_still_place():
-    assert roof_position(row(declared="tf32"), OLD)["compute"] == "fp32"  # no tf32 there
+    assert roof_position(row(declared="tf32"), OLD).compute == "fp32"  # no tf32 there
     old = roof_position(row(), OLD)
-    assert old["compute"] == "fp32" and old["fraction"] == pytest.approx(1.7, rel=0.02)
+    assert old.compute == "fp32" and old.fraction == pytest.approx(1.7, rel=0.02)
     assert precision.compute_roof(OLD, "float64", None) == ("fp32", 51.0)
 
 
@@ -189,7 +189,7 @@ def test_a_tf32_kernel_is_not_suspect_under_its_own_roof_and_the_cell_names_it()
     assert tc.status == R.OK and tc.speedup == pytest.approx(1.7)
     _, rows, caption = table_layout([torch_row, tc])
     assert rows[0]["of roof"] == "100% comp"
-    assert rows[1]["of roof"] == f"{tc.roof['fraction']:.0%} tf32"
+    assert rows[1]["of roof"] == f"{tc.roof.fraction:.0%} tf32"
     assert "that precision's measured ceiling" in caption
     # Against the fp32 roof alone (no declaration) the same time is beyond physics.
     (undeclared,) = finish_group([row(declared="")], H200)
@@ -231,16 +231,16 @@ def test_a_spec_names_a_known_precision():
 def test_precision_round_trips_and_an_old_results_json_loads():
     tc = finish_group([row(declared="tf32")], H200)[0]
     back = R.Result.from_dict(json.loads(json.dumps(tc.to_dict())))
-    assert back.precision == "tf32" and back.roof["compute"] == "tf32"
+    assert back.precision == "tf32" and back.roof.compute == "tf32"
     assert tc.to_record()["precision"] == "tf32"
     old = RunDocument.from_dict(json.loads((FIXTURES / "report" / "h200-matmul-k.json")
                                            .read_text()))
     first = old.results[0]
-    assert first.precision == "" and "compute" not in first.roof
+    assert first.precision == "" and first.roof.compute is None  # before precisions
     assert table_layout([first])[1][0]["of roof"].endswith("comp")
     replaced = roof_position(first, old.env["ceilings"])
-    assert replaced["compute"] == "fp32"
-    assert replaced["fraction"] == pytest.approx(first.roof["fraction"])
+    assert replaced.compute == "fp32"
+    assert replaced.fraction == pytest.approx(first.roof.fraction)
 
 
 def test_the_roofline_draws_the_declared_precisions_roof_beside_the_dtypes():

@@ -17,6 +17,7 @@ from gpubench.report import chart_style, charts
 from gpubench.report.html import RunComparisonView, chart_specs, render_report
 from gpubench.run.folders.folder import read_run
 from gpubench.timing.measurement import Measurement
+from gpubench.timing.roofline import RoofPosition
 
 H200 = FIXTURES / "compare" / "h200"
 CEILINGS = {"bandwidth_gbps": 4281.0,
@@ -35,8 +36,8 @@ def family(name: str, variants: tuple[str, ...], sizes=(256, 512, 1024), kind="t
                 kind=kind, device=device, status=R.OK, baseline=j == 0,
                 flops=2.0 * n**3, bytes_moved=12.0 * n * n,
                 measurement=Measurement("cold", "test", samples))
-            out.append(result.with_derived(roof={"intensity": n / 6, "fraction": 0.5,
-                                                 "bound": "compute", "compute": "fp32"}))
+            out.append(result.with_derived(roof=RoofPosition("compute", 0.5, n / 6,
+                                                                compute="fp32")))
     return out
 
 

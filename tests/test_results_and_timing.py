@@ -60,12 +60,12 @@ def test_roofline_position_by_hand():
     # H100-like ceilings: 3000 GB/s, 50 TFLOP/s -> ridge at 50e12 / 3e12 = 16.7 FLOP/byte.
     memory = roofline.position(flops=1e6, bytes_moved=8e6, seconds=4e-6,
                                bandwidth_gbps=3000, peak_tflops=50)
-    assert memory["bound"] == "memory" and memory["intensity"] == 0.125
-    assert memory["fraction"] == pytest.approx(8e6 / 4e-6 / 3e12)  # 2 TB/s of 3 -> 0.667
+    assert memory.bound == "memory" and memory.intensity == 0.125
+    assert memory.fraction == pytest.approx(8e6 / 4e-6 / 3e12)  # 2 TB/s of 3 -> 0.667
     compute = roofline.position(flops=2 * 4096**3, bytes_moved=3 * 4096**2 * 4, seconds=2.75e-3,
                                 bandwidth_gbps=3000, peak_tflops=50)
-    assert compute["bound"] == "compute"
-    assert compute["fraction"] == pytest.approx(2 * 4096**3 / 2.75e-3 / 50e12)
+    assert compute.bound == "compute"
+    assert compute.fraction == pytest.approx(2 * 4096**3 / 2.75e-3 / 50e12)
 
 
 def test_finish_group_places_rows_and_warns_about_launch_bound_calls():
@@ -73,8 +73,8 @@ def test_finish_group_places_rows_and_warns_about_launch_bound_calls():
     cold, wall = finish_group([result("k", samples=[5e-6] * 20),
                                result("k", samples=[30e-6] * 20, mode="wall")], ceilings)
     # 2e9 FLOP over 4e6 bytes = 500 FLOP/byte, past the 167 ridge: compute-bound
-    assert cold.roof["bound"] == "compute"
-    assert cold.roof["fraction"] == pytest.approx(2e9 / 5e-6 / 500e12)
+    assert cold.roof.bound == "compute"
+    assert cold.roof.fraction == pytest.approx(2e9 / 5e-6 / 500e12)
     assert [w.code for w in wall.warnings] == ["launch_bound"]
     assert not cold.warnings
 
@@ -213,7 +213,7 @@ def test_cpu_timings_get_their_own_noise_and_roof_warnings():
                                  mode="cpu")], None)[0]
     assert "noisy" not in {w.code for w in quiet.warnings}
     cached = finish_group([result("c", samples=[1e-4] * 20, mode="cpu")], ceilings)[0]
-    assert cached.roof["fraction"] == pytest.approx(4.0)
+    assert cached.roof.fraction == pytest.approx(4.0)
     assert {w.code for w in cached.warnings} == {"above_dram_roof"}
     assert cached.speedup is None or cached.speedup == 1.0  # no baseline here; not suspect
     within = finish_group([result("c", samples=[5e-4] * 20, mode="cpu")], ceilings)[0]

@@ -246,7 +246,7 @@ def test_save_then_load_loses_nothing_and_the_json_is_strict(tmp_path):
     wrong = loaded.by_key()["matmul/wrong/bfloat16/M=16,N=4096,K=4096/cold"]
     assert wrong.check["max_abs_err"] == math.inf and wrong.check["worst_ratio"] == -math.inf
     assert loaded.results[1].measurement.warmup_s == 0.1
-    assert loaded.results[1].speedup == 1.0 and loaded.results[1].roof["bound"]
+    assert loaded.results[1].speedup == 1.0 and loaded.results[1].roof.bound
     assert csv_path.read_text().splitlines()[0].startswith("family,variant,M,N,K,dtype,")
     frame = loaded.to_frame()
     assert list(frame["M"]) == [16, 16, 16] and list(frame["variant"]) == ["torch", "naive",

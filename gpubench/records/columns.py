@@ -19,8 +19,8 @@ def _summary(attribute: str, empty=None) -> Callable:
     return lambda r: getattr(r.summary, attribute) if r.summary else empty
 
 
-def _roof(key: str) -> Callable:
-    return lambda r: (r.roof or {}).get(key)
+def _roof(attribute: str) -> Callable:
+    return lambda r: getattr(r.roof, attribute) if r.roof else None
 
 
 def _clocks(attribute: str) -> Callable:

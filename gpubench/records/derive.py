@@ -6,6 +6,8 @@ once per (family, dtype, shape) group as soon as it completes.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gpubench.records import trust
 from gpubench.records.result import OK, SUSPECT, Result
 from gpubench.timing import copy_curve, noise, precision, roofline
@@ -54,7 +56,7 @@ def same_model(one: Result, other: Result) -> bool:
     return not one.device_name or not other.device_name or one.device_name == other.device_name
 
 
-def roof_position(result: Result, ceilings: dict | None) -> dict | None:
+def roof_position(result: Result, ceilings: dict | None) -> roofline.RoofPosition | None:
     """Where a passing row sits under the measured roofline ({'bandwidth_gbps',
     'tflops': {precision: x}}, or the older {dtype: x}), or None. The compute ceiling is
     that of the precision the variant declares (fp32 inputs as TF32), else its dtype's
@@ -67,7 +69,7 @@ def roof_position(result: Result, ceilings: dict | None) -> dict | None:
     bandwidth = copy_curve.memory_roof_gbps(ceilings, result.bytes_moved)
     roof = roofline.position(result.flops or 0.0, result.bytes_moved, result.median_s,
                              bandwidth, peak)
-    return {**roof, "compute": used, "bandwidth_gbps": bandwidth} if roof else None
+    return replace(roof, compute=used, bandwidth_gbps=bandwidth) if roof else None
 
 
 def measurement_warnings(result: Result) -> list[noise.TimingWarning]:
@@ -100,7 +102,7 @@ def suspect_warning(result: Result, roof: dict | None) -> noise.TimingWarning | 
     """Whether a passing row is beyond what any kernel can do (see noise.suspect)."""
     if not result.passed:
         return None
-    return noise.suspect((roof or {}).get("fraction"), result.median_s, result.mode)
+    return noise.suspect(roof.fraction if roof else None, result.median_s, result.mode)
 
 
 def beyond_physics(result: Result, doubt: noise.TimingWarning | None) -> Result:
@@ -141,7 +143,7 @@ def finish_group(group: list[Result], ceilings: dict | None) -> list[Result]:
     for index, (result, roof, doubt) in enumerate(zip(group, roofs, suspects, strict=True)):
         warnings = [doubt] if doubt else []
         warnings += measurement_warnings(result)
-        cached = noise.cpu_cache_roof((roof or {}).get("fraction"), result.mode) \
+        cached = noise.cpu_cache_roof(roof.fraction if roof else None, result.mode) \
             if result.correct else None
         if cached:
             warnings.append(cached)

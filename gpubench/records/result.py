@@ -88,7 +88,7 @@ class Result:
     # Derived from the group (derive.finish_group); None/empty until then.
     speedup: float | None = None
     speedup_ci: tuple[float, float] | None = None  # its 95% CI (derive.speedup_cis)
-    roof: dict | None = None  # roofline.position(...) with the machine's ceilings
+    roof: roofline.RoofPosition | None = None  # where it sits under the machine's roofline
     warnings: tuple[noise.TimingWarning, ...] = ()
     device_work: DeviceWork | None = None  # kernels per call, their sum and span (GPU only)
     # What flags added (--ncu, --ncu-check, --sanitize, ...): name -> Extra, see extras.py.
@@ -233,7 +233,8 @@ class Result:
         record.update(
             shape=dict(self.shape), key=self.key.text(),
             measurement=self.measurement.to_dict() if self.measurement else None,
-            check=self.check, build=self.build, roofline=self.roof,
+            check=self.check, build=self.build,
+            roofline=self.roof.to_dict() if self.roof else None,
             summary=self.summary.to_dict() if self.summary else None,
             warnings=[w.to_dict() for w in self.warnings],
             device_work=self.device_work.to_dict() if self.device_work else None,
@@ -258,7 +259,7 @@ class Result:
             flops=data.get("flops"), bytes_moved=data.get("bytes_moved"), seed=data.get("seed"),
             measurement=Measurement.from_dict(measurement) if measurement else None,
             check=data.get("check"), build=data.get("build") or {}, error=data.get("error"),
-            speedup=data.get("speedup_vs_baseline"), roof=data.get("roofline"),
+            speedup=data.get("speedup_vs_baseline"), roof=_roof(data.get("roofline")),
             speedup_ci=tuple(data["speedup_ci95"]) if data.get("speedup_ci95") else None,
             warnings=tuple(noise.TimingWarning(**w) for w in data.get("warnings") or ()),
             device_work=DeviceWork.from_dict(data.get("device_work")),
@@ -291,7 +292,8 @@ def _check_types(data: Mapping) -> None:
     wrong += [spec.name for spec in EXTRAS if spec.saved and data.get(spec.name) is not None
               and not isinstance(data[spec.name], Mapping)]
     roof = data.get("roofline")
-    if isinstance(roof, Mapping) and not isinstance(roof.get("fraction"), int | float):
+    if isinstance(roof, Mapping) and (not isinstance(roof.get("fraction"), int | float)
+                                      or not isinstance(roof.get("bound"), str)):
         wrong.append("roofline")
     if not isinstance(data.get("shape"), Mapping):
         wrong.append("shape")
@@ -340,3 +342,8 @@ def exit_code(results) -> int:
     if statuses & FAILED_STATUSES:
         return errors.EXIT_VARIANT_FAILED
     return errors.EXIT_SUSPECT if SUSPECT in statuses else errors.EXIT_OK
+
+
+def _roof(data: Mapping | None) -> roofline.RoofPosition | None:
+    """A saved roofline position (checked by _problems before), or None."""
+    return roofline.RoofPosition.from_dict(data) if data else None

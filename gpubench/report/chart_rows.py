@@ -32,7 +32,7 @@ def point_row(result: Result) -> dict:
     """What a chart knows about one measured point: the numbers and their text forms
     (the tooltip shows the text, the axes use the numbers)."""
     summary = result.summary
-    roof = result.roof or {}
+    roof = result.roof
     ncu = result.ncu or {}
     row = {
         "variant": variant_label(result), "is_base": bool(result.baseline),
@@ -41,10 +41,10 @@ def point_row(result: Result) -> dict:
         "median": fmt.duration(summary.median, min(summary.significant_digits, 4)),
         "tflops": result.tflops, "gbps": result.gbps,
         "TFLOP/s": fmt.rate(result.tflops), "GB/s": fmt.rate(result.gbps),
-        "intensity": roof.get("intensity"),
+        "intensity": roof.intensity if roof else None,
         # The compute roof it is under: its variant's declared precision or its dtype's.
-        "roof of": roof.get("compute") or precision.of_dtype(result.dtype),
-        "of roof": (f"{fmt.percent(roof['fraction'], 0)} "
+        "roof of": (roof.compute if roof else None) or precision.of_dtype(result.dtype),
+        "of roof": (f"{fmt.percent(roof.fraction, 0)} "
                     f"{precision.roof_label(roof, result.dtype)}") if roof else "-",
         "vs base": fmt.ratio(result.speedup),
     }

@@ -123,7 +123,7 @@ def _axis_title(sweep: dict) -> str:
 
 
 def _memory_bound(results: Sequence[Result]) -> bool:
-    bounds = [r.roof["bound"] for r in results if r.roof]
+    bounds = [r.roof.bound for r in results if r.roof]
     if bounds:
         return bounds.count("memory") >= len(bounds) / 2
     return not any(r.flops for r in results)

@@ -249,7 +249,7 @@ def sort_keys(result: R.Result) -> dict[str, float | None]:
     if s is not None:
         keys.update({"median": s.median, "±CI": s.rel_ci, "IQR": s.rel_iqr, "n": s.n,
                      "TFLOP/s": result.tflops, "GB/s": result.gbps,
-                     "of roof": (result.roof or {}).get("fraction"),
+                     "of roof": result.roof.fraction if result.roof else None,
                      "vs base": result.speedup})
     keys["shape"] = math.prod(result.shape.values()) if len(result.shape) else None
     return keys

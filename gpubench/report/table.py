@@ -149,7 +149,7 @@ DROP_ORDER = _with_extras(("kind", "IQR", "n", "build", "kernels", "RATE", "±CI
 def drop_order(group: list[R.Result]) -> tuple[str, ...]:
     """DROP_ORDER with its rates filled in: a compute-bound group keeps TFLOP/s longest, a
     memory-bound one GB/s."""
-    bounds = [r.roof["bound"] for r in group if r.roof]
+    bounds = [r.roof.bound for r in group if r.roof]
     compute = bounds.count("compute") > len(bounds) / 2
     rates = iter(("GB/s", "TFLOP/s") if compute else ("TFLOP/s", "GB/s"))
     return tuple(next(rates) if h == "RATE" else h for h in DROP_ORDER)
@@ -371,7 +371,7 @@ def _roof_cell(result: R.Result) -> str:
     a compute roof of another precision than the dtype's own is named: '85% tf32'."""
     if not result.roof:
         return "-"
-    return (f"{fmt.percent(result.roof['fraction'], 0)} "
+    return (f"{fmt.percent(result.roof.fraction, 0)} "
             f"{precision.roof_label(result.roof, result.dtype)}")
 
 

@@ -57,16 +57,16 @@ def compute_roof(ceilings: Mapping, dtype: str, declared: str | None) -> tuple[s
     return None
 
 
-def differs(roof: Mapping | None, dtype: str) -> str | None:
+def differs(roof, dtype: str) -> str | None:
     """The precision a compute roof was taken from, when it is not the dtype's own (the
     table then names it: '85% tf32'); None when it is, or for an old roof that says none."""
-    used = (roof or {}).get("compute")
+    used = roof.compute if roof else None
     return used if used and used != of_dtype(dtype) else None
 
 
-def roof_label(roof: Mapping, dtype: str) -> str:
+def roof_label(roof, dtype: str) -> str:
     """Which roof a result is under, as its "of roof" cell says it: 'mem', 'comp', or the
     precision of a compute roof other than the dtype's own ('tf32')."""
-    if roof.get("bound") == "memory":
+    if roof.bound == "memory":
         return "mem"
     return differs(roof, dtype) or "comp"

@@ -8,6 +8,11 @@ inputs moves more than this and shows as less efficient, which is the point.
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
+from gpubench.codec import Record
+
 
 def tflops(flops: float, seconds: float) -> float | None:
     """Useful FLOPs per second, in 10^12 (None when the time is unknown)."""
@@ -37,8 +42,23 @@ def speedup(baseline_seconds: float | None, seconds: float | None) -> float | No
     return baseline_seconds / seconds
 
 
+@dataclass(frozen=True)
+class RoofPosition(Record):
+    """Where a measurement sits under the roofline: which roof bounds it (memory or
+    compute), its arithmetic intensity and the ridge point (FLOP/byte), and `fraction`,
+    achieved over roof. `compute` names the precision whose peak the compute roof is
+    ("tf32"), `bandwidth_gbps` the memory roof at the row's footprint (records/derive.py)."""
+
+    bound: str
+    fraction: float
+    intensity: float = math.nan
+    ridge: float = math.nan
+    compute: str | None = None
+    bandwidth_gbps: float | None = None
+
+
 def position(flops: float, bytes_moved: float, seconds: float | None, bandwidth_gbps: float,
-             peak_tflops: float) -> dict | None:
+             peak_tflops: float) -> RoofPosition | None:
     """Where a measurement sits under this machine's roofline.
 
     The ridge point is peak FLOP/s over bandwidth (about 17 FLOP/byte for fp32
@@ -51,7 +71,6 @@ def position(flops: float, bytes_moved: float, seconds: float | None, bandwidth_
     intensity = arithmetic_intensity(flops or 0.0, bytes_moved)
     ridge = peak_tflops * 1e12 / (bandwidth_gbps * 1e9)
     if intensity < ridge:
-        return {"bound": "memory", "intensity": intensity, "ridge": ridge,
-                "fraction": bytes_moved / seconds / (bandwidth_gbps * 1e9)}
-    return {"bound": "compute", "intensity": intensity, "ridge": ridge,
-            "fraction": flops / seconds / (peak_tflops * 1e12)}
+        return RoofPosition("memory", bytes_moved / seconds / (bandwidth_gbps * 1e9),
+                            intensity, ridge)
+    return RoofPosition("compute", flops / seconds / (peak_tflops * 1e12), intensity, ridge)
