@@ -47,7 +47,7 @@ from gpubench.report.files import new_run_dir
 from gpubench.run.ab.pair import PAIRED_MODES
 from gpubench.run.config import RunConfig
 from gpubench.run.folders.folder import RunFolder
-from gpubench.run.lanes.lane import Lane, Outcome, Slot
+from gpubench.run.lanes.lane import Lane, Outcome, default_lane
 from gpubench.run.machine import detect_machine
 from gpubench.run.plan import Point, choose_dtypes, choose_shapes, group_seed
 from gpubench.timing.envinfo import host_env
@@ -113,7 +113,7 @@ class ABCommand:
         points, controls = self._plan(versions, machine)
         out = request.out or new_run_dir(PROFILES, [request.family, "ab"])
         folder = RunFolder(out, latest_base=None if request.out else PROFILES).claim()
-        lane = Lane(Slot(machine.device, f"{machine.device}:0"), folder.path, "ab-worker")
+        lane = default_lane(machine.device, folder.path, "ab-worker")
         outcomes: list[Outcome | None] = [None] * len(points)
         interrupted = None
         try:
@@ -307,10 +307,10 @@ def _entries(points: list[Point], outcomes: list, modes: tuple[str, ...], rows: 
 
 def _untrusted(sides) -> tuple[str, str]:
     """(FAILED or SUSPECT, why) when a side's row is not a PASS; ("", "") when both are."""
-    for verdict, wanted in ((FAILED, lambda r: not r.correct), (SUSPECT, lambda r: not
-                                                                r.passed)):
+    for verdict, untrusted in ((FAILED, lambda r: not r.correct),
+                               (SUSPECT, lambda r: not r.passed)):
         for side, row in sides:
-            if wanted(row):
+            if untrusted(row):
                 label = R.status_label(row.status)
                 return verdict, f"{side} {label}: {row.error or ''}".rstrip(": ")
     return "", ""

@@ -23,7 +23,7 @@ from gpubench.families.leaderboard import problem_sources
 from gpubench.families.versions import changed_variants, copy_sources
 from gpubench.records.run import RunDocument
 from gpubench.report.ab_view import paired_line
-from gpubench.run.lanes.lane import Lane, Slot
+from gpubench.run.lanes.lane import default_lane
 
 
 def keep_sources(dirs: dict[str, Path], target: Path) -> dict[str, Path]:
@@ -74,7 +74,7 @@ def _pair_family(machine, points: list, base: tuple[int, Path], timing, log_dir:
                  console: Console) -> list[str]:
     iteration, folder = base
     family = points[0].family
-    lane = Lane(Slot(machine.device, f"{machine.device}:0"), log_dir, "pair-worker")
+    lane = default_lane(machine.device, log_dir, "pair-worker")
     outcomes: list = [None] * len(points)
     try:
         measure_pairs(lane, points, folder, timing, outcomes, console)

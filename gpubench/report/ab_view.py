@@ -63,7 +63,8 @@ def summary_line(verdicts: Sequence[PairVerdict], threshold: float) -> str:
 def paired_line(v: PairVerdict, iteration: int) -> str:
     """`run --watch`'s line for a point paired with an earlier iteration: '  paired with #2:
     cuda n=2^20 float32 cold  SLOWER +1.23% [+0.80% .. +1.60%] (one process, 812 blocks)'."""
-    said = f"{v.verdict} {cells(v)[6]} [{cells(v)[7]}]" if v.blocks else v.verdict
+    row = cells(v)
+    said = f"{v.verdict} {row[6]} [{row[7]}]" if v.blocks else v.verdict
     why = f" ({v.reason})" if v.reason else f" (one process, {v.blocks} blocks)"
     return safe_text.one_line(f"  paired with #{iteration}: {v.variant} {v.shape} {v.dtype} "
                               f"{v.mode}  {said}{why}")

@@ -38,7 +38,7 @@ from gpubench.run.build_phase import BuildPhase, describe_build_phase
 from gpubench.run.deriver import Deriver
 from gpubench.run.interference.reference import Interference
 from gpubench.run.interference.timing import InterferenceProbe
-from gpubench.run.lanes.lane import Lane, Outcome, Slot
+from gpubench.run.lanes.lane import Outcome, default_lane
 from gpubench.run.pipeline import Pipeline
 from gpubench.run.plan import Point
 from gpubench.run.schedule import EMPTY, GroupTracker, LaneState, SharedQueue
@@ -68,7 +68,7 @@ class Runner:
         if self.pipeline.context is not None:  # the passes speak and read env through us
             self.pipeline.context = replace(self.pipeline.context, emit=self.emit,
                                             env=lambda: self.env)
-        self.lanes = lanes or [Lane(Slot(device, f"{device}:0"), log_dir)]
+        self.lanes = lanes or [default_lane(device, log_dir)]
         self.env: dict = {}
         self.devices: dict[str, dict] = {}  # device_id -> the facts of that device
         self.interference: Interference | None = None

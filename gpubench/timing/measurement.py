@@ -68,9 +68,9 @@ class Measurement(Record):
 
     @classmethod
     def from_dict(cls, data: dict) -> Measurement:
-        """As the codec reads it, refusing samples that are no times (_check_samples). A
+        """As the codec reads it, refusing samples that are no times (check_samples). A
         file from before `fresh` holds the probe's calls in `details`: moved to `fresh`."""
-        _check_samples(data.get("samples_s", ()))
+        check_samples(data.get("samples_s", ()))
         details = dict(data.get("details") or {})
         if "fresh_s" in details and data.get("fresh") is None:
             data = {**data, "details": details, "fresh": {
@@ -79,11 +79,11 @@ class Measurement(Record):
         return decode(cls, data)
 
 
-def _check_samples(samples) -> None:
+def check_samples(samples, name: str = "samples_s") -> None:
     """Samples read from a file are times: a NaN or negative one (an edited or corrupted
     file) would flow into every median and compare as '+nan%', so it is refused."""
     if not isinstance(samples, list | tuple):
-        raise ValueError(f"samples_s is a {type(samples).__name__}, not a list of times")
+        raise ValueError(f"{name} is a {type(samples).__name__}, not a list of times")
     for sample in samples:
         if isinstance(sample, bool) or not isinstance(sample, int | float):
             raise ValueError(f"a timing sample is {sample!r}, not a number of seconds")

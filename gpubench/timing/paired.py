@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpubench.codec import Record, decode
+from gpubench.timing.measurement import check_samples
 from gpubench.timing.stats import median_ci_order, quantile
 
 # The normal point of a two-sided 99% interval: above Pocock's boundary for up to ~10 looks.
@@ -87,13 +88,9 @@ class PairedTiming(Record):
 
     @classmethod
     def from_dict(cls, data: dict) -> PairedTiming:
-        """As the codec reads it, refusing samples that are no times."""
+        """As the codec reads it, refusing samples that are no times (check_samples)."""
         for name in ("base_s", "new_s"):
-            values = data.get(name, ())
-            if not isinstance(values, list | tuple) or not all(
-                    isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-                    and v >= 0 for v in values):
-                raise ValueError(f"paired timing's {name} must be a list of times >= 0")
+            check_samples(data.get(name, ()), name)
         return decode(cls, data)
 
 

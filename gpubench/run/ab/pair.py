@@ -85,13 +85,26 @@ def run_pair(executor: Executor, task: Task) -> WorkerResult:
     return _pair_result(results[BASE], results[NEW], paired)
 
 
-def _unpaired(new: WorkerResult, base: WorkerResult) -> WorkerResult | None:
-    """The pair's result when it cannot be timed: a side failed (the pair fails, the side
-    named), or a side is not timed here (a Triton kernel in the interpreter)."""
+def _failed_side(base: WorkerResult, new: WorkerResult) -> WorkerResult | None:
+    """NEW's result failed as the first side that failed (its status, its error, the side
+    named), carrying BASE's; None when neither failed. A re-check that failed in a timed
+    mode fails its side too."""
     for side, result in (("base", base), ("new", new)):
         if result.status != OK:
             return replace(new, status=result.status, error=f"{side}: {result.error}",
                            base=base)
+        failed = [m for m in result.measurements.values() if m.recheck_failed]
+        if failed:
+            return replace(new, status=FAIL, error=f"{side}: {failed[0].error}", base=base)
+    return None
+
+
+def _unpaired(new: WorkerResult, base: WorkerResult) -> WorkerResult | None:
+    """The pair's result when it cannot be timed: a side failed (the pair fails, the side
+    named), or a side is not timed here (a Triton kernel in the interpreter)."""
+    failed = _failed_side(base, new)
+    if failed is not None:
+        return failed
     if new.untimed or base.untimed:
         return replace(new, untimed=new.untimed or base.untimed, base=base)
     return None
@@ -200,12 +213,4 @@ def _after_timing(executor: Executor, ready: Prepared, result: WorkerResult, tas
 
 def _pair_result(base: WorkerResult, new: WorkerResult, paired: dict) -> WorkerResult:
     """NEW's result carrying BASE's and the pairs; a side that failed fails the pair."""
-    for side, result in (("base", base), ("new", new)):
-        if result.status != OK:
-            return replace(new, status=result.status, error=f"{side}: {result.error}",
-                           base=base, paired=paired)
-        failed = [m for m in result.measurements.values() if m.recheck_failed]
-        if failed:
-            return replace(new, status=FAIL, error=f"{side}: {failed[0].error}", base=base,
-                           paired=paired)
-    return replace(new, base=base, paired=paired)
+    return replace(_failed_side(base, new) or replace(new, base=base), paired=paired)

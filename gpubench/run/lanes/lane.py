@@ -55,6 +55,11 @@ class Outcome(Record):
     device: dict = field(default_factory=dict)  # the facts of the device that ran it
 
 
+def default_lane(device: str, log_dir: Path, log_prefix: str = "worker") -> Lane:
+    """One worker on the device's default GPU (or the CPU): a run without --devices."""
+    return Lane(Slot(device, f"{device}:0"), log_dir, log_prefix)
+
+
 class Lane:
     """A worker on one slot, started on first use and after every crash."""
 
