@@ -61,15 +61,18 @@ KERNEL = '''// {name}.cu: out[i] = 2 x[i]. {plant}
 
 __device__ unsigned int {name}_blocks_done = 0;
 
+// A grid-stride loop over a grid of one full wave (8 blocks of 256 per SM): every block
+// counts itself once when done, so the counter costs ~1000 atomics at any size (one a
+// block of 256 elements cost +50-90% at 2^27). The block counted last spins for `spin`
+// cycles with nothing beside it: that time adds to the kernel's, at any size.
 __global__ void {name}_kernel(const float* __restrict__ x, float* __restrict__ out,
                               int64_t n, int64_t total, long long spin) {{
-  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < total) {{
-    int64_t j = i < n ? i : i - n;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += stride) {{
+    const int64_t j = i < n ? i : i - n;
     out[j] = 2.0f * x[j];
   }}
-  // Every version counts its finished blocks, so all run the same code; the last block to
-  // finish then spins for `spin` cycles (0 unless planted), with nothing else beside it.
   __syncthreads();
   if (threadIdx.x == 0) {{
     if (atomicAdd(&{name}_blocks_done, 1u) == gridDim.x - 1) {{
@@ -84,6 +87,17 @@ __global__ void {name}_kernel(const float* __restrict__ x, float* __restrict__ o
 // The unplanted kernel's median at each size of the fitting run (n, ns)
 static const double {name}_times[][2] = {{{table}}};
 
+static int {name}_wave_blocks() {{
+  static int blocks = 0;
+  if (blocks == 0) {{
+    int device = 0, sms = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    blocks = 8 * (sms > 0 ? sms : 1);
+  }}
+  return blocks;
+}}
+
 cudaError_t {name}_launch(const float* x, float* out, int64_t n, cudaStream_t stream) {{
   const int64_t total = n + n * {extra_pct} / 100;
   double time_ns = 0.0;
@@ -93,7 +107,10 @@ cudaError_t {name}_launch(const float* x, float* out, int64_t n, cudaStream_t st
   // {spin_pct}% of that time, in SM cycles at {mhz} MHz
   const long long spin = static_cast<long long>({spin_pct} / 100.0 * time_ns * {mhz} * 1e-3);
   if (total == 0) return cudaSuccess;
-  {name}_kernel<<<(total + 255) / 256, 256, 0, stream>>>(x, out, n, total, spin);
+  const int64_t needed = (total + 255) / 256;
+  const int blocks = static_cast<int>(needed < {name}_wave_blocks() ? needed
+                                                                    : {name}_wave_blocks());
+  {name}_kernel<<<blocks, 256, 0, stream>>>(x, out, n, total, spin);
   return cudaGetLastError();
 }}
 '''
@@ -120,12 +137,12 @@ void {name}(at::Tensor x, at::Tensor out) {{
 
 @dataclass(frozen=True)
 class Plant:
-    """How `planted` is made slower: 'spin' (the last block to finish spins for pct% of the
+    """How `planted` is made slower: 'spin' (the block counted last spins for pct% of the
     kernel's median at that size in a run of the unplanted version: a known change at
-    every size; every version counts its finished blocks, so the code differs only in the
-    spin's length) or 'traffic' (pct% more elements written again: the issue's plant, whose
-    time change at a few us is well under pct%, the extra blocks running beside the
-    others; measured: +0.2-0.4% for +2% at 5-13 us)."""
+    every size; every version counts its blocks, so the code differs only in the spin's
+    length) or 'traffic' (pct% more elements written again: the issue's plant, whose time
+    change at a few us is well under pct%, the extra work running beside the rest: a
+    kernel's time there is mostly its fixed cost, not its bytes)."""
 
     kind: str = "spin"
     times_ns: tuple[tuple[int, float], ...] = ()  # (n, the unplanted kernel's median)

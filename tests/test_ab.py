@@ -198,6 +198,17 @@ def test_a_verdict_crosses_the_run_record_with_its_nans():
 SPEC = '''import torch
 from gpubench import CudaVariant, Family, TorchVariant
 
+CALLS = [0]
+
+
+def writes_its_input_once_timed(a, b, out):
+    """Right on its first call (the check), then it adds to `a` once: a timer-gaming
+    kernel that the timed calls' input check must catch."""
+    CALLS[0] += 1
+    if CALLS[0] == 3:
+        a.add_(1.0)
+    return torch.add(a, b, out=out)
+
 family = Family(
     reference=lambda a, b: a + b,
     make_inputs=lambda n, dtype, device: (torch.randn(n, device=device, dtype=dtype),
@@ -208,17 +219,21 @@ family = Family(
     cpu_sizes=(2**16,),
     variants=(
         TorchVariant("torch", fn=lambda a, b, out: torch.add(a, b, out=out), baseline=True),
-        TorchVariant("work", fn=lambda a, b, out: [torch.add(a, b, out=out)
-                                                   for _ in range({repeats})][-1]),
+        TorchVariant("work", fn={work}),
         CudaVariant("kernel", function="add", cuda=("add.cu",), cpp=("add.cpp",)),
     ),
 )
 '''
 
 
-def write_version(folder, repeats: int = 1, kernel: str = "// add") -> None:
+REPEATED = "lambda a, b, out: [torch.add(a, b, out=out) for _ in range({repeats})][-1]"
+
+
+def write_version(folder, repeats: int = 1, kernel: str = "// add", work: str = REPEATED
+                  ) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "spec.py").write_text(SPEC.replace("{repeats}", str(repeats)))
+    spec = SPEC.replace("{work}", work).replace("{repeats}", str(repeats))
+    (folder / "spec.py").write_text(spec)
     (folder / "add.cu").write_text(kernel)
     (folder / "add.cpp").write_text("// binding")
 
@@ -344,3 +359,20 @@ def test_a_failed_side_fails_the_pair_and_is_named():
     result = _pair_result(base, WorkerResult(OK), {})
     assert result.status == FAIL and result.error == "base: output differs"
     assert result.base is base
+
+
+def test_an_input_written_while_timed_fails_the_pair_naming_both_sides(gpubench, versions,
+                                                                       tmp_path):
+    """The timed calls of both sides share one set of inputs, so a write found after them
+    cannot be pinned on one side: the pair fails, and says so."""
+    base, _ = versions
+    sneaky = tmp_path / "v3" / "pair"
+    write_version(sneaky, work="writes_its_input_once_timed")
+    done = gpubench("ab", "pair", "--base", str(base), "--new", str(sneaky), "--variants",
+                    "work", "--fail-on-regression", "--out", str(tmp_path / "ab"), *FAST)
+    assert done.code == 13, done.output
+    found = verdicts_of(tmp_path / "ab")["work"]
+    assert found["verdict"] == FAILED, found
+    rows = {r["variant"]: r for r in done.results(tmp_path / "ab")["results"]}
+    assert rows["work"]["status"] == FAIL
+    assert "base or new" in rows["work"]["error"] and "input" in rows["work"]["error"]

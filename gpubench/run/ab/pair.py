@@ -29,7 +29,7 @@ from gpubench.records.point import Task
 from gpubench.records.result import FAIL, OK
 from gpubench.records.worker_result import WorkerResult
 from gpubench.run.ab.calls import AlternatingCalls
-from gpubench.run.worker.draws import make_group
+from gpubench.run.worker.draws import make_group, twin_group
 from gpubench.run.worker.execute import Executor, Prepared
 from gpubench.run.worker.rotation import InputSet, Rotation
 from gpubench.timing.clocks import measure_watched
@@ -63,7 +63,8 @@ def run_pair(executor: Executor, task: Task) -> WorkerResult:
     new = executor.prepare(new_task)  # first: the judge's first check is NEW's
     new_checked = executor.checked(new, cache_before)
     key = ("ab-base", task.family_dir, task.shape, task.dtype, task.seed)
-    group = make_group(new.family, new_task, executor.machine.device, key)
+    group = twin_group(new.group, key) if new_checked.status == OK else \
+        make_group(new.family, new_task, executor.machine.device, key)  # NEW's may be written
     cache_before = compiled.cache_events()
     base = executor.prepare(base_task, group=group)
     base = replace(base, family=new.family)  # its inputs, re-draws and probes: NEW's
@@ -80,8 +81,13 @@ def run_pair(executor: Executor, task: Task) -> WorkerResult:
     results = [replace(checked, measurements={m: t[side] for m, t in timed.items()})
                for side, checked in enumerate((base_checked, new_checked))]
     paired = {mode: t[2] for mode, t in timed.items() if t[2] is not None}
-    results = [_after_timing(executor, ready, result, task, sets[side])
-               for side, (ready, result) in enumerate(zip(prepared, results, strict=True))]
+    culprit = _shared_inputs_written(executor, new, shared)
+    if culprit:  # the timed calls share their inputs: which side wrote them is not known
+        error = f"while timed: base or new (their timed calls share inputs): {culprit}"
+        base_failed, new_failed = (replace(r, status=FAIL, error=error) for r in results)
+        return replace(new_failed, base=base_failed, paired=paired)
+    results = [_after_timing(executor, ready, result, task, shared)
+               for ready, result in zip(prepared, results, strict=True)]
     return _pair_result(results[BASE], results[NEW], paired)
 
 
@@ -194,13 +200,21 @@ def _measurement(rounds: _Rounds, side: int, check) -> Measurement:
         f"while timed: {failure}" if failure else rounds.error, failure is not None)
 
 
+def _shared_inputs_written(executor: Executor, new: Prepared, shared: list[InputSet]
+                           ) -> str | None:
+    """What the pair's timed calls wrote into their shared inputs (each set against its
+    fresh draw), or None. Asked before the re-checks are read: an input written by one
+    side makes the other side's outputs wrong as well, so a re-check cannot name it."""
+    for index, drawn in enumerate(shared):
+        culprit = executor._blame(new.group, drawn.inputs, drawn.seed, new.state)
+        if culprit:
+            return f"input set {index}: {culprit}"
+    return None
+
+
 def _after_timing(executor: Executor, ready: Prepared, result: WorkerResult, task: Task,
                   sets: list[InputSet]) -> WorkerResult:
-    """A side after its calls: its inputs as drawn, then the fresh-input probe."""
-    group = ready.group
-    culprit = executor._blame(group, group.time_inputs, group.time_seed, ready.state)
-    if culprit:
-        return replace(result, status=FAIL, error=f"while timed: {culprit}")
+    """A side after its calls (their shared inputs found as drawn): the fresh-input probe."""
     if any(m.recheck_failed for m in result.measurements.values()):
         return result
     probe = executor._fresh_probe(ready, task, sets)

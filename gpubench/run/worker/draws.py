@@ -9,6 +9,8 @@ which make_group checks once per point.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gpubench.errors import SpecError
 from gpubench.families import sideeffects
 from gpubench.families.spec import Family
@@ -37,6 +39,16 @@ def make_group(family: Family, task: Task, device: str, key: tuple) -> Group:
     return Group(key, check_inputs, time_inputs, out, check_seed=task.seed,
                  time_seed=task.seed + 1, out_layout=sideeffects.OutputLayout.of(out),
                  names=tuple(sideeffects.input_names(family.reference, len(check_inputs))))
+
+
+def twin_group(group: Group, key: tuple) -> Group:
+    """A second side of an A/B pair: its own copy of `group`'s check inputs (what its first
+    call writes there is its own fault), `group`'s timing inputs and output buffer (the
+    pair's timed calls share them). Cloned, not drawn: `group`'s check passed, so its
+    inputs still hold their seed's values, and a draw, its reproducibility check and the
+    sizing reference would cost as much again for nothing."""
+    check = tuple(x.clone() if hasattr(x, "clone") else x for x in group.check_inputs)
+    return replace(group, key=key, check_inputs=check)
 
 
 def _require_reproducible(family: Family, task: Task, device: str, drawn: tuple) -> None:
