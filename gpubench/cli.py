@@ -14,24 +14,21 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-import signal
 import sys
 import threading
 from dataclasses import fields
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
 from gpubench import cli_options as opts
-from gpubench import errors, safe_text
+from gpubench import errors
 from gpubench.build import bytecode
+from gpubench.cli_guard import guarded, make_console
 from gpubench.cli_options import merge_options
 from gpubench.parsing import split_names
 from gpubench.run import timeline
 from gpubench.run.config import RunConfig, load_config
-from gpubench.run.lanes.processes import become_subreaper, kill_tree
 from gpubench.version import __version__
 
 __all__ = ["cli", "main", "merge_options"]
@@ -71,7 +68,7 @@ def cli() -> None:
 @opts.parallel_options
 def run(config_path, **options):
     """Check, time and compare every variant of kernel FAMILIES (default: all)."""
-    _guarded(lambda: _run(config_path, options))
+    guarded(lambda: _run(config_path, options))
 
 
 def _run(config_path: Path | None, options: dict) -> int:
@@ -123,7 +120,7 @@ def compare(threshold_pct, **options):
     Short kernels move by a few percent from one process to the next, which one run a
     side cannot show: --base-repeat/--new-repeat add runs, `gpubench ab` pairs both in one
     process (`compare AB_RUN` shows its verdicts)."""
-    _guarded(lambda: _compare(threshold_pct, options))
+    guarded(lambda: _compare(threshold_pct, options))
 
 
 def _compare(threshold_pct: float, options: dict) -> int:
@@ -152,7 +149,7 @@ def ab(family, threshold_pct, **options):
         request = ab.ABRequest.from_options(family, config, threshold_pct / 100, options)
         return ab.execute(request, make_console())
 
-    _guarded(body)
+    guarded(body)
 
 
 @cli.command()
@@ -174,7 +171,7 @@ def report(**options):
     first."""
     from gpubench.commands import report
 
-    _guarded(lambda: report.execute(report.ReportRequest(**options), make_console()))
+    guarded(lambda: report.execute(report.ReportRequest(**options), make_console()))
 
 
 @cli.command("list")
@@ -188,7 +185,7 @@ def list_command(families, **options):
     from gpubench.commands import listing
 
     request = listing.ListRequest(tuple(families), **options)
-    _guarded(lambda: listing.execute(request, make_console()))
+    guarded(lambda: listing.execute(request, make_console()))
 
 
 @cli.command()
@@ -202,7 +199,7 @@ def runs(last, show_all):
     ~/.cache/gpubench/runs.json); deleted folders are skipped."""
     from gpubench.commands import runs
 
-    _guarded(lambda: runs.execute(runs.RunsRequest(None if show_all else last), make_console()))
+    guarded(lambda: runs.execute(runs.RunsRequest(None if show_all else last), make_console()))
 
 
 @cli.command()
@@ -218,7 +215,7 @@ def peak(**options):
     are cached per GPU model, driver and torch version."""
     from gpubench.commands import peak
 
-    _guarded(lambda: peak.execute(peak.PeakRequest(**options), make_console()))
+    guarded(lambda: peak.execute(peak.PeakRequest(**options), make_console()))
 
 
 @cli.command()
@@ -253,7 +250,7 @@ def ncu(set_name, sections, metrics, ncu_path, timeout_s, clock_control, include
         request = ncu.NcuRequest(target, settings, **options)
         return ncu.execute(request, make_console(stderr=request.as_json))
 
-    _guarded(body)
+    guarded(body)
 
 
 @cli.command()
@@ -273,7 +270,7 @@ def nsys(nsys_path, timeout_s, **options):
         request = nsys.NsysRequest(target, nsys.NsysOptions(nsys_path, timeout_s), **options)
         return nsys.execute(request, make_console(stderr=request.as_json))
 
-    _guarded(body)
+    guarded(body)
 
 
 @cli.command()
@@ -299,7 +296,7 @@ def sanitize(**options):
         request = sanitize.SanitizeRequest(target, **options)
         return sanitize.execute(request, make_console(stderr=request.as_json))
 
-    _guarded(body)
+    guarded(body)
 
 
 @cli.command(context_settings={**CONTEXT, "ignore_unknown_options": True,
@@ -326,7 +323,7 @@ def profile(program, **options):
     from gpubench.commands import profile
 
     request = profile.ProfileRequest(tuple(program), **options)
-    _guarded(lambda: profile.execute(request, make_console(stderr=request.as_json)))
+    guarded(lambda: profile.execute(request, make_console(stderr=request.as_json)))
 
 
 @cli.command()
@@ -349,7 +346,7 @@ def trace(families, sizes, shapes, axes, dtypes, variants, kernels_dirs, **optio
                                tuple(kernels_dirs), **options)
         return trace.execute(request, make_console())
 
-    _guarded(body)
+    guarded(body)
 
 
 @cli.command()
@@ -376,7 +373,7 @@ def eject(family, size, shape, dtype, kernels_dirs, **options):
                                kernels_dirs=tuple(kernels_dirs), **options)
         return eject_cmd.execute(request, make_console())
 
-    _guarded(body)
+    guarded(body)
 
 
 @cli.command()
@@ -417,59 +414,7 @@ def tune(family, size, shape, dtype, min_time_ms, threshold_pct, kernels_dirs, *
                               threshold=threshold_pct / 100, **options)
         return tune_cmd.execute(request, make_console())
 
-    _guarded(body)
-
-
-# ------------------------------------------------------------------ plumbing
-
-
-def _guarded(action) -> None:
-    """Run a command body; gpubench errors become one line and an exit code. SIGTERM and
-    SIGHUP stop it as Ctrl-C does (results so far written, workers killed); after the
-    first, later ones are ignored, so a second Ctrl-C cannot cut the clean-up short. As
-    the subreaper of what it starts, whatever is left below it at the end is killed."""
-    err = make_console(stderr=True)
-    for signum in STOP_SIGNALS:
-        if signal.getsignal(signum) is not signal.SIG_IGN:  # `nohup`, a shell's `&`: kept
-            signal.signal(signum, _raise_stopped)
-    become_subreaper()
-    try:
-        code = action()
-    except errors.GpubenchError as exc:
-        # the message may quote the user's text (a spec's error, a folder's name)
-        err.print(f"[bold red]error:[/] {escape(safe_text.terminal(exc))}", markup=True,
-                  soft_wrap=True)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt as exc:
-        err.print(safe_text.terminal(exc) or "interrupted", markup=False)
-        sys.exit(errors.interruption_code(exc))
-    finally:
-        kill_tree(os.getpid())
-    sys.exit(code or 0)
-
-
-# Signals that stop a command; SIGINT raises KeyboardInterrupt, the others Terminated.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-def _raise_stopped(signum, frame) -> None:
-    # Once: a second signal during the clean-up must not interrupt the clean-up.
-    for other in STOP_SIGNALS:
-        signal.signal(other, signal.SIG_IGN)
-    if signum == signal.SIGINT:
-        raise KeyboardInterrupt
-    raise errors.Terminated(signum)
-
-
-def make_console(stderr: bool = False) -> Console:
-    """A console for tables; 120 columns when writing to a file or pipe (CI logs, tee),
-    where rich would otherwise assume 80 and fold every table. No emoji codes: user text
-    (a `file.py:100:` in an error, a family's description) is shown as written, where rich
-    would print `file.py` and an emoji."""
-    console = Console(stderr=stderr, highlight=False, emoji=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(stderr=stderr, highlight=False, emoji=False, width=120)
-    return console
+    guarded(body)
 
 
 def main() -> None:
