@@ -73,6 +73,9 @@ __global__ void {name}_kernel(const float* __restrict__ x, float* __restrict__ o
     const int64_t j = i < n ? i : i - n;
     out[j] = 2.0f * x[j];
   }}
+  // Each block's stores done before it counts itself: the spin then starts after every
+  // store of the kernel, never beside a tail of them still draining.
+  __threadfence();
   __syncthreads();
   if (threadIdx.x == 0) {{
     if (atomicAdd(&{name}_blocks_done, 1u) == gridDim.x - 1) {{

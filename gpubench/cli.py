@@ -203,6 +203,38 @@ def runs(last, show_all):
 
 
 @cli.command()
+@click.argument("family", required=False)
+@click.option("--variants", "variants", multiple=True, metavar="NAMES",
+              help="Only these variants (comma-separated, repeatable).")
+@click.option("--shape", "shapes", multiple=True, metavar="SHAPE",
+              help="Only this shape: as recorded (M=16,N=4096,K=4096) or a size (2^20).")
+@click.option("--since", help="Only runs since a date (2026-11-01) or N days (14d).")
+@click.option("-n", "--last", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Runs shown per series (every run is searched for change points).")
+@opts.threshold_option(1.0, "A change point's 95% CI must lie beyond +-this %.")
+@click.option("--check", is_flag=True, help="Exit 13 when a series' newest runs stepped "
+              "slower (for a nightly job).")
+@click.option("--markdown", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+              help="Also write a markdown summary of the change points ('-': stdout).")
+@click.option("--html", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the history page: a chart per series, offline.")
+@click.option("--export", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the chosen rows as .csv or .parquet, for a notebook.")
+@click.option("--rebuild", is_flag=True, help="Read every run folder again into the store.")
+def history(family, variants, threshold_pct, **options):
+    """Every recorded run as points of series (one point, one GPU model, one timing
+    method): medians with their CIs by run and commit, the change points found (PELT,
+    gated by a rank test; docs/measurement.md, "History") with their commit range and
+    size. Runs are gathered from their folders into a SQLite store beside the index of
+    runs; SUSPECT and failed rows are marks, not points."""
+    from gpubench.commands import history as history_cmd
+
+    request = history_cmd.HistoryRequest(family, split_names(variants),
+                                         threshold=threshold_pct / 100, **options)
+    guarded(lambda: history_cmd.execute(request, make_console()))
+
+
+@cli.command()
 @opts.device_option("Which device's ceilings.")
 @click.option("--force", is_flag=True, help="Measure again even if cached.")
 @opts.json_option("Print the ceilings as JSON.")

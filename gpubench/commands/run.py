@@ -47,6 +47,7 @@ from gpubench.run.pipeline import Pipeline, RunContext
 from gpubench.run.plan import plan_points
 from gpubench.run.runner import Runner
 from gpubench.timing.envinfo import host_env
+from gpubench.timing.revision import GPUBENCH_DIR, revisions
 from gpubench.tools.ncu.run_pass import NcuCheck, NcuSummary
 from gpubench.tools.sanitizer.run_pass import SanitizeMarks
 from gpubench.tools.trace_points import show_trace, trace_points
@@ -289,6 +290,7 @@ class RunCommand:
         meta = {**host_env(), "run_id": run_dir.name, "run_dir": str(run_dir), "seed": seed,
                 "device": machine.device, "families": list(dirs),
                 "timing": self.request.config.timing.to_dict(),
+                "revisions": revisions(GPUBENCH_DIR, dirs),
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         if baseline is not None:
             meta["baseline"] = baseline.meta.get("run_dir") or baseline.meta.get("run_id")

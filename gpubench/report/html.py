@@ -69,10 +69,15 @@ def render_report(runs: Sequence[tuple[str, RunDocument]],
     """The whole page. `runs` pairs each run's name (its folder) with its document."""
     sections, chart_set = _sections(runs, comparisons)
     title = "gpubench report: " + ", ".join(name for name, _ in runs)
+    return whole_page(title, "\n".join(sections), chart_set.specs, generated)
+
+
+def whole_page(title: str, body: str, specs: dict[str, dict], generated: str = "") -> str:
+    """A self-contained page: `body` (HTML, its user text escaped already), the chart
+    specs its divs name, the chart library inlined, the sorting script."""
     return PAGE.format(title=_e(title), heading=_e(title), generated=_e(generated),
-                       style=STYLE, body="\n".join(sections),
-                       specs=_script_json(chart_set.specs), vendor=_vendor_scripts(),
-                       script=SCRIPT)
+                       style=STYLE, body=body, specs=_script_json(specs),
+                       vendor=_vendor_scripts(), script=SCRIPT)
 
 
 def chart_specs(runs: Sequence[tuple[str, RunDocument]],

@@ -35,7 +35,7 @@ from gpubench.files import atomic_write
 from gpubench.parsing import shown
 from gpubench.records.run import NewerSchema, RunDocument
 from gpubench.records.saved_rows import SavedRows
-from gpubench.run.folders import run_index
+from gpubench.run.folders import history_store, run_index
 from gpubench.safe_text import short_path
 
 LOCK_NAME = ".gpubench.lock"
@@ -143,6 +143,8 @@ class RunFolder:
                 run_index.record_run(self.path, self.started)
 
     def release(self) -> None:
+        if self.indexed and self.rescue is None:  # the run's rows into the history store
+            history_store.record_quietly(self.path)
         if self._lock_fd is not None:
             with contextlib.suppress(OSError):
                 (self.path / LOCK_NAME).unlink()  # still locked: see _lock

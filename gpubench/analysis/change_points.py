@@ -1,0 +1,122 @@
+"""Change points in a series of run medians: where a point's time stepped, by how much.
+
+The method, in three parts, each a standard one from a well-kept library:
+
+1. **Candidates: PELT** (ruptures.Pelt, Killick et al. 2012: the exact optimum of a
+   penalised least-squares segmentation in linear time) on the log medians scaled by the
+   series' own run-to-run noise. The noise is the MAD of successive differences / sqrt 2
+   (a step moves one difference, not the MAD), so the penalty means the same on a 0.2%-
+   noise H200 series and a 3%-noise CPU one. Penalty: PENALTY x log(n), BIC's form.
+2. **Significance: Mann-Whitney U** (scipy) between the runs before and after each
+   candidate, up to the neighbouring change points: a rank test, as asv and Otava gate
+   their candidates, so one wild run cannot make a change.
+3. **Size: Hodges-Lehmann** ratio (the median of all after/before ratios) with its
+   distribution-free 95% CI (Moses' order statistics of those ratios).
+
+A change is kept when its test's p < ALPHA and its CI lies wholly beyond +-THRESHOLD
+(a real but tiny step is no news). benchmarks/history_methods.py measured this choice
+against Binseg and other costs on H200 run-to-run noise (docs/measurement.md, "History").
+Pure: numbers in, ChangePoints out.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gpubench.codec import Record
+
+# Runs a segment needs on each side of a change. The rank test's smallest two-sided p is
+# 2 / C(n1 + n2, n2): 3 runs after and 3 before reach only 0.1, 5 before reach 0.036, so a
+# change 3 runs from the newest (the CPU acceptance's, at the 6th of 8) is the earliest
+# one that can be called; PELT is kept from shorter segments, which no test could pass.
+MIN_SEGMENT = 3
+PENALTY = 3.0  # x log(n), on the noise-scaled series: see benchmarks/history_methods.py
+ALPHA = 0.05  # the rank test's two-sided level
+THRESHOLD = 0.01  # a change must be beyond +-1% with its whole CI: compare's default bar
+Z95 = 1.959964  # the normal quantile of the Moses CI's order statistic
+MIN_NOISE = 1e-4  # 0.01%: a series of identical medians still has a scale
+
+
+@dataclass(frozen=True)
+class ChangePoint(Record):
+    """A step in a series: the first run after it (its index), and its size."""
+
+    index: int  # the position in the series of the first run of the new level
+    ratio: float  # after / before (Hodges-Lehmann): 1.04 is 4% slower
+    low: float  # its 95% CI
+    high: float
+    p_value: float  # Mann-Whitney U, two-sided
+    before: int  # runs in the segment before and after it that the test compared
+    after: int
+
+    @property
+    def slower(self) -> bool:
+        return self.ratio > 1
+
+
+def change_points(medians: Sequence[float], threshold: float = THRESHOLD,
+                  alpha: float = ALPHA, penalty: float = PENALTY) -> list[ChangePoint]:
+    """The change points of a series of medians in run order (all > 0), oldest first."""
+    logs = [math.log(m) for m in medians]
+    n = len(logs)
+    if n < 2 * MIN_SEGMENT:
+        return []
+    candidates = _candidates(logs, penalty)
+    bounds = [0, *candidates, n]
+    found = []
+    for k, index in enumerate(candidates, start=1):
+        before, after = logs[bounds[k - 1]:index], logs[index:bounds[k + 1]]
+        change = _judge(index, before, after)
+        if change.p_value < alpha and (change.low > 1 + threshold or
+                                       change.high < 1 - threshold):
+            found.append(change)
+    return found
+
+
+def noise_scale(logs: Sequence[float]) -> float:
+    """Run-to-run noise of a series (in log units, ~relative): 1.4826 x the MAD of
+    successive differences / sqrt 2; a step moves one difference and not this."""
+    diffs = sorted(abs(b - a) for a, b in itertools.pairwise(logs))
+    if not diffs:
+        return MIN_NOISE
+    middle = len(diffs) // 2
+    mad = diffs[middle] if len(diffs) % 2 else (diffs[middle - 1] + diffs[middle]) / 2
+    return max(1.4826 * mad / math.sqrt(2), MIN_NOISE)
+
+
+def _candidates(logs: list[float], penalty: float) -> list[int]:
+    import numpy as np
+    import ruptures
+
+    scale = noise_scale(logs)
+    signal = (np.asarray(logs) - logs[0]) / scale
+    found = ruptures.Pelt(model="l2", min_size=MIN_SEGMENT, jump=1).fit(
+        signal.reshape(-1, 1)).predict(pen=penalty * math.log(len(logs)))
+    return [int(b) for b in found if b < len(logs)]
+
+
+def _judge(index: int, before: list[float], after: list[float]) -> ChangePoint:
+    from scipy.stats import mannwhitneyu
+
+    p = float(mannwhitneyu(after, before, alternative="two-sided").pvalue)
+    ratio, low, high = hodges_lehmann(before, after)
+    return ChangePoint(index, ratio, low, high, p, len(before), len(after))
+
+
+def hodges_lehmann(before: Sequence[float], after: Sequence[float]
+                   ) -> tuple[float, float, float]:
+    """(ratio, low, high) of two runs of log medians: the median of all after - before
+    differences,
+    exponentiated, and Moses' 95% CI: the k-th smallest and largest differences, k from
+    the U statistic's normal approximation, n1 n2 / 2 - z sqrt(n1 n2 (n1 + n2 + 1) / 12)
+    (at least the first: with few runs the CI is the whole range)."""
+    diffs = sorted(a - b for a in after for b in before)
+    m, n1, n2 = len(diffs), len(before), len(after)
+    middle = m // 2
+    center = diffs[middle] if m % 2 else (diffs[middle - 1] + diffs[middle]) / 2
+    k = int(m / 2 - Z95 * math.sqrt(n1 * n2 * (n1 + n2 + 1) / 12))
+    k = min(max(k, 0), m - 1)
+    return math.exp(center), math.exp(diffs[k]), math.exp(diffs[m - 1 - k])

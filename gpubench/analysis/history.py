@@ -1,0 +1,106 @@
+"""Rows of many runs in, series with their change points out (`gpubench history`). Pure.
+
+A series is one point measured on one GPU model one way (records/series.py), its rows in
+run order. Its timed rows are the points the change points are found in; a SUSPECT,
+failed or skipped row is a mark on the series, never a value (a wrong answer's time is
+no level of the code). Each change point is placed between two runs, so between two
+commits: the range `git log A..B` lists what may have caused it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from gpubench.analysis.change_points import THRESHOLD, ChangePoint, change_points
+from gpubench.records.series import HistoryRow
+
+# `--check` calls a change "the newest runs" when its first run is among this many of the
+# newest: two segments' worth (change_points.MIN_SEGMENT), the fewest runs after a change
+# that can call it, plus as many again for a nightly job that missed a few nights.
+RECENT_RUNS = 6
+
+
+@dataclass(frozen=True)
+class SeriesChange:
+    """A change point placed in the runs: the last run before it and the first after."""
+
+    change: ChangePoint
+    before: HistoryRow
+    after: HistoryRow
+
+    @property
+    def commits(self) -> str:
+        """'1a2b3c4..5d6e7f8': `git log` of this range lists the candidates; one commit
+        when both runs measured the same one (then the cause is not in the code)."""
+        old, new = self.before.commit_label, self.after.commit_label
+        return old if old == new else f"{old}..{new}"
+
+    @property
+    def percent(self) -> str:
+        """'+4.1% [+3.2%, +5.0%]'."""
+        c = self.change
+        return f"{c.ratio - 1:+.1%} [{c.low - 1:+.1%}, {c.high - 1:+.1%}]"
+
+
+@dataclass(frozen=True)
+class Series:
+    """One point's rows on one GPU model, one method, oldest first, and its changes."""
+
+    key: str
+    rows: tuple[HistoryRow, ...]
+    changes: tuple[SeriesChange, ...] = field(default=())
+
+    @property
+    def first(self) -> HistoryRow:
+        return self.rows[0]
+
+    @property
+    def timed(self) -> tuple[HistoryRow, ...]:
+        return tuple(row for row in self.rows if row.timed)
+
+    @property
+    def marks(self) -> tuple[HistoryRow, ...]:
+        """The rows that are not points: SUSPECT, failed, skipped, not run."""
+        return tuple(row for row in self.rows if not row.timed)
+
+    def change_at(self, row: HistoryRow) -> SeriesChange | None:
+        return next((c for c in self.changes if c.after is row), None)
+
+    def worse_lately(self, recent: int = RECENT_RUNS) -> SeriesChange | None:
+        """The newest change, when it is a slowdown that began among the `recent` newest
+        timed runs (what `--check` fails on)."""
+        if not self.changes:
+            return None
+        last = self.changes[-1]
+        timed = self.timed
+        position = next(i for i, row in enumerate(timed) if row is last.after)
+        return last if last.change.slower and len(timed) - position <= recent else None
+
+
+def build_series(rows: Sequence[HistoryRow], threshold: float = THRESHOLD) -> list[Series]:
+    """The rows grouped into series (in the order their points first appear), each with
+    its change points."""
+    groups: dict[str, list[HistoryRow]] = {}
+    for row in sorted(rows, key=lambda r: (r.started, r.run_dir)):
+        groups.setdefault(row.series, []).append(row)
+    return [_with_changes(Series(key, tuple(members)), threshold)
+            for key, members in groups.items()]
+
+
+def _with_changes(series: Series, threshold: float) -> Series:
+    timed = series.timed
+    found = change_points([row.median_s for row in timed], threshold=threshold)
+    changes = tuple(SeriesChange(c, timed[c.index - 1], timed[c.index]) for c in found)
+    return Series(series.key, series.rows, changes)
+
+
+def regressions(series: Sequence[Series], recent: int = RECENT_RUNS
+                ) -> list[tuple[Series, SeriesChange]]:
+    """Every series whose newest runs stepped slower (`--check`)."""
+    found = []
+    for one in series:
+        change = one.worse_lately(recent)
+        if change is not None:
+            found.append((one, change))
+    return found

@@ -1,0 +1,177 @@
+"""`gpubench history`: every recorded run as points of series, their change points, and a
+check for a nightly job.
+
+The store (run/folders/history_store.py) is brought up to date from the run folders
+first, then read; the rows chosen (family, variants, shapes, since) are grouped into
+series and searched for change points (analysis/history.py); the view prints them, and
+--markdown, --html, --export write them. --check exits 13 when a series' newest runs
+stepped slower.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from gpubench import errors, safe_text
+from gpubench.analysis.change_points import THRESHOLD
+from gpubench.analysis.history import RECENT_RUNS, build_series, regressions
+from gpubench.files import atomic_write
+from gpubench.parsing import parse_size
+from gpubench.records.run import NewerSchema
+from gpubench.records.series import HistoryRow
+from gpubench.report.history_page import render_history
+from gpubench.report.history_view import markdown, series_lines, summary_line
+from gpubench.run.folders import history_store
+
+EXPORTS = (".csv", ".parquet")
+
+
+@dataclass(frozen=True)
+class HistoryRequest:
+    """What `gpubench history` was asked for, built once by the CLI."""
+
+    family: str | None = None
+    variants: tuple[str, ...] = ()
+    shapes: tuple[str, ...] = ()
+    since: str | None = None  # '2026-11-01' or '14d'
+    last: int | None = 20  # runs shown per series (all are searched)
+    check: bool = False
+    markdown: Path | None = None  # '-': stdout
+    html: Path | None = None
+    export: Path | None = None
+    rebuild: bool = False
+    threshold: float = THRESHOLD
+    recent: int = RECENT_RUNS
+
+
+def execute(request: HistoryRequest, console: Console) -> int:
+    since = _since(request.since)
+    if request.export is not None and request.export.suffix not in EXPORTS:
+        raise errors.UsageError(f"--export writes {' or '.join(EXPORTS)}, not "
+                                f"'{safe_text.one_line(request.export.name)}'")
+    rows = [row for row in _rows(request.rebuild, request.family)
+            if _chosen(row, request, since)]
+    if request.export is not None:
+        _export(rows, request.export)
+        console.print(f"exported {len(rows)} rows: {safe_text.short_path(request.export)}",
+                      markup=False)
+    series = build_series(rows, request.threshold)
+    worse = regressions(series, request.recent)
+    if not series:
+        console.print("no recorded run matches: `gpubench runs` lists what is recorded",
+                      markup=False)
+    for one in series:
+        for line in series_lines(one, request.last):
+            console.print(line, markup=False, highlight=False)
+        console.print()
+    if series:
+        console.print(summary_line(series, worse), markup=False)
+    _write_outputs(request, series, worse, console)
+    if request.check and worse:
+        for one, change in worse:
+            console.print(safe_text.terminal(
+                f"slower in the newest runs: {one.first.point} on {one.first.gpu}: "
+                f"{change.percent}, commits {change.commits}"), markup=False)
+        return errors.EXIT_REGRESSION
+    return errors.EXIT_OK
+
+
+def _rows(rebuild: bool, family: str | None) -> list[HistoryRow]:
+    try:
+        db = history_store.connect()
+    except (sqlite3.Error, OSError, NewerSchema) as exc:
+        raise errors.OutputError(f"cannot open the history store "
+                                 f"{safe_text.short_path(history_store.store_path())}: "
+                                 f"{safe_text.one_line(exc)}") from None
+    try:
+        history_store.sync(db, rebuild=rebuild)
+        if family:
+            return history_store.read_rows(db, "WHERE family = ?", (family,))
+        return history_store.read_rows(db)
+    except sqlite3.Error as exc:
+        raise errors.OutputError(f"the history store "
+                                 f"{safe_text.short_path(history_store.store_path())} "
+                                 f"cannot be read ({safe_text.one_line(exc)}); "
+                                 "--rebuild makes it again from the run folders") from None
+    finally:
+        db.close()
+
+
+def _chosen(row: HistoryRow, request: HistoryRequest, since: float | None) -> bool:
+    if request.variants and row.variant not in request.variants:
+        return False
+    if request.shapes and not any(_same_shape(row.shape, s) for s in request.shapes):
+        return False
+    return since is None or row.started >= since
+
+
+def _same_shape(shape: str, wanted: str) -> bool:
+    """'M=1024,N=1024,K=1024' as written, or a size ('2^20', '1M') for 'n=1048576'."""
+    if shape.replace(" ", "") == wanted.replace(" ", ""):
+        return True
+    try:
+        return shape == f"n={parse_size(wanted)}"
+    except ValueError:
+        return False
+
+
+DAYS = re.compile(r"^(\d+)d$")
+
+
+def _since(text: str | None) -> float | None:
+    """'14d' (the last 14 days) or an ISO date '2026-11-01' as Unix seconds (UTC)."""
+    if text is None:
+        return None
+    days = DAYS.match(text.strip())
+    if days:
+        return time.time() - int(days.group(1)) * 86400
+    try:
+        return time.mktime(time.strptime(text.strip(), "%Y-%m-%d")) - time.timezone
+    except ValueError:
+        raise errors.UsageError(f"--since takes a date (2026-11-01) or days (14d), not "
+                                f"'{safe_text.one_line(text)}'") from None
+
+
+def _export(rows: list[HistoryRow], path: Path) -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame([row.to_dict() for row in rows], columns=history_store.COLUMNS)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".parquet":
+            frame.to_parquet(path, index=False)
+        else:
+            frame.to_csv(path, index=False)
+    except ImportError as exc:  # pandas' Parquet needs pyarrow or fastparquet
+        raise errors.EnvironmentProblem(f"--export to Parquet needs pyarrow "
+                                        f"(pip install pyarrow): {exc}") from None
+    except OSError as exc:
+        raise errors.OutputError(f"cannot write {safe_text.short_path(path)}: "
+                                 f"{exc.strerror or exc}") from None
+
+
+def _write_outputs(request: HistoryRequest, series, worse, console: Console) -> None:
+    if request.markdown is not None:
+        text = markdown(series, worse)
+        if str(request.markdown) == "-":
+            console.print(text, markup=False, highlight=False)
+        else:
+            _write(request.markdown, text)
+    if request.html is not None:
+        generated = time.strftime("generated %Y-%m-%d %H:%M UTC", time.gmtime())
+        _write(request.html, render_history(series, worse, generated))
+        console.print(f"history page: {safe_text.short_path(request.html)}", markup=False)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        atomic_write(path, text)
+    except OSError as exc:
+        raise errors.OutputError(f"cannot write {safe_text.short_path(path)}: "
+                                 f"{exc.strerror or exc}") from None

@@ -1,0 +1,87 @@
+"""`gpubench history` as text: per series its runs (median, CI, commit) with the change
+points marked, and a markdown summary for a pull request or a nightly job. Pure: lines
+of text; the user's names (variants, commit subjects) go through safe_text."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from gpubench import format as fmt
+from gpubench import safe_text
+from gpubench.analysis.history import Series, SeriesChange
+from gpubench.records import result as R
+from gpubench.records.series import HistoryRow
+
+
+def series_title(series: Series) -> str:
+    """'square cuda float32 n=1048576 cold, NVIDIA H200'."""
+    row = series.first
+    return (f"{row.family} {row.variant} {row.dtype} {row.shape} {row.mode}, "
+            f"{row.gpu or 'unknown device'}")
+
+
+def series_lines(series: Series, last: int | None) -> list[str]:
+    """The series' newest `last` runs (None: all), one line each, oldest first."""
+    rows = series.rows if last is None else series.rows[-last:]
+    skipped = len(series.rows) - len(rows)
+    lines = [safe_text.terminal(series_title(series))]
+    if skipped:
+        lines.append(f"  ... {skipped} older runs (--last to show more)")
+    lines += ["  " + _run_line(series, row) for row in rows]
+    if not series.changes:
+        enough = len(series.timed)
+        lines.append(f"  no change point in {enough} timed runs" if enough >= 6 else
+                     f"  {enough} timed runs: a change point needs 6 or more")
+    return lines
+
+
+def _run_line(series: Series, row: HistoryRow) -> str:
+    when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(row.started)) if row.started else "?"
+    head = f"{when}  {row.commit_label:<13} "
+    if not row.timed:
+        status = R.status_label(row.status)
+        return safe_text.terminal(f"{head}{'':>10}  {'':>21}  mark: {status}")
+    ci = f"[{fmt.duration(row.ci_low_s)}, {fmt.duration(row.ci_high_s)}]"
+    line = f"{head}{fmt.duration(row.median_s):>10}  {ci:>21}"
+    change = series.change_at(row)
+    if change is not None:
+        line += f"  <- change {change_text(change)}"
+    return safe_text.terminal(line)
+
+
+def change_text(change: SeriesChange) -> str:
+    """'+4.1% [+3.2%, +5.0%] (p=0.004), commits 1a2b3c4..5d6e7f8'."""
+    return f"{change.percent} (p={change.change.p_value:.2g}), commits {change.commits}"
+
+
+def summary_line(series: Sequence[Series], worse: Sequence[tuple[Series, SeriesChange]]
+                 ) -> str:
+    changes = sum(len(s.changes) for s in series)
+    slower = sum(c.change.slower for s in series for c in s.changes)
+    runs = len({row.run_dir for s in series for row in s.rows})
+    text = (f"{len(series)} series over {runs} runs: {changes} change points "
+            f"({slower} slower, {changes - slower} faster)")
+    if worse:
+        text += f"; {len(worse)} slower in the newest runs"
+    return text
+
+
+def markdown(series: Sequence[Series], worse: Sequence[tuple[Series, SeriesChange]]) -> str:
+    """A summary for a pull request: the change points, newest first, the regressions
+    among the newest runs called out."""
+    lines = ["## gpubench history", "", summary_line(series, worse), ""]
+    changes = sorted(((s, c) for s in series for c in s.changes),
+                     key=lambda item: item[1].after.started, reverse=True)
+    if not changes:
+        return "\n".join([*lines, "No change point found."]) + "\n"
+    lines += ["| point | GPU | from run | commits | change [95% CI] | p | newest |",
+              "|---|---|---|---|---|---|---|"]
+    newest = {id(c) for _, c in worse}
+    for _one, change in changes:
+        row = change.after
+        cells = [f"{row.family} {row.variant} {row.dtype} {row.shape} {row.mode}", row.gpu,
+                 row.run_id, change.commits, change.percent,
+                 f"{change.change.p_value:.2g}", "**slower**" if id(change) in newest else ""]
+        lines.append("| " + " | ".join(safe_text.markdown(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,156 @@
+"""The history store: every recorded run's rows in one SQLite file a team can query.
+
+SQLite from the standard library: one file, no server, safe for several readers and a
+writer, and `sqlite3 history.sqlite` or pandas read it as it is. (DuckDB would scan
+millions of rows faster; a year of nightly runs of a dozen families is ~10^5 rows,
+which SQLite answers in milliseconds.)
+
+The run folders stay the source of truth. The store sits beside the index of runs
+(run_index.py), and is brought up to date from it: a folder whose results.json changed
+since it was read (its size or mtime) is read again, a folder gone from disk has its rows
+dropped. Each run updates it when it releases its folder (folder.py); `gpubench history`
+updates it before it reads; `--rebuild` reads every folder again. A store that cannot be
+written costs the history view its freshness, never a run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import fields
+from pathlib import Path
+
+from gpubench.records.run import NewerSchema
+from gpubench.records.series import HistoryRow, history_rows
+from gpubench.run.folders import run_index
+
+STORE_NAME = "history.sqlite"
+SCHEMA = 1
+COLUMNS = [f.name for f in fields(HistoryRow)]
+QUOTED = ", ".join(f'"{name}"' for name in COLUMNS)  # 'commit' is an SQL keyword
+# SQLite's types for HistoryRow's fields: text, real, and the one flag as an integer.
+_TYPES = {"started": "REAL", "median_s": "REAL", "ci_low_s": "REAL", "ci_high_s": "REAL",
+          "dirty": "INTEGER"}
+
+
+def store_path() -> Path:
+    """Beside the index of runs: a test's own index has its own store."""
+    return run_index.index_path().with_name(STORE_NAME)
+
+
+def connect(path: Path | None = None) -> sqlite3.Connection:
+    """The store, its tables made on first use. A store of a newer schema is refused."""
+    path = path or store_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=30)
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA:
+        db.close()
+        raise NewerSchema(f"{path} was written by a newer gpubench (store schema {version})")
+    columns = ", ".join(f'"{name}" {_TYPES.get(name, "TEXT")}' for name in COLUMNS)
+    with db:
+        db.execute("CREATE TABLE IF NOT EXISTS folders (run_dir TEXT PRIMARY KEY, "
+                   "size INTEGER, mtime REAL)")
+        db.execute(f"CREATE TABLE IF NOT EXISTS rows ({columns})")
+        db.execute("CREATE INDEX IF NOT EXISTS rows_by_point ON rows "
+                   "(family, variant, dtype, shape, mode)")
+        db.execute(f"PRAGMA user_version = {SCHEMA}")
+    return db
+
+
+def ingest(db: sqlite3.Connection, folder: Path) -> int:
+    """The folder's rows, replacing what the store held of it; how many. A folder
+    without readable results has its rows dropped."""
+    from gpubench.run.folders.folder import RESULTS_JSON, read_run
+
+    run_dir = str(folder.resolve())
+    results = folder / RESULTS_JSON
+    try:
+        stat = results.stat()
+        rows = history_rows(read_run(folder), run_dir)
+    except (OSError, ValueError):
+        forget(db, run_dir)
+        return 0
+    with db:
+        db.execute("DELETE FROM rows WHERE run_dir = ?", (run_dir,))
+        db.executemany(f"INSERT INTO rows VALUES ({', '.join('?' * len(COLUMNS))})",
+                       [_values(row) for row in rows])
+        db.execute("INSERT OR REPLACE INTO folders VALUES (?, ?, ?)",
+                   (run_dir, stat.st_size, stat.st_mtime))
+    return len(rows)
+
+
+def forget(db: sqlite3.Connection, run_dir: str) -> None:
+    with db:
+        db.execute("DELETE FROM rows WHERE run_dir = ?", (run_dir,))
+        db.execute("DELETE FROM folders WHERE run_dir = ?", (run_dir,))
+
+
+def sync(db: sqlite3.Connection, folders: Iterable[Path] | None = None,
+         rebuild: bool = False) -> int:
+    """Bring the store up to date with the run folders (default: the index's); the number
+    of folders read. `rebuild`: read every one again, whatever the store holds."""
+    if folders is None:
+        folders = [entry.folder for entry in run_index.read_index()]
+    known = {} if rebuild else {
+        run_dir: (size, mtime) for run_dir, size, mtime in
+        db.execute("SELECT run_dir, size, mtime FROM folders")}
+    if rebuild:
+        with db:
+            db.execute("DELETE FROM rows")
+            db.execute("DELETE FROM folders")
+    wanted, read = set(), 0
+    for folder in folders:
+        run_dir = str(folder.resolve())
+        wanted.add(run_dir)
+        stat = _stat(folder)
+        if stat is not None and known.get(run_dir) == stat:
+            continue
+        ingest(db, folder)
+        read += 1
+    for run_dir in set(known) - wanted:  # gone from the index: its folder was dropped
+        forget(db, run_dir)
+    return read
+
+
+def record_quietly(folder: Path) -> None:
+    """A run's rows into the store as it ends (folder.py): a store that cannot be written
+    (a read-only cache, a locked file) costs `history` nothing it cannot read again."""
+    with contextlib.suppress(sqlite3.Error, OSError, NewerSchema):
+        db = connect()
+        try:
+            ingest(db, folder)
+        finally:
+            db.close()
+
+
+def read_rows(db: sqlite3.Connection, where: str = "", args: tuple = ()) -> list[HistoryRow]:
+    """The store's rows (optionally a WHERE clause with ? arguments), oldest run first."""
+    query = f"SELECT {QUOTED} FROM rows {where} ORDER BY started, run_dir"
+    return [HistoryRow(*_decoded(values)) for values in db.execute(query, args)]
+
+
+def _values(row: HistoryRow) -> tuple:
+    return tuple(int(v) if isinstance(v, bool) else v for v in
+                 (getattr(row, name) for name in COLUMNS))
+
+
+def _decoded(values: tuple) -> tuple:
+    """NULL reals (SQLite stores NaN as NULL) back to NaN, the flag back to a bool."""
+    out = []
+    for name, value in zip(COLUMNS, values, strict=True):
+        if _TYPES.get(name) == "REAL" and value is None:
+            value = float("nan")
+        elif name == "dirty":
+            value = bool(value)
+        out.append(value)
+    return tuple(out)
+
+
+def _stat(folder: Path) -> tuple[int, float] | None:
+    try:
+        stat = (folder / "results.json").stat()
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime

@@ -1,0 +1,78 @@
+"""Which code a run measured: the git revision of each family's folder and of gpubench.
+
+A series of runs (`gpubench history`) is only useful if a change point can be put between
+two commits. The repository's HEAD says which commit the tree was at; the folder's last
+commit says which commit last changed the family (a nightly run at an unrelated commit
+measured the same kernels); `dirty` says the folder held uncommitted edits (the run
+measured code no commit holds). Git is asked with a timeout; a folder outside any
+repository, or no git at all, is a Revision of Nones, never an error.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpubench.codec import Record
+
+# The folder of gpubench's own code: its revision is recorded beside the families'.
+GPUBENCH_DIR = Path(__file__).resolve().parent.parent
+# Each git call reads the index and a few objects: ~5 ms; 5 s only bounds a hung NFS mount.
+GIT_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class Revision(Record):
+    """A folder's place in its repository's history."""
+
+    commit: str | None = None  # HEAD of the repository holding the folder
+    dirty: bool = False  # uncommitted edits (tracked or new files) under the folder
+    changed: str | None = None  # the last commit that changed something under the folder
+    committed: float | None = None  # HEAD's commit time, Unix seconds
+    subject: str | None = None  # HEAD's first line
+
+    @property
+    def label(self) -> str:
+        """'1a2b3c4' or '1a2b3c4+dirty'; '-' outside git."""
+        if not self.commit:
+            return "-"
+        return self.commit[:7] + ("+dirty" if self.dirty else "")
+
+
+def revision_of(folder: Path | str) -> Revision:
+    """The folder's Revision (all None outside a repository)."""
+    folder = str(folder)
+    head = _git(folder, "log", "-1", "--format=%H%x00%ct%x00%s")
+    if head is None or "\0" not in head:
+        return Revision()
+    commit, committed, subject = ([*head.split("\x00"), "", ""])[:3]
+    status = _git(folder, "status", "--porcelain", "--untracked-files=normal", "--", ".")
+    changed = _git(folder, "log", "-1", "--format=%H", "--", ".")
+    return Revision(commit=commit, dirty=bool(status), changed=changed or None,
+                    committed=float(committed) if committed.isdigit() else None,
+                    subject=subject or None)
+
+
+def revisions(gpubench_dir: Path | str, family_dirs: dict[str, Path | str]) -> dict:
+    """{'gpubench': Revision, 'families': {name: Revision}} as JSON-ready data, for a run's
+    meta: each folder asked once, however many families it holds."""
+    seen: dict[str, Revision] = {}
+
+    def of(path) -> dict:
+        key = str(Path(path).resolve())
+        if key not in seen:
+            seen[key] = revision_of(key)
+        return seen[key].to_dict()
+
+    return {"gpubench": of(gpubench_dir),
+            "families": {name: of(path) for name, path in family_dirs.items()}}
+
+
+def _git(folder: str, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True,
+                              timeout=GIT_TIMEOUT_S)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None

@@ -1,0 +1,239 @@
+"""`gpubench history` (issue 54): runs as series across commits, their change points.
+
+The method (analysis/change_points.py) is tested on numbers; the store, the command and
+the page end to end on the CPU: eight runs of a family in a git repository, one commit
+a run, the `work` variant four times slower from the sixth on. History must name the
+sixth run and its commit range for `work`, none for the unchanged baseline, and
+`--check` must exit 13; the page must draw in a browser with no network."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import subprocess
+
+import pytest
+
+from gpubench.analysis.change_points import change_points, hodges_lehmann, noise_scale
+from gpubench.analysis.history import build_series, regressions
+from gpubench.records.series import HistoryRow, history_rows
+from gpubench.run.folders import history_store
+from gpubench.run.folders.folder import read_run
+from tests.conftest import FIXTURES
+from tests.test_html_report import assert_charts_drawn
+
+# ---------------------------------------------------------------- the method
+
+
+def noisy(levels: list[tuple[int, float]], noise: float, seed: int) -> list[float]:
+    rng = random.Random(seed)
+    return [level * (1 + rng.gauss(0, noise)) for count, level in levels
+            for _ in range(count)]
+
+
+def test_a_step_is_found_where_it_is_and_its_interval_covers_its_size():
+    covered = 0
+    for seed in range(200):
+        series = noisy([(12, 10e-6), (12, 10.4e-6)], 0.004, seed=seed)
+        (found,) = change_points(series)
+        assert found.index == 12 and found.slower and found.low > 1.01
+        covered += found.low < 1.04 < found.high
+    assert covered >= 180  # a 95% interval: 190 of 200 expected, 180 is 3 sigma below
+
+
+def test_unchanged_series_have_no_change_points():
+    false = sum(len(change_points(noisy([(30, 1e-5)], 0.01, seed))) for seed in range(40))
+    assert false <= 1  # 40 series of 30 runs: a rank test at 5%, gated by a 1% CI bar
+
+
+def test_one_wild_run_is_no_change():
+    series = noisy([(20, 1e-5)], 0.003, seed=5)
+    series[9] *= 1.5
+    assert change_points(series) == []
+
+
+def test_a_step_within_the_threshold_is_not_news():
+    series = noisy([(15, 10e-6), (15, 10.05e-6)], 0.0005, seed=7)
+    assert change_points(series) == []  # 0.5%: real, but within the 1% bar
+
+
+def test_few_runs_call_nothing():
+    assert change_points([1.0, 1.0, 1.0, 4.0, 4.0]) == []
+
+
+def test_the_noise_ignores_a_step_and_the_size_interval_covers_it():
+    logs = [0.0] * 10 + [1.0] * 10
+    assert noise_scale(logs) < 1e-3
+    before = [math.log(x) for x in (1.0, 1.01, 0.99, 1.0, 1.02)]
+    ratio, low, high = hodges_lehmann(before, [math.log(x) for x in (2.0, 2.02, 1.98)])
+    assert low <= ratio <= high and 1.9 < ratio < 2.1
+
+
+# ---------------------------------------------------------------- rows and series
+
+
+def row(run: int, median: float, status: str = "ok", variant: str = "v") -> HistoryRow:
+    return HistoryRow(f"/r/{run}", f"r{run}", float(run), "f", variant, "float32", "n=1",
+                      "cold", status, median, median * 0.99, median * 1.01, "GPU", "events",
+                      commit=f"{run:07d}" + "0" * 33)
+
+
+def test_marks_are_not_points_and_the_newest_slowdown_is_checked():
+    rows = [row(i, 1e-5) for i in range(6)] + [row(6, math.nan, "suspect")] + \
+        [row(i, 2e-5) for i in range(7, 10)]
+    (series,) = build_series(rows)
+    assert len(series.timed) == 9 and [r.status for r in series.marks] == ["suspect"]
+    (change,) = series.changes
+    assert change.after.run_id == "r7" and change.commits == "0000005..0000007"
+    assert regressions([series]) and not regressions([series], recent=2)
+
+
+def test_other_gpus_and_methods_are_other_series():
+    rows = [row(i, 1e-5) for i in range(8)]
+    rows += [HistoryRow(**{**r.to_dict(), "gpu": "H100"}) for r in rows[:3]]
+    rows += [HistoryRow(**{**r.to_dict(), "method": "cupti"}) for r in rows[:3]]
+    assert sorted(len(s.rows) for s in build_series(rows)) == [3, 3, 8]
+
+
+def test_rows_of_a_recorded_gpu_run_and_none_of_an_ab_run():
+    folder = FIXTURES / "compare" / "h200-processes" / "run1"
+    rows = history_rows(read_run(folder), str(folder))
+    assert rows and all(r.gpu == "NVIDIA H200" and r.commit for r in rows)
+    assert {r.mode for r in rows} == {"cold"}
+    document = read_run(folder)
+    document.meta["ab"] = {}
+    assert history_rows(document, str(folder)) == []
+
+
+def test_the_store_follows_the_folders(tmp_path):
+    folders = []
+    for name in ("run1", "run2"):
+        source = FIXTURES / "compare" / "h200-processes" / name
+        target = tmp_path / name
+        target.mkdir()
+        (target / "results.json").write_text((source / "results.json").read_text())
+        folders.append(target)
+    db = history_store.connect(tmp_path / "h.sqlite")
+    assert history_store.sync(db, folders) == 2 and history_store.sync(db, folders) == 0
+    count = len(history_store.read_rows(db))
+    (folders[1] / "results.json").unlink()
+    history_store.sync(db, folders[:1])
+    assert 0 < len(history_store.read_rows(db)) < count
+    history_store.sync(db, folders, rebuild=True)
+    assert all(r.run_dir == str(folders[0]) for r in history_store.read_rows(db))
+
+
+# ---------------------------------------------------------------- end to end, CPU
+
+SPEC = '''import torch
+from gpubench import Family, TorchVariant
+
+family = Family(
+    reference=lambda a, b: a + b,
+    make_inputs=lambda n, dtype, device: (torch.randn(n, device=device, dtype=dtype),
+                                          torch.randn(n, device=device, dtype=dtype)),
+    flops=lambda n: n,
+    bytes_moved=lambda n, itemsize: 3 * n * itemsize,
+    sizes=(2**12,),
+    cpu_sizes=(2**16,),
+    variants=(
+        TorchVariant("torch", fn=lambda a, b, out: torch.add(a, b, out=out), baseline=True),
+        TorchVariant("work", fn=lambda a, b, out: [torch.add(a, b, out=out)
+                                                   for _ in range({repeats})][-1]),
+    ),
+)
+'''
+RUN = ("--device", "cpu", "--warmup", "10", "--min-time", "100", "--max-time", "200")
+
+
+@pytest.fixture(scope="module")
+def eight_runs(tmp_path_factory):
+    """Eight runs, one commit each, `work` 4x the work from the sixth; the store and the
+    index of runs of their own. (module-scoped: ~30 s of runs shared by the tests below)"""
+    import os
+    import sys
+
+    root = tmp_path_factory.mktemp("history")
+    repo, env = root / "repo", {**os.environ, "GPUBENCH_RUN_INDEX": str(root / "runs.json"),
+                                "GPUBENCH_COMPILED": "off", "COLUMNS": "160"}
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    (repo / "pair").mkdir(parents=True)
+    subprocess.run([*git[:3], "init", "-q"], check=True)
+    commits = []
+    for run in range(1, 9):
+        (repo / "pair" / "spec.py").write_text(SPEC.replace("{repeats}",
+                                                            "4" if run >= 6 else "1"))
+        (repo / "NOTES").write_text(f"night {run}\n")
+        subprocess.run([*git, "add", "."], check=True)
+        subprocess.run([*git, "commit", "-qm", f"night {run}"], check=True)
+        commits.append(subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True,
+                                      text=True, check=True).stdout.strip())
+        done = subprocess.run([sys.executable, "-m", "gpubench", "run", "pair",
+                               "--kernels-dir", str(repo), "--out", str(root / f"run{run}"),
+                               *RUN], capture_output=True, text=True, env=env, timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    def history(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "gpubench", "history", *args],
+                              capture_output=True, text=True, env=env, timeout=600, cwd=root)
+
+    return root, commits, history
+
+
+def test_history_names_the_sixth_run_and_its_commit_and_check_exits_13(eight_runs):
+    root, commits, history = eight_runs
+    done = history("pair", "--markdown", str(root / "summary.md"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = done.stdout
+    work = text.split("pair work ")[1].split("pair ")[0]
+    assert "change +" in work and f"commits {commits[4][:7]}..{commits[5][:7]}" in work
+    assert work.count("<- change") == 1
+    sixth = [line for line in work.splitlines() if "<- change" in line][0]
+    assert commits[5][:7] in sixth  # the line of the sixth run, its commit
+    torch_part = text.split("pair torch ")[1].split("pair ")[0]
+    assert "<- change" not in torch_part and "no change point in 8 timed runs" in torch_part
+    summary = (root / "summary.md").read_text()
+    assert "| pair work float32 n=65536 cpu |" in summary and "**slower**" in summary
+    assert "run6" in summary
+    checked = history("pair", "--check")
+    assert checked.returncode == 13, checked.stdout + checked.stderr
+    assert "slower in the newest runs: pair/work/" in checked.stdout
+    assert history("pair", "--check", "--variants", "torch").returncode == 0
+
+
+def test_every_run_records_the_commit_it_measured(eight_runs):
+    root, commits, _ = eight_runs
+    meta = json.loads((root / "run6" / "results.json").read_text())["meta"]
+    family = meta["revisions"]["families"]["pair"]
+    assert family["commit"] == commits[5] and family["changed"] == commits[5]
+    assert family["dirty"] is False and meta["revisions"]["gpubench"]["commit"] is not None
+
+
+def test_the_store_rebuilds_and_exports(eight_runs):
+    root, _, history = eight_runs
+    store = root / "history.sqlite"
+    assert store.exists()
+    store.unlink()
+    done = history("pair", "--rebuild", "--export", str(root / "rows.csv"))
+    assert done.returncode == 0, done.stderr
+    import pandas as pd
+
+    rows = pd.read_csv(root / "rows.csv")
+    assert len(rows) == 16 and set(rows["variant"]) == {"torch", "work"}
+    assert rows.groupby("run_id").size().to_dict() == {f"run{i}": 2 for i in range(1, 9)}
+    bad = history("pair", "--export", str(root / "rows.txt"))
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    since = history("pair", "--since", "not-a-date")
+    assert since.returncode == 2 and "--since" in since.stderr
+
+
+def test_the_history_page_draws_the_change_point_offline(eight_runs):
+    root, commits, history = eight_runs
+    page = root / "history.html"
+    done = history("pair", "--html", str(page))
+    assert done.returncode == 0, done.stderr
+    text = page.read_text()
+    assert "http://" not in text.split("<script")[0] and "change point" in text
+    assert f"{commits[4][:7]}..{commits[5][:7]}" in text
+    assert_charts_drawn(page)
