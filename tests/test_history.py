@@ -80,10 +80,11 @@ def row(run: int, median: float, status: str = "ok", variant: str = "v") -> Hist
 
 
 def test_marks_are_not_points_and_the_newest_slowdown_is_checked():
-    rows = [row(i, 1e-5) for i in range(6)] + [row(6, math.nan, "suspect")] + \
+    failed = HistoryRow(**{**row(7, math.nan, "fail").to_dict(), "method": ""})
+    rows = [row(i, 1e-5) for i in range(6)] + [row(6, math.nan, "suspect"), failed] + \
         [row(i, 2e-5) for i in range(7, 10)]
-    (series,) = build_series(rows)
-    assert len(series.timed) == 9 and [r.status for r in series.marks] == ["suspect"]
+    (series,) = build_series(rows)  # the failed row, without a method, joins as a mark
+    assert len(series.timed) == 9 and [r.status for r in series.marks] == ["suspect", "fail"]
     (change,) = series.changes
     assert change.after.run_id == "r7" and change.commits == "0000005..0000007"
     assert regressions([series]) and not regressions([series], recent=2)

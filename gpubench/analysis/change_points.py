@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gpubench.codec import Record
@@ -58,13 +58,16 @@ class ChangePoint(Record):
 
 
 def change_points(medians: Sequence[float], threshold: float = THRESHOLD,
-                  alpha: float = ALPHA, penalty: float = PENALTY) -> list[ChangePoint]:
-    """The change points of a series of medians in run order (all > 0), oldest first."""
+                  alpha: float = ALPHA, penalty: float = PENALTY,
+                  search: Callable | None = None) -> list[ChangePoint]:
+    """The change points of a series of medians in run order (all > 0), oldest first.
+    `search(scaled logs, penalty) -> candidate indices` replaces PELT (the benchmark
+    that chose PELT tries others through it)."""
     logs = [math.log(m) for m in medians]
     n = len(logs)
     if n < 2 * MIN_SEGMENT:
         return []
-    candidates = _candidates(logs, penalty)
+    candidates = (search or pelt)(scaled(logs), penalty)
     bounds = [0, *candidates, n]
     found = []
     for k, index in enumerate(candidates, start=1):
@@ -87,15 +90,20 @@ def noise_scale(logs: Sequence[float]) -> float:
     return max(1.4826 * mad / math.sqrt(2), MIN_NOISE)
 
 
-def _candidates(logs: list[float], penalty: float) -> list[int]:
+def scaled(logs: Sequence[float]) -> list[float]:
+    """The log medians in units of the series' noise, from its first run."""
+    scale = noise_scale(logs)
+    return [(x - logs[0]) / scale for x in logs]
+
+
+def pelt(signal: Sequence[float], penalty: float, model: str = "l2") -> list[int]:
+    """PELT's change points of a noise-scaled series, penalty x log(n) each."""
     import numpy as np
     import ruptures
 
-    scale = noise_scale(logs)
-    signal = (np.asarray(logs) - logs[0]) / scale
-    found = ruptures.Pelt(model="l2", min_size=MIN_SEGMENT, jump=1).fit(
-        signal.reshape(-1, 1)).predict(pen=penalty * math.log(len(logs)))
-    return [int(b) for b in found if b < len(logs)]
+    found = ruptures.Pelt(model=model, min_size=MIN_SEGMENT, jump=1).fit(
+        np.asarray(signal).reshape(-1, 1)).predict(pen=penalty * math.log(len(signal)))
+    return [int(b) for b in found if b < len(signal)]
 
 
 def _judge(index: int, before: list[float], after: list[float]) -> ChangePoint:

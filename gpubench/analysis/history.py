@@ -81,11 +81,23 @@ class Series:
 def build_series(rows: Sequence[HistoryRow], threshold: float = THRESHOLD) -> list[Series]:
     """The rows grouped into series (in the order their points first appear), each with
     its change points."""
+    ordered = sorted(rows, key=_order)
     groups: dict[str, list[HistoryRow]] = {}
-    for row in sorted(rows, key=lambda r: (r.started, r.run_dir)):
-        groups.setdefault(row.series, []).append(row)
-    return [_with_changes(Series(key, tuple(members)), threshold)
+    for row in ordered:
+        if row.timed:
+            groups.setdefault(row.series, []).append(row)
+    for row in ordered:  # a failed row has no method: it marks its point's longest series
+        if not row.timed:
+            alike = [key for key, members in groups.items()
+                     if members[0].point == row.point and members[0].gpu == row.gpu]
+            key = max(alike, key=lambda k: len(groups[k])) if alike else row.series
+            groups.setdefault(key, []).append(row)
+    return [_with_changes(Series(key, tuple(sorted(members, key=_order))), threshold)
             for key, members in groups.items()]
+
+
+def _order(row: HistoryRow) -> tuple[float, str]:
+    return row.started, row.run_dir
 
 
 def _with_changes(series: Series, threshold: float) -> Series:

@@ -10,6 +10,7 @@ stepped slower.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sqlite3
 import time
@@ -51,6 +52,7 @@ class HistoryRequest:
 
 
 def execute(request: HistoryRequest, console: Console) -> int:
+    _require_libraries()
     since = _since(request.since)
     if request.export is not None and request.export.suffix not in EXPORTS:
         raise errors.UsageError(f"--export writes {' or '.join(EXPORTS)}, not "
@@ -80,6 +82,15 @@ def execute(request: HistoryRequest, console: Console) -> int:
                 f"{change.percent}, commits {change.commits}"), markup=False)
         return errors.EXIT_REGRESSION
     return errors.EXIT_OK
+
+
+def _require_libraries() -> None:
+    """ruptures and scipy are gpubench's dependencies; an install without them (`pip
+    install --no-deps`, a GPU image) gets one line, not an ImportError."""
+    missing = [name for name in ("ruptures", "scipy") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise errors.EnvironmentProblem(f"gpubench history needs {' and '.join(missing)} "
+                                        f"(pip install {' '.join(missing)})")
 
 
 def _rows(rebuild: bool, family: str | None) -> list[HistoryRow]:

@@ -38,7 +38,7 @@ class HistoryRow(Record):
     median_s: float = math.nan  # NaN: no time (failed, skipped, correctness only)
     ci_low_s: float = math.nan
     ci_high_s: float = math.nan
-    gpu: str = ""  # the GPU model ('NVIDIA H200'), else the host's CPU ('cpu x86_64')
+    gpu: str = ""  # the GPU model ('NVIDIA H200'), else the host's CPU ('x86_64')
     method: str = ""  # how the time was taken (the measurement's method)
     commit: str = ""  # HEAD of the family folder's repository ('' outside git)
     changed: str = ""  # the last commit that changed the family's folder
@@ -81,7 +81,7 @@ def history_rows(document: RunDocument, run_dir: str) -> list[HistoryRow]:
     if any(key in meta for key in NOT_SERIES):
         return []
     started = started_at(meta)
-    gpu = env.get("gpu") or f"cpu {env.get('cpu') or ''}".strip()
+    gpu = env.get("gpu") or env.get("cpu") or ""  # as a row's device_name says it
     families = (meta.get("revisions") or {}).get("families") or {}
     gpubench_commit = ((meta.get("revisions") or {}).get("gpubench") or {}).get("commit") \
         or _plain_commit(meta.get("gpubench_commit"))
