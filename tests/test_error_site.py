@@ -144,7 +144,7 @@ def test_a_build_error_is_placed_at_its_first_errors_line(tmp_path):
     report = S.report_compile_error("add.cpp:2: 'undeclared' was not declared; other.cpp:1: x",
                                     "the whole log", cwd=str(tmp_path))
     assert report.site == S.ErrorSite("add.cpp", 2, "int f() { return undeclared; }")
-    assert report.to_dict()["log"] == "the whole log"
+    assert report.evidence().log == "the whole log"
     assert S.report_compile_error("link error: undefined symbol: f").site is None
     label = S.report_compile_error("spec.py: cuda_sources[0]:4: expected ';'", cwd=str(tmp_path))
     assert label.site == S.ErrorSite("spec.py: cuda_sources[0]", 4, "")
@@ -185,7 +185,7 @@ def test_an_old_compile_error_record_loads_as_a_build_error():
 
 def test_a_worker_result_carries_its_error_site_across_the_pipe():
     sent = WorkerResult(R.ERROR, "k.py:3: ValueError: x",
-                        error_site={"file": "k.py", "line": 3, "source": "s", "log": "tb"})
+                        error_site=S.SiteEvidence("k.py", 3, "s", "tb"))
     assert WorkerResult.from_dict(sent.to_dict()) == sent
 
 
@@ -217,7 +217,7 @@ def test_a_one_shot_worker_reports_a_build_failure_that_the_tool_driver_names(tm
     log.write_text("the whole compiler log")
     built = _failure(CompileError(f"{source}:2: 'nope' was not declared", log, 3.0), None)
     assert built.status == R.BUILD_ERROR and built.build["compile_s"] == 3.0
-    assert built.error_site["log"] == "the whole compiler log"
+    assert built.error_site.log == "the whole compiler log"
     with pytest.raises(errors.BuildFailed, match=r"add.cpp:2: 'nope' was not declared\n    "
                                                  r"int x = nope;\n\(compiler log: .*build-"):
         raise_build_failure(json.loads(json.dumps(built.to_dict())))

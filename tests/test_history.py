@@ -15,6 +15,7 @@ import subprocess
 
 import pytest
 
+from gpubench.analysis import change_points as cp
 from gpubench.analysis.change_points import change_points, hodges_lehmann, noise_scale
 from gpubench.analysis.history import build_series, regressions
 from gpubench.records.series import HistoryRow, history_rows
@@ -56,6 +57,20 @@ def test_one_wild_run_is_no_change():
 def test_a_step_within_the_threshold_is_not_news():
     series = noisy([(15, 10e-6), (15, 10.05e-6)], 0.0005, seed=7)
     assert change_points(series) == []  # 0.5%: real, but within the 1% bar
+
+
+def test_a_step_within_twice_the_noise_is_seldom_called_and_a_4x_step_always(monkeypatch):
+    """A shared CPU's 1.5% noise, the last three of eight runs 3.4% faster: without the
+    noise bar 91 of 200 such series had a change point, with it 29 (by these seeds)."""
+    def called(bar: float) -> int:
+        monkeypatch.setattr(cp, "NOISE_BAR", bar)
+        return sum(bool(change_points(noisy([(5, 8.9e-6), (3, 8.6e-6)], 0.015, seed)))
+                   for seed in range(200))
+
+    assert called(2.0) < called(0.0) / 2
+    for seed in range(20):
+        (found,) = change_points(noisy([(5, 8.9e-6), (3, 4 * 8.9e-6)], 0.015, seed))
+        assert found.index == 5 and found.ratio > 3
 
 
 def test_few_runs_call_nothing():
@@ -125,6 +140,40 @@ def test_the_store_follows_the_folders(tmp_path):
     assert all(r.run_dir == str(folders[0]) for r in history_store.read_rows(db))
 
 
+def h200_nightly() -> list[HistoryRow]:
+    """The rows of 24 nightly runs on an H200 (tests/fixtures/history/README.md)."""
+    import pandas as pd
+
+    frame = pd.read_csv(FIXTURES / "history" / "h200-nightly.csv", keep_default_na=False,
+                        dtype={"commit": str, "changed": str, "gpubench_commit": str})
+    return [HistoryRow(**{**record, "dirty": bool(record["dirty"]),
+                          **{k: float(record[k] or "nan") for k in ("median_s", "ci_low_s",
+                                                                     "ci_high_s")}})
+            for record in frame.to_dict("records")]
+
+
+def test_the_h200_nights_step_at_the_planted_night_and_nowhere_else():
+    series = build_series(h200_nightly())
+    assert len(series) == 12 and all(len(s.timed) == 24 for s in series)
+    for one in series:
+        if one.first.variant == "planted":
+            (change,) = one.changes
+            assert change.after.run_id == "night13" and change.before.run_id == "night12"
+            assert change.change.low > 1.01 and change.change.slower
+        else:  # torch and steady: unchanged; steady at 2^24 had a slower stretch
+            assert one.changes == (), (one.key, one.changes)
+
+
+def test_a_stretch_of_slower_runs_that_ends_is_no_change():
+    """The H200's unchanged `steady` at 2^24: runs 11-13 in a slower state (+1.8%), then
+    back. PELT cuts them out; against the runs on both sides they are no step."""
+    (steady,) = [s for s in build_series(h200_nightly())
+                 if s.first.variant == "steady" and s.first.shape == "n=16777216"]
+    medians = [r.median_s for r in steady.timed]
+    assert len(cp.pelt(cp.scaled([math.log(m) for m in medians]), cp.PENALTY)) >= 2
+    assert change_points(medians) == []
+
+
 # ---------------------------------------------------------------- end to end, CPU
 
 SPEC = '''import torch
@@ -190,7 +239,7 @@ def test_history_names_the_sixth_run_and_its_commit_and_check_exits_13(eight_run
     work = text.split("pair work ")[1].split("pair ")[0]
     assert "change +" in work and f"commits {commits[4][:7]}..{commits[5][:7]}" in work
     assert work.count("<- change") == 1
-    sixth = [line for line in work.splitlines() if "<- change" in line][0]
+    sixth = next(line for line in work.splitlines() if "<- change" in line)
     assert commits[5][:7] in sixth  # the line of the sixth run, its commit
     torch_part = text.split("pair torch ")[1].split("pair ")[0]
     assert "<- change" not in torch_part and "no change point in 8 timed runs" in torch_part

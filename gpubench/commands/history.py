@@ -70,7 +70,7 @@ def execute(request: HistoryRequest, console: Console) -> int:
                       markup=False)
     for one in series:
         for line in series_lines(one, request.last):
-            console.print(line, markup=False, highlight=False)
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
         console.print()
     if series:
         console.print(summary_line(series, worse), markup=False)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpubench.build.diagnostics import display_path
+from gpubench.codec import Record
 
 # What results.json keeps of a traceback or compiler log: a torch build's log can run to
 # megabytes of template noise; the first errors are in the first few KB, and 64 KB holds
@@ -62,11 +63,22 @@ class ErrorReport:
     site: ErrorSite | None = None
     log: str = ""
 
-    def to_dict(self) -> dict:
-        """The value of the `error_site` extra (records/features/error_site.py)."""
+    def evidence(self) -> SiteEvidence:
+        """What a worker sends and results.json keeps of it (the log capped)."""
         site = self.site
-        return {"file": site.file if site else None, "line": site.line if site else None,
-                "source": site.source if site else None, "log": self.log[:DETAIL_LIMIT]}
+        return SiteEvidence(site.file if site else None, site.line if site else None,
+                            site.source if site else None, self.log[:DETAIL_LIMIT])
+
+
+@dataclass(frozen=True)
+class SiteEvidence(Record):
+    """An error's site and its whole log, as the worker sends it and the `error_site`
+    extra keeps it (records/features/error_site.py); None where no site is known."""
+
+    file: str | None = None
+    line: int | None = None
+    source: str | None = None
+    log: str = ""
 
 
 def with_site(message: str, site: ErrorSite | None) -> str:

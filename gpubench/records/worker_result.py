@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpubench.codec import Record
+from gpubench.records.error_site import SiteEvidence
 from gpubench.records.result import BUILD_ERROR, CRASHED, ERROR, FAIL, OK, SKIPPED
 from gpubench.timing.device_work import DeviceWork
 from gpubench.timing.measurement import Measurement
@@ -45,8 +46,8 @@ class WorkerResult(Record):
     device: str = ""  # "cuda" or "cpu": where the worker ran it
     device_work: DeviceWork | None = None  # kernels per call, their sum and span
     # Where the error happened in the user's source, and its whole traceback or compiler
-    # log: ErrorReport.to_dict() (records/error_site.py); None without an error.
-    error_site: Mapping | None = None
+    # log (records/error_site.py); None without an error.
+    error_site: SiteEvidence | None = None
     # Why a checked variant was not timed (a Triton kernel in the interpreter: its time is
     # the interpreter's); its rows are then PASS with no measurement, not an ERROR.
     untimed: str | None = None
@@ -91,7 +92,8 @@ class WorkerResult(Record):
         return cls(status=data["status"], error=data.get("error"),
                    build=dict(data.get("build") or {}), check=data.get("check"),
                    measurements=measurements, device=data.get("device") or "",
-                   device_work=work, error_site=data.get("error_site"),
+                   device_work=work, error_site=SiteEvidence.from_dict(data["error_site"])
+                   if data.get("error_site") else None,
                    untimed=data.get("untimed"),
                    base=cls.from_dict(data["base"]) if data.get("base") else None,
                    paired=paired)

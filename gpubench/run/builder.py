@@ -83,7 +83,7 @@ def build_one(job: dict, families: dict) -> dict:
         report = error_site.report_exception(exc, [Path(job["family_dir"])])
         return WorkerResult(ERROR, error_site.with_site(report.message, report.site),
                             build={"compile_s": time.perf_counter() - start},
-                            error_site=report.to_dict()).to_dict()
+                            error_site=report.evidence()).to_dict()
     build = {"compile_s": outcome.seconds, "cached": outcome.cached,
              "extension": outcome.name, "build_dir": str(outcome.directory),
              "note": outcome.note}

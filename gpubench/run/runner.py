@@ -494,6 +494,6 @@ def results_from_worker(point: Point, worker: WorkerResult, modes: tuple[str, ..
                            check=worker.check, build=dict(worker.build),
                            device=worker.device, device_work=worker.device_work)
         if worker.error_site and error == worker.error:  # the row's error is the worker's
-            row = row.with_extra(ERROR_SITE, dict(worker.error_site))
+            row = row.with_extra(ERROR_SITE, worker.error_site.to_dict())
         rows.append(replace(row, **_device_fields(device)))
     return rows

@@ -58,6 +58,7 @@ class RunFolder:
         self.started = time.time()  # claimed: the run's place in the index's order
         self.indexed = False
         self.rows = SavedRows()  # each row serialised once for all the run's saves
+        self.saved: RunDocument | None = None  # the last document saved in the folder
 
     def claim(self) -> RunFolder:
         """Create and lock the folder; refuse a folder in use or holding results."""
@@ -77,6 +78,7 @@ class RunFolder:
         if self.rescue is None:
             try:
                 paths = save_run(document, self.path, self.rows)
+                self.saved = document
                 if self.latest_base is not None:  # once: saves come after every point
                     with contextlib.suppress(OSError):
                         point_latest(self.latest_base, self.path)
@@ -144,7 +146,7 @@ class RunFolder:
 
     def release(self) -> None:
         if self.indexed and self.rescue is None:  # the run's rows into the history store
-            history_store.record_quietly(self.path)
+            history_store.record_quietly(self.path, self.saved)
         if self._lock_fd is not None:
             with contextlib.suppress(OSError):
                 (self.path / LOCK_NAME).unlink()  # still locked: see _lock

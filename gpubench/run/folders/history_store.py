@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import fields
 from pathlib import Path
 
-from gpubench.records.run import NewerSchema
+from gpubench.records.run import NewerSchema, RunDocument
 from gpubench.records.series import HistoryRow, history_rows
 from gpubench.run.folders import run_index
 
@@ -59,8 +59,9 @@ def connect(path: Path | None = None) -> sqlite3.Connection:
     return db
 
 
-def ingest(db: sqlite3.Connection, folder: Path) -> int:
-    """The folder's rows, replacing what the store held of it; how many. A folder
+def ingest(db: sqlite3.Connection, folder: Path, document: RunDocument | None = None) -> int:
+    """The folder's rows, replacing what the store held of it; how many. `document`: the
+    folder's results.json as saved, when the caller holds it (not parsed again). A folder
     without readable results has its rows dropped."""
     from gpubench.run.folders.folder import RESULTS_JSON, read_run
 
@@ -68,7 +69,7 @@ def ingest(db: sqlite3.Connection, folder: Path) -> int:
     results = folder / RESULTS_JSON
     try:
         stat = results.stat()
-        rows = history_rows(read_run(folder), run_dir)
+        rows = history_rows(document or read_run(folder), run_dir)
     except (OSError, ValueError):
         forget(db, run_dir)
         return 0
@@ -114,13 +115,13 @@ def sync(db: sqlite3.Connection, folders: Iterable[Path] | None = None,
     return read
 
 
-def record_quietly(folder: Path) -> None:
+def record_quietly(folder: Path, document: RunDocument | None = None) -> None:
     """A run's rows into the store as it ends (folder.py): a store that cannot be written
     (a read-only cache, a locked file) costs `history` nothing it cannot read again."""
     with contextlib.suppress(sqlite3.Error, OSError, NewerSchema):
         db = connect()
         try:
-            ingest(db, folder)
+            ingest(db, folder, document)
         finally:
             db.close()
 

@@ -21,7 +21,7 @@ def build_failure(exc: CompileError) -> WorkerResult:
     if exc.log_path:
         build["log"] = str(exc.log_path)
     report = error_site.report_compile_error(exc.summary, _read_log(exc.log_path))
-    return WorkerResult(BUILD_ERROR, exc.summary, build=build, error_site=report.to_dict())
+    return WorkerResult(BUILD_ERROR, exc.summary, build=build, error_site=report.evidence())
 
 
 def family_roots(family) -> list[Path]:
@@ -36,7 +36,7 @@ def variant_failure(exc: BaseException, task: Task, family=None) -> WorkerResult
     roots = family_roots(family) if family is not None else [Path(task.family_dir)]
     report = error_site.report_exception(exc, roots)
     return WorkerResult(ERROR, error_site.with_site(report.message, report.site),
-                        error_site=report.to_dict())
+                        error_site=report.evidence())
 
 
 def _read_log(path: Path | None) -> str:
