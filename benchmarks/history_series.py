@@ -4,7 +4,8 @@
                                          [--sizes 2^24,...] [--out DIR]
 
 Writes benchmarks/ab_power.py's family `planted` (out = 2 x; `torch` and `steady`
-unchanged, `planted` doing PCT% more memory traffic for the same answer) into a git
+unchanged, `planted` slowed by PCT%: more memory traffic, or a longer spin of its last
+block, `--plant`) into a git
 repository, then for each of RUNS nights: commits (a NOTES line each night; from night
 CHANGE_AT the planted version), and runs `gpubench run planted` in a process of its
 own (the real run-to-run noise: a fresh process, allocator, clocks). Every run records
@@ -26,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ab_power import Plant, write_family  # a sibling script
+from ab_power import PLANTS, Plant, medians_ns, sm_clock_mhz, write_family  # a sibling
 
 REPO = Path(__file__).resolve().parent.parent
 SIZES = "2^24,2^25,2^26,100663296"  # 50-300 us: where +2% traffic is +2.0% time
@@ -38,6 +39,11 @@ def main() -> int:
     parser.add_argument("--change-at", type=int, default=13, help="the first slower night")
     parser.add_argument("--pct", type=int, default=2)
     parser.add_argument("--sizes", default=SIZES)
+    parser.add_argument("--plant", choices=sorted(PLANTS), default="traffic",
+                        help="traffic: PCT%% more elements written again (the time moves by "
+                             "2-3%% for 2%% at 50-300 us: a grid-stride loop's iterations are "
+                             "whole); spin: the last block spins PCT%% of the kernel's time, "
+                             "fitted on a first run of the unplanted version")
     parser.add_argument("--out", type=Path, default=REPO / "profiles" / "history-series")
     parser.add_argument("extra", nargs="*", help="options for every run (after --)")
     args = parser.parse_args()
@@ -49,9 +55,18 @@ def main() -> int:
     git = ["git", "-C", str(repo), "-c", "user.name=nightly", "-c", "user.email=n@n"]
     subprocess.run([*git[:3], "init", "-q"], check=True)
     walls = []
+    plant = Plant(args.plant)
+    if args.plant == "spin":  # the unplanted kernel's medians, for the spin's length
+        write_family(repo, 0, plant)
+        subprocess.run([sys.executable, "-m", "gpubench", "run", "planted", "--kernels-dir",
+                        str(repo), "--sizes", args.sizes, "--no-compiled", "--out",
+                        str(out / "fit")], capture_output=True, text=True, cwd=REPO,
+                       env={**env, "GPUBENCH_RUN_INDEX": str(out / "fit-runs.json")})
+        plant = Plant("spin", medians_ns(out / "fit"), sm_clock_mhz())
+        print(f"plant: {plant}", flush=True)
     for night in range(1, args.runs + 1):
         pct = args.pct if night >= args.change_at else 0
-        write_family(repo, pct, Plant("traffic"))
+        write_family(repo, pct, plant)
         (repo / "NOTES").write_text(f"night {night}\n")
         subprocess.run([*git, "add", "."], check=True)
         subprocess.run([*git, "commit", "-qm", f"night {night}" +
