@@ -335,7 +335,8 @@ def test_cpu_two_runs_then_a_variant_doing_its_work_four_times(gpubench, tmp_pat
     options = ("sq", "--kernels-dir", str(kernels), "--device", "cpu", "--sizes", "2^18,2^20",
                "--min-time", "100", "--max-time", "300")
     for name in ("one", "two"):
-        assert gpubench("run", *options, "--out", name).code == 0
+        done = gpubench("run", *options, "--out", name)
+        assert done.code == 0, done.output
     same = json.loads(gpubench("compare", "one", "two", "--json").stdout)
     assert len(same["points"]) == 6
     assert {p["verdict"] for p in same["points"]} <= {C.SAME, C.UNSURE}, same["points"]
@@ -383,23 +384,31 @@ def test_proc_stat_busy_time_leaves_out_idle_and_iowait():
     assert hostload.busy_seconds("", 100) is None
 
 
+def busy_reason(load: dict) -> str | None:
+    return hostload.busy_reason(hostload.HostLoad(**load))
+
+
+def busy_factor(load: dict) -> float:
+    return hostload.busy_factor(hostload.HostLoad(**load))
+
+
 def test_a_cpu_timing_of_a_busy_host_never_gives_a_verdict_of_change():
     busy = {"preempted_per_call": 1.8, "others_cpus": 0.4, "own_cpus": 1.0}
     quiet = {"preempted_per_call": 0.0, "others_cpus": 0.05, "own_cpus": 1.0}
-    assert hostload.busy_reason(quiet) is None
-    assert "preempted 1.80 times per call" in hostload.busy_reason(busy)
-    assert "kept 0.9 CPUs busy" in hostload.busy_reason({**quiet, "others_cpus": 0.9})
+    assert busy_reason(quiet) is None
+    assert "preempted 1.80 times per call" in busy_reason(busy)
+    assert "kept 0.9 CPUs busy" in busy_reason({**quiet, "others_cpus": 0.9})
     # A 4.4 ms op on the quiet 2-core machine: 0.25 preemptions per call, at the machine's
     # own ~55 a second, is not a busy host; beside a compiler it was 276 a second.
-    assert hostload.busy_reason({**quiet, "preempted_per_call": 0.25,
+    assert busy_reason({**quiet, "preempted_per_call": 0.25,
                                  "preempted_per_s": 55.0}) is None
-    assert hostload.busy_reason({**quiet, "preempted_per_call": 2.21,
+    assert busy_reason({**quiet, "preempted_per_call": 2.21,
                                  "preempted_per_s": 276.0}) is not None
 
     def cpu_result(samples, load):
         key = PointKey("demo", "v", "float32", Shape({"n": 1}), "cpu")
         return Result(key=key, kind="torch", status=OK, device="cpu", measurement=Measurement(
-            "cpu", "host", tuple(samples), details={"host_load": load}))
+            "cpu", "host", tuple(samples), host_load=hostload.HostLoad(**load)))
 
     base = cpu_result(noisy(1e-4, spread=0.01), quiet)
     c = C.compare_results(base, cpu_result(noisy(8e-3, spread=0.01, seed=2), busy))
@@ -418,16 +427,16 @@ def test_a_change_far_beyond_what_a_busy_host_explains_is_decided_even_there():
     beyond that bound the change is decided, within it UNSURE stays."""
     others = {"preempted_per_call": 0.02, "others_cpus": 0.9, "own_cpus": 1.0}
     quiet = {"preempted_per_call": 0.0, "others_cpus": 0.05, "own_cpus": 1.0}
-    assert hostload.busy_factor(quiet) == 1.0
-    assert hostload.busy_factor(others) == 2.0
-    assert hostload.busy_factor({**others, "others_cpus": 1.6}) == 3.0
-    assert hostload.busy_factor({**others, "preempted_per_call": 1.8,
+    assert busy_factor(quiet) == 1.0
+    assert busy_factor(others) == 2.0
+    assert busy_factor({**others, "others_cpus": 1.6}) == 3.0
+    assert busy_factor({**others, "preempted_per_call": 1.8,
                                  "preempted_per_s": 400.0}) == math.inf
 
     def cpu_result(samples, load):
         key = PointKey("demo", "v", "float32", Shape({"n": 1}), "cpu")
         return Result(key=key, kind="torch", status=OK, device="cpu", measurement=Measurement(
-            "cpu", "host", tuple(samples), details={"host_load": load}))
+            "cpu", "host", tuple(samples), host_load=hostload.HostLoad(**load)))
 
     base = cpu_result(noisy(1e-4, spread=0.01), quiet)
     # the issue's 4-6x: beyond the quiet host's 2.5x bar and the busy host's 2x or 3x

@@ -140,11 +140,11 @@ def test_the_store_follows_the_folders(tmp_path):
     assert all(r.run_dir == str(folders[0]) for r in history_store.read_rows(db))
 
 
-def h200_nightly() -> list[HistoryRow]:
+def h200_nightly(name: str = "h200-nightly.csv") -> list[HistoryRow]:
     """The rows of 24 nightly runs on an H200 (tests/fixtures/history/README.md)."""
     import pandas as pd
 
-    frame = pd.read_csv(FIXTURES / "history" / "h200-nightly.csv", keep_default_na=False,
+    frame = pd.read_csv(FIXTURES / "history" / name, keep_default_na=False,
                         dtype={"commit": str, "changed": str, "gpubench_commit": str})
     return [HistoryRow(**{**record, "dirty": bool(record["dirty"]),
                           **{k: float(record[k] or "nan") for k in ("median_s", "ci_low_s",
@@ -162,6 +162,17 @@ def test_the_h200_nights_step_at_the_planted_night_and_nowhere_else():
             assert change.change.low > 1.01 and change.change.slower
         else:  # torch and steady: unchanged; steady at 2^24 had a slower stretch
             assert one.changes == (), (one.key, one.changes)
+
+
+def test_the_h200_nights_with_a_spin_plant_step_near_the_planted_night_only():
+    """The second series: the last block spins 2% longer from night 13. At 35 us, where
+    the unchanged runs wander by up to 1.7% in stretches, the step is placed at night 11."""
+    series = build_series(h200_nightly("h200-nightly-spin.csv"))
+    found = {(s.first.variant, s.first.shape): [c.after.run_id for c in s.changes]
+             for s in series}
+    assert found.pop(("planted", "n=16777216")) == ["night11"]
+    for (variant, _), nights in found.items():
+        assert nights == (["night13"] if variant == "planted" else []), found
 
 
 def test_a_stretch_of_slower_runs_that_ends_is_no_change():

@@ -22,6 +22,7 @@ from gpubench.run.judge.line import JudgeLine
 from gpubench.run.judge.ruling import CHECK, FRESH, RECHECK, JudgeSummary, rule
 from gpubench.run.judge.server import JudgeEnds, fork_judge
 from gpubench.run.judge.truth import Judge
+from gpubench.timing.check_result import CheckResult
 from gpubench.timing.measurement import Measurement
 
 SEED = 1234
@@ -44,7 +45,7 @@ def drawn(seed: int = SEED) -> torch.Tensor:
 
 def timed(recheck: dict | None = None) -> WorkerResult:
     cold = Measurement("cold", samples_s=[1e-6] * 5, recheck=recheck)
-    return WorkerResult(R.OK, check={"passed": True}, measurements={"cold": cold})
+    return WorkerResult(R.OK, check=CheckResult(True), measurements={"cold": cold})
 
 
 def test_a_pass_the_judge_saw_stands_with_the_judges_own_check():
@@ -68,9 +69,9 @@ def test_a_pass_the_judge_did_not_see_or_refused_is_a_fail(summary, words):
 
 
 def test_a_wrong_re_check_the_worker_reports_in_its_mode_is_left_to_the_worker():
-    cold = Measurement("cold", samples_s=[1e-6] * 5, recheck={"passed": False},
+    cold = Measurement("cold", samples_s=[1e-6] * 5, recheck=CheckResult(False),
                        recheck_failed=True, error="while timed: timed call 9 differs")
-    reported = WorkerResult(R.OK, check={"passed": True}, measurements={"cold": cold})
+    reported = WorkerResult(R.OK, check=CheckResult(True), measurements={"cold": cold})
     summary = JudgeSummary({CHECK: 1, RECHECK: 3}, "a recheck output wrong", None,
                            {RECHECK: 1})
     assert rule(reported, summary).status == R.OK  # the row FAILs from its measurement
@@ -83,7 +84,7 @@ def test_a_result_that_is_not_a_pass_is_left_as_the_worker_said_it():
 
 
 def test_an_untimed_pass_needs_the_check_only():
-    untimed = WorkerResult(R.OK, check={"passed": True}, untimed="interpreter")
+    untimed = WorkerResult(R.OK, check=CheckResult(True), untimed="interpreter")
     assert rule(untimed, JudgeSummary({CHECK: 1}, None, None)).status == R.OK
 
 
@@ -151,7 +152,7 @@ def test_the_judge_decides_from_its_own_draw_and_tells_the_parent_what_it_saw(fo
     summary = line.summary()
     assert summary.roles == {CHECK: 1, RECHECK: 1, "inputs": 2}
     assert summary.wrong == {RECHECK: 1, "inputs": 1}
-    assert "recheck output wrong" in summary.failure and summary.check["passed"]
+    assert "recheck output wrong" in summary.failure and summary.check.passed
 
 
 def test_a_modes_re_checks_are_tallied_as_one_request_and_fail_it_once(forked):
@@ -176,10 +177,10 @@ def test_each_task_is_tallied_alone(forked):
     assert line.summary() == JudgeSummary({CHECK: 1}, None, line_check(truth), {})
 
 
-def line_check(truth: torch.Tensor) -> dict:
+def line_check(truth: torch.Tensor) -> CheckResult:
     judge = Judge("cpu")
     judge.open(task())
-    return judge.check(CHECK, SEED, truth * truth).to_dict()
+    return judge.check(CHECK, SEED, truth * truth)
 
 
 def test_a_killed_judge_gives_the_parent_no_summary_and_the_worker_an_error(forked):

@@ -10,6 +10,7 @@ from gpubench.records.derive import finish_group, speedups
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
 from gpubench.timing import noise, roofline
+from gpubench.timing.check_result import CheckResult
 from gpubench.timing.clocks import ClockReport
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.stopping import TimingSettings, next_batch_size, relative_ci, stop_reason
@@ -227,7 +228,7 @@ def test_a_worker_result_round_trips_through_its_dict_and_a_malformed_one_is_ref
     from gpubench.timing.device_work import DeviceWork
 
     sent = WorkerResult(R.OK, build={"compile_s": 1.5, "cached": False}, device="cuda",
-                        check={"passed": True, "max_abs_err": 0.0, "mismatches": 0},
+                        check=CheckResult(True, max_abs_err=0.0, mismatches=0),
                         measurements={"cold": Measurement("cold", "events", (1e-3, 2e-3))},
                         device_work=DeviceWork(kernels=2, other_ops=0, names=("a", "b")))
     assert WorkerResult.from_dict(sent.to_dict()) == sent

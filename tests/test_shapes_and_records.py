@@ -19,6 +19,7 @@ from gpubench.records.strict_json import strict_dumps
 from gpubench.run.config import RunConfig, load_config
 from gpubench.run.folders.folder import load_run, point_latest, read_run, resolve_run, save_run
 from gpubench.run.plan import Point, choose_shapes, plan_points
+from gpubench.timing.check_result import CheckResult
 from gpubench.timing.clocks import ClockReport
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.settings import TimingSettings
@@ -209,7 +210,7 @@ def _result(variant: str, status=R.OK, samples=(1e-3, 2e-3, 3e-3), check=None, m
     measurement = Measurement(mode, "events", samples, warmup_calls=4, warmup_s=0.1,
                               stop_reason="converged", sampling_s=0.05, details={"k": 1},
                               target_rel_ci=0.005, clocks=ClockReport(sm_mhz_min=1980),
-                              recheck={"passed": True}) if samples else None
+                              recheck=CheckResult(True)) if samples else None
     return R.Result(key=PointKey("matmul", variant, "bfloat16", shape, mode), kind="cuda",
                     status=status, baseline=baseline, device="cuda", flops=2e9,
                     bytes_moved=1e8, seed=5, measurement=measurement, check=check,
@@ -218,8 +219,8 @@ def _result(variant: str, status=R.OK, samples=(1e-3, 2e-3, 3e-3), check=None, m
 
 
 def _document() -> RunDocument:
-    bad_check = {"passed": False, "max_abs_err": math.inf, "worst_ratio": -math.inf,
-                 "mismatches": 3, "nonfinite": 3, "total": 9}
+    bad_check = CheckResult(False, max_abs_err=math.inf, worst_ratio=-math.inf, mismatches=3,
+                            nonfinite=3, total=9)
     rows = finish_group([_result("torch", baseline=True), _result("naive"),
                          _result("wrong", R.FAIL, samples=(), check=bad_check)],
                         {"bandwidth_gbps": 4000.0, "tflops": {"bfloat16": 790.0}})
@@ -244,7 +245,7 @@ def test_save_then_load_loses_nothing_and_the_json_is_strict(tmp_path):
     assert loaded.results == document.results  # measurements, checks, builds, derived values
     assert loaded.meta == document.meta and loaded.env == document.env
     wrong = loaded.by_key()["matmul/wrong/bfloat16/M=16,N=4096,K=4096/cold"]
-    assert wrong.check["max_abs_err"] == math.inf and wrong.check["worst_ratio"] == -math.inf
+    assert wrong.check.max_abs_err == math.inf and wrong.check.worst_ratio == -math.inf
     assert loaded.results[1].measurement.warmup_s == 0.1
     assert loaded.results[1].speedup == 1.0 and loaded.results[1].roof.bound
     assert csv_path.read_text().splitlines()[0].startswith("family,variant,M,N,K,dtype,")

@@ -13,6 +13,7 @@ from gpubench.records.derive import finish_group
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
 from gpubench.report.table import group_notes, group_table
+from gpubench.timing.check_result import CheckResult
 from gpubench.timing.measurement import Measurement
 
 GOLDEN = REPO / "tests" / "golden"
@@ -42,9 +43,8 @@ def matmul_group() -> list[R.Result]:
         row("naive", "cuda", median=24.82e-3, build={"compile_s": 21.0, "cached": False}),
         row("tiled", "cuda", median=15.58e-3, build=built),
         row("wrong", "cuda", status=R.FAIL, build=built,
-            check={"passed": False, "max_abs_err": 0.5, "worst_ratio": 4999.0,
-                   "mismatches": 12, "nonfinite": 0, "total": 4096 * 4096, "atol": 1e-4,
-                   "rtol": 1e-4, "note": ""}),
+            check=CheckResult(False, max_abs_err=0.5, worst_ratio=4999.0, mismatches=12,
+                              nonfinite=0, total=4096 * 4096, atol=1e-4, rtol=1e-4)),
         row("broken", "triton", status=R.CRASHED, error="worker was killed by SIGSEGV"),
         row("tiled", "cuda", status=R.SKIPPED, error="needs a CUDA GPU", mode="wall"),
     ]

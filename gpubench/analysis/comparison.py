@@ -81,7 +81,7 @@ from gpubench.analysis.repeats import RunsInterval, check_sides, run_medians, ru
 from gpubench.analysis.status_change import STATUS_VERDICTS, missing_in_new, status_change
 from gpubench.records.derive import same_model
 from gpubench.records.result import CORRECTNESS_ONLY, correctness_only
-from gpubench.timing.hostload import busy_factor, busy_reason
+from gpubench.timing.hostload import HostLoad, busy_factor, busy_reason
 from gpubench.timing.ratio_ci import RESAMPLES, SEED, ratio_ci  # noqa: F401 (re-exported)
 from gpubench.timing.stats import quantile
 
@@ -441,9 +441,8 @@ def _host_busy(result) -> str | None:
     return busy_reason(_host_load(result))
 
 
-def _host_load(result) -> dict | None:
-    details = result.measurement.details if result.measurement else {}
-    return details.get("host_load")
+def _host_load(result) -> HostLoad | None:
+    return result.measurement.host_load if result.measurement else None
 
 
 def _log_ratio(base, new, repeats: RunsInterval | None = None) -> float:

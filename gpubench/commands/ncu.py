@@ -115,7 +115,7 @@ class NcuCommand:
         if outcome.error is not None:
             self.console.print(f"[bold red]error:[/] {escape(str(outcome.error))}", soft_wrap=True)
             return
-        if outcome.check and not outcome.check.get("passed", True):
+        if outcome.check and not outcome.check.passed:
             self.console.print("[bold red]warning:[/] this variant FAILS its correctness check")
         for profile in outcome.profiles:
             self.console.print(ncu_view.profile_view(profile, self.request.options.include_info))

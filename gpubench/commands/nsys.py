@@ -32,6 +32,7 @@ from gpubench.run.lanes.protocol import Task
 from gpubench.run.lanes.worker_process import worker_env
 from gpubench.run.plan import Point
 from gpubench.timing import nvtx_ranges
+from gpubench.timing.check_result import CheckResult, check_result_of
 from gpubench.tools.driver import Tool, ToolRun, each_point, run_task
 from gpubench.tools.find import Completed, find_gpu_tool, run_tool
 from gpubench.tools.nsys import command as nsys_command
@@ -72,7 +73,7 @@ class Traced:
     report: Path | None = None
     kernels: list[TimingRow] = field(default_factory=list)
     ranges: list[TimingRow] = field(default_factory=list)
-    check: dict | None = None
+    check: CheckResult | None = None
     cleanup: Cleanup = field(default_factory=Cleanup)
     error: errors.GpubenchError | None = None
 
@@ -80,7 +81,7 @@ class Traced:
         return {"report": str(self.report) if self.report else None,
                 "kernels": [k.to_dict() for k in self.kernels],
                 "nvtx_ranges": [r.to_dict() for r in self.ranges],
-                "check": self.check,
+                "check": self.check.to_dict() if self.check else None,
                 "removed_files": self.cleanup.files, "removed_bytes": self.cleanup.bytes,
                 "error": str(self.error) if self.error else None}
 
@@ -145,8 +146,8 @@ def profile_task(nsys: str, task: Task, run_dir: Path, options: NsysOptions) -> 
             f"nsys recorded no kernel inside gpubench's range "
             f"({nsys_command.nvtx_capture() if use_nvtx else 'cudaProfilerStart/Stop'}; "
             f"report: {report}); {INSTEAD}")
-    return Traced(task.variant, report, kernels, range_rows(tables), run.worker.get("check"),
-                  run.leftovers)
+    return Traced(task.variant, report, kernels, range_rows(tables),
+                  check_result_of(run.worker.get("check")), run.leftovers)
 
 
 def remove_stray_files(run_dir: Path, temp_dir: Path) -> Cleanup:
@@ -254,7 +255,7 @@ class NsysCommand:
         if outcome.error is not None:
             self.console.print(f"[bold red]error:[/] {escape(str(outcome.error))}", soft_wrap=True)
             return
-        if outcome.check and not outcome.check.get("passed", True):
+        if outcome.check and not outcome.check.passed:
             self.console.print("[bold red]warning:[/] this variant FAILS its correctness check")
         self.console.print(kernels_table(outcome.kernels))
         if outcome.ranges:

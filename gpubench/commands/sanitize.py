@@ -112,7 +112,7 @@ class SanitizeCommand:
         if outcome.worker_error:
             self.console.print(f"[yellow]the call under the tool failed:[/] "
                                f"{escape(outcome.worker_error)}")
-        elif outcome.check and not outcome.check.get("passed", True):
+        elif outcome.check and not outcome.check.passed:
             self.console.print("[yellow]note:[/] this variant also FAILS its correctness check")
 
     def _say(self, text: str) -> None:

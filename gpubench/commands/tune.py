@@ -21,7 +21,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpubench import errors, safe_text
-from gpubench.families.check import CheckResult
 from gpubench.families.discovery import family_dirs, load_family, resolve_families
 from gpubench.records import completeness as C
 from gpubench.records import result as R
@@ -238,7 +237,7 @@ class TuneCommand:
             error = measurement.error if measurement else f"no '{self.mode}' timing came back"
         if status != R.OK:
             if status == R.FAIL and worker is not None and worker.check:
-                error = f"{error}: {_check_summary(worker.check)}"
+                error = f"{error}: {worker.check.summary()}"
             tally.statuses[index] = R.status_label(status)
             race.fail(index, status, error)
             return False
@@ -378,14 +377,6 @@ def _facts(build: dict) -> dict | None:
     if any(v is not None for v in facts.values()):
         return facts
     return build_resources(build.get("build_dir"))
-
-
-def _check_summary(check: dict) -> str:
-    """The failed check in a few words: '2048 of 4096 elements off, 2048 NaN/unwritten'."""
-    try:
-        return CheckResult(**check).summary()
-    except TypeError:
-        return ""
 
 
 def _caption(race: Race, timing_s: float) -> str:

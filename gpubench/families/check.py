@@ -9,36 +9,9 @@ atol + rtol * |reference| of it (the rule of torch.allclose, computed in float64
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gpubench.timing.check_result import CheckResult
 
-from gpubench.codec import Record
-
-
-@dataclass(frozen=True)
-class CheckResult(Record):
-    passed: bool
-    max_abs_err: float  # inf when an element is NaN, inf or unwritten
-    worst_ratio: float  # max |out - ref| / (atol + rtol |ref|); <= 1 passes
-    mismatches: int  # elements beyond tolerance, non-finite ones included
-    nonfinite: int  # NaN/inf where the reference is finite (unwritten elements land here)
-    total: int
-    atol: float
-    rtol: float
-    note: str = ""
-
-    def summary(self) -> str:
-        """'max err 3.1e-02 (2.1x tol), 17 of 1048576 elements off, 5 NaN/unwritten'."""
-        if self.note:
-            return self.note
-        text = f"max err {self.max_abs_err:.2g}"
-        if self.passed:
-            return text
-        if self.worst_ratio != float("inf"):
-            text += f" ({self.worst_ratio:.3g}x tol)"
-        text += f", {self.mismatches} of {self.total} elements off"
-        if self.nonfinite:
-            text += f", {self.nonfinite} NaN/inf/unwritten"
-        return text
+__all__ = ["CheckResult", "compare", "poison"]
 
 
 def poison(out, finite: bool = False) -> None:

@@ -28,7 +28,7 @@ def _clocks(attribute: str) -> Callable:
 
 
 def _check(key: str) -> Callable:
-    return lambda r: (r.check or {}).get(key)
+    return lambda r: getattr(r.check, key) if r.check else None
 
 
 def _work(attribute: str) -> Callable:

@@ -22,6 +22,7 @@ from gpubench.records.features import EXTRAS, SPECS
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
 from gpubench.timing import noise, roofline
+from gpubench.timing.check_result import CheckResult
 from gpubench.timing.device_work import DeviceWork
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.stats import Summary, summarize
@@ -82,7 +83,7 @@ class Result:
     bytes_moved: float | None = None
     seed: int | None = None
     measurement: Measurement | None = None
-    check: dict | None = None
+    check: CheckResult | None = None  # the first call's output against the reference
     build: dict = field(default_factory=dict)  # compile_s, cached, extension, build_dir, log
     error: str | None = None
     # Derived from the group (derive.finish_group); None/empty until then.
@@ -233,7 +234,7 @@ class Result:
         record.update(
             shape=dict(self.shape), key=self.key.text(),
             measurement=self.measurement.to_dict() if self.measurement else None,
-            check=self.check, build=self.build,
+            check=self.check.to_dict() if self.check else None, build=self.build,
             roofline=self.roof.to_dict() if self.roof else None,
             summary=self.summary.to_dict() if self.summary else None,
             warnings=[w.to_dict() for w in self.warnings],
@@ -258,7 +259,8 @@ class Result:
             baseline=bool(data.get("baseline")), device=data.get("device") or "",
             flops=data.get("flops"), bytes_moved=data.get("bytes_moved"), seed=data.get("seed"),
             measurement=Measurement.from_dict(measurement) if measurement else None,
-            check=data.get("check"), build=data.get("build") or {}, error=data.get("error"),
+            check=CheckResult.from_dict(data["check"]) if data.get("check") else None,
+            build=data.get("build") or {}, error=data.get("error"),
             speedup=data.get("speedup_vs_baseline"), roof=_roof(data.get("roofline")),
             speedup_ci=tuple(data["speedup_ci95"]) if data.get("speedup_ci95") else None,
             warnings=tuple(noise.TimingWarning(**w) for w in data.get("warnings") or ()),

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from gpubench.codec import Record
 from gpubench.records.error_site import SiteEvidence
 from gpubench.records.result import BUILD_ERROR, CRASHED, ERROR, FAIL, OK, SKIPPED
+from gpubench.timing.check_result import CheckResult, check_result_of
 from gpubench.timing.device_work import DeviceWork
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.paired import PairedTiming
@@ -41,7 +42,7 @@ class WorkerResult(Record):
     # compile_s, cached, extension, build_dir, note, allocates_output, log (a failed
     # build's log file): Result.build as results.json keeps it.
     build: Mapping = field(default_factory=dict)
-    check: dict | None = None  # CheckResult.to_dict() of the first call's output
+    check: CheckResult | None = None  # the first call's output against the reference
     measurements: Mapping[str, Measurement] = field(default_factory=dict)  # mode -> it
     device: str = ""  # "cuda" or "cpu": where the worker ran it
     device_work: DeviceWork | None = None  # kernels per call, their sum and span
@@ -90,7 +91,7 @@ class WorkerResult(Record):
             raise MalformedWorkerResult(f"a worker result's measurements or device work "
                                         f"cannot be read: {exc}") from None
         return cls(status=data["status"], error=data.get("error"),
-                   build=dict(data.get("build") or {}), check=data.get("check"),
+                   build=dict(data.get("build") or {}), check=check_result_of(data.get("check")),
                    measurements=measurements, device=data.get("device") or "",
                    device_work=work, error_site=SiteEvidence.from_dict(data["error_site"])
                    if data.get("error_site") else None,

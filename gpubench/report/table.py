@@ -11,7 +11,6 @@ from rich.text import Text
 
 from gpubench import format as fmt
 from gpubench import safe_text
-from gpubench.families.check import CheckResult
 from gpubench.records import result as R
 from gpubench.records.features import EXTRAS
 from gpubench.records.features.error_site import ERROR_SITE
@@ -433,7 +432,7 @@ def note(result: R.Result) -> str:
     its error when no check failed (a variant blamed for its side effects)."""
     if result.status == R.FAIL:
         for check in (result.recheck, result.check):
-            if check and not check["passed"]:
-                return CheckResult(**check).summary()
+            if check and not check.passed:
+                return check.summary()
     return result.error or ""
 

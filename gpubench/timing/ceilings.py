@@ -399,7 +399,7 @@ def measure(device: str, key: str, name: str) -> Ceilings:
     finally:
         if device == "cuda":
             torch.cuda.empty_cache()  # ~1 GiB of operands, not kept from the kernels
-    others = load_between(before, Snapshot.now(), 1)["others_cpus"] if before else None
+    others = load_between(before, Snapshot.now(), 1).others_cpus if before else None
     return Ceilings(key=key, device=name, bandwidth_gbps=bandwidth, tflops=rates,
                     measured=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                     method=f"median of {timer.method}: copy of {nbytes >> 20} MiB "

@@ -32,6 +32,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpubench.codec import Record
+
 # Thresholds of HostLoad.busy (see the module docstring for the napkin math).
 PREEMPTED_PER_CALL = 0.1
 PREEMPTED_PER_S = 150.0
@@ -71,7 +73,18 @@ def _machine_busy() -> float | None:
         return None
 
 
-def load_between(start: Snapshot, end: Snapshot, calls: int) -> dict:
+@dataclass(frozen=True)
+class HostLoad(Record):
+    """What the host did meanwhile, per the module docstring."""
+
+    preempted_per_call: float = 0.0
+    # inf: a record from before the rate was kept, judged by the per-call figure alone
+    preempted_per_s: float = math.inf
+    others_cpus: float | None = None  # None off Linux
+    own_cpus: float | None = None
+
+
+def load_between(start: Snapshot, end: Snapshot, calls: int) -> HostLoad:
     """What the host did between two snapshots, per the module docstring."""
     wall = max(end.wall - start.wall, 1e-9)
     others = None
@@ -79,8 +92,8 @@ def load_between(start: Snapshot, end: Snapshot, calls: int) -> dict:
         own = end.own_cpu - start.own_cpu
         others = max(0.0, (end.machine_busy - start.machine_busy - own) / wall)
     preempted = end.involuntary - start.involuntary
-    return {"preempted_per_call": preempted / max(calls, 1), "preempted_per_s": preempted / wall,
-            "others_cpus": others, "own_cpus": (end.own_cpu - start.own_cpu) / wall}
+    return HostLoad(preempted / max(calls, 1), preempted / wall, others,
+                    (end.own_cpu - start.own_cpu) / wall)
 
 
 # Preemptions per call from which the median call itself may have been preempted: below
@@ -88,26 +101,23 @@ def load_between(start: Snapshot, end: Snapshot, calls: int) -> dict:
 MEDIAN_PREEMPTED = 0.5
 
 
-def busy_factor(load: dict | None) -> float:
+def busy_factor(load: HostLoad | None) -> float:
     """How many times slower the host's other work can have made a one-thread CPU
     timing's median: 1 on a quiet host; 1 + ceil(X) when other processes kept X CPUs busy
     but few calls were preempted (a fair share of its core among ceil(X) others is the
     most it lost); unbounded when the median call itself may have been preempted."""
     if busy_reason(load) is None:
         return 1.0
-    if (load.get("preempted_per_call") or 0.0) >= MEDIAN_PREEMPTED:
+    if load.preempted_per_call >= MEDIAN_PREEMPTED:
         return math.inf
-    return 1.0 + max(1, math.ceil(load.get("others_cpus") or 0.0))
+    return 1.0 + max(1, math.ceil(load.others_cpus or 0.0))
 
 
-def busy_reason(load: dict | None) -> str | None:
+def busy_reason(load: HostLoad | None) -> str | None:
     """Why a CPU timing measured the host's other work, or None when it did not."""
-    if not load:
+    if load is None:
         return None
-    preempted = load.get("preempted_per_call") or 0.0
-    # Records from before the rate was kept judge by the per-call figure alone.
-    rate = load.get("preempted_per_s", math.inf)
-    others = load.get("others_cpus")
+    preempted, rate, others = load.preempted_per_call, load.preempted_per_s, load.others_cpus
     if preempted >= PREEMPTED_PER_CALL and rate >= PREEMPTED_PER_S:
         return f"preempted {preempted:.2f} times per call (other load on the host)"
     if others is not None and others >= OTHERS_CPUS:

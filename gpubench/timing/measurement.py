@@ -12,7 +12,9 @@ import math
 from dataclasses import dataclass, field, replace
 
 from gpubench.codec import Record, decode
+from gpubench.timing.check_result import CheckResult
 from gpubench.timing.clocks import ClockReport
+from gpubench.timing.hostload import HostLoad
 
 
 @dataclass(frozen=True)
@@ -23,7 +25,7 @@ class FreshEvidence(Record):
 
     fresh_s: tuple[float, ...] = ()
     repeat_s: tuple[float, ...] = ()
-    host_load: dict | None = None  # on a CPU: what else ran meanwhile (timing/hostload.py)
+    host_load: HostLoad | None = None  # on a CPU: what else ran meanwhile
 
 
 @dataclass(frozen=True)
@@ -38,10 +40,11 @@ class Measurement(Record):
     details: dict = field(default_factory=dict)  # timer specifics (event-pair cost, batch sizes)
     target_rel_ci: float | None = None
     clocks: ClockReport | None = None  # SM clock range, throttle reasons (NVML)
-    recheck: dict | None = None  # CheckResult.to_dict() of the timed calls' output
+    recheck: CheckResult | None = None  # the worst re-check of the timed calls' outputs
     error: str | None = None  # this mode failed (timer error, or the re-check failed)
     recheck_failed: bool = False
     fresh: FreshEvidence | None = None  # the fresh-input probe's calls (run/worker/)
+    host_load: HostLoad | None = None  # on a CPU: what else ran while it was timed
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "samples_s", tuple(float(s) for s in self.samples_s))
@@ -69,13 +72,16 @@ class Measurement(Record):
     @classmethod
     def from_dict(cls, data: dict) -> Measurement:
         """As the codec reads it, refusing samples that are no times (check_samples). A
-        file from before `fresh` holds the probe's calls in `details`: moved to `fresh`."""
+        file from before `fresh` and `host_load` holds the probe's calls and the host's
+        load in `details`: moved to their fields."""
         check_samples(data.get("samples_s", ()))
         details = dict(data.get("details") or {})
         if "fresh_s" in details and data.get("fresh") is None:
             data = {**data, "details": details, "fresh": {
                 "fresh_s": details.pop("fresh_s"), "repeat_s": details.pop("repeat_s", ()),
                 "host_load": details.pop("fresh_host_load", None)}}
+        if "host_load" in details and data.get("host_load") is None:
+            data = {**data, "details": details, "host_load": details.pop("host_load")}
         return decode(cls, data)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from gpubench.codec import Record
 from gpubench.timing.clocks import ClockReport
-from gpubench.timing.hostload import busy_reason
+from gpubench.timing.hostload import HostLoad, busy_reason
 
 # IQR above 5% of the median: two variants 5% apart can no longer be told apart
 # from one run's spread alone.
@@ -60,7 +60,7 @@ class TimingWarning(Record):
 
 
 def assess(summary, stop_reason: str | None, target_rel_ci: float, clocks: ClockReport | None,
-           mode: str, host_load: dict | None = None) -> list[TimingWarning]:
+           mode: str, host_load: HostLoad | None = None) -> list[TimingWarning]:
     """Warnings for one measured result (summary from stats.summarize). CPU timings
     are indicative only, so their spread draws no warning; a busy host does."""
     found = []

@@ -196,7 +196,7 @@ def _measurement(rounds: _Rounds, side: int, check) -> Measurement:
         rounds.mode, f"{last.method}; paired: calls of BASE and NEW interleaved in random "
         "order", rounds.base if side == BASE else rounds.new, first.warmup_calls,
         first.warmup_s, rounds.stop, rounds.sampling_s, dict(last.details),
-        last.target_rel_ci, rounds.clocks, recheck.to_dict() if recheck else None,
+        last.target_rel_ci, rounds.clocks, recheck,
         f"while timed: {failure}" if failure else rounds.error, failure is not None)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from gpubench.codec import Record
 from gpubench.records.result import FAIL, OK
 from gpubench.records.worker_result import WorkerResult
+from gpubench.timing.check_result import CheckResult
 
 # What the worker asks the judge, by role: the first call's output; a timed call's
 # output drawn for the re-check; an output of the fresh-input probe; inputs after the calls.
@@ -28,7 +29,7 @@ class JudgeSummary(Record):
 
     roles: dict = field(default_factory=dict)
     failure: str | None = None
-    check: dict | None = None
+    check: CheckResult | None = None
     wrong: dict = field(default_factory=dict)
 
 

@@ -42,7 +42,7 @@ class Judge:
         self.seen: set[tuple] = set()  # (role, batch) already counted as a request
         self.wrong_batches: set[tuple] = set()  # (role, batch) already counted as wrong
         self.failure: str | None = None
-        self.first_check: dict | None = None
+        self.first_check: CheckResult | None = None
 
     def open(self, task: Task) -> None:
         self.task = task
@@ -89,7 +89,7 @@ class Judge:
         self._tally(role, None if result.passed else f"a {role} output wrong "
                     f"(inputs of seed {seed}): {result.summary()}", batch)
         if role == CHECK and self.first_check is None:
-            self.first_check = result.to_dict()
+            self.first_check = result
         return result
 
     def check_all(self, role: str, outputs: list[tuple[int, object]]) -> list[CheckResult]:

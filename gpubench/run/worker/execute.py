@@ -190,7 +190,7 @@ class Executor:
             build = compiled.first_call_build(build, ready.first_call_s, cache_before)
         if ready.fn.returns:  # the table says so: its time includes allocating the output
             build = {**build, "allocates_output": True}
-        checked = WorkerResult(OK, build=build, check=ready.check.to_dict(),
+        checked = WorkerResult(OK, build=build, check=ready.check,
                                device=self.machine.device)
         group = ready.group
         culprit = self._blame(group, group.check_inputs, group.check_seed, ready.state)
@@ -382,7 +382,7 @@ class Executor:
             rotation.close()
         return timing.at_least_zero().completed(
             target_rel_ci=task.timing.target_rel_ci, clocks=clocks,
-            recheck=recheck.to_dict() if recheck else None,
+            recheck=recheck,
             error=f"while timed: {failure}" if failure else timing.below_the_window(),
             recheck_failed=failure is not None)
 

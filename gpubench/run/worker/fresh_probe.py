@@ -30,7 +30,7 @@ from gpubench.families.check import CheckResult, poison
 from gpubench.records.trust import paired_beyond
 from gpubench.run.worker.rotation import InputSet, output_problem, retire
 from gpubench.timing import pristine
-from gpubench.timing.hostload import Snapshot, load_between
+from gpubench.timing.hostload import HostLoad, Snapshot, load_between
 from gpubench.timing.measurement import FreshEvidence
 
 # 9 pairs: medians robust to two stragglers; ~9 x (inputs + 2 x 2 ms of spin) per point.
@@ -50,7 +50,7 @@ class FreshProbe:
     fresh_s: tuple[float, ...]
     repeat_s: tuple[float, ...]
     failure: str | None = None  # a checked fresh call's output was wrong
-    host_load: dict | None = None  # on a CPU: what else ran meanwhile (timing/hostload.py)
+    host_load: HostLoad | None = None  # on a CPU: what else ran meanwhile
 
     def evidence(self) -> FreshEvidence:
         return FreshEvidence(self.fresh_s, self.repeat_s, self.host_load)

@@ -38,4 +38,4 @@ class HostTimer:
         # Whether the host's other work was timed too: compare and the warnings read it.
         load = load_between(before, Snapshot.now(), len(samples))
         return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
-                           details={"host_load": load})
+                           host_load=load)

@@ -12,6 +12,7 @@ from gpubench import errors
 from gpubench.run.lanes.protocol import Task
 from gpubench.run.plan import Point
 from gpubench.timing import nvtx_ranges
+from gpubench.timing.check_result import CheckResult, check_result_of
 from gpubench.tools.driver import Tool, each_point, run_task
 from gpubench.tools.find import find_tool
 from gpubench.tools.ncu import command as ncu_command
@@ -36,7 +37,7 @@ class Profiled:
     variant: str
     report: Path | None = None
     profiles: list = field(default_factory=list)
-    check: dict | None = None
+    check: CheckResult | None = None
     error: errors.GpubenchError | None = None
 
     @property
@@ -91,7 +92,7 @@ def _profile_task(tool: NcuTool, ncu: str, module, task: Task, run_dir: Path) ->
                                    f"log: {run.completed.log})")
     profiles = load_profiles(report, module)
     _check_sections(profiles, tool.options)
-    return Profiled(task.variant, report, profiles, run.worker.get("check"))
+    return Profiled(task.variant, report, profiles, check_result_of(run.worker.get("check")))
 
 
 def _check_sections(profiles: list, options: NcuOptions) -> None:

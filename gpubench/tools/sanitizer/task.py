@@ -14,6 +14,7 @@ from pathlib import Path
 from gpubench import errors
 from gpubench.run.lanes.protocol import Task
 from gpubench.run.lanes.worker_process import worker_env
+from gpubench.timing.check_result import CheckResult, check_result_of
 from gpubench.tools.driver import Tool, ToolRun, run_task
 from gpubench.tools.find import Completed
 from gpubench.tools.sanitizer.command import ALLOCATOR_OFF, sanitizer_argv
@@ -49,7 +50,7 @@ class Sanitized:
 
     variant: str
     report: VariantReport | None = None
-    check: dict | None = None
+    check: CheckResult | None = None
     worker_error: str | None = None
     error: errors.GpubenchError | None = None
 
@@ -68,7 +69,7 @@ def sanitize_task(sanitizer: str, task: Task, run_dir: Path, checks: tuple[str, 
         logs.append(_log_of(run, check))
         worker = run.worker if isinstance(run.worker, dict) else {}
     return Sanitized(task.variant, VariantReport(task.variant, tuple(logs), sources),
-                     worker.get("check"),
+                     check_result_of(worker.get("check")),
                      worker.get("error") if worker.get("status") == "error" else None)
 
 
