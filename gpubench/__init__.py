@@ -13,6 +13,7 @@ The packages are the layers, top to bottom; a layer imports only those below it
   tune/            `gpubench tune`'s logic: config spaces, racing, ties, the pinned file
   analysis/        records in, verdicts out: compare, agreement with ncu
   families/        the spec a family declares, discovery, check, calling a variant
+  verdicts/        every verdict on a row: physics, behaviour, noise; a group finished
   records/         the data: shapes, point keys, results, run documents (pure)
   timing/          timers, statistics, stopping, noise, clocks, ceilings, roofline
   build/           C++/CUDA extensions with a content-hashed cache

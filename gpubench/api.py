@@ -12,13 +12,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from gpubench.errors import UsageError
-from gpubench.records.derive import finish_group
 from gpubench.records.point import PointKey
 from gpubench.records.result import OK, Result
 from gpubench.records.run import RunDocument
 from gpubench.records.shape import Shape
 from gpubench.run.folders.folder import load_run
 from gpubench.timing.settings import TimingSettings
+from gpubench.verdicts.derive import finish_group
 
 __all__ = ["compare", "load_run", "measure"]
 

@@ -456,8 +456,8 @@ def test_a_change_far_beyond_what_a_busy_host_explains_is_decided_even_there():
 
 
 def test_vs_base_has_the_ci_compare_would_give_and_survives_results_json():
-    from gpubench.records.derive import finish_group
     from gpubench.report.compare_view import ratio_with_ci
+    from gpubench.verdicts.derive import finish_group
 
     base = Result(key=PointKey("demo", "torch", "float32", Shape({"n": 1024}), "cold"),
                   kind="torch", status=OK, baseline=True,

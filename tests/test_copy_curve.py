@@ -10,7 +10,6 @@ from rich.console import Console
 
 from gpubench.commands.peak import curve_table
 from gpubench.records import result as R
-from gpubench.records.derive import finish_group, roof_position
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
 from gpubench.report.table import table_layout
@@ -18,6 +17,7 @@ from gpubench.timing import ceilings, copy_curve
 from gpubench.timing.ceilings import Ceilings
 from gpubench.timing.copy_curve import bandwidth_at, memory_roof_gbps, normalized
 from gpubench.timing.measurement import Measurement
+from gpubench.verdicts.derive import finish_group, roof_position
 
 WHEN = "2026-11-25T10:00:00+00:00"
 MIB = 1 << 20

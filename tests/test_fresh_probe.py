@@ -1,5 +1,5 @@
 """The fresh-input probe's second round (run/worker/fresh_probe.py): a first round that accuses
-is drawn again, and the verdict (records/trust.py) reads both rounds' floors.
+is drawn again, and the verdict (verdicts/behaviour.py) reads both rounds' floors.
 
 The calls are real CPU tensor calls; only the clock each call reads is scripted, so that
 a round's noise and a shortcut's signature are the same on every machine."""
@@ -10,12 +10,12 @@ import torch
 
 from gpubench.families.check import compare
 from gpubench.records import result as R
-from gpubench.records import trust
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
 from gpubench.run.worker import fresh_probe
 from gpubench.run.worker.rotation import InputSet
 from gpubench.timing.measurement import FreshEvidence, Measurement
+from gpubench.verdicts import behaviour as trust
 
 
 def square(inputs, out):
@@ -45,7 +45,7 @@ def run_probe(monkeypatch, seconds_of):
 
 
 def probe_row(probe, median):
-    """records/trust.py's verdict on a CPU row holding the probe's times (the host's load
+    """verdicts/behaviour.py's verdict on a CPU row holding the probe's times (the host's load
     is left out: these tests script the clock, not the machine)."""
     key = PointKey("sq", "v", "float32", Shape({"n": 64}), "cpu")
     measurement = Measurement("cpu", "fake", [median] * 20, target_rel_ci=0.005,

@@ -13,7 +13,6 @@ from gpubench.errors import SpecError
 from gpubench.families.discovery import family_dirs, load_family
 from gpubench.families.spec import Machine, TorchVariant
 from gpubench.records import result as R
-from gpubench.records.derive import finish_group, roof_position
 from gpubench.records.point import PointKey
 from gpubench.records.run import RunDocument
 from gpubench.records.shape import Shape
@@ -22,6 +21,7 @@ from gpubench.run.plan import plan_points
 from gpubench.timing import ceilings, matmul_ceilings, precision
 from gpubench.timing.ceilings import Ceilings
 from gpubench.timing.measurement import Measurement
+from gpubench.verdicts.derive import finish_group, roof_position
 
 WHEN = "2026-11-25T10:00:00+00:00"
 # H200-like: 4281 GB/s copy, fp32 51 on CUDA cores, TF32 ~7x that (ranges in

@@ -6,16 +6,17 @@ import random
 import pytest
 
 from gpubench.records import result as R
-from gpubench.records.derive import finish_group, speedups
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
-from gpubench.timing import noise, roofline
+from gpubench.timing import roofline
 from gpubench.timing.check_result import CheckResult
 from gpubench.timing.clocks import ClockReport
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.stopping import TimingSettings, next_batch_size, relative_ci, stop_reason
 from gpubench.timing.timers.base import sample_until_stopped
 from gpubench.timing.timers.host import HostTimer
+from gpubench.verdicts import noise
+from gpubench.verdicts.derive import finish_group, speedups
 
 
 def result(variant, status=R.OK, samples=(1e-3,), baseline=False, mode="cold"):

@@ -12,7 +12,6 @@ from test_results_and_timing import result
 from gpubench.analysis.comparison import compare_runs
 from gpubench.families.discovery import family_dirs, load_family
 from gpubench.families.spec import Machine
-from gpubench.records.derive import speedups
 from gpubench.records.run import RunDocument
 from gpubench.records.shape import ShapeChoice
 from gpubench.run.interference.reference import assess
@@ -31,6 +30,7 @@ from gpubench.run.schedule import (
     order_for_workers,
     pick_for_lane,
 )
+from gpubench.verdicts.derive import speedups
 
 GPU = Machine(has_cuda=True, has_triton=True, device_name="cuda")
 

@@ -11,7 +11,6 @@ from gpubench.errors import ConfigError, UsageError
 from gpubench.families.spec import Family, Machine, SpecError, TorchVariant
 from gpubench.parsing import format_size, parse_size
 from gpubench.records import result as R
-from gpubench.records.derive import finish_group
 from gpubench.records.point import PointKey, Task
 from gpubench.records.run import RunDocument
 from gpubench.records.shape import Axis, Shape, ShapeChoice, parse_axis, parse_shape, sweep
@@ -23,6 +22,7 @@ from gpubench.timing.check_result import CheckResult
 from gpubench.timing.clocks import ClockReport
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.settings import TimingSettings
+from gpubench.verdicts.derive import finish_group
 
 CPU = Machine(has_cuda=False, has_triton=True)
 GPU = Machine(has_cuda=True, has_triton=True)

@@ -9,12 +9,12 @@ from rich.console import Console
 
 from conftest import REPO
 from gpubench.records import result as R
-from gpubench.records.derive import finish_group
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
 from gpubench.report.table import group_notes, group_table
 from gpubench.timing.check_result import CheckResult
 from gpubench.timing.measurement import Measurement
+from gpubench.verdicts.derive import finish_group
 
 GOLDEN = REPO / "tests" / "golden"
 CEILINGS = {"bandwidth_gbps": 3007.0, "tflops": {"float32": 51.6}}
@@ -109,8 +109,8 @@ def test_a_warning_of_several_rows_is_one_note_and_a_suspect_reason_is_said_once
     SUSPECT reason twice (the row's reason, then the same words as a warning)."""
     from gpubench.records.point import PointKey
     from gpubench.records.shape import Shape
+    from gpubench.records.warning import TimingWarning
     from gpubench.report.table import group_notes
-    from gpubench.timing.noise import TimingWarning
 
     def row(variant, status=R.OK, error=None, warnings=()):
         key = PointKey("demo", variant, "float32", Shape({"n": 1}), "cold")

@@ -11,13 +11,13 @@ import torch
 
 from gpubench.families.check import compare
 from gpubench.records import result as R
-from gpubench.records import trust
-from gpubench.records.derive import finish_group
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
 from gpubench.run.worker.rotation import RECHECKS, InputSet, Rotation, set_count
 from gpubench.timing.device_work import DeviceWork
 from gpubench.timing.measurement import Measurement
+from gpubench.verdicts import behaviour as trust
+from gpubench.verdicts.derive import finish_group
 
 
 def row(variant="v", mode="cold", median=100e-6, details=None, work=None, baseline=False):

@@ -79,11 +79,11 @@ from gpubench.analysis.environment import (  # noqa: F401 (ENV_KEYS re-exported)
 )
 from gpubench.analysis.repeats import RunsInterval, check_sides, run_medians, runs_interval
 from gpubench.analysis.status_change import STATUS_VERDICTS, missing_in_new, status_change
-from gpubench.records.derive import same_model
 from gpubench.records.result import CORRECTNESS_ONLY, correctness_only
 from gpubench.timing.hostload import HostLoad, busy_factor, busy_reason
 from gpubench.timing.ratio_ci import RESAMPLES, SEED, ratio_ci  # noqa: F401 (re-exported)
 from gpubench.timing.stats import quantile
+from gpubench.verdicts.derive import same_model
 
 FASTER, SLOWER, SAME, UNSURE = "FASTER", "SLOWER", "SAME", "UNSURE"
 VERDICTS = (FASTER, SLOWER, SAME, UNSURE)

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 from gpubench.codec import Record
 from gpubench.records import result as R
-from gpubench.timing import noise
+from gpubench.records.warning import TimingWarning
 from gpubench.timing.clocks import ClockReport
-from gpubench.timing.noise import FIXED_COST_SPREAD_US, SHORT_KERNEL_S
+from gpubench.verdicts.noise import FIXED_COST_SPREAD_US, SHORT_KERNEL_S
 
 CHECK_RANGE = "gb_check:"  # NVTX range per point: gb_check:<index in the task list>
 CALLS = 5  # profiled calls per point: a median of 5 sets one odd replay aside
@@ -89,7 +89,7 @@ def check_result(result: R.Result, ncu: NcuTime) -> R.Result:
     cause = likely_cause(result, ncu, deviation)
     check["cause"] = cause
     limit = f"the ±{target:.0%} target" if target else "any target (ncu under 3 us)"
-    warning = noise.TimingWarning(
+    warning = TimingWarning(
         "ncu_deviation",
         f"{deviation:+.1%} from ncu's {ncu.ncu_s * 1e6:.2f} us, beyond {limit}",
         cause)

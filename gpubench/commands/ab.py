@@ -40,7 +40,6 @@ from gpubench.families.versions import changed_variants
 from gpubench.records import completeness as C
 from gpubench.records import result as R
 from gpubench.records.ab import base_name
-from gpubench.records.derive import finish_group
 from gpubench.records.run import RunDocument
 from gpubench.report.ab_view import ab_markdown, ab_table
 from gpubench.report.files import new_run_dir
@@ -53,6 +52,7 @@ from gpubench.run.plan import Point, choose_dtypes, choose_shapes, group_seed
 from gpubench.timing.envinfo import host_env
 from gpubench.timing.settings import TimingSettings
 from gpubench.timing.timers import modes_for_device
+from gpubench.verdicts.derive import finish_group
 
 PROFILES = Path("profiles")
 SEED = 0

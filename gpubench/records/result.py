@@ -21,7 +21,8 @@ from gpubench.records.extras import Extra
 from gpubench.records.features import EXTRAS, SPECS
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
-from gpubench.timing import noise, roofline
+from gpubench.records.warning import TimingWarning
+from gpubench.timing import roofline
 from gpubench.timing.check_result import CheckResult
 from gpubench.timing.device_work import DeviceWork
 from gpubench.timing.measurement import Measurement
@@ -90,7 +91,7 @@ class Result:
     speedup: float | None = None
     speedup_ci: tuple[float, float] | None = None  # its 95% CI (derive.speedup_cis)
     roof: roofline.RoofPosition | None = None  # where it sits under the machine's roofline
-    warnings: tuple[noise.TimingWarning, ...] = ()
+    warnings: tuple[TimingWarning, ...] = ()
     device_work: DeviceWork | None = None  # kernels per call, their sum and span (GPU only)
     # What flags added (--ncu, --ncu-check, --sanitize, ...): name -> Extra, see extras.py.
     extras: Mapping[str, Extra] = field(default_factory=dict)
@@ -263,7 +264,7 @@ class Result:
             build=data.get("build") or {}, error=data.get("error"),
             speedup=data.get("speedup_vs_baseline"), roof=_roof(data.get("roofline")),
             speedup_ci=tuple(data["speedup_ci95"]) if data.get("speedup_ci95") else None,
-            warnings=tuple(noise.TimingWarning(**w) for w in data.get("warnings") or ()),
+            warnings=tuple(TimingWarning(**w) for w in data.get("warnings") or ()),
             device_work=DeviceWork.from_dict(data.get("device_work")),
             extras={spec.name: Extra(spec, data[spec.name]) for spec in EXTRAS
                     if spec.saved and data.get(spec.name) is not None},

@@ -1,6 +1,6 @@
 """Finished groups derived on a thread of their own (run/runner.py uses it on a GPU).
 
-A group's derivation (records/derive.py: speedups with their bootstrap CIs, roofline,
+A group's derivation (verdicts/derive.py: speedups with their bootstrap CIs, roofline,
 warnings) takes ~1 s for launch-bound rows of ~50k samples on the lent H100 hosts (4 s on
 the 2-core CPU machine), and on the parent's main thread a lane whose point has finished
 would wait that long for its save (docs/journal/perf-notes.md). numpy leaves the
@@ -13,12 +13,12 @@ import queue
 import threading
 
 from gpubench.records import result as R
-from gpubench.records.derive import finish_group
 from gpubench.run.lane_messages import GroupDerived
+from gpubench.verdicts.derive import finish_group
 
 
 class Deriver:
-    """A thread that derives finished groups (records/derive.py: speedups and their
+    """A thread that derives finished groups (verdicts/derive.py: speedups and their
     bootstrap CIs, roofline, warnings) in the order they come, and puts each group's
     rows on the runner's queue as a GroupDerived (lane_messages.py)."""
 

@@ -29,7 +29,6 @@ from pathlib import Path
 
 from gpubench.records import events as E
 from gpubench.records import result as R
-from gpubench.records.derive import finish_group
 from gpubench.records.features.error_site import ERROR_SITE
 from gpubench.records.worker_result import WorkerResult
 from gpubench.run import lane_messages as M
@@ -43,6 +42,7 @@ from gpubench.run.pipeline import Pipeline
 from gpubench.run.plan import Point
 from gpubench.run.schedule import EMPTY, GroupTracker, LaneState, SharedQueue
 from gpubench.timing.settings import TimingSettings
+from gpubench.verdicts.derive import finish_group
 
 # Seconds the main thread waits for a lane's event before looking again: short enough
 # that Ctrl-C is handled at once, long enough to cost nothing.

@@ -20,7 +20,7 @@ from gpubench.timing.hostload import HostLoad
 @dataclass(frozen=True)
 class FreshEvidence(Record):
     """Calls on inputs the variant never saw, each beside a call on inputs it had seen
-    (run/worker/fresh_probe.py): the evidence records/trust.py reads for a shortcut that
+    (run/worker/fresh_probe.py): the evidence verdicts/behaviour.py reads for a shortcut that
     skips work on repeated inputs."""
 
     fresh_s: tuple[float, ...] = ()

@@ -4,7 +4,7 @@ A dtype does not say how fast a kernel may go: fp32 inputs run on CUDA cores (~6
 on an H100/H200) or, as TF32, on tensor cores (~7x that), and a kernel may quantise fp16
 inputs to fp8. So `gpubench peak` measures one matmul ceiling per precision, and a variant
 that computes in another precision than its dtype's own declares it (spec.py `precision=`);
-its roof is that precision's ceiling (records/derive.py roof_position). Pure data.
+its roof is that precision's ceiling (verdicts/derive.py roof_position). Pure data.
 """
 
 from __future__ import annotations

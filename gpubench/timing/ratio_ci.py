@@ -2,7 +2,7 @@
 
 One method for every ratio gpubench shows with an uncertainty: `gpubench compare`'s
 NEW/BASE (analysis/comparison.py) and the run table's `vs base`, baseline/variant
-(records/derive.py). Each side is resampled on its own: the two sample sets have
+(verdicts/derive.py). Each side is resampled on its own: the two sample sets have
 different counts and skewed, often multi-modal distributions, so no normal model fits
 and the bootstrap needs none. Medians because gpubench reports medians, and outliers
 move them least. Pure: numpy and the samples.

@@ -47,7 +47,7 @@ class RoofPosition(Record):
     """Where a measurement sits under the roofline: which roof bounds it (memory or
     compute), its arithmetic intensity and the ridge point (FLOP/byte), and `fraction`,
     achieved over roof. `compute` names the precision whose peak the compute roof is
-    ("tf32"), `bandwidth_gbps` the memory roof at the row's footprint (records/derive.py)."""
+    ("tf32"), `bandwidth_gbps` the memory roof at the row's footprint (verdicts/derive.py)."""
 
     bound: str
     fraction: float

@@ -410,7 +410,7 @@ class Executor:
 
     def _fresh_probe(self, ready: Prepared, task: Task, seen: list[InputSet]) -> FreshProbe:
         """Calls on never-seen inputs (run/worker/fresh_probe.py): their times go to every mode's
-        details for records/trust.py; a wrong answer among them fails the variant."""
+        details for verdicts/behaviour.py; a wrong answer among them fails the variant."""
         import random
 
         import torch

@@ -17,7 +17,7 @@ one was freed, and its stale answer must fail, not pass as a fast call. Odd call
 get the finite poison, which meets a NaN reference. A round whose floors accuse the
 variant is followed by a second (ROUNDS), so that one draw of a shared host's noise
 accuses no one. The times travel in each mode's details
-(Measurement.fresh); the verdict, a pure comparison, is records/trust.py's.
+(Measurement.fresh); the verdict, a pure comparison, is verdicts/behaviour.py's.
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpubench.families.check import CheckResult, poison
-from gpubench.records.trust import paired_beyond
 from gpubench.run.worker.rotation import InputSet, output_problem, retire
 from gpubench.timing import pristine
 from gpubench.timing.hostload import HostLoad, Snapshot, load_between
 from gpubench.timing.measurement import FreshEvidence
+from gpubench.verdicts.behaviour import paired_beyond
 
 # 9 pairs: medians robust to two stragglers; ~9 x (inputs + 2 x 2 ms of spin) per point.
 FRESH_CALLS = 9
-# A round whose floors trip records/trust.py's paired bar is followed by one more, and the
+# A round whose floors trip verdicts/behaviour.py's paired bar is followed by one more, and the
 # verdict reads both: an accusation must survive a second draw of the host's noise (an
 # honest round can read 1.3x on a loaded CI host), while a shortcut's fresh calls
 # do the work in every round. Honest rounds (nearly all) cost nothing extra.
@@ -82,7 +82,7 @@ def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet
         if failure:
             return FreshProbe(tuple(fresh_times), tuple(repeat_times), failure)
     # On a shared CPU an isolated call waits for the intra-op threads to wake (ms on a
-    # loaded 2-core host): records/trust.py does not judge a busy probe.
+    # loaded 2-core host): verdicts/behaviour.py does not judge a busy probe.
     calls = 2 * len(fresh_times)
     load = load_between(before, Snapshot.now(), calls) if before else None
     return FreshProbe(tuple(fresh_times), tuple(repeat_times), host_load=load)

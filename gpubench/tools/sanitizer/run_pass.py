@@ -14,8 +14,8 @@ import math
 
 from gpubench import errors
 from gpubench.records import result as R
+from gpubench.records.warning import TimingWarning
 from gpubench.run.pipeline import RunContext
-from gpubench.timing.noise import TimingWarning
 from gpubench.tools.find import find_tool
 from gpubench.tools.sanitizer.log import short_file, summarize
 from gpubench.tools.sanitizer.task import (

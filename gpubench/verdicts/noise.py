@@ -1,15 +1,9 @@
-"""Warnings about a measurement, as data: what is wrong, and what to do about it.
-
-Pure. Each check looks at one result's statistics, stop reason and clocks (or,
-for launch-boundness, at two modes of the same point) and returns a TimingWarning
-with a remedy, so tables, JSON and notebooks can all show the same advice.
-"""
+"""Noise and clock warnings of one measured row: what makes its number less certain, and
+what to do about it. Pure: a row's statistics, stop reason, clocks and host load in."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from gpubench.codec import Record
+from gpubench.records.warning import TimingWarning
 from gpubench.timing.clocks import ClockReport
 from gpubench.timing.hostload import HostLoad, busy_reason
 
@@ -20,9 +14,6 @@ NOISY_REL_IQR = 0.05
 # CI machine has IQRs of 0.1-5.9% over 25 rows; beyond 25% something else ran,
 # or the op is too short for the host clock (an IQR of 13846% was once shown unwarned).
 NOISY_REL_IQR_CPU = 0.25
-# On a CPU the roof is a DRAM copy; a small problem lives in the caches, whose bandwidth is
-# several times DRAM's, so 1.5x-20x the roof is cache, not a forged result (719-1171% seen).
-CPU_CACHE_ROOF = 1.5
 # More than 5% of samples (and at least 3) beyond Tukey's fences: something else ran
 # now and then. One outlier in 10 samples is chance, not a pattern.
 OUTLIER_FRACTION = 0.05
@@ -32,31 +23,6 @@ MIN_OUTLIERS = 3
 # (docs/measurement.md, "The window's fixed cost"), 10% and more of such a kernel.
 SHORT_KERNEL_S = 3e-6
 FIXED_COST_SPREAD_US = 0.3
-# How far past the measured roofline a result may land before it is suspect. The
-# ceilings are a device copy and cuBLAS: a good streaming kernel beats the copy by a few
-# percent (105% seen on the H100), never by half. With the L2 flushed (cold, graph,
-# cupti, wall) 1.5x is far beyond any honest kernel. Warm mode may find its inputs in L2,
-# whose bandwidth is ~2-3x HBM's on Hopper: 4x. On a CPU the "roof" is a DRAM copy while
-# small problems live in cache: only gross violations (20x) count there.
-SUSPECT_ROOF_FRACTION = {"warm": 4.0, "cpu": 20.0}
-SUSPECT_ROOF_DEFAULT = 1.5
-# No GPU kernel completes in under ~1 us from launch to end; after the event-pair cost is
-# subtracted an honest tiny kernel still reads hundreds of ns. 50 ns is a result that
-# cannot be a kernel's.
-SUSPECT_MEDIAN_S = 50e-9
-# Host-visible time 1.5x the GPU time, and 5 us more: the host, not the kernel, sets the pace.
-LAUNCH_BOUND_RATIO = 1.5
-LAUNCH_BOUND_GAP_S = 5e-6
-
-
-@dataclass(frozen=True)
-class TimingWarning(Record):
-    code: str
-    message: str
-    remedy: str
-
-    def __str__(self) -> str:
-        return f"{self.message} — {self.remedy}"
 
 
 def assess(summary, stop_reason: str | None, target_rel_ci: float, clocks: ClockReport | None,
@@ -110,43 +76,3 @@ def clock_warnings(clocks: ClockReport | None) -> list[TimingWarning]:
                               f"{clocks.sm_mhz_min} MHz)",
                               "normal for heavy kernels; compare variants at the same cap")]
     return []
-
-
-def suspect(roof_fraction: float | None, median_s: float | None, mode: str) -> TimingWarning | None:
-    """A result no kernel can produce: far beyond the measured roofline, or faster than
-    any launch. Whatever produced it (a variant that skipped its work, a forged or
-    misread measurement, wrong napkin math in the spec), its speedup is not shown."""
-    limit = SUSPECT_ROOF_FRACTION.get(mode, SUSPECT_ROOF_DEFAULT)
-    if roof_fraction is not None and roof_fraction > limit:
-        return TimingWarning("suspect", f"{roof_fraction:.0%} of the measured roofline, beyond the "
-                       f"{limit:.0%} any honest kernel reaches in {mode} mode",
-                       "check the family's flops/bytes_moved and that the variant does the "
-                       "work; no speedup is shown")
-    if mode != "cpu" and median_s is not None and median_s < SUSPECT_MEDIAN_S:
-        return TimingWarning("suspect", f"a median of {median_s * 1e9:.0f} ns is faster than any "
-                       "kernel launch", "check that the variant launches its kernel; no "
-                       "speedup is shown")
-    return None
-
-
-def cpu_cache_roof(roof_fraction: float | None, mode: str) -> TimingWarning | None:
-    """A CPU result above the DRAM roof but short of suspect: the data sits in cache."""
-    if mode != "cpu" or roof_fraction is None:
-        return None
-    if CPU_CACHE_ROOF < roof_fraction <= SUSPECT_ROOF_FRACTION["cpu"]:
-        return TimingWarning("above_dram_roof", f"{roof_fraction:.0%} of the CPU's DRAM-copy roof",
-                       "the data fits in the caches, whose bandwidth the roof does not "
-                       "model; time a size beyond the last-level cache to compare with DRAM")
-    return None
-
-
-def launch_bound(gpu_median_s: float, wall_median_s: float) -> TimingWarning | None:
-    """When the host-visible time is far above the GPU time, the kernel is launch-bound."""
-    if gpu_median_s <= 0:
-        return None
-    ratio = wall_median_s / gpu_median_s
-    if ratio >= LAUNCH_BOUND_RATIO and wall_median_s - gpu_median_s >= LAUNCH_BOUND_GAP_S:
-        return TimingWarning("launch_bound", f"host-visible time is {ratio:.1f}x the GPU time "
-                       f"({wall_median_s * 1e6:.1f} vs {gpu_median_s * 1e6:.1f} us)",
-                       "launch-bound: batch work per launch, fuse kernels or use CUDA graphs")
-    return None

@@ -11,27 +11,27 @@ comparison anyone can rerun on a saved results.json:
   every stream (timing/device_work.py); an event window much shorter than that
   span means work ran after the window closed (another stream, a deferred launch).
 
-Physics (far above the roof, faster than a launch) stays in noise.suspect. Each
-check returns a noise.TimingWarning whose message is the SUSPECT row's reason.
+Physics (far above the roof, faster than a launch) is physics.suspect. Each
+check returns a TimingWarning whose message is the SUSPECT row's reason.
 """
 
 from __future__ import annotations
 
 from gpubench.records.result import Result
-from gpubench.timing import noise
+from gpubench.records.warning import TimingWarning
 from gpubench.timing.hostload import busy_reason
 
 # Fresh calls against repeated ones timed in the same conditions, pair by pair (run/
 # fresh_probe.py): an honest kernel does the same work on both, so their medians agree
 # within single-call noise; 1.25x is far outside it. Plus an absolute margin: the event
-# window's fixed cost varies +-0.3 us between calls (noise.FIXED_COST_SPREAD_US), and a
+# window's fixed cost varies +-0.3 us between calls (verdicts/noise.py: FIXED_COST_SPREAD_US), and a
 # shared CPU's host clock jitters by a few us.
 PAIRED_RATIO = 1.25
 # Fresh calls against the mode's own median, for a variant that behaves in the probe
 # (it could tell an isolated call from a timing loop): a mode's loop is a different
 # condition, so the bar is wider. Cold, graph and wall flush the L2 as the probe does:
 # 1.3. cupti sums kernel durations only, shorter than an event window by the gaps: 1.5.
-# Warm may serve its inputs from L2, 2-3x HBM's bandwidth on Hopper: 4 (noise.py's warm
+# Warm may serve its inputs from L2, 2-3x HBM's bandwidth on Hopper: 4 (physics.py's warm
 # roof). A CPU's isolated call runs with cold caches and predictors, 1.4-2.4x a loop's
 # call for honest µs-scale ops on the 2-core CI machine: 2.5, and 10 us.
 FRESH_RATIO = {"cold": 1.3, "graph": 1.3, "wall": 1.3, "cupti": 1.5, "warm": 4.0, "cpu": 2.5}
@@ -54,7 +54,7 @@ HOST_BOUND_SHARE = 0.25
 EVENT_WINDOW_MODES = ("cold", "warm", "graph")
 
 
-def repeat_shortcut(result: Result) -> noise.TimingWarning | None:
+def repeat_shortcut(result: Result) -> TimingWarning | None:
     """Calls on never-seen inputs much slower than repeated ones: work skipped on repeat.
     Checked pair by pair (same conditions) and against the mode's median."""
     evidence = result.measurement.fresh if result.measurement else None
@@ -103,8 +103,8 @@ def waits_on_host(result: Result) -> bool:
     return work.busy_us * 1e-6 < HOST_BOUND_SHARE * median
 
 
-def _shortcut(fresh_s: float, seen_s: float, seen_what: str) -> noise.TimingWarning:
-    return noise.TimingWarning(
+def _shortcut(fresh_s: float, seen_s: float, seen_what: str) -> TimingWarning:
+    return TimingWarning(
         "repeat_shortcut",
         f"calls on inputs it had never seen take {_us(fresh_s)} at best, "
         f"{_times(fresh_s, seen_s)} the {_us(seen_s)} of {seen_what}: it skips work on "
@@ -112,7 +112,7 @@ def _shortcut(fresh_s: float, seen_s: float, seen_what: str) -> noise.TimingWarn
         "a kernel must do its work on every call; its figures are not shown as a speedup")
 
 
-def work_outside_window(result: Result) -> noise.TimingWarning | None:
+def work_outside_window(result: Result) -> TimingWarning | None:
     """The device ran far longer per call, over all streams, than the event window saw."""
     work, median = result.device_work, result.median_s
     if result.mode not in EVENT_WINDOW_MODES or work is None or median is None:
@@ -125,7 +125,7 @@ def work_outside_window(result: Result) -> noise.TimingWarning | None:
     ran_s = ran_us * 1e-6
     if ran_s <= median * WINDOW_RATIO + WINDOW_SLACK_S:
         return None
-    return noise.TimingWarning(
+    return TimingWarning(
         "outside_window",
         f"the GPU ran {_us(ran_s)} of work per call ({work.kernels} kernels, all "
         f"streams, CUPTI) but the timed window saw {_us(median)}: work escapes the "
@@ -136,7 +136,7 @@ def work_outside_window(result: Result) -> noise.TimingWarning | None:
 BEHAVIOURAL_CHECKS = (repeat_shortcut, work_outside_window)
 
 
-def behavioural_doubt(result: Result) -> noise.TimingWarning | None:
+def behavioural_doubt(result: Result) -> TimingWarning | None:
     """The first behavioural reason not to trust a correct row's time, or None."""
     for check in BEHAVIOURAL_CHECKS:
         found = check(result)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpubench.records import trust
 from gpubench.records.result import OK, SUSPECT, Result
-from gpubench.timing import copy_curve, noise, precision, roofline
+from gpubench.records.warning import TimingWarning
+from gpubench.timing import copy_curve, precision, roofline
 from gpubench.timing.ratio_ci import ratio_ci
+from gpubench.verdicts import behaviour, noise, physics
 
 # Fewer samples a side and the bootstrap of a median has a handful of distinct values:
 # no CI (analysis/comparison.py's MIN_SAMPLES, for the same reason).
@@ -72,7 +73,7 @@ def roof_position(result: Result, ceilings: dict | None) -> roofline.RoofPositio
     return replace(roof, compute=used, bandwidth_gbps=bandwidth) if roof else None
 
 
-def measurement_warnings(result: Result) -> list[noise.TimingWarning]:
+def measurement_warnings(result: Result) -> list[TimingWarning]:
     """Noise and clock warnings of a measured, passing row."""
     if result.summary is None or not result.passed:
         return []
@@ -81,7 +82,7 @@ def measurement_warnings(result: Result) -> list[noise.TimingWarning]:
                         result.measurement.host_load)
 
 
-def launch_bound_warnings(group: list[Result]) -> dict[int, noise.TimingWarning]:
+def launch_bound_warnings(group: list[Result]) -> dict[int, TimingWarning]:
     """index of a `wall` row -> the launch-bound warning, when a GPU-time mode of the same
     variant shows the kernel is much faster than what the caller waits."""
     by_variant: dict[str, dict[str, int]] = {}
@@ -92,20 +93,20 @@ def launch_bound_warnings(group: list[Result]) -> dict[int, noise.TimingWarning]
     for modes in by_variant.values():
         gpu = next((modes[m] for m in ("cold", "cupti", "graph") if m in modes), None)
         if gpu is not None and "wall" in modes:
-            warning = noise.launch_bound(group[gpu].median_s, group[modes["wall"]].median_s)
+            warning = physics.launch_bound(group[gpu].median_s, group[modes["wall"]].median_s)
             if warning:
                 found[modes["wall"]] = warning
     return found
 
 
-def suspect_warning(result: Result, roof: dict | None) -> noise.TimingWarning | None:
-    """Whether a passing row is beyond what any kernel can do (see noise.suspect)."""
+def suspect_warning(result: Result, roof: dict | None) -> TimingWarning | None:
+    """Whether a passing row is beyond what any kernel can do (see physics.suspect)."""
     if not result.passed:
         return None
-    return noise.suspect(roof.fraction if roof else None, result.median_s, result.mode)
+    return physics.suspect(roof.fraction if roof else None, result.median_s, result.mode)
 
 
-def beyond_physics(result: Result, doubt: noise.TimingWarning | None) -> Result:
+def beyond_physics(result: Result, doubt: TimingWarning | None) -> Result:
     """A passing row beyond physics becomes SUSPECT, its reason in `error`: a time no
     kernel can reach is not a PASS, whatever produced it."""
     if doubt is None or result.status != OK:
@@ -113,16 +114,16 @@ def beyond_physics(result: Result, doubt: noise.TimingWarning | None) -> Result:
     return result.with_derived(status=SUSPECT, error=doubt.message)
 
 
-def doubts(group: list[Result], roofs: list[dict | None]) -> list[noise.TimingWarning | None]:
+def doubts(group: list[Result], roofs: list[dict | None]) -> list[TimingWarning | None]:
     """Per row, the reason its time is not trusted, or None: beyond physics (its own
-    figures), or behavioural evidence (records/trust.py) in any mode of the same variant —
+    figures), or behavioural evidence (verdicts/behaviour.py) in any mode of the same variant —
     a variant seen skipping work in one mode is not trusted in the others."""
     physics = [suspect_warning(r, roof) for r, roof in zip(group, roofs, strict=True)]
-    caught: dict[str, noise.TimingWarning] = {}
+    caught: dict[str, TimingWarning] = {}
     for result in group:
-        found = trust.behavioural_doubt(result) if result.passed else None
+        found = behaviour.behavioural_doubt(result) if result.passed else None
         if found is not None and result.variant not in caught:
-            caught[result.variant] = noise.TimingWarning(found.code, f"{found.message} "
+            caught[result.variant] = TimingWarning(found.code, f"{found.message} "
                                                    f"({result.mode} mode)", found.remedy)
     return [own or caught.get(r.variant) for r, own in zip(group, physics, strict=True)]
 
@@ -143,7 +144,7 @@ def finish_group(group: list[Result], ceilings: dict | None) -> list[Result]:
     for index, (result, roof, doubt) in enumerate(zip(group, roofs, suspects, strict=True)):
         warnings = [doubt] if doubt else []
         warnings += measurement_warnings(result)
-        cached = noise.cpu_cache_roof(roof.fraction if roof else None, result.mode) \
+        cached = physics.cpu_cache_roof(roof.fraction if roof else None, result.mode) \
             if result.correct else None
         if cached:
             warnings.append(cached)
