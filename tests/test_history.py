@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import subprocess
 
 import pytest
@@ -298,3 +299,8 @@ def test_the_history_page_draws_the_change_point_offline(eight_runs):
     assert "http://" not in text.split("<script")[0] and "change point" in text
     assert f"{commits[4][:7]}..{commits[5][:7]}" in text
     assert_charts_drawn(page)
+    from tests.test_html_report import rendered_dom
+
+    drawn = rendered_dom(page).split("<script")[0]
+    label = re.search(r'"label": "(\+[0-9.]+% \[[^"]+\])"', text).group(1)
+    assert label in drawn  # the change point's size, drawn as text beside its rule

@@ -93,7 +93,8 @@ def _changes_table(series: Sequence[Series]) -> str:
     rows = []
     for one, change in changes:
         row = change.after
-        cells = [series_title(one), row.gpu, row.run_id, change.commits, change.percent,
+        cells = [one.first.point.replace("/", " "), row.gpu, row.run_id, change.commits,
+                 change.percent,
                  f"{change.change.p_value:.2g}"]
         css = "verdict-SLOWER" if change.change.slower else "verdict-FASTER"
         rows.append("<tr>" + "".join(f'<td class="{css if i == 4 else ""}">{_e(c)}</td>'
