@@ -7,6 +7,7 @@ tested on the GPU in tests/test_gpu_autotune_pick.py."""
 from gpubench.analysis import comparison as C
 from gpubench.analysis.config_change import config_change
 from gpubench.families.spec import Machine, TritonVariant
+from gpubench.records.build_info import BuildInfo
 from gpubench.records.point import PointKey
 from gpubench.records.result import OK, Result
 from gpubench.records.run import RunDocument
@@ -47,14 +48,14 @@ class _Family:
 def test_the_first_call_of_a_process_has_its_pick_read_too():
     tuner = Autotuner([Config(64, 4), Config(128, 8)])
     tuned = tuned_call(tuner, lambda: tuner.run(1))
-    assert tuned.build({})["config"]["index"] == 1
+    assert tuned.build().config["index"] == 1
 
 
 def test_the_autotuners_pick_for_the_call_goes_to_the_build_facts():
     tuner = Autotuner([Config(64, 4), Config(128, 8), Config(256, 8)])
     tuner.run(0)  # an earlier point's pick must not be read as this one's
     tuned = tuned_call(tuner, lambda: tuner.run(2))
-    config = tuned.build({"compile_s": 0.1})["config"]
+    config = tuned.build(BuildInfo(compile_s=0.1)).config
     assert (config["index"], config["label"], config["source"]) == (2, "BLOCK=256 w8 s3",
                                                                      "autotune")
 
@@ -63,19 +64,19 @@ def test_a_call_that_never_went_through_the_autotuner_records_no_pick():
     tuner = Autotuner([Config(64, 4), Config(128, 8)])
     tuner.run(1)
     tuned = tuned_call(tuner, lambda: None)
-    assert "config" not in tuned.build({})
+    assert tuned.build().config is None
 
 
 def test_a_list_of_one_config_is_no_choice_and_records_nothing():
     tuner = Autotuner([Config(64, 4)])
     tuned = tuned_call(tuner, lambda: tuner.run(0))
-    assert "config" not in tuned.build({})
+    assert tuned.build().config is None
 
 
 def result_with(config: dict | None, median: float) -> Result:
     key = PointKey("matmul", "triton_tc", "float16", Shape({"n": 1024}), "cold")
     samples = tuple(median * (1 + 0.001 * (i % 7)) for i in range(200))
-    build = {"config": config} if config else {}
+    build = BuildInfo(config=config) if config else BuildInfo()
     return Result(key=key, kind="triton", status=OK, device="cuda", build=build,
                   measurement=Measurement("cold", "test", samples))
 
@@ -122,4 +123,4 @@ def test_a_pick_that_cannot_be_read_records_nothing_and_fails_nothing():
         tuner.best_config = Hostile()  # neither of the list's configs, and str() raises
 
     tuned = tuned_call(tuner, call)
-    assert "config" not in tuned.build({})
+    assert tuned.build().config is None

@@ -13,6 +13,7 @@ from gpubench import errors
 from gpubench.build.diagnostics import summarize_compiler_output
 from gpubench.records import error_site as S
 from gpubench.records import result as R
+from gpubench.records.build_info import BuildInfo
 from gpubench.records.features.error_site import ERROR_SITE
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
@@ -152,14 +153,14 @@ def test_a_build_error_is_placed_at_its_first_errors_line(tmp_path):
 
 def _row(status, error=None, site=None, build=None):
     row = R.Result(PointKey("fam", "v", "float32", Shape({"n": 8}), "cold"), "cuda", status,
-                   error=error, build=build or {})
+                   error=error, build=build or BuildInfo())
     return row.with_extra(ERROR_SITE, site) if site else row
 
 
 def test_a_failed_row_shows_its_source_line_and_keeps_its_log_in_results_json():
     site = {"file": "add.cpp", "line": 7, "source": "out.copy_(x + nope);", "log": "FULL LOG"}
     row = _row(R.BUILD_ERROR, "add.cpp:7: 'nope' was not declared", site,
-               {"compile_s": 12.5, "cached": False})
+               BuildInfo(compile_s=12.5, cached=False))
     assert group_notes([row]) == ["v: add.cpp:7: 'nope' was not declared\n    out.copy_(x + nope);"]
     assert failure_summary([row])[0].endswith("\n    out.copy_(x + nope);")
     assert failure_logs([row]) == ["--- BUILD ERROR fam/v n=8 float32:\nFULL LOG"]
@@ -169,7 +170,7 @@ def test_a_failed_row_shows_its_source_line_and_keeps_its_log_in_results_json():
     back = R.Result.from_dict(row.to_dict())
     assert back.extra("error_site") == site and back.status == R.BUILD_ERROR
     # a build that failed earlier in the worker took no time now: no "0.0 ns"
-    again = _row(R.BUILD_ERROR, "x", build={"compile_s": None, "cached": False})
+    again = _row(R.BUILD_ERROR, "x", build=BuildInfo(compile_s=None, cached=False))
     assert table_layout([again])[1][0]["build"] == "-"
 
 
@@ -216,7 +217,7 @@ def test_a_one_shot_worker_reports_a_build_failure_that_the_tool_driver_names(tm
     source.write_text("#include <x>\nint x = nope;\n")
     log.write_text("the whole compiler log")
     built = _failure(CompileError(f"{source}:2: 'nope' was not declared", log, 3.0), None)
-    assert built.status == R.BUILD_ERROR and built.build["compile_s"] == 3.0
+    assert built.status == R.BUILD_ERROR and built.build.compile_s == 3.0
     assert built.error_site.log == "the whole compiler log"
     with pytest.raises(errors.BuildFailed, match=r"add.cpp:2: 'nope' was not declared\n    "
                                                  r"int x = nope;\n\(compiler log: .*build-"):

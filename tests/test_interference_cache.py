@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from test_runner_overlap import two_groups
 
+from gpubench.records.build_info import BuildInfo
 from gpubench.run.interference import cache
 from gpubench.run.interference.timing import InterferenceProbe
 from gpubench.run.lanes.lane import Outcome, Slot
@@ -193,7 +194,7 @@ def test_the_build_phase_counts_the_builds_that_compiled_since_a_moment(tmp_path
 
     def job(started, finished=None, cached=None):
         outcome = None if finished is None else Outcome(
-            WorkerResult("ok", build={"cached": cached}) if cached is not None else None,
+            WorkerResult("ok", build=BuildInfo(cached=cached)) if cached is not None else None,
             failure=None if cached is not None else "CRASHED")
         return BuildJob(None, (started,), True, False, outcome, started, finished)
 

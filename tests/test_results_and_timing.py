@@ -6,6 +6,7 @@ import random
 import pytest
 
 from gpubench.records import result as R
+from gpubench.records.build_info import BuildInfo
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
 from gpubench.timing import roofline
@@ -228,12 +229,12 @@ def test_a_worker_result_round_trips_through_its_dict_and_a_malformed_one_is_ref
     from gpubench.records.worker_result import MalformedWorkerResult, WorkerResult
     from gpubench.timing.device_work import DeviceWork
 
-    sent = WorkerResult(R.OK, build={"compile_s": 1.5, "cached": False}, device="cuda",
+    sent = WorkerResult(R.OK, build=BuildInfo(compile_s=1.5, cached=False), device="cuda",
                         check=CheckResult(True, max_abs_err=0.0, mismatches=0),
                         measurements={"cold": Measurement("cold", "events", (1e-3, 2e-3))},
                         device_work=DeviceWork(kernels=2, other_ops=0, names=("a", "b")))
     assert WorkerResult.from_dict(sent.to_dict()) == sent
-    failed = WorkerResult(R.BUILD_ERROR, "nvcc: error", build={"log": "/tmp/build.log"})
+    failed = WorkerResult(R.BUILD_ERROR, "nvcc: error", build=BuildInfo(log="/tmp/build.log"))
     assert WorkerResult.from_dict(failed.to_dict()) == failed
     assert WorkerResult.from_dict({"status": "crashed", "error": "CUDA error"}).error
     for malformed, why in [([], "must be a dict"), ({"status": "ok", "timings": {}}, "timings"),

@@ -7,6 +7,7 @@ import math
 import random
 
 from conftest import load_script
+from gpubench.records.build_info import BuildInfo
 
 scale_out = load_script("benchmarks/scale_out.py")
 
@@ -52,8 +53,8 @@ def test_decided_verdicts_on_a_moved_autotune_pick_are_counted_apart():
             key = PointKey("matmul", "triton_tc", "float16", Shape({"n": 256 << n}), "cold")
             samples = tuple(median * (1 + 0.001 * (i % 5)) for i in range(100))
             results.append(Result(key=key, kind="triton", status=OK, device="cuda",
-                                  build={"config": {"index": index, "label": f"B{index}",
-                                                    "source": "autotune"}},
+                                  build=BuildInfo(config={"index": index, "label": f"B{index}",
+                                                          "source": "autotune"}),
                                   measurement=Measurement("cold", "t", samples)))
         return RunDocument(meta={"run_id": "r"}, env={"gpu": "G"}, results=tuple(results))
 

@@ -11,6 +11,7 @@ from gpubench.errors import ConfigError, UsageError
 from gpubench.families.spec import Family, Machine, SpecError, TorchVariant
 from gpubench.parsing import format_size, parse_size
 from gpubench.records import result as R
+from gpubench.records.build_info import BuildInfo
 from gpubench.records.point import PointKey, Task
 from gpubench.records.run import RunDocument
 from gpubench.records.shape import Axis, Shape, ShapeChoice, parse_axis, parse_shape, sweep
@@ -214,7 +215,7 @@ def _result(variant: str, status=R.OK, samples=(1e-3, 2e-3, 3e-3), check=None, m
     return R.Result(key=PointKey("matmul", variant, "bfloat16", shape, mode), kind="cuda",
                     status=status, baseline=baseline, device="cuda", flops=2e9,
                     bytes_moved=1e8, seed=5, measurement=measurement, check=check,
-                    build={"compile_s": 1.5, "cached": False}, error=None if status == R.OK
+                    build=BuildInfo(compile_s=1.5, cached=False), error=None if status == R.OK
                     else "output differs")
 
 

@@ -9,6 +9,7 @@ from rich.console import Console
 
 from conftest import REPO
 from gpubench.records import result as R
+from gpubench.records.build_info import BuildInfo
 from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
 from gpubench.report.table import group_notes, group_table
@@ -37,10 +38,10 @@ def matmul_group() -> list[R.Result]:
                         status=status, baseline=baseline, flops=2 * 4096**3,
                         bytes_moved=3 * 4096**2 * 4, measurement=measurement, **extra)
 
-    built = {"compile_s": 0.0, "cached": True}
+    built = BuildInfo(compile_s=0.0, cached=True)
     return [
         row("torch", "torch", median=2.649e-3, baseline=True),
-        row("naive", "cuda", median=24.82e-3, build={"compile_s": 21.0, "cached": False}),
+        row("naive", "cuda", median=24.82e-3, build=BuildInfo(compile_s=21.0, cached=False)),
         row("tiled", "cuda", median=15.58e-3, build=built),
         row("wrong", "cuda", status=R.FAIL, build=built,
             check=CheckResult(False, max_abs_err=0.5, worst_ratio=4999.0, mismatches=12,

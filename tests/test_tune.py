@@ -293,7 +293,7 @@ def test_a_cuda_config_resolves_to_its_flags_and_a_pin_by_gpu_name(tmp_path, mon
     plain = Task(2, "square", str(tmp_path / "square"), "cuda", "float32", shape, 0)
     tuned = tune_apply.Tuning(machine).resolve(family, plain)
     assert tuned.source == "pinned" and "-DSQUARE_THREADS=512" in tuned.variant.cuda_flags
-    assert "ran the pinned config SQUARE_THREADS=512" in tuned.build()["note"]
+    assert "ran the pinned config SQUARE_THREADS=512" in tuned.build().note
     other = tune_apply.Tuning(machine)
     other.device_name = "NVIDIA H100 80GB HBM3"  # another GPU model reads no pin
     assert other.resolve(family, plain).config is None

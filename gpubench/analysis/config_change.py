@@ -5,13 +5,13 @@ fastest it saw there. Two runs of unchanged code can therefore run two configs: 
 H200, matmul/triton_tc 1024^3 ran config #3 (9.49 us) in one process and #5 (8.81 us) in
 the next, and a 2-GPU run read +36% SLOWER against one GPU with #2 against #5 (journal,
 issue 32, twenty-fourth run). A verdict on such a point is about the pick as much as about
-the code, so the comparison says which configs ran (build["config"], run/worker/tune_apply.py).
+the code, so the comparison says which configs ran (BuildInfo.config, run/worker/tune_apply.py).
 The verdict is kept: a change of the kernel or of its list can be why the pick moved.
 """
 
 from __future__ import annotations
 
-# build["config"]["source"] of a config Triton's autotuner picked in the worker's process
+# the "source" of a BuildInfo.config Triton's autotuner picked in the worker's process
 # (written by run/worker/tune_apply.py).
 AUTOTUNE = "autotune"
 
@@ -19,7 +19,7 @@ AUTOTUNE = "autotune"
 def config_of(result) -> dict:
     """The config a result's point ran with ({} when none): label, index and source
     ('autotune', 'pinned' or 'tune')."""
-    config = result.build.get("config") if isinstance(result.build, dict) else None
+    config = result.build.config
     return config if isinstance(config, dict) else {}
 
 

@@ -277,7 +277,7 @@ def _side_row(point: Point, worker, mode: str):
     if status == R.OK and measurement is not None and measurement.error:
         status, error = (R.FAIL if measurement.recheck_failed else R.ERROR), measurement.error
     return point.result(mode, status, error=error, measurement=measurement,
-                        check=worker.check, build=dict(worker.build), device=worker.device)
+                        check=worker.check, build=worker.build, device=worker.device)
 
 
 def _as_base(row):

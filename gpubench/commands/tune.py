@@ -24,6 +24,7 @@ from gpubench import errors, safe_text
 from gpubench.families.discovery import family_dirs, load_family, resolve_families
 from gpubench.records import completeness as C
 from gpubench.records import result as R
+from gpubench.records.build_info import BuildInfo
 from gpubench.records.point import PointKey
 from gpubench.records.run import RunDocument
 from gpubench.records.shape import ShapeChoice
@@ -228,7 +229,7 @@ class TuneCommand:
         error = outcome.error or (worker.error if worker else "") or ""
         if worker is not None:
             tally.workers[index] = worker
-            facts = _facts(worker.build or {}) if checking else None
+            facts = _facts(worker.build) if checking else None
             if facts:
                 tally.facts[index] = facts
         measurement = worker.measurements.get(self.mode) if worker and not checking else None
@@ -333,7 +334,7 @@ class TuneCommand:
         failed = entry.state == FAILED
         row = point.result(self.mode, entry.status if failed else R.OK,
                            error=entry.reason if failed else None, measurement=measurement,
-                           check=worker.check, build=dict(worker.build), device=worker.device)
+                           check=worker.check, build=worker.build, device=worker.device)
         return replace(row, key=key, **where)
 
     def _say_choice(self, point: Point, race: Race, choice: Choice, tally: Tally,
@@ -369,14 +370,14 @@ class TuneCommand:
                            markup=False, soft_wrap=True)
 
 
-def _facts(build: dict) -> dict | None:
+def _facts(build: BuildInfo) -> dict | None:
     """A config's resources: the compiled Triton kernel's, which the worker read, or a CUDA
     build's, from cuobjdump (tools/cuobjdump.py); None when unknown."""
-    config = build.get("config") or {}
+    config = build.config or {}
     facts = {k: config.get(k) for k in ("registers", "shared_bytes", "occupancy")}
     if any(v is not None for v in facts.values()):
         return facts
-    return build_resources(build.get("build_dir"))
+    return build_resources(build.build_dir)
 
 
 def _caption(race: Race, timing_s: float) -> str:

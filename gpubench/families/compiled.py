@@ -28,9 +28,10 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gpubench.families.spec import Family, Machine, Variant
+from gpubench.records.build_info import BuildInfo
 
 NAME = "compiled"
 KIND = "compiled"
@@ -177,7 +178,7 @@ def load(variant: CompiledVariant) -> tuple[Callable, dict]:
                                              RECOMPILE_LIMIT)
     compiled = torch.compile(variant.reference, dynamic=False,
                              mode=None if variant.mode == "default" else variant.mode)
-    return compiled, {"compile_s": 0.0, "cached": None, "mode": variant.mode}
+    return compiled, BuildInfo(compile_s=0.0, mode=variant.mode)
 
 
 def no_progress_monitor() -> None:
@@ -203,15 +204,15 @@ def cache_events() -> dict:
             "miss": counters.get("fxgraph_cache_miss", 0)}
 
 
-def first_call_build(build: dict, first_call_s: float, before: dict) -> dict:
+def first_call_build(build: BuildInfo, first_call_s: float, before: dict) -> BuildInfo:
     """The build cell of a compiled point: its first call at this shape, compile included;
     cached when the FX-graph cache served every graph compiled for it (None when nothing
     compiled: Dynamo had this shape already in this process)."""
     after = cache_events()
     hits, misses = (after[k] - before[k] for k in ("hit", "miss"))
     cached = None if not hits and not misses else not misses
-    kept = {k: v for k, v in build.items() if k != "reused_in_process"}  # a new shape's own
-    return {**kept, "compile_s": first_call_s, "cached": cached}
+    # a new shape's own first call: not the loaded callable's reuse
+    return replace(build, reused_in_process=False, compile_s=first_call_s, cached=cached)
 
 
 def compile_failure(exc: BaseException) -> str | None:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from gpubench.records.build_info import BuildInfo
 from gpubench.records.columns import COLUMNS, EXTRAS_AT, RESERVED
 from gpubench.records.extras import Extra
 from gpubench.records.features import EXTRAS, SPECS
@@ -85,7 +86,7 @@ class Result:
     seed: int | None = None
     measurement: Measurement | None = None
     check: CheckResult | None = None  # the first call's output against the reference
-    build: dict = field(default_factory=dict)  # compile_s, cached, extension, build_dir, log
+    build: BuildInfo = field(default_factory=BuildInfo)  # how its code was made ready
     error: str | None = None
     # Derived from the group (derive.finish_group); None/empty until then.
     speedup: float | None = None
@@ -117,11 +118,11 @@ class Result:
 
     @property
     def compile_s(self) -> float | None:
-        return self.build.get("compile_s")
+        return self.build.compile_s
 
     @property
     def compile_cached(self) -> bool | None:
-        return self.build.get("cached")
+        return self.build.cached
 
     @cached_property
     def summary(self) -> Summary | None:
@@ -235,7 +236,7 @@ class Result:
         record.update(
             shape=dict(self.shape), key=self.key.text(),
             measurement=self.measurement.to_dict() if self.measurement else None,
-            check=self.check.to_dict() if self.check else None, build=self.build,
+            check=self.check.to_dict() if self.check else None, build=self.build.to_dict(),
             roofline=self.roof.to_dict() if self.roof else None,
             summary=self.summary.to_dict() if self.summary else None,
             warnings=[w.to_dict() for w in self.warnings],
@@ -261,7 +262,7 @@ class Result:
             flops=data.get("flops"), bytes_moved=data.get("bytes_moved"), seed=data.get("seed"),
             measurement=Measurement.from_dict(measurement) if measurement else None,
             check=CheckResult.from_dict(data["check"]) if data.get("check") else None,
-            build=data.get("build") or {}, error=data.get("error"),
+            build=BuildInfo.from_dict(data.get("build") or {}), error=data.get("error"),
             speedup=data.get("speedup_vs_baseline"), roof=_roof(data.get("roofline")),
             speedup_ci=tuple(data["speedup_ci95"]) if data.get("speedup_ci95") else None,
             warnings=tuple(TimingWarning(**w) for w in data.get("warnings") or ()),

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpubench.codec import Record
+from gpubench.records.build_info import BuildInfo
 from gpubench.records.error_site import SiteEvidence
 from gpubench.records.result import BUILD_ERROR, CRASHED, ERROR, FAIL, OK, SKIPPED
 from gpubench.timing.check_result import CheckResult, check_result_of
@@ -39,9 +40,7 @@ class MalformedWorkerResult(ValueError):
 class WorkerResult(Record):
     status: str
     error: str | None = None
-    # compile_s, cached, extension, build_dir, note, allocates_output, log (a failed
-    # build's log file): Result.build as results.json keeps it.
-    build: Mapping = field(default_factory=dict)
+    build: BuildInfo = field(default_factory=BuildInfo)
     check: CheckResult | None = None  # the first call's output against the reference
     measurements: Mapping[str, Measurement] = field(default_factory=dict)  # mode -> it
     device: str = ""  # "cuda" or "cpu": where the worker ran it
@@ -91,7 +90,8 @@ class WorkerResult(Record):
             raise MalformedWorkerResult(f"a worker result's measurements or device work "
                                         f"cannot be read: {exc}") from None
         return cls(status=data["status"], error=data.get("error"),
-                   build=dict(data.get("build") or {}), check=check_result_of(data.get("check")),
+                   build=BuildInfo.from_dict(data.get("build") or {}),
+                   check=check_result_of(data.get("check")),
                    measurements=measurements, device=data.get("device") or "",
                    device_work=work, error_site=SiteEvidence.from_dict(data["error_site"])
                    if data.get("error_site") else None,

@@ -74,7 +74,7 @@ def group_notes(group: Sequence[R.Result], headers: set[str]) -> list[str]:
     notes = []
     if any(precision.differs(r.roof, r.dtype) for r in group):
         notes.append(PRECISION_NOTE)
-    if any(r.build.get("allocates_output") for r in group):
+    if any(r.build.allocates_output for r in group):
         notes.append(ALLOC_NOTE)
     if any(r.kind == compiled.KIND for r in group):
         notes.append(COMPILED_NOTE)

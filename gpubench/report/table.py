@@ -310,7 +310,7 @@ def _cells(result: R.Result) -> dict:
     # row keeps its figures (they show why), never a speedup.
     summary = result.summary if result.correct else None
     name = result.variant + (" (base)" if result.baseline else "") + (
-        " (alloc)" if result.build.get("allocates_output") else "")
+        " (alloc)" if result.build.allocates_output else "")
     return {
         "variant": name,
         "kind": result.kind,
@@ -389,7 +389,7 @@ def group_notes(group: list[R.Result]) -> list[str]:
                 if r.status != R.OK and why and w.message in why:
                     continue  # a SUSPECT row's reason, said in its own note already
                 warned.setdefault((w.code, w.remedy), []).append((label, w.message))
-        build_note = r.build.get("note")
+        build_note = r.build.note
         if build_note and (r.variant, build_note) not in seen:
             seen.add((r.variant, build_note))
             notes.append(f"{r.variant}: {build_note}")

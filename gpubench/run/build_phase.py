@@ -23,10 +23,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gpubench.records import result as R
+from gpubench.records.build_info import BuildInfo
 from gpubench.records.worker_result import MalformedWorkerResult, WorkerResult
 from gpubench.run.lanes.lane import Outcome
 from gpubench.run.lanes.worker_process import WorkerDied, WorkerProcess, WorkerTimeout
@@ -114,15 +115,15 @@ class BuildPhase:
         result = job.outcome.result
         return None if result is not None and result.status == R.OK else job.outcome
 
-    def note_worker_build(self, point: Point, build: dict) -> None:
+    def note_worker_build(self, point: Point, build: BuildInfo) -> None:
         """A worker's own account of loading the point's build: a compile there (cached
         False) of a build this phase made means it was compiled twice; counted, and kept
         in the summary, since that is what the phase exists to prevent."""
         job = self.jobs.get(build_identity(point))
-        if job is not None and self.failed(point) is None and build.get("cached") is False:
+        if job is not None and self.failed(point) is None and build.cached is False:
             self.rebuilt += 1
 
-    def build_for_row(self, point: Point) -> dict | None:
+    def build_for_row(self, point: Point) -> BuildInfo | None:
         """The build's own figures (compile seconds, cached), for the first point of the
         build that finishes: the table shows a compile once, where a worker's build would
         have been shown; the worker itself found it cached. None for every other point."""
@@ -130,7 +131,7 @@ class BuildPhase:
         if job is None or job.shown or job.outcome is None or job.outcome.result is None:
             return None
         job.shown = True
-        return {**job.outcome.result.build, "build_phase": True}
+        return replace(job.outcome.result.build, build_phase=True)
 
     def wait(self, timeout_s: float) -> None:
         """Until a build finishes, or timeout_s."""
@@ -162,10 +163,10 @@ class BuildPhase:
         """What the phase did, measured: builds, wall time, compile seconds and parallelism."""
         done = [j for j in self.jobs.values() if j.outcome is not None]
         results = [j.outcome.result for j in done if j.outcome.result is not None]
-        compile_s = sum(float(r.build.get("compile_s") or 0.0) for r in results)
+        compile_s = sum(float(r.build.compile_s or 0.0) for r in results)
         wall = ((self.finished or time.monotonic()) - self.started) if self.started else 0.0
         return {"builds": len(self.jobs), "done": len(done),
-                "cached": sum(1 for r in results if r.build.get("cached")),
+                "cached": sum(1 for r in results if r.build.cached),
                 "failed": sum(1 for j in done if self.failed(j.point) is not None),
                 "rebuilt_by_workers": self.rebuilt,
                 "builders": self.builders, "jobs_each": self.jobs_each,
@@ -181,7 +182,7 @@ class BuildPhase:
                 "start_s": round(job.started - self.started, 3),
                 "end_s": round(job.finished - self.started, 3),
                 "status": result.status if result is not None else job.outcome.failure,
-                "cached": bool(result.build.get("cached")) if result is not None else False}
+                "cached": bool(result.build.cached) if result is not None else False}
 
     # ------------------------------------------------------------ builder threads
 
@@ -248,7 +249,7 @@ class BuildPhase:
 
 def _compiled(outcome: Outcome) -> bool:
     """Whether a finished build compiled: anything but a build found cached."""
-    return not (outcome.result is not None and outcome.result.build.get("cached"))
+    return not (outcome.result is not None and outcome.result.build.cached)
 
 
 def _cores() -> int:

@@ -64,6 +64,7 @@ def build_one(job: dict, families: dict) -> dict:
     from gpubench.families.sources import build_request
     from gpubench.families.spec import Machine
     from gpubench.records import error_site
+    from gpubench.records.build_info import BuildInfo
     from gpubench.records.result import ERROR, OK
     from gpubench.records.worker_result import WorkerResult
     from gpubench.run.worker.failures import build_failure
@@ -82,11 +83,10 @@ def build_one(job: dict, families: dict) -> dict:
     except Exception as exc:  # a spec that fails here fails in the worker too: it says why
         report = error_site.report_exception(exc, [Path(job["family_dir"])])
         return WorkerResult(ERROR, error_site.with_site(report.message, report.site),
-                            build={"compile_s": time.perf_counter() - start},
+                            build=BuildInfo(compile_s=time.perf_counter() - start),
                             error_site=report.evidence()).to_dict()
-    build = {"compile_s": outcome.seconds, "cached": outcome.cached,
-             "extension": outcome.name, "build_dir": str(outcome.directory),
-             "note": outcome.note}
+    build = BuildInfo(outcome.seconds, outcome.cached, outcome.name, str(outcome.directory),
+                      outcome.note)
     return WorkerResult(OK, build=build).to_dict()
 
 

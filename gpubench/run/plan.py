@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from gpubench.errors import ConfigError, UsageError, unknown_name
 from gpubench.families.cost import Cost, cost_of
 from gpubench.families.spec import Family, Machine, Variant
+from gpubench.records.build_info import BuildInfo
 from gpubench.records.point import PointKey, Task
 from gpubench.records.result import ITEMSIZE, Result
 from gpubench.records.shape import Shape, ShapeChoice, sweep
+from gpubench.timing.check_result import CheckResult
 from gpubench.timing.device_work import DeviceWork
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.settings import TimingSettings
@@ -60,8 +62,8 @@ class Point:
         return self.napkin.error
 
     def result(self, mode: str, status: str, *, error: str | None = None,
-               measurement: Measurement | None = None, check: dict | None = None,
-               build: dict | None = None, device: str = "",
+               measurement: Measurement | None = None, check: CheckResult | None = None,
+               build: BuildInfo | None = None, device: str = "",
                device_work: DeviceWork | None = None) -> Result:
         """A Result of this point, with its identity and napkin math."""
         cost = self.napkin
@@ -69,7 +71,7 @@ class Point:
                       baseline=self.variant.baseline, device=device,
                       precision=self.variant.precision_for(self.dtype) or "",
                       flops=cost.flops, bytes_moved=cost.bytes_moved, seed=self.seed,
-                      measurement=measurement, check=check, build=build or {}, error=error,
+                      measurement=measurement, check=check, build=build or BuildInfo(), error=error,
                       device_work=device_work)
 
 

@@ -385,10 +385,10 @@ class Runner:
             self._events.put(M.DeviceSeen(device))
         built = None
         if self.builds is not None and outcome.result is not None:
-            self.builds.note_worker_build(point, dict(outcome.result.build))
+            self.builds.note_worker_build(point, outcome.result.build)
             built = self.builds.build_for_row(point)
         if built is not None:
-            build = {**outcome.result.build, **built}  # the worker's notes stay
+            build = outcome.result.build.overlaid(built)  # the worker's notes stay
             outcome = replace(outcome, result=replace(outcome.result, build=build))
         return self._from_outcome(point, outcome, device)
 
@@ -491,7 +491,7 @@ def results_from_worker(point: Point, worker: WorkerResult, modes: tuple[str, ..
             status = R.FAIL if measurement.recheck_failed else R.ERROR
             error = measurement.error
         row = point.result(mode, status, error=error, measurement=measurement,
-                           check=worker.check, build=dict(worker.build),
+                           check=worker.check, build=worker.build,
                            device=worker.device, device_work=worker.device_work)
         if worker.error_site and error == worker.error:  # the row's error is the worker's
             row = row.with_extra(ERROR_SITE, worker.error_site.to_dict())

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from gpubench import errors
 from gpubench.records.result import BUILD_ERROR
+from gpubench.records.worker_result import MalformedWorkerResult, WorkerResult
 from gpubench.run.lanes.protocol import Task, read_result
 from gpubench.run.lanes.worker_process import worker_env
 from gpubench.run.plan import Point
@@ -112,12 +113,14 @@ def raise_build_failure(worker: Any) -> None:
     first errors (file:line), the line of source and where the whole log is."""
     if not isinstance(worker, dict) or worker.get("status") != BUILD_ERROR:
         return
-    site = worker.get("error_site") or {}
-    source = f"\n    {site['source']}" if site.get("source") else ""
-    log = (worker.get("build") or {}).get("log")
-    where = f"\n(compiler log: {log})" if log else ""
-    raise errors.BuildFailed(f"the variant does not build: {worker.get('error')}{source}"
-                             f"{where}")
+    try:
+        result = WorkerResult.from_dict(worker)
+    except MalformedWorkerResult:
+        result = WorkerResult(BUILD_ERROR, worker.get("error"))
+    site = result.error_site
+    source = f"\n    {site.source}" if site and site.source else ""
+    where = f"\n(compiler log: {result.build.log})" if result.build.log else ""
+    raise errors.BuildFailed(f"the variant does not build: {result.error}{source}{where}")
 
 
 Outcome = TypeVar("Outcome")

@@ -42,6 +42,7 @@ from gpubench.families.spec import (
     Variant,
 )
 from gpubench.records import error_site
+from gpubench.records.build_info import BuildInfo
 from gpubench.records.point import Task
 from gpubench.records.result import ERROR, FAIL, OK, SKIPPED
 from gpubench.records.worker_result import WorkerResult
@@ -185,11 +186,11 @@ class Executor:
         effect), or OK and untimed (a Triton kernel in the interpreter)."""
         build = ready.build
         if ready.variant.kind == "triton":  # Triton compiles on the first call: its build
-            build = {**build, "compile_s": ready.first_call_s, "cached": None}
+            build = replace(build, compile_s=ready.first_call_s, cached=None)
         elif ready.variant.kind == compiled.KIND:  # so does torch.compile, once per shape
             build = compiled.first_call_build(build, ready.first_call_s, cache_before)
         if ready.fn.returns:  # the table says so: its time includes allocating the output
-            build = {**build, "allocates_output": True}
+            build = replace(build, allocates_output=True)
         checked = WorkerResult(OK, build=build, check=ready.check,
                                device=self.machine.device)
         group = ready.group
@@ -293,17 +294,17 @@ class Executor:
             self.families[task.family_dir] = load_family(task.family, Path(task.family_dir))
         return self.families[task.family_dir]
 
-    def load_variant(self, family: Family, variant: Variant) -> tuple[Invocation, dict]:
+    def load_variant(self, family: Family, variant: Variant) -> tuple[Invocation, BuildInfo]:
         """The variant's Invocation (building or importing it) and how its build went."""
         key = (str(family.directory), variant.name, getattr(variant, "cuda_flags", ()))
         if key in self.loaded:
             fn, _ = self.loaded[key]
-            return fn, {"compile_s": 0.0, "cached": True, "reused_in_process": True}
+            return fn, BuildInfo(compile_s=0.0, cached=True, reused_in_process=True)
         if isinstance(variant, TorchVariant):
-            fn, build = variant.fn, {"compile_s": load_callable(variant.fn), "cached": None}
+            fn, build = variant.fn, BuildInfo(compile_s=load_callable(variant.fn))
         elif isinstance(variant, TritonVariant):
             module = import_kernel_file(family.directory / variant.module, "gpubench_triton")
-            fn, build = _attribute(module, variant.function, variant.module), {}
+            fn, build = _attribute(module, variant.function, variant.module), BuildInfo()
         elif isinstance(variant, compiled.CompiledVariant):
             fn, build = compiled.load(variant)
         elif isinstance(variant, CudaVariant):
@@ -312,9 +313,9 @@ class Executor:
             requested = time.perf_counter() - started
             outcome = build_extension(request)
             fn = _attribute(outcome.module, variant.function, outcome.name)
-            build = {"compile_s": outcome.seconds, "cached": outcome.cached,
-                     "extension": outcome.name, "build_dir": str(outcome.directory),
-                     "note": outcome.note, "steps_s": {"request": requested, **outcome.steps}}
+            build = BuildInfo(outcome.seconds, outcome.cached, outcome.name,
+                              str(outcome.directory), outcome.note,
+                              steps_s={"request": requested, **outcome.steps})
         else:
             raise SpecError(f"variant '{variant.name}' has unknown kind {type(variant).__name__}")
         self.loaded[key] = (Invocation(fn, variant.returns), build)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from gpubench.build.diagnostics import CompileError
 from gpubench.records import error_site
+from gpubench.records.build_info import BuildInfo
 from gpubench.records.point import Task
 from gpubench.records.result import BUILD_ERROR, ERROR
 from gpubench.records.worker_result import WorkerResult
@@ -17,9 +18,8 @@ def build_failure(exc: CompileError) -> WorkerResult:
     """BUILD ERROR: the compiler's first errors (file:line), the first one's source line, its
     build seconds (none for a build that failed earlier in this process: it took no time
     now, and "0.0 ns" would read as a measurement) and the whole log."""
-    build = {"compile_s": exc.seconds or None, "cached": False}
-    if exc.log_path:
-        build["log"] = str(exc.log_path)
+    build = BuildInfo(compile_s=exc.seconds or None, cached=False,
+                      log=str(exc.log_path) if exc.log_path else None)
     report = error_site.report_compile_error(exc.summary, _read_log(exc.log_path))
     return WorkerResult(BUILD_ERROR, exc.summary, build=build, error_site=report.evidence())
 

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gpubench.analysis.config_change import AUTOTUNE
 from gpubench.errors import SpecError
 from gpubench.families.discovery import import_kernel_file
 from gpubench.families.spec import CudaVariant, Family, Machine, TritonVariant, Variant
+from gpubench.records.build_info import BuildInfo
 from gpubench.records.point import Task
 from gpubench.tune import pinned as P
 from gpubench.tune.occupancy import SmLimits, occupancy
@@ -58,16 +59,17 @@ class Tuned:
     facts: dict = field(default_factory=dict)  # registers, shared memory, occupancy
     picked: TuneConfig | None = None  # the autotuner's pick, when run as written
 
-    def build(self, build: dict | None = None) -> dict:
+    def build(self, build: BuildInfo | None = None) -> BuildInfo:
         """`build` (the result's build facts) with the config and its note added; a note
         of the build's own (a slow-build hint) is kept before it."""
-        out = dict(build or {})
+        out = build or BuildInfo()
         if self.note:
-            out["note"] = "; ".join(n for n in (out.get("note"), self.note) if n)
+            out = replace(out, note="; ".join(n for n in (out.note, self.note) if n))
         if self.config is not None:
-            out["config"] = {**self.config.to_dict(), "source": self.source, **self.facts}
+            out = replace(out, config={**self.config.to_dict(), "source": self.source,
+                                       **self.facts})
         elif self.picked is not None:
-            out["config"] = {**self.picked.to_dict(), "source": AUTOTUNE}
+            out = replace(out, config={**self.picked.to_dict(), "source": AUTOTUNE})
         return out
 
 
