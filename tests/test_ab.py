@@ -169,6 +169,20 @@ def test_a_change_beyond_the_threshold_is_slower_and_within_it_same():
     assert found["edge"].verdict == UNSURE and "threshold" in found["edge"].reason
 
 
+def test_on_a_busy_host_a_change_within_what_it_explains_is_not_decided():
+    """The CPU machine's other processes kept a CPU busy (CI's second test worker): a 3%
+    move of unchanged code is within the 2x that can explain, as `compare` rules; 6x is
+    beyond it."""
+    from dataclasses import replace
+
+    busy = {"busy": 2.0, "busy_why": "other processes kept 1.0 CPUs busy meanwhile"}
+    found = {v.variant: v for v in judge_pairs([
+        replace(entry("control", 1.03), control=True, **busy),
+        replace(entry("six", 6.0), **busy)])}
+    assert found["control"].verdict == UNSURE and "host busy" in found["control"].reason
+    assert found["six"].verdict == SLOWER
+
+
 def test_a_control_that_moved_is_the_runs_drift_and_raises_the_bar():
     found = {v.variant: v for v in judge_pairs([entry("control", 1.02, control=True),
                                                 entry("changed", 1.025)])}

@@ -51,6 +51,10 @@ class PairEntry:
     paired: PairedTiming | None = None
     status: str = ""
     why: str = ""
+    # On a CPU whose other processes were busy meanwhile: how many times slower that can
+    # have made the calls (timing/hostload.busy_factor), and why. 1.0: a quiet host.
+    busy: float = 1.0
+    busy_why: str = ""
 
     @property
     def group(self) -> tuple[str, str, str]:
@@ -109,6 +113,10 @@ def _verdict(entry: PairEntry, threshold: float, drift: float) -> PairVerdict:
         return replace(head, reason=f"{paired.blocks} blocks of four calls; a verdict needs "
                                     f"{MIN_BLOCKS}")
     said = verdict(low, high, threshold, bar)
+    if said in (FASTER, SLOWER) and entry.busy > 1 and low < entry.busy and \
+            high > 1 / entry.busy:
+        return replace(head, reason=f"host busy: {entry.busy_why}; a change within "
+                                    f"{entry.busy:.0f}x of it is not decided (as `compare`)")
     return replace(head, verdict=said, reason=_why(said, low, high, threshold, bar, paired))
 
 

@@ -50,6 +50,7 @@ from gpubench.run.lanes.lane import Lane, Outcome, default_lane
 from gpubench.run.machine import detect_machine
 from gpubench.run.plan import Point, choose_dtypes, choose_shapes, group_seed
 from gpubench.timing.envinfo import host_env
+from gpubench.timing.hostload import busy_factor, busy_reason
 from gpubench.timing.settings import TimingSettings
 from gpubench.timing.timers import modes_for_device
 from gpubench.verdicts.derive import finish_group
@@ -300,9 +301,18 @@ def _entries(points: list[Point], outcomes: list, modes: tuple[str, ...], rows: 
             status, why = _untrusted(sides)
             paired = result.paired.get(mode) if result is not None else None
             why = why or (result.untimed if result is not None and result.untimed else "")
+            busy = _busy_host(sides)
             entries.append(PairEntry(key.variant, key.dtype, key.shape.text(), mode,
-                                     key.variant in controls, paired, status, why))
+                                     key.variant in controls, paired, status, why, *busy))
     return entries
+
+
+def _busy_host(sides) -> tuple[float, str]:
+    """(how many times slower the host's other work can have made a side's calls, why):
+    (1.0, "") on a quiet host or a GPU (timing/hostload.py, as `compare` reads it)."""
+    loads = [row.measurement.host_load for _, row in sides if row.measurement is not None]
+    reasons = [why for load in loads if (why := busy_reason(load))]
+    return max((busy_factor(load) for load in loads), default=1.0), "; ".join(reasons)
 
 
 def _untrusted(sides) -> tuple[str, str]:

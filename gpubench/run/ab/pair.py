@@ -33,6 +33,7 @@ from gpubench.run.worker.draws import make_group, twin_group
 from gpubench.run.worker.execute import Executor, Prepared
 from gpubench.run.worker.rotation import InputSet, Rotation
 from gpubench.timing.clocks import measure_watched
+from gpubench.timing.hostload import busy_factor
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.paired import (
     BASE,
@@ -149,6 +150,7 @@ class _Rounds:
         self.last: Measurement | None = None
         self.clocks, self.sampling_s, self.count, self.stop = None, 0.0, 0, MAX_TIME
         self.error: str | None = None
+        self.host_load = None  # on a CPU: the busiest round's (a verdict reads it)
 
     def add(self, timing: Measurement, clocks, order) -> None:
         base, new, new_first = blocks_of(order, timing.samples_s)
@@ -159,6 +161,8 @@ class _Rounds:
         self.clocks = clocks or self.clocks
         self.sampling_s += timing.sampling_s or 0.0
         self.error = self.error or timing.below_the_window()
+        if busy_factor(timing.host_load) >= busy_factor(self.host_load):
+            self.host_load = timing.host_load or self.host_load
 
     @property
     def paired(self) -> PairedTiming:
@@ -197,7 +201,8 @@ def _measurement(rounds: _Rounds, side: int, check) -> Measurement:
         "order", rounds.base if side == BASE else rounds.new, first.warmup_calls,
         first.warmup_s, rounds.stop, rounds.sampling_s, dict(last.details),
         last.target_rel_ci, rounds.clocks, recheck,
-        f"while timed: {failure}" if failure else rounds.error, failure is not None)
+        f"while timed: {failure}" if failure else rounds.error, failure is not None,
+        host_load=rounds.host_load)
 
 
 def _shared_inputs_written(executor: Executor, new: Prepared, shared: list[InputSet]
