@@ -104,6 +104,10 @@ def test_marks_are_not_points_and_the_newest_slowdown_is_checked():
     (change,) = series.changes
     assert change.after.run_id == "r7" and change.commits == "0000005..0000007"
     assert regressions([series]) and not regressions([series], recent=2)
+    from gpubench.report.history_view import mark_text
+
+    assert [mark_text(r) for r in series.marks] == ["SUSPECT", "FAIL"]
+    assert mark_text(row(1, math.nan)) == "checked, not timed"  # the Triton interpreter's
 
 
 def test_other_gpus_and_methods_are_other_series():

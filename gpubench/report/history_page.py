@@ -9,9 +9,8 @@ import time
 from collections.abc import Sequence
 
 from gpubench.analysis.history import Series, SeriesChange
-from gpubench.records import result as R
 from gpubench.report.chart_style import VariantColors
-from gpubench.report.history_view import change_text, series_title, summary_line
+from gpubench.report.history_view import change_text, mark_text, series_title, summary_line
 from gpubench.report.html import Charts, whole_page
 from gpubench.safe_text import html as _e
 
@@ -41,7 +40,7 @@ def history_spec(series: Series) -> dict:
             points.append({**common, "what": MEDIAN, "median_us": row.median_s * 1e6,
                            "low_us": row.ci_low_s * 1e6, "high_us": row.ci_high_s * 1e6})
         else:
-            marks.append({**common, "what": MARK, "status": R.status_label(row.status)})
+            marks.append({**common, "what": MARK, "status": mark_text(row)})
         change = series.change_at(row)
         if change is not None:
             rules.append({**common, "what": CHANGE, "at": place - 0.5,

@@ -40,14 +40,19 @@ def _run_line(series: Series, row: HistoryRow) -> str:
     when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(row.started)) if row.started else "?"
     head = f"{when}  {row.commit_label:<13} "
     if not row.timed:
-        status = R.status_label(row.status)
-        return safe_text.terminal(f"{head}{'':>10}  {'':>21}  mark: {status}")
+        return safe_text.terminal(f"{head}{'':>10}  {'':>21}  mark: {mark_text(row)}")
     ci = f"[{fmt.duration(row.ci_low_s)}, {fmt.duration(row.ci_high_s)}]"
     line = f"{head}{fmt.duration(row.median_s):>10}  {ci:>21}"
     change = series.change_at(row)
     if change is not None:
         line += f"  <- change {change_text(change)}"
     return safe_text.terminal(line)
+
+
+def mark_text(row: HistoryRow) -> str:
+    """Why a row is no point of its series: 'SUSPECT', 'FAIL', 'checked, not timed' (a
+    Triton kernel in the interpreter passes without a time)."""
+    return "checked, not timed" if row.status == R.OK else R.status_label(row.status)
 
 
 def change_text(change: SeriesChange) -> str:
