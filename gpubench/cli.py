@@ -208,7 +208,7 @@ def runs(last, show_all):
               help="Only these variants (comma-separated, repeatable).")
 @click.option("--shape", "shapes", multiple=True, metavar="SHAPE",
               help="Only this shape: as recorded (M=16,N=4096,K=4096) or a size (2^20).")
-@click.option("--since", help="Only runs since a date (2026-11-01) or N days (14d).")
+@click.option("--since", help="Only runs since a date (YYYY-MM-DD) or N days (14d).")
 @click.option("-n", "--last", type=click.IntRange(min=1), default=20, show_default=True,
               help="Runs shown per series (every run is searched for change points).")
 @opts.threshold_option(1.0, "A change point's 95% CI must lie beyond +-this %.")

@@ -40,7 +40,7 @@ class HistoryRequest:
     family: str | None = None
     variants: tuple[str, ...] = ()
     shapes: tuple[str, ...] = ()
-    since: str | None = None  # '2026-11-01' or '14d'
+    since: str | None = None  # 'YYYY-MM-DD' or '14d'
     last: int | None = 20  # runs shown per series (all are searched)
     check: bool = False
     markdown: Path | None = None  # '-': stdout
@@ -136,7 +136,7 @@ DAYS = re.compile(r"^(\d+)d$")
 
 
 def _since(text: str | None) -> float | None:
-    """'14d' (the last 14 days) or an ISO date '2026-11-01' as Unix seconds (UTC)."""
+    """'14d' (the last 14 days) or an ISO date 'YYYY-MM-DD' as Unix seconds (UTC)."""
     if text is None:
         return None
     days = DAYS.match(text.strip())
@@ -145,7 +145,7 @@ def _since(text: str | None) -> float | None:
     try:
         return time.mktime(time.strptime(text.strip(), "%Y-%m-%d")) - time.timezone
     except ValueError:
-        raise errors.UsageError(f"--since takes a date (2026-11-01) or days (14d), not "
+        raise errors.UsageError(f"--since takes a date (YYYY-MM-DD) or days (14d), not "
                                 f"'{safe_text.one_line(text)}'") from None
 
 
