@@ -288,6 +288,10 @@ def test_the_store_rebuilds_and_exports(eight_runs):
     rows = pd.read_csv(root / "rows.csv")
     assert len(rows) == 16 and set(rows["variant"]) == {"torch", "work"}
     assert rows.groupby("run_id").size().to_dict() == {f"run{i}": 2 for i in range(1, 9)}
+    parquet = history("pair", "--export", str(root / "rows.parquet"))
+    assert parquet.returncode == 0, parquet.stderr
+    again = pd.read_parquet(root / "rows.parquet")
+    assert len(again) == 16 and again["median_s"].notna().all()
     bad = history("pair", "--export", str(root / "rows.txt"))
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     since = history("pair", "--since", "not-a-date")

@@ -159,9 +159,9 @@ def _export(rows: list[HistoryRow], path: Path) -> None:
             frame.to_parquet(path, index=False)
         else:
             frame.to_csv(path, index=False)
-    except ImportError as exc:  # pandas' Parquet needs pyarrow or fastparquet
-        raise errors.EnvironmentProblem(f"--export to Parquet needs pyarrow "
-                                        f"(pip install pyarrow): {exc}") from None
+    except ImportError:  # pandas' Parquet needs pyarrow or fastparquet
+        raise errors.EnvironmentProblem("--export to Parquet needs pyarrow (pip install "
+                                        "pyarrow, or gpubench[parquet])") from None
     except OSError as exc:
         raise errors.OutputError(f"cannot write {safe_text.short_path(path)}: "
                                  f"{exc.strerror or exc}") from None
