@@ -77,8 +77,9 @@ def change_points(medians: Sequence[float], threshold: float = THRESHOLD,
     n = len(logs)
     if n < 2 * MIN_SEGMENT:
         return []
-    candidates = (search or pelt)(scaled(logs), penalty)
-    bar = max(threshold, NOISE_BAR * noise_scale(logs))
+    noise = noise_scale(logs)
+    candidates = (search or pelt)(scaled(logs, noise), penalty)
+    bar = max(threshold, NOISE_BAR * noise)
     while True:  # backward elimination: the weakest failing candidate goes, its
         # neighbours' segments merge, and the rest are judged again on the longer runs
         bounds = [0, *candidates, n]
@@ -107,9 +108,10 @@ def noise_scale(logs: Sequence[float]) -> float:
     return max(1.4826 * mad / math.sqrt(2), MIN_NOISE)
 
 
-def scaled(logs: Sequence[float]) -> list[float]:
-    """The log medians in units of the series' noise, from its first run."""
-    scale = noise_scale(logs)
+def scaled(logs: Sequence[float], scale: float | None = None) -> list[float]:
+    """The log medians in units of the series' noise (`scale`, else noise_scale's), from
+    its first run."""
+    scale = scale or noise_scale(logs)
     return [(x - logs[0]) / scale for x in logs]
 
 

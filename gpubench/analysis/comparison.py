@@ -80,7 +80,7 @@ from gpubench.analysis.environment import (  # noqa: F401 (ENV_KEYS re-exported)
 from gpubench.analysis.repeats import RunsInterval, check_sides, run_medians, runs_interval
 from gpubench.analysis.status_change import STATUS_VERDICTS, missing_in_new, status_change
 from gpubench.records.result import CORRECTNESS_ONLY, correctness_only
-from gpubench.timing.hostload import HostLoad, busy_factor, busy_reason
+from gpubench.timing.hostload import busy_factor, busy_reason
 from gpubench.timing.ratio_ci import RESAMPLES, SEED, ratio_ci  # noqa: F401 (re-exported)
 from gpubench.timing.stats import quantile
 from gpubench.verdicts.derive import same_model
@@ -310,7 +310,7 @@ def compare_results(base, new, threshold: float = DEFAULT_THRESHOLD,
     clocks, clock_note = clock_bound(base, new)
     doubts = [f"host busy in {label}: {reason}" for label, r in (("BASE", base), ("NEW", new))
               if (reason := _host_busy(r))]
-    busy = max(busy_factor(_host_load(r)) for r in (base, new))
+    busy = max(busy_factor(r.host_load) for r in (base, new))
     noise = (max(relative_iqr(base.samples_s), relative_iqr(new.samples_s))
              if base.samples_s and new.samples_s else 0.0)
     host = HOST_CLOCK_ALLOWANCE.get(base.mode, 0.0)
@@ -438,11 +438,7 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD,
 
 
 def _host_busy(result) -> str | None:
-    return busy_reason(_host_load(result))
-
-
-def _host_load(result) -> HostLoad | None:
-    return result.measurement.host_load if result.measurement else None
+    return busy_reason(result.host_load)
 
 
 def _log_ratio(base, new, repeats: RunsInterval | None = None) -> float:

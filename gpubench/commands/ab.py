@@ -310,7 +310,7 @@ def _entries(points: list[Point], outcomes: list, modes: tuple[str, ...], rows: 
 def _busy_host(sides) -> tuple[float, str]:
     """(how many times slower the host's other work can have made a side's calls, why):
     (1.0, "") on a quiet host or a GPU (timing/hostload.py, as `compare` reads it)."""
-    loads = [row.measurement.host_load for _, row in sides if row.measurement is not None]
+    loads = [row.host_load for _, row in sides]
     reasons = [why for load in loads if (why := busy_reason(load))]
     return max((busy_factor(load) for load in loads), default=1.0), "; ".join(reasons)
 

@@ -115,6 +115,7 @@ class Result:
     stop_reason = _delegate("measurement", "stop_reason")
     clocks = _delegate("measurement", "clocks")
     recheck = _delegate("measurement", "recheck")
+    host_load = _delegate("measurement", "host_load")  # on a CPU: what else ran meanwhile
 
     @property
     def compile_s(self) -> float | None:

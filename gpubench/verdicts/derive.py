@@ -79,7 +79,7 @@ def measurement_warnings(result: Result) -> list[TimingWarning]:
         return []
     target = result.measurement.target_rel_ci or 0.0
     return noise.assess(result.summary, result.stop_reason, target, result.clocks, result.mode,
-                        result.measurement.host_load)
+                        result.host_load)
 
 
 def launch_bound_warnings(group: list[Result]) -> dict[int, TimingWarning]:
