@@ -233,8 +233,7 @@ family = Family(
     cpu_sizes=(2**16,),
     variants=(
         TorchVariant("torch", fn=lambda a, b, out: torch.add(a, b, out=out), baseline=True),
-        TorchVariant("work", fn={work}),
-        CudaVariant("kernel", function="add", cuda=("add.cu",), cpp=("add.cpp",)),
+        TorchVariant("work", fn={work}),{cuda}
     ),
 )
 '''
@@ -243,10 +242,17 @@ family = Family(
 REPEATED = "lambda a, b, out: [torch.add(a, b, out=out) for _ in range({repeats})][-1]"
 
 
-def write_version(folder, repeats: int = 1, kernel: str = "// add", work: str = REPEATED
-                  ) -> None:
+CUDA_VARIANT = '''
+        CudaVariant("kernel", function="add", cuda=("add.cu",), cpp=("add.cpp",)),'''
+
+
+def write_version(folder, repeats: int = 1, kernel: str = "// add", work: str = REPEATED,
+                  cuda: bool = True) -> None:
+    """A version of the family `pair` (tests/test_history.py's too): torch.add, `work`
+    doing it `repeats` times, and a CUDA variant unless `cuda` is False."""
     folder.mkdir(parents=True, exist_ok=True)
     spec = SPEC.replace("{work}", work).replace("{repeats}", str(repeats))
+    spec = spec.replace("{cuda}", CUDA_VARIANT if cuda else "")
     (folder / "spec.py").write_text(spec)
     (folder / "add.cu").write_text(kernel)
     (folder / "add.cpp").write_text("// binding")

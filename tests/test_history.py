@@ -23,6 +23,7 @@ from gpubench.records.series import HistoryRow, history_rows
 from gpubench.run.folders import history_store
 from gpubench.run.folders.folder import read_run
 from tests.conftest import FIXTURES
+from tests.test_ab import write_version
 from tests.test_html_report import assert_charts_drawn
 
 # ---------------------------------------------------------------- the method
@@ -192,24 +193,6 @@ def test_a_stretch_of_slower_runs_that_ends_is_no_change():
 
 # ---------------------------------------------------------------- end to end, CPU
 
-SPEC = '''import torch
-from gpubench import Family, TorchVariant
-
-family = Family(
-    reference=lambda a, b: a + b,
-    make_inputs=lambda n, dtype, device: (torch.randn(n, device=device, dtype=dtype),
-                                          torch.randn(n, device=device, dtype=dtype)),
-    flops=lambda n: n,
-    bytes_moved=lambda n, itemsize: 3 * n * itemsize,
-    sizes=(2**12,),
-    cpu_sizes=(2**16,),
-    variants=(
-        TorchVariant("torch", fn=lambda a, b, out: torch.add(a, b, out=out), baseline=True),
-        TorchVariant("work", fn=lambda a, b, out: [torch.add(a, b, out=out)
-                                                   for _ in range({repeats})][-1]),
-    ),
-)
-'''
 RUN = ("--device", "cpu", "--warmup", "10", "--min-time", "100", "--max-time", "200")
 
 
@@ -228,8 +211,7 @@ def eight_runs(tmp_path_factory):
     subprocess.run([*git[:3], "init", "-q"], check=True)
     commits = []
     for run in range(1, 9):
-        (repo / "pair" / "spec.py").write_text(SPEC.replace("{repeats}",
-                                                            "4" if run >= 6 else "1"))
+        write_version(repo / "pair", repeats=4 if run >= 6 else 1, cuda=False)
         (repo / "NOTES").write_text(f"night {run}\n")
         subprocess.run([*git, "add", "."], check=True)
         subprocess.run([*git, "commit", "-qm", f"night {run}"], check=True)
