@@ -40,7 +40,7 @@ from gpubench.families.versions import changed_variants
 from gpubench.records import completeness as C
 from gpubench.records import result as R
 from gpubench.records.ab import base_name
-from gpubench.records.run import RunDocument
+from gpubench.records.run import TIME_FORMAT, RunDocument
 from gpubench.report.ab_view import ab_markdown, ab_table
 from gpubench.report.files import new_run_dir
 from gpubench.run.ab.pair import PAIRED_MODES
@@ -190,7 +190,7 @@ class ABCommand:
             unrun = sum(o is None for o in outcomes)
             meta[C.INCOMPLETE] = f"interrupted: {unrun} of {len(outcomes)} pairs not run"
         else:
-            meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+            meta["finished"] = time.strftime(TIME_FORMAT)
         paths = folder.save(RunDocument(meta, env, tuple(rows)))
         title = (f"ab {self.request.family}: NEW {versions.new_label} against BASE "
                  f"{versions.base_label} on {env.get('gpu') or 'CPU'}")

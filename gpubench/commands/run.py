@@ -25,7 +25,7 @@ from gpubench.families.leaderboard.score import score_lines
 from gpubench.records import completeness as C
 from gpubench.records import events as E
 from gpubench.records import result as R
-from gpubench.records.run import RunDocument
+from gpubench.records.run import TIME_FORMAT, RunDocument
 from gpubench.report.compare_view import summary_line
 from gpubench.report.files import new_run_dir
 from gpubench.report.live import (
@@ -105,7 +105,7 @@ class RunSaver:
             total = len(self.runner.results) + len(unrun)
             meta[C.INCOMPLETE] = C.incomplete_reason(len(unrun), total, final)
         elif final:
-            meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+            meta["finished"] = time.strftime(TIME_FORMAT)
         return RunDocument(meta, self.runner.env, (*self.runner.results, *unrun))
 
     def save(self, final: bool = False) -> list[Path]:
@@ -291,7 +291,7 @@ class RunCommand:
                 "device": machine.device, "families": list(dirs),
                 "timing": self.request.config.timing.to_dict(),
                 "revisions": revisions(GPUBENCH_DIR, dirs),
-                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+                "started": time.strftime(TIME_FORMAT)}
         if baseline is not None:
             meta["baseline"] = baseline.meta.get("run_dir") or baseline.meta.get("run_id")
         if lanes:

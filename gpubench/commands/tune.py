@@ -26,7 +26,7 @@ from gpubench.records import completeness as C
 from gpubench.records import result as R
 from gpubench.records.build_info import BuildInfo
 from gpubench.records.point import PointKey
-from gpubench.records.run import RunDocument
+from gpubench.records.run import TIME_FORMAT, RunDocument
 from gpubench.records.shape import ShapeChoice
 from gpubench.report.files import new_run_dir
 from gpubench.report.tune_table import markdown, tune_table
@@ -315,7 +315,7 @@ class TuneCommand:
             meta[C.INCOMPLETE] = (f"interrupted: {unrun} of {len(results)} configs not run, "
                                   "the race not finished")
         else:
-            meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+            meta["finished"] = time.strftime(TIME_FORMAT)
         return RunDocument(meta, tally.env, tuple(results))
 
     def _result(self, point: Point, race: Race, index: int, tally: Tally) -> R.Result:

@@ -22,6 +22,8 @@ from gpubench.records.strict_json import restore_nonfinite, strict_dumps
 from gpubench.timing.settings import TimingSettings
 
 SCHEMA_VERSION = 2
+# How meta says when a run started and finished (time.strftime), and how history reads it.
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
 
 
 class NewerSchema(ValueError):

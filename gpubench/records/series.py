@@ -17,9 +17,7 @@ from datetime import datetime
 
 from gpubench.codec import Record
 from gpubench.records.result import OK
-from gpubench.records.run import RunDocument
-
-STARTED_FORMAT = "%Y-%m-%dT%H:%M:%S%z"  # commands/run.py's meta["started"]
+from gpubench.records.run import TIME_FORMAT, RunDocument
 
 
 @dataclass(frozen=True)
@@ -108,7 +106,7 @@ def started_at(meta: dict) -> float:
     text = meta.get("started")
     if isinstance(text, str):
         try:
-            return datetime.strptime(text, STARTED_FORMAT).timestamp()
+            return datetime.strptime(text, TIME_FORMAT).timestamp()
         except ValueError:
             pass
     return 0.0

@@ -13,7 +13,7 @@ import time
 from dataclasses import asdict
 
 from gpubench import safe_text
-from gpubench.records.run import RunDocument
+from gpubench.records.run import TIME_FORMAT, RunDocument
 from gpubench.tools.profile.kernels import Profile
 
 KIND = "profile"
@@ -36,7 +36,7 @@ def profile_document(profile: Profile, program, outcome, status: dict | None,
     meta = {**host_env(), "kind": KIND, "run_id": run_dir.rstrip("/").split("/")[-1],
             "run_dir": run_dir, "program": list(program),
             "exit_code": outcome.exit_code, "timed_out": outcome.timed_out,
-            "wall_s": outcome.wall_s, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "wall_s": outcome.wall_s, "finished": time.strftime(TIME_FORMAT),
             "profile": profile_to_dict(profile)}
     env = {"device": "cuda" if (status or {}).get("cuda") else "cpu",
            "gpu": (status or {}).get("device")}
