@@ -86,11 +86,14 @@ def build_series(rows: Sequence[HistoryRow], threshold: float = THRESHOLD) -> li
     for row in ordered:
         if row.timed:
             groups.setdefault(row.series, []).append(row)
+    home: dict[tuple[str, str], str] = {}  # (point, GPU) -> its longest timed series
+    for key, members in groups.items():
+        where = (members[0].point, members[0].gpu)
+        if where not in home or len(members) > len(groups[home[where]]):
+            home[where] = key
     for row in ordered:  # a failed row has no method: it marks its point's longest series
         if not row.timed:
-            alike = [key for key, members in groups.items()
-                     if members[0].point == row.point and members[0].gpu == row.gpu]
-            key = max(alike, key=lambda k: len(groups[k])) if alike else row.series
+            key = home.setdefault((row.point, row.gpu), row.series)
             groups.setdefault(key, []).append(row)
     return [_with_changes(Series(key, tuple(sorted(members, key=_order))), threshold)
             for key, members in groups.items()]
