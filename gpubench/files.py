@@ -24,6 +24,13 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
+def write_whole(path: Path, text: str) -> None:
+    """atomic_write into `path`, its folder made first: an output a user names (a report, a
+    summary) may go into a folder that does not exist yet."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, text)
+
+
 def _umask() -> int:
     """The process's umask (read by setting it, then putting it back)."""
     current = os.umask(0o022)

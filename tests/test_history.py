@@ -282,7 +282,7 @@ def test_the_store_rebuilds_and_exports(eight_runs):
 
 def test_the_history_page_draws_the_change_point_offline(eight_runs):
     root, commits, history = eight_runs
-    page = root / "history.html"
+    page = root / "pages" / "history.html"  # a folder not made yet: history makes it
     done = history("pair", "--html", str(page))
     assert done.returncode == 0, done.stderr
     text = page.read_text()

@@ -18,11 +18,12 @@ from gpubench import errors, safe_text
 from gpubench.analysis.ab import regressions
 from gpubench.analysis.comparison import RunComparison, compare_runs
 from gpubench.analysis.run_overlap import what_differs
+from gpubench.files import write_whole
 from gpubench.records.run import RunDocument
 from gpubench.records.strict_json import strict_dumps
 from gpubench.report.ab_view import ab_markdown, ab_table
 from gpubench.report.compare_view import compare_markdown, compare_table, counts_text
-from gpubench.run.folders.folder import atomic_write, load_run, read_run, resolve_run
+from gpubench.run.folders.folder import load_run, read_run, resolve_run
 from gpubench.tune.summary import best_change
 
 STDOUT = Path("-")  # --markdown -: the markdown on stdout, in place of the table
@@ -126,8 +127,7 @@ def _show(request: CompareRequest, result: RunComparison, base_name: str, new_na
 
 def _write_markdown(path: Path, text: str) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, text)
+        write_whole(path, text)
         path.chmod(0o644)  # a file to share (a PR comment): not the temporary file's mode
     except OSError as exc:
         raise errors.OutputError(f"cannot write the markdown to {path}: "

@@ -22,7 +22,7 @@ from rich.console import Console
 from gpubench import errors, safe_text
 from gpubench.analysis.change_points import THRESHOLD
 from gpubench.analysis.history import RECENT_RUNS, build_series, regressions
-from gpubench.files import atomic_write
+from gpubench.files import write_whole
 from gpubench.parsing import parse_size
 from gpubench.records.run import NewerSchema
 from gpubench.records.series import HistoryRow
@@ -182,7 +182,7 @@ def _write_outputs(request: HistoryRequest, series, worse, console: Console) -> 
 
 def _write(path: Path, text: str) -> None:
     try:
-        atomic_write(path, text)
+        write_whole(path, text)
     except OSError as exc:
         raise errors.OutputError(f"cannot write {safe_text.short_path(path)}: "
                                  f"{exc.strerror or exc}") from None
