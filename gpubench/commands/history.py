@@ -10,6 +10,7 @@ stepped slower.
 
 from __future__ import annotations
 
+import calendar
 import importlib.util
 import re
 import sqlite3
@@ -143,7 +144,7 @@ def _since(text: str | None) -> float | None:
     if days:
         return time.time() - int(days.group(1)) * 86400
     try:
-        return time.mktime(time.strptime(text.strip(), "%Y-%m-%d")) - time.timezone
+        return calendar.timegm(time.strptime(text.strip(), "%Y-%m-%d"))
     except ValueError:
         raise errors.UsageError(f"--since takes a date (YYYY-MM-DD) or days (14d), not "
                                 f"'{safe_text.one_line(text)}'") from None
