@@ -142,8 +142,14 @@ def test_the_store_follows_the_folders(tmp_path):
     (folders[1] / "results.json").unlink()
     history_store.sync(db, folders[:1])
     assert 0 < len(history_store.read_rows(db)) < count
-    history_store.sync(db, folders, rebuild=True)
+    db.close()
+    db = history_store.connect(tmp_path / "h.sqlite", fresh=True)
+    assert history_store.sync(db, folders) == 2  # every folder read again, the gone one too
     assert all(r.run_dir == str(folders[0]) for r in history_store.read_rows(db))
+    db.close()
+    (tmp_path / "h.sqlite").write_text("not a database")  # a damaged store is made again
+    db = history_store.connect(tmp_path / "h.sqlite", fresh=True)
+    assert history_store.sync(db, folders) == 2 and history_store.read_rows(db)
 
 
 def h200_nightly(name: str = "h200-nightly.csv") -> list[HistoryRow]:

@@ -96,13 +96,14 @@ def _require_libraries() -> None:
 
 def _rows(rebuild: bool, family: str | None) -> list[HistoryRow]:
     try:
-        db = history_store.connect()
+        db = history_store.connect(fresh=rebuild)
     except (sqlite3.Error, OSError, NewerSchema) as exc:
         raise errors.OutputError(f"cannot open the history store "
                                  f"{safe_text.short_path(history_store.store_path())}: "
-                                 f"{safe_text.one_line(exc)}") from None
+                                 f"{safe_text.one_line(exc)}; --rebuild makes it again from "
+                                 "the run folders") from None
     try:
-        history_store.sync(db, rebuild=rebuild)
+        history_store.sync(db)
         if family:
             return history_store.read_rows(db, "WHERE family = ?", (family,))
         return history_store.read_rows(db)

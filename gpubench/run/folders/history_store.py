@@ -9,8 +9,9 @@ The run folders stay the source of truth. The store sits beside the index of run
 (run_index.py), and is brought up to date from it: a folder whose results.json changed
 since it was read (its size or mtime) is read again, a folder gone from disk has its rows
 dropped. Each run updates it when it releases its folder (folder.py); `gpubench history`
-updates it before it reads; `--rebuild` reads every folder again. A store that cannot be
-written costs the history view its freshness, never a run.
+updates it before it reads; `--rebuild` removes it (a damaged file too) and reads every
+folder again. A store that cannot be written costs the history view its freshness, never
+a run.
 """
 
 from __future__ import annotations
@@ -39,10 +40,14 @@ def store_path() -> Path:
     return run_index.index_path().with_name(STORE_NAME)
 
 
-def connect(path: Path | None = None) -> sqlite3.Connection:
-    """The store, its tables made on first use. A store of a newer schema is refused."""
+def connect(path: Path | None = None, fresh: bool = False) -> sqlite3.Connection:
+    """The store, its tables made on first use. A store of a newer schema is refused.
+    `fresh`: the file is removed first (whatever it holds, a damaged file included), so
+    the next sync reads every run folder again."""
     path = path or store_path()
     path.parent.mkdir(parents=True, exist_ok=True)
+    if fresh:
+        path.unlink(missing_ok=True)
     db = sqlite3.connect(path, timeout=30)
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version > SCHEMA:
@@ -88,19 +93,13 @@ def forget(db: sqlite3.Connection, run_dir: str) -> None:
         db.execute("DELETE FROM folders WHERE run_dir = ?", (run_dir,))
 
 
-def sync(db: sqlite3.Connection, folders: Iterable[Path] | None = None,
-         rebuild: bool = False) -> int:
+def sync(db: sqlite3.Connection, folders: Iterable[Path] | None = None) -> int:
     """Bring the store up to date with the run folders (default: the index's); the number
-    of folders read. `rebuild`: read every one again, whatever the store holds."""
+    of folders read."""
     if folders is None:
         folders = [entry.folder for entry in run_index.read_index()]
-    known = {} if rebuild else {
-        run_dir: (size, mtime) for run_dir, size, mtime in
-        db.execute("SELECT run_dir, size, mtime FROM folders")}
-    if rebuild:
-        with db:
-            db.execute("DELETE FROM rows")
-            db.execute("DELETE FROM folders")
+    known = {run_dir: (size, mtime) for run_dir, size, mtime in
+             db.execute("SELECT run_dir, size, mtime FROM folders")}
     wanted, read = set(), 0
     for folder in folders:
         run_dir = str(folder.resolve())
