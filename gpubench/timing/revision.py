@@ -32,13 +32,6 @@ class Revision(Record):
     committed: float | None = None  # HEAD's commit time, Unix seconds
     subject: str | None = None  # HEAD's first line
 
-    @property
-    def label(self) -> str:
-        """'1a2b3c4' or '1a2b3c4+dirty'; '-' outside git."""
-        if not self.commit:
-            return "-"
-        return self.commit[:7] + ("+dirty" if self.dirty else "")
-
 
 def revision_of(folder: Path | str) -> Revision:
     """The folder's Revision (all None outside a repository)."""
