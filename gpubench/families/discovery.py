@@ -21,6 +21,7 @@ from gpubench.families.compiled import with_compiled
 from gpubench.families.import_error import where_in_file
 from gpubench.families.interrupts import sigint_watch
 from gpubench.families.leaderboard.manifest import is_problem_folder
+from gpubench.families.source_import import source_spec
 from gpubench.families.spec import Family
 
 SPEC_FILE = "spec.py"
@@ -126,7 +127,8 @@ def _import_file(path: Path, prefix: str):
     module_name = _module_name(path, prefix)
     if module_name in sys.modules:
         return sys.modules[module_name]
-    spec = importlib.util.spec_from_file_location(module_name, path)
+    # From the source, never from bytecode: a .pyc planted beside a spec is not run.
+    spec = source_spec(module_name, path)
     module = importlib.util.module_from_spec(spec)
     # Registered before executing: @triton.jit and dataclasses look the module up.
     sys.modules[module_name] = module

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from gpubench.errors import SpecError
 from gpubench.families.import_error import where_in_file
+from gpubench.families.source_import import source_spec
 
 
 def module_from_file(path: Path, bare: dict[str, Path], label: str):
@@ -56,13 +57,13 @@ class _BareFinder:
         file = self.bare.get(name)
         if file is None or not Path(file).is_file():
             return None
-        return importlib.util.spec_from_file_location(name, file)
+        return source_spec(name, file)
 
 
 def _exec(path: Path, label: str):
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:8]
     name = f"{label}_{path.stem.replace('-', '_')}_{digest}"
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = source_spec(name, path)  # never a .pyc beside it (families/source_import.py)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses, torch.compile and @triton.jit look it up
     from gpubench.families.discovery import ImportAborted, guarded_import  # (a cycle)
