@@ -4,6 +4,8 @@ suite (tests/adversarial/, exploits_tamper) runs the same boundary end to end.""
 
 from __future__ import annotations
 
+import errno
+import json
 import os
 import time
 from dataclasses import replace
@@ -18,10 +20,20 @@ from gpubench.records.shape import Shape
 from gpubench.records.worker_result import WorkerResult
 from gpubench.run.judge import wire
 from gpubench.run.judge.client import JudgeError, RemoteJudge
+from gpubench.run.judge.dumpable import prctl_dumpable
 from gpubench.run.judge.line import JudgeLine
-from gpubench.run.judge.ruling import CHECK, FRESH, RECHECK, JudgeSummary, rule
+from gpubench.run.judge.ruling import (
+    CHECK,
+    FRESH,
+    RECHECK,
+    JudgeSummary,
+    rule,
+    task_digest,
+    unbound,
+)
 from gpubench.run.judge.server import JudgeEnds, fork_judge
 from gpubench.run.judge.truth import Judge
+from gpubench.run.lanes.protocol import send
 from gpubench.timing.check_result import CheckResult
 from gpubench.timing.measurement import Measurement
 
@@ -86,6 +98,52 @@ def test_a_result_that_is_not_a_pass_is_left_as_the_worker_said_it():
 def test_an_untimed_pass_needs_the_check_only():
     untimed = WorkerResult(R.OK, check=CheckResult(True), untimed="interpreter")
     assert rule(untimed, JudgeSummary({CHECK: 1}, None, None)).status == R.OK
+
+
+# ---------------------------------------------------------------- binding (pure)
+
+
+NONCE = "n" * 32
+
+
+def bound_summary(**changes) -> dict:
+    """A clean summary as the judge sends it for task() after a "close" with NONCE."""
+    summary = {"roles": {CHECK: 1}, "failure": None, "check": None, "wrong": {},
+               "nonce": NONCE, "task": task_digest(task()), "tampering": []}
+    return {"summary": {**summary, **changes}}
+
+
+def test_a_summary_with_the_nonce_and_the_tasks_digest_is_bound_to_the_task():
+    assert unbound(bound_summary(), NONCE, task_digest(task())) is None
+
+
+@pytest.mark.parametrize("message, words", [
+    (bound_summary(nonce=None), "not bound to this task (no nonce)"),
+    ({"summary": {"roles": {CHECK: 1}, "failure": None}}, "not bound to this task (no nonce)"),
+    (bound_summary(nonce="f" * 32), "not bound to this task (wrong nonce)"),
+    (bound_summary(task=task_digest(task("cuda"))), "of another task than gpubench opened"),
+    (bound_summary(task=None), "the judge loaded no task"),
+    ({"type": "garbage", "text": "{"}, "not a judge summary"),
+])
+def test_anything_else_on_the_report_pipe_is_tampering(message, words):
+    why = unbound(message, NONCE, task_digest(task()))
+    assert words in why and "something wrote into the judge's pipes" in why
+
+
+def test_a_task_has_one_digest_across_the_pipe_and_another_task_another():
+    sent = task()
+    loaded = Task.from_dict(json.loads(json.dumps(sent.to_dict())))
+    assert task_digest(loaded) == task_digest(sent)
+    assert task_digest(replace(sent, seed=SEED + 1)) != task_digest(sent)
+
+
+def test_tampering_fails_any_result_and_names_it():
+    tampered = JudgeSummary({CHECK: 1, RECHECK: 8}, None, None, tampering=("pipes written",))
+    ruled = rule(timed({"passed": True}), tampered)
+    assert ruled.status == R.FAIL and ruled.error == "pipes written"
+    failed = rule(WorkerResult(R.FAIL, "output differs"), tampered)
+    assert failed.status == R.FAIL
+    assert failed.error == "pipes written (the worker said fail: output differs)"
 
 
 # ---------------------------------------------------------------- wire
@@ -174,7 +232,10 @@ def test_each_task_is_tallied_alone(forked):
     line.open(task("cuda"))
     truth = drawn()
     link.check(CHECK, SEED, truth * truth)
-    assert line.summary() == JudgeSummary({CHECK: 1}, None, line_check(truth), {})
+    summary = line.summary()
+    assert summary.task == task_digest(task("cuda")) and summary.nonce
+    assert replace(summary, nonce=None, task=None) == JudgeSummary({CHECK: 1}, None,
+                                                                   line_check(truth), {})
 
 
 def line_check(truth: torch.Tensor) -> CheckResult:
@@ -265,3 +326,126 @@ def test_a_copy_a_variant_forked_ends_before_it_speaks_to_the_judge(forked):
     assert os.waitstatus_to_exitcode(status) == 0
     assert link.check(CHECK, SEED, truth * truth).passed
     assert line.summary().roles == {CHECK: 1}  # the copy's request never reached it
+
+
+# ---------------------------------------------------------------- what only gpubench says
+
+
+def test_a_second_open_during_a_task_is_refused_and_the_summary_says_so(forked):
+    """A variant's "open" (issue 60: a family copy whose reference is zeros) leaves the
+    judge on the task gpubench opened."""
+    line, link, _ = forked
+    line.open(task())
+    other = Task(0, "square", str(REPO / "kernels" / "square"), "torch", "float32",
+                 Shape({"n": 1024}), SEED)
+    send(line.control, {"open": other.to_dict()})
+    truth = drawn()
+    assert link.check(CHECK, SEED, truth * truth).passed  # against the first task's draw
+    summary = line.summary()
+    assert summary.task == task_digest(task()) and summary.roles == {CHECK: 1}
+    assert any("a second 'open' reached the judge" in why for why in summary.tampering)
+    assert rule(WorkerResult(R.OK, check=CheckResult(True)), summary).status == R.FAIL
+
+
+def test_a_close_without_the_nonce_is_not_answered_and_the_summary_says_so(forked):
+    line, link, _ = forked
+    line.open(task())
+    send(line.control, {"close": True})
+    truth = drawn()
+    assert link.check(CHECK, SEED, truth * truth).passed  # the task is still open
+    summary = line.summary()  # the first answer on the pipe: the judge's to gpubench's close
+    assert summary.nonce and summary.roles == {CHECK: 1}
+    assert any("a 'close' without gpubench's nonce" in why for why in summary.tampering)
+
+
+def test_a_close_with_a_made_up_nonce_leaves_gpubench_an_answer_it_did_not_ask_for(forked):
+    line, _, _ = forked
+    line.open(task())
+    send(line.control, {"close": {"nonce": "f" * 32}})
+    summary = line.summary()
+    assert "not bound to this task (wrong nonce)" in summary.tampering[0]
+    assert line.broken  # spent: the lane replaces the worker and its judge
+
+
+def test_a_summary_forged_ahead_of_the_judges_is_tampering(forked):
+    """Issue 60's forged summary: written into the report pipe through a new end of it
+    (this process's own /proc/self/fd, as a variant opens gpubench's)."""
+    line, _, _ = forked
+    line.open(task())
+    clean = {"roles": {CHECK: 1, RECHECK: 8}, "failure": None, "wrong": {},
+             "check": {"passed": True}}
+    forger = os.open(f"/proc/self/fd/{line.reports}", os.O_WRONLY)
+    send(forger, {"summary": clean})
+    os.close(forger)
+    summary = line.summary()
+    assert summary.tampering == ("a judge summary not bound to this task (no nonce) reached "
+                                 "gpubench: something wrote into the judge's pipes",)
+    assert rule(timed({"passed": True}), summary).status == R.FAIL
+
+
+# ---------------------------------------------------------------- non-dumpable
+
+
+def in_a_child(body) -> int:
+    """Run `body()` in a forked child and return its exit status (its return value)."""
+    pid = os.fork()
+    if pid == 0:
+        status = 99
+        try:
+            status = body()
+        finally:
+            os._exit(status)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def test_starting_a_worker_makes_gpubench_non_dumpable(tmp_path, monkeypatch):
+    """In a child, so that this process keeps its own flag."""
+    from gpubench.run.lanes import worker_process
+
+    def no_worker(*args, **kwargs):
+        raise RuntimeError("no worker in this test")
+
+    def start() -> int:
+        prctl_dumpable(1)
+        monkeypatch.setattr(worker_process.subprocess, "Popen", no_worker)
+        with pytest.raises(RuntimeError):
+            worker_process.WorkerProcess("cpu", tmp_path / "worker.log").start()
+        return prctl_dumpable()
+
+    if prctl_dumpable() is None:
+        pytest.skip("no prctl here")
+    assert in_a_child(start) == 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user")
+def test_a_non_dumpable_process_keeps_its_pipes_from_processes_of_its_user():
+    """A child that is `nobody` holds a pipe; its own child (the same user, as a worker is
+    gpubench's) opens the pipe through /proc/<child>/fd while the child is dumpable, and is
+    refused once it is not."""
+    def holder() -> int:
+        prctl_dumpable()  # ctypes imported while this user may still read the venv
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+        _, write = os.pipe()  # nobody's: a pipe's inode is its maker's, mode 0600
+        path = f"/proc/{os.getpid()}/fd/{write}"
+        refused = []
+        for flag in (1, 0):
+            prctl_dumpable(flag)
+            refused.append(in_a_child(lambda: _open_errno(path)))
+        if refused[0]:
+            return 1
+        return 0 if refused[1] in (errno.EACCES, errno.EPERM) else 2
+
+    status = in_a_child(holder)
+    assert status != 1, "dumpable, the pipe did not open: the test proves nothing here"
+    assert status == 0, "non-dumpable, the pipe opened for another process of its user"
+
+
+def _open_errno(path: str) -> int:
+    """0 when `path` opens for writing, else the errno."""
+    try:
+        os.close(os.open(path, os.O_WRONLY))
+    except OSError as error:
+        return error.errno or 98
+    return 0

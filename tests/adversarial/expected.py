@@ -15,6 +15,7 @@ them xfail (strict=False) so CI stays green. An entry is 'family/variant' (every
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 PASS, FAIL, SUSPECT, CAUGHT, NEUTRAL = "PASS", "FAIL", "SUSPECT", "CAUGHT", "NEUTRAL"
@@ -33,6 +34,11 @@ ACCEPTED = {
 NEUTRAL_SLACK = 0.10
 # The host clock on a shared 2-core CPU moves a 15 us call by 10-20% between variants.
 NEUTRAL_SLACK_CPU = 0.30
+
+# gpubench's own ends of the judge's pipes, under /proc/<its pid>/fd: open to a root worker
+# (CI runs as root: the judge's nonce and its refusals are what hold there), closed to any
+# other, gpubench being non-dumpable (the trick's first step raises PermissionError).
+PIPES_OPEN = os.geteuid() == 0
 
 # Families in run order: the tamperers last, since today their tampering outlives them.
 FAMILIES = ("exploits", "exploits_nanref", "exploits_stream", "exploits_tamper")
@@ -110,6 +116,13 @@ EXPECTED: dict[str, Expect] = {
     "exploits_tamper/honest_after_forged_check": E(PASS),
     "exploits_tamper/kills_the_judge": E(FAIL, "judge"),
     "exploits_tamper/honest_after_judge_killed": E(PASS),
+    # ---- gpubench's ends of the judge's pipes, opened under /proc/<gpubench>/fd (issue 60)
+    "exploits_tamper/opens_a_second_task": E(FAIL, "a second 'open' reached the judge"
+                                              if PIPES_OPEN else "Permission denied"),
+    "exploits_tamper/honest_after_second_open": E(PASS),
+    "exploits_tamper/forges_a_summary": E(FAIL, "summary not bound to this task (no nonce)"
+                                           if PIPES_OPEN else "Permission denied"),
+    "exploits_tamper/honest_after_forged_summary": E(PASS),
 }
 
 # Cases that do not get their verdict: marked xfail(strict=False). On the CPU at n=96 a

@@ -17,6 +17,10 @@ saw passed and the check and the re-checks reached it at all.
 
 The judge is forked from the worker before any variant code runs (server.py), then made
 non-dumpable: a process of the same user can neither ptrace it nor read or write its
-memory through /proc. Variant code can still send it requests (which only add verdicts)
-or kill it (and the task then cannot pass).
+memory through /proc; gpubench's own process is non-dumpable too (dumpable.py), so its ends
+of the judge's pipes are out of reach as well. Each summary echoes the nonce of the "close"
+it answers and the digest of the task the judge loaded, and the judge refuses a second
+"open" within a task (server.py, ruling.py): anything else on those pipes FAILs the task.
+Variant code can still send it requests (which only add verdicts) or kill it (and the task
+then cannot pass).
 """

@@ -1,17 +1,24 @@
 """The parent's line to a worker's judge: the pipes and the socket made before the worker
 starts (the worker forks the judge with them, server.py), then, per task, "open" before
 the worker gets it and "close" after its result, which the judge answers with what it saw
-(ruling.JudgeSummary)."""
+(ruling.JudgeSummary).
+
+"close" carries a one-time nonce, made after the worker's result, when no variant code
+runs; the summary must echo it and the digest of the task this line opened. Anything else
+on the report pipe (a summary forged ahead of the judge's, the answer to a "close" that
+gpubench did not send) is tampering, and the task's summary says so.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import time
 
 from gpubench.records.point import Task
 from gpubench.run.judge import wire
-from gpubench.run.judge.ruling import JudgeSummary
+from gpubench.run.judge.ruling import JudgeSummary, task_digest, unbound
 from gpubench.run.judge.server import JudgeEnds
 from gpubench.run.lanes.protocol import LineReader, send
 
@@ -30,6 +37,7 @@ class JudgeLine:
                               worker_socket.detach())
         self.reader = LineReader(self.reports)
         self.broken = False
+        self.digest: str | None = None  # of the task opened last
 
     def child_fds(self) -> tuple[int, ...]:
         """The descriptors the worker inherits (its ends and the judge's)."""
@@ -43,18 +51,26 @@ class JudgeLine:
                 os.close(fd)
 
     def open(self, task: Task) -> None:
+        self.digest = task_digest(task)
         self._say({"open": task.to_dict()})
 
     def summary(self, timeout_s: float = SUMMARY_TIMEOUT_S) -> JudgeSummary | None:
-        """What the judge saw since `open` (None: it is gone or did not answer)."""
-        self._say({"close": True})
+        """What the judge saw since `open` (None: it is gone or did not answer). The first
+        message on the report pipe must be the judge's answer to this "close"; when it is
+        not, the summary holds only the tampering, and this line is spent: nothing on it
+        can be told apart from a forgery any more."""
+        nonce = secrets.token_hex(16)
+        self._say({"close": {"nonce": nonce}})
         deadline = time.monotonic() + timeout_s
         try:
-            while not self.broken and (message := self.reader.wait(deadline)) is not None:
-                if isinstance(message.get("summary"), dict):
+            if not self.broken and (message := self.reader.wait(deadline)) is not None:
+                why = unbound(message, nonce, self.digest or "")
+                if why is None:
                     return JudgeSummary.from_dict(message["summary"])
-        except OSError:  # the pipe went away under the read
-            pass
+                self.broken = True
+                return JudgeSummary(tampering=(why,))
+        except (OSError, ValueError):  # the pipe went away under the read; a summary that
+            pass  # carries the nonce and the digest yet cannot be read: gpubench's own bug
         self.broken = True
         return None
 

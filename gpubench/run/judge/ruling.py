@@ -5,13 +5,23 @@ may have rewritten anything there, so a pass stands only if the judge, which the
 cannot reach, agrees: it saw the first call's output and, for a timed result, re-checked
 outputs, and every output it saw passed. A failure the worker itself found stands as it
 is (its message says more, and failing is never what a cheat wants).
+
+The judge's word counts only when it is bound to the task: the parent sends a one-time
+nonce with "close" (after the worker's result, when no variant code runs, as the result
+key is: lanes/protocol.py), and the summary echoes it with the digest of the task the judge
+loaded. Anything else on the report pipe, and anything the judge was told that gpubench did
+not say (a second "open", a "close" without a nonce), is tampering: the task FAILs, naming
+it, whatever the worker reported.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field, replace
 
 from gpubench.codec import Record
+from gpubench.records.point import Task
 from gpubench.records.result import FAIL, OK
 from gpubench.records.worker_result import WorkerResult
 from gpubench.timing.check_result import CheckResult
@@ -25,18 +35,57 @@ CHECK, RECHECK, FRESH, INPUTS = "check", "recheck", "fresh", "inputs"
 class JudgeSummary(Record):
     """What the judge saw during one task: requests by role, the wrong ones by role, the
     first wrong one's reason (None: every output and input it saw was right) and the first
-    call's check as it made it."""
+    call's check as it made it; the nonce of the "close" it answers and the digest of the
+    task it loaded (task_digest; None: none was open), which bind it to one task; and what
+    reached it that gpubench did not send (`tampering`: a second "open", a "close" without
+    a nonce). The parent adds to `tampering` what reached it that the judge did not send."""
 
     roles: dict = field(default_factory=dict)
     failure: str | None = None
     check: CheckResult | None = None
     wrong: dict = field(default_factory=dict)
+    nonce: str | None = None
+    task: str | None = None
+    tampering: tuple[str, ...] = ()
+
+
+def task_digest(task: Task) -> str:
+    """sha256 of the task's canonical JSON: the parent's of the task it opens, the judge's
+    of the task it loaded, equal only for the same task."""
+    canonical = json.dumps(task.to_dict(), sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+# The end of every reason that blames the pipes between gpubench and the judge.
+PIPES = "something wrote into the judge's pipes"
+
+
+def unbound(message: dict, nonce: str, digest: str) -> str | None:
+    """Why `message`, read from the judge's report pipe after a "close" carrying `nonce`,
+    is not the judge's summary of the task whose digest is `digest`; None when it is."""
+    summary = message.get("summary")
+    if not isinstance(summary, dict):
+        what = "a message that is not a judge summary"
+    elif not summary.get("nonce"):
+        what = "a judge summary not bound to this task (no nonce)"
+    elif summary.get("nonce") != nonce:
+        what = "a judge summary not bound to this task (wrong nonce)"
+    elif summary.get("task") != digest:
+        what = ("a judge summary of another task than gpubench opened (the judge loaded "
+                f"{'no task' if summary.get('task') is None else 'another one'})")
+    else:
+        return None
+    return f"{what} reached gpubench: {PIPES}"
 
 
 
 def rule(result: WorkerResult, summary: JudgeSummary | None) -> WorkerResult:
     """The result as the judge lets it stand: `summary` None when the judge gave none
-    (it exited, was killed, or did not answer)."""
+    (it exited, was killed, or did not answer). Tampering with the judge's pipes FAILs
+    any result: what the worker said was judged by a judge that was not alone with it."""
+    if summary is not None and summary.tampering:
+        said = "" if result.status == OK else f" (the worker said {result.status}: {result.error})"
+        return replace(result, status=FAIL, error="; ".join(summary.tampering) + said)
     if result.status != OK:
         return result
     why = objection(result, summary)

@@ -6,8 +6,13 @@ The fork comes before anything a variant could have touched: on a CPU right afte
 import (the judge then costs no import of its own), on a GPU before the CUDA driver starts
 (a forked child cannot use its parent's CUDA context; the judge makes its own). The child
 drops the worker's descriptors, makes itself non-dumpable (no ptrace, no /proc/PID/mem
-from processes of the same user), imports the family itself, and exits when the parent
-closes the control pipe.
+from processes of the same user: dumpable.py), imports the family itself, and exits when
+the parent closes the control pipe.
+
+Only gpubench writes to the control pipe, so the judge holds one task at a time: a second
+"open" before the task's "close" is refused (the first task stays), and a "close" without
+the parent's nonce is not answered; each is noted as tampering in the task's summary, which
+echoes the nonce and the loaded task's digest (ruling.py says how the parent reads it).
 """
 
 from __future__ import annotations
@@ -17,14 +22,18 @@ import os
 import select
 import sys
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from gpubench.records.point import Task
 from gpubench.run.judge import wire
-from gpubench.run.judge.ruling import INPUTS
+from gpubench.run.judge.dumpable import prctl_dumpable
+from gpubench.run.judge.ruling import INPUTS, PIPES, task_digest
 from gpubench.run.lanes.protocol import LineReader, send
 
-# prctl(2)'s PR_SET_DUMPABLE: 0 makes the process's memory unreachable to others of its user.
-PR_SET_DUMPABLE = 4
+# What the judge notes when its control pipe says what gpubench never says.
+SECOND_OPEN = f"a second 'open' reached the judge during the task: {PIPES}"
+NONCELESS_CLOSE = f"a 'close' without gpubench's nonce reached the judge: {PIPES}"
+FOREIGN_ORDER = f"a message gpubench does not send reached the judge: {PIPES}"
 
 
 @dataclass(frozen=True)
@@ -64,7 +73,7 @@ def fork_judge(ends: JudgeEnds, device: str) -> int:
 
 def _become_judge(ends: JudgeEnds, device: str) -> int:
     _drop_worker_descriptors(ends)
-    _undumpable()
+    prctl_dumpable(0)
     import socket
 
     sock = socket.socket(fileno=ends.judge_socket)
@@ -85,31 +94,20 @@ def _drop_worker_descriptors(ends: JudgeEnds) -> None:
                 os.close(fd)
 
 
-def _undumpable() -> None:
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-
-
 def serve(control: int, report: int, sock, device: str) -> int:
     """Answer the parent and the worker until the parent closes the control pipe."""
-    from gpubench.records.point import Task
     from gpubench.run.judge.truth import Judge
 
     _ready(device)
     judge, parent = Judge(device), LineReader(control)
+    desk = Desk(judge, report)
     buffer = wire.SharedBuffer(pinned=device == "cuda")
     _log(f"pid {os.getpid()} serving ({device})")
     watched = [control, sock.fileno()]
     while True:
         message = parent.pop()
         if message is not None:
-            if "open" in message:
-                judge.open(Task.from_dict(message["open"]))
-                judge.prefetch()
-            elif "close" in message:
-                send(report, {"summary": judge.close().to_dict()})
+            desk.take(message)
             continue
         if parent.closed:
             return 0
@@ -118,6 +116,51 @@ def serve(control: int, report: int, sock, device: str) -> int:
             parent.feed()
         elif sock.fileno() in ready and not _answer(judge, sock, buffer, device):
             watched = [control]  # the worker is gone: wait for the parent's word
+
+
+class Desk:
+    """The judge's side of the control pipe: one task open at a time, and each summary
+    bound to the "close" that asked for it (its nonce, the loaded task's digest)."""
+
+    def __init__(self, judge, report: int):
+        self.judge, self.report = judge, report
+        self.digest: str | None = None  # the task open now (None: none is)
+        self.tampering: list[str] = []  # for the next summary
+
+    def take(self, message: dict) -> None:
+        if "open" in message:
+            self._open(message["open"])
+        elif "close" in message:
+            self._close(message["close"])
+        else:
+            self._note(FOREIGN_ORDER)
+
+    def _open(self, data) -> None:
+        if self.digest is not None:  # the first task stays: its check must not move
+            self._note(SECOND_OPEN)
+            return
+        try:
+            task = Task.from_dict(data)
+        except (TypeError, ValueError):
+            self._note(FOREIGN_ORDER)
+            return
+        self.judge.open(task)
+        self.digest = task_digest(task)
+        self.judge.prefetch()
+
+    def _close(self, data) -> None:
+        nonce = data.get("nonce") if isinstance(data, dict) else None
+        if not isinstance(nonce, str) or not nonce:
+            self._note(NONCELESS_CLOSE)
+            return
+        summary = replace(self.judge.close(), nonce=nonce, task=self.digest,
+                          tampering=tuple(self.tampering))
+        self.digest, self.tampering = None, []
+        send(self.report, {"summary": summary.to_dict()})
+
+    def _note(self, why: str) -> None:
+        if why not in self.tampering:
+            self.tampering.append(why)
 
 
 def _ready(device: str) -> None:

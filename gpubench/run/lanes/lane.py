@@ -112,13 +112,15 @@ class Lane:
 
     def _judged(self, worker: WorkerProcess, result: WorkerResult) -> WorkerResult:
         """The result as the worker's judge lets it stand (run/judge/ruling.py). A worker
-        the judge overruled was tampered with, and a judge that gave no word is gone: both
-        are replaced after this task, so the next variant is judged as it would be alone."""
+        the judge overruled was tampered with, a judge that gave no word is gone, and pipes
+        that carried what neither gpubench nor the judge wrote are no longer theirs alone:
+        all are replaced after this task (new pipes with the new worker), so the next
+        variant is judged as it would be alone."""
         if worker.judge is None:
             return result
         summary = worker.judge.summary()
         ruled = rule(result, summary)
-        if summary is None or ruled.status != result.status:
+        if summary is None or summary.tampering or ruled.status != result.status:
             self.kill()
         return ruled
 

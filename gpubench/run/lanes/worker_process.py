@@ -23,6 +23,7 @@ from pathlib import Path
 
 from gpubench.build import bytecode
 from gpubench.families import compiled
+from gpubench.run.judge.dumpable import prctl_dumpable
 from gpubench.run.judge.line import JudgeLine
 from gpubench.run.lanes.processes import kill_session, kill_tree
 from gpubench.run.lanes.protocol import Envelope, LineReader, ResultKey
@@ -68,6 +69,12 @@ class WorkerProcess:
 
     def start(self) -> dict:
         """Start the worker and wait for its hello; returns the device environment it reports."""
+        # gpubench's own process holds its ends of every worker's pipes (and of its judge's):
+        # non-dumpable, they are out of reach of /proc/PID/fd for processes of its user, a
+        # variant in any worker included (run/judge/dumpable.py; workers, ncu and compilers
+        # exec, which makes them dumpable again). Every worker start passes here, whatever
+        # started it (the CLI, the Python API, a test); setting it again changes nothing.
+        prctl_dumpable(0)
         read_fd, write_fd = os.pipe()
         log_read, log_write = os.pipe()
         command = [sys.executable, "-m", self.module, "--fd", str(write_fd)]
