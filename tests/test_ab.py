@@ -247,12 +247,14 @@ CUDA_VARIANT = '''
 
 
 def write_version(folder, repeats: int = 1, kernel: str = "// add", work: str = REPEATED,
-                  cuda: bool = True) -> None:
+                  cuda: bool = True, flops: str = "n") -> None:
     """A version of the family `pair` (tests/test_history.py's too): torch.add, `work`
-    doing it `repeats` times, and a CUDA variant unless `cuda` is False."""
+    doing it `repeats` times, and a CUDA variant unless `cuda` is False; `flops`: the
+    family's FLOP count of size n."""
     folder.mkdir(parents=True, exist_ok=True)
     spec = SPEC.replace("{work}", work).replace("{repeats}", str(repeats))
     spec = spec.replace("{cuda}", CUDA_VARIANT if cuda else "")
+    spec = spec.replace("flops=lambda n: n,", f"flops=lambda n: {flops},")
     (folder / "spec.py").write_text(spec)
     (folder / "add.cu").write_text(kernel)
     (folder / "add.cpp").write_text("// binding")
@@ -330,20 +332,69 @@ def test_a_version_against_itself_is_never_faster_or_slower(gpubench, versions, 
     assert all(v["control"] for v in found.values())
 
 
-def test_base_rev_takes_the_folder_at_a_git_revision(gpubench, tmp_path):
-    repo = tmp_path / "repo"
+def git_repo_with_one_version(repo):
+    """A repository whose one commit holds `pair` (work done once); the working tree
+    then does the work six times (NEW). The commit's hash."""
     write_version(repo / "pair")
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run([*git[:3], "init", "-q"], check=True)
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "v1"], check=True)
     write_version(repo / "pair", repeats=6)  # the working tree: NEW
+    return subprocess.run([*git[:3], "rev-parse", "HEAD"], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def test_base_rev_takes_the_folder_at_a_git_revision_and_a_tampered_export_is_made_again(
+        gpubench, tmp_path, build_cache):
+    """Issue 60: the export is gpubench's cache, plain files anyone can edit; an export
+    edited to NEW's code made ab read -65.7% for code identical to HEAD. A reused export is
+    checked against the commit's tree, and one that differs is made again, said in a line:
+    the verdict is the one the commit gives."""
+    repo = tmp_path / "repo"
+    commit = git_repo_with_one_version(repo)
     done = gpubench("ab", "pair", "--kernels-dir", str(repo), "--base-rev", "HEAD",
                     "--variants", "work", "--out", str(tmp_path / "rev"), *FAST)
     assert done.code == 0, done.output
     meta = json.loads((tmp_path / "rev" / "results.json").read_text())["meta"]["ab"]
     assert meta["base"].startswith("HEAD (") and meta["new"] == "working tree"
     assert verdicts_of(tmp_path / "rev")["work"]["verdict"] == SLOWER
+    assert "exported again" not in done.output  # a reused export that matches is kept
+
+    export = build_cache / "extensions" / "ab-base" / commit / "pair"
+    write_version(export, repeats=6)  # BASE edited into NEW: the pairs would read SAME
+    again = gpubench("ab", "pair", "--kernels-dir", str(repo), "--base-rev", "HEAD",
+                     "--variants", "work", "--out", str(tmp_path / "rev2"), *FAST)
+    assert again.code == 0, again.output
+    assert "differs from its git tree (spec.py): exported again" in again.output
+    assert verdicts_of(tmp_path / "rev2")["work"]["verdict"] == SLOWER
+
+
+def test_a_reused_export_is_checked_file_by_file(tmp_path, monkeypatch):
+    """Changed, added, made executable, or a planted __pycache__: each differs from the
+    tree (bytecode is removed, never compared); the export made again matches."""
+    from gpubench.run.ab.export import export_revision
+
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    repo = tmp_path / "repo"
+    git_repo_with_one_version(repo)
+    first = export_revision(repo / "pair", "HEAD")
+    assert first.note == "" and (first.folder / "spec.py").is_file()
+    planted = first.folder / "__pycache__" / "spec.cpython-312.pyc"
+    planted.parent.mkdir()
+    planted.write_bytes(b"not bytecode")
+    reused = export_revision(repo / "pair", "HEAD")
+    assert reused == first and not planted.parent.exists()
+    original = (first.folder / "spec.py").read_text()
+    for tamper, named in ((lambda f: (f / "spec.py").write_text("x = 1"), "spec.py"),
+                          (lambda f: (f / "helpers.py").write_text(""), "helpers.py"),
+                          (lambda f: (f / "add.cu").chmod(0o755), "add.cu"),
+                          (lambda f: (f / "add.cpp").unlink(), "add.cpp")):
+        tamper(first.folder)
+        remade = export_revision(repo / "pair", "HEAD")
+        assert f"({named}): exported again" in remade.note, remade.note
+        assert (remade.folder / "spec.py").read_text() == original
+        assert export_revision(repo / "pair", "HEAD").note == ""
 
 
 @pytest.mark.parametrize("args, message", [
@@ -396,3 +447,128 @@ def test_an_input_written_while_timed_fails_the_pair_naming_both_sides(gpubench,
     rows = {r["variant"]: r for r in done.results(tmp_path / "ab")["results"]}
     assert rows["work"]["status"] == FAIL
     assert "base or new" in rows["work"]["error"] and "input" in rows["work"]["error"]
+
+
+# ---------------------------------------------------------------- one helper, two versions
+
+HELPER_SPEC = '''import sys
+from pathlib import Path
+
+import torch
+from gpubench import Family, TorchVariant
+
+sys.path.insert(0, str(Path(__file__).parent))
+import helpers  # the trick: a plain name, found in this folder, once per process
+
+family = Family(
+    reference=lambda a, b: a + b,
+    make_inputs=lambda n, dtype, device: (torch.randn(n, device=device, dtype=dtype),
+                                          torch.randn(n, device=device, dtype=dtype)),
+    flops=lambda n: n,
+    bytes_moved=lambda n, itemsize: 3 * n * itemsize,
+    sizes=(2**12,),
+    cpu_sizes=(2**16,),
+    variants=(
+        TorchVariant("torch", fn=lambda a, b, out: torch.add(a, b, out=out), baseline=True),
+        TorchVariant("work", fn=helpers.work),
+    ),
+)
+'''
+
+
+def test_two_versions_importing_one_helper_by_its_plain_name_are_refused(gpubench, tmp_path):
+    """Issue 60: BASE's helpers.py does the work six times, NEW's once, each imported as
+    `helpers`; the second import found the first in sys.modules, and 330 us against 143 us
+    read SAME. ab refuses before timing anything (exit 4), naming the module and the fix."""
+    for version, repeats in (("v1", 6), ("v2", 1)):
+        folder = tmp_path / version / "pair"
+        folder.mkdir(parents=True)
+        (folder / "spec.py").write_text(HELPER_SPEC)
+        (folder / "helpers.py").write_text(
+            "import torch\n\n\ndef work(a, b, out):\n"
+            f"    return [torch.add(a, b, out=out) for _ in range({repeats})][-1]\n")
+    done = gpubench("ab", "pair", "--base", str(tmp_path / "v1"), "--new",
+                    str(tmp_path / "v2"), "--out", str(tmp_path / "ab"), *FAST)
+    assert done.code == 4, done.output
+    assert "Traceback" not in done.output
+    assert "share module 'helpers'" in done.output and "v1/pair/helpers.py" in done.output
+    assert "spec_from_file_location" in done.output  # the fix
+    assert not (tmp_path / "ab" / "results.json").exists()
+
+
+def fake_module(name: str, path, **values):
+    from types import ModuleType
+
+    module = ModuleType(name)
+    module.__file__ = str(path)
+    vars(module).update(values)
+    return module
+
+
+def helper_of(folder, name: str = "helpers"):
+    """A helpers.py of `folder` as the import system would hold it, with a function."""
+    module = fake_module(name, folder / "helpers.py")
+    exec("def work(a, b, out):\n    return out\n", vars(module))
+    return module
+
+
+def test_a_module_is_shared_when_one_object_serves_both_or_a_side_uses_the_others():
+    from dataclasses import dataclass
+    from pathlib import Path
+
+    from gpubench.run.ab.modules import shared_modules
+
+    @dataclass(frozen=True)
+    class Variant:
+        fn: object
+
+    base, new = Path("/versions/v1/pair"), Path("/versions/v2/pair")
+    base_helpers = helper_of(base)
+
+    def specs(base_values: dict, new_values: dict):
+        return (fake_module("gpubench_family_pair_1", base / "spec.py", **base_values),
+                fake_module("gpubench_family_pair_2", new / "spec.py", **new_values))
+
+    # `import helpers` in both: BASE's module serves NEW too
+    (found,) = shared_modules(*specs({"helpers": base_helpers}, {"helpers": base_helpers}),
+                              base, new)
+    assert (found.name, found.owner, found.users) == ("helpers", "BASE", ("BASE", "NEW"))
+    # `from helpers import work`, reached through NEW's Family's variants only
+    (found,) = shared_modules(*specs({}, {"family": (Variant(base_helpers.work),)}),
+                              base, new)
+    assert found.users == ("NEW",) and found.path == base / "helpers.py"
+    # each side's own helper (loaded by path, under a name of its own): nothing shared
+    assert shared_modules(*specs({"helpers": base_helpers},
+                                 {"helpers": helper_of(new, "pair_2_helpers")}),
+                          base, new) == []
+    # an A/A run: one folder is one version
+    assert shared_modules(*specs({"helpers": base_helpers}, {"helpers": base_helpers}),
+                          base, base) == []
+
+
+# ---------------------------------------------------------------- a side judged as `run` does
+
+
+def test_a_row_run_calls_suspect_is_suspect_in_ab_and_never_faster(gpubench, tmp_path):
+    """Issue 60: a torch row that `run` called SUSPECT (314-818% of the roofline: the
+    family's FLOP count does not fit it) read SAME in ab, which derived its rows without
+    the ceilings. On a CPU the bar is 20x the roof; a million FLOPs an element is far
+    beyond it. Every variant gets in ab the verdict `run` gives it, the side and the rule
+    named; --fail-on-regression exits 13."""
+    base, new = tmp_path / "v1" / "pair", tmp_path / "v2" / "pair"
+    write_version(base, repeats=6, flops="n * 10**6")  # BASE slower: NEW would be FASTER
+    write_version(new, flops="n * 10**6")
+    alone = gpubench("run", "pair", "--kernels-dir", str(new.parent), "--out",
+                     str(tmp_path / "run"), "--variants", "torch,work", *FAST)
+    rows = {r["variant"]: r for r in alone.results(tmp_path / "run")["results"]}
+    assert {v: r["status"] for v, r in rows.items()} == {"torch": "suspect",
+                                                         "work": "suspect"}, alone.output
+    done = gpubench("ab", "pair", "--base", str(base), "--new", str(new), "--out",
+                    str(tmp_path / "ab"), "--fail-on-regression", *FAST)
+    assert done.code == 13, done.output
+    verdicts = verdicts_of(tmp_path / "ab")
+    assert set(verdicts) == {"torch", "work"}  # the control too, as `run` rules it alone
+    for found in verdicts.values():
+        assert found["verdict"] == "SUSPECT", found
+        assert "new SUSPECT: " in found["reason"] and "base SUSPECT: " in found["reason"]
+        assert "of the measured roofline" in found["reason"], found

@@ -12,10 +12,7 @@ The record is a run folder like `run`'s: NEW's rows under their names, BASE's as
 
 from __future__ import annotations
 
-import io
 import os
-import subprocess
-import tarfile
 import time
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -24,36 +21,26 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpubench import errors, safe_text
-from gpubench.analysis.ab import (
-    AB_THRESHOLD,
-    FAILED,
-    SUSPECT,
-    PairEntry,
-    drift_notes,
-    judge_pairs,
-    regressions,
-)
-from gpubench.build.cache import cache_root
+from gpubench.analysis.ab import AB_THRESHOLD, drift_notes, regressions
 from gpubench.families import compiled
 from gpubench.families.discovery import family_dirs, load_family, resolve_families
 from gpubench.families.versions import changed_variants
 from gpubench.records import completeness as C
-from gpubench.records import result as R
-from gpubench.records.ab import base_name
 from gpubench.records.run import TIME_FORMAT, RunDocument
 from gpubench.report.ab_view import ab_markdown, ab_table
 from gpubench.report.files import new_run_dir
+from gpubench.run.ab.export import export_revision
+from gpubench.run.ab.modules import refuse_shared
 from gpubench.run.ab.pair import PAIRED_MODES
+from gpubench.run.ab.rows import pair_verdicts
 from gpubench.run.config import RunConfig
 from gpubench.run.folders.folder import RunFolder
 from gpubench.run.lanes.lane import Lane, Outcome, default_lane
 from gpubench.run.machine import detect_machine
 from gpubench.run.plan import Point, choose_dtypes, choose_shapes, group_seed
 from gpubench.timing.envinfo import host_env
-from gpubench.timing.hostload import busy_factor, busy_reason
 from gpubench.timing.settings import TimingSettings
 from gpubench.timing.timers import modes_for_device
-from gpubench.verdicts.derive import finish_group
 
 PROFILES = Path("profiles")
 SEED = 0
@@ -91,6 +78,7 @@ class Versions:
     new: Path
     base_label: str
     new_label: str
+    note: str = ""  # a line for the user: BASE's cached export was made again (export.py)
 
 
 def execute(request: ABRequest, console: Console) -> int:
@@ -108,8 +96,10 @@ class ABCommand:
         machine = detect_machine(request.device)
         if not machine.has_cuda:  # as the worker: before any @triton.jit runs
             os.environ.setdefault("TRITON_INTERPRET", "1")
-        os.environ.setdefault("GPUBENCH_CEILINGS", "0")  # no roofline column here
         versions = resolve_versions(request)
+        if versions.note:
+            self.console.print(safe_text.terminal(versions.note), markup=False,
+                               soft_wrap=True)
         timing = self._timing(machine)
         points, controls = self._plan(versions, machine)
         out = request.out or new_run_dir(PROFILES, [request.family, "ab"])
@@ -140,6 +130,7 @@ class ABCommand:
         name, config = self.request.family, self.request.config
         base = load_family(name, versions.base)
         new = load_family(name, versions.new)
+        refuse_shared(name, versions.base, versions.new)  # one helper would serve both
         # not the compiled row: torch.compile generates its code in each process and
         # autotunes it there, so BASE's and NEW's may differ with no source changed (the
         # A/A in docs/measurement.md, "A/B in one process")
@@ -237,95 +228,6 @@ def measure_pairs(lane: Lane, points: list[Point], base: Path, timing: TimingSet
             progress.advance(bar)
 
 
-def pair_verdicts(points: list[Point], outcomes: list, timing: TimingSettings, env: dict,
-                  controls: set[str], threshold: float) -> tuple[list, list]:
-    """(both sides' rows, derived as `run` derives them; the PairVerdicts)."""
-    modes = modes_for_device(timing.modes, "cuda" if env.get("gpu") else "cpu")
-    rows = _rows(points, outcomes, modes, env)
-    return rows, judge_pairs(_entries(points, outcomes, modes, rows, controls), threshold)
-
-
-def _rows(points: list[Point], outcomes: list, modes: tuple[str, ...], env: dict) -> list:
-    """Both sides' rows per point and mode, derived per group as `run` derives them (its
-    SUSPECT rules included)."""
-    where = {"device_id": env.get("device_id", ""),
-             "device_name": env.get("gpu") or env.get("cpu") or ""}
-    groups: dict[tuple, list] = {}
-    for point, outcome in zip(points, outcomes, strict=True):
-        for mode in modes:
-            for row in _point_rows(point, outcome, mode):
-                groups.setdefault((point.dtype, point.shape.text(), mode), []).append(
-                    replace(row, **where))
-    return [row for group in groups.values() for row in finish_group(group, None)]
-
-
-def _point_rows(point: Point, outcome: Outcome | None, mode: str) -> list:
-    if outcome is None:
-        row = point.result(mode, R.NOT_RUN, error="not run: ab was interrupted")
-        return [row, _as_base(row)]
-    new = outcome.result
-    if new is None:
-        row = point.result(mode, outcome.failure or R.ERROR, error=outcome.error)
-        return [row, _as_base(row)]
-    base = new.base or new
-    return [_side_row(point, new, mode), _as_base(_side_row(point, base, mode))]
-
-
-def _side_row(point: Point, worker, mode: str):
-    measurement = worker.measurements.get(mode)
-    status = worker.status
-    error = worker.error
-    if status == R.OK and measurement is not None and measurement.error:
-        status, error = (R.FAIL if measurement.recheck_failed else R.ERROR), measurement.error
-    return point.result(mode, status, error=error, measurement=measurement,
-                        check=worker.check, build=worker.build, device=worker.device)
-
-
-def _as_base(row):
-    return replace(row, key=replace(row.key, variant=base_name(row.key.variant)),
-                   baseline=False)
-
-
-def _entries(points: list[Point], outcomes: list, modes: tuple[str, ...], rows: list,
-             controls: set[str]) -> list[PairEntry]:
-    """Each point and mode as the verdicts need it: the pairs, or why a side has no
-    trusted time (its derived row is failed or SUSPECT)."""
-    by_key = {r.key.text(): r for r in rows}
-    entries = []
-    for point, outcome in zip(points, outcomes, strict=True):
-        result = outcome.result if outcome is not None else None
-        for mode in modes:
-            key = point.key(mode)
-            sides = (("new", by_key[key.text()]),
-                     ("base", by_key[replace(key, variant=base_name(key.variant)).text()]))
-            status, why = _untrusted(sides)
-            paired = result.paired.get(mode) if result is not None else None
-            why = why or (result.untimed if result is not None and result.untimed else "")
-            busy = _busy_host(sides)
-            entries.append(PairEntry(key.variant, key.dtype, key.shape.text(), mode,
-                                     key.variant in controls, paired, status, why, *busy))
-    return entries
-
-
-def _busy_host(sides) -> tuple[float, str]:
-    """(how many times slower the host's other work can have made a side's calls, why):
-    (1.0, "") on a quiet host or a GPU (timing/hostload.py, as `compare` reads it)."""
-    loads = [row.host_load for _, row in sides]
-    reasons = [why for load in loads if (why := busy_reason(load))]
-    return max((busy_factor(load) for load in loads), default=1.0), "; ".join(reasons)
-
-
-def _untrusted(sides) -> tuple[str, str]:
-    """(FAILED or SUSPECT, why) when a side's row is not a PASS; ("", "") when both are."""
-    for verdict, untrusted in ((FAILED, lambda r: not r.correct),
-                               (SUSPECT, lambda r: not r.passed)):
-        for side, row in sides:
-            if untrusted(row):
-                label = R.status_label(row.status)
-                return verdict, f"{side} {label}: {row.error or ''}".rstrip(": ")
-    return "", ""
-
-
 def _names(variants) -> str:
     return ", ".join(v.name for v in variants) or "none"
 
@@ -347,9 +249,9 @@ def resolve_versions(request: ABRequest) -> Versions:
     if request.base is not None:
         base = family_folder(request.base, name, "--base")
         return Versions(base, new, str(request.base), str(request.new or new))
-    base, commit = export_revision(new, request.base_rev)
-    return Versions(base, new, f"{request.base_rev} ({commit[:12]})",
-                    "working tree" if request.new is None else str(request.new))
+    export = export_revision(new, request.base_rev)
+    return Versions(export.folder, new, f"{request.base_rev} ({export.commit[:12]})",
+                    "working tree" if request.new is None else str(request.new), export.note)
 
 
 def family_folder(folder: Path, name: str, option: str) -> Path:
@@ -360,34 +262,3 @@ def family_folder(folder: Path, name: str, option: str) -> Path:
             return candidate.resolve()
     raise errors.UsageError(f"{option} {folder}: no spec.py in it, nor in {folder / name}: "
                             "give the family's folder")
-
-
-def export_revision(folder: Path, revision: str) -> tuple[Path, str]:
-    """A copy of `folder` as it was at git `revision`, in gpubench's cache (kept: the same
-    commit is exported once), and the commit's hash."""
-    def git(*args: str, where: Path = folder) -> bytes:
-        try:
-            done = subprocess.run(["git", *args], cwd=where, capture_output=True,
-                                  timeout=120)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise errors.UsageError(f"--base-rev needs git: {exc}") from None
-        if done.returncode != 0:
-            why = done.stderr.decode(errors="replace").strip().splitlines()
-            raise errors.UsageError(f"--base-rev {revision}: git {args[0]} failed: "
-                                    f"{why[-1] if why else done.returncode}")
-        return done.stdout
-
-    top = Path(git("rev-parse", "--show-toplevel").decode().strip())
-    commit = git("rev-parse", "--verify", "--end-of-options",
-                 f"{revision}^{{commit}}").decode().strip()
-    relative = folder.resolve().relative_to(top.resolve())
-    root = cache_root() / "ab-base" / commit
-    target = root / relative
-    if not (target / "spec.py").is_file():
-        archive = git("archive", "--format=tar", commit, "--", str(relative), where=top)
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(root, filter="data")
-    if not (target / "spec.py").is_file():
-        raise errors.UsageError(f"--base-rev {revision}: {relative} has no spec.py at "
-                                f"{commit[:12]}")
-    return target, commit

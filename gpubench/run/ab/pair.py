@@ -219,7 +219,9 @@ def _shared_inputs_written(executor: Executor, new: Prepared, shared: list[Input
 
 def _after_timing(executor: Executor, ready: Prepared, result: WorkerResult, task: Task,
                   sets: list[InputSet]) -> WorkerResult:
-    """A side after its calls (their shared inputs found as drawn): the fresh-input probe."""
+    """A side after its calls (their shared inputs found as drawn): the fresh-input probe,
+    then what one call runs on the GPU, as a `run` ends a point: the parent's verdicts
+    (run/ab/rows.py) read both as they read a `run`'s row."""
     if any(m.recheck_failed for m in result.measurements.values()):
         return result
     probe = executor._fresh_probe(ready, task, sets)
@@ -227,7 +229,8 @@ def _after_timing(executor: Executor, ready: Prepared, result: WorkerResult, tas
         return replace(result, status=FAIL, error=probe.failure)
     return replace(result, measurements={
         mode: m.completed(fresh=probe.evidence())
-        for mode, m in result.measurements.items()})
+        for mode, m in result.measurements.items()},
+        device_work=executor._device_work(ready.fn, ready.group))
 
 
 def _pair_result(base: WorkerResult, new: WorkerResult, paired: dict) -> WorkerResult:
