@@ -45,6 +45,9 @@ class Measurement(Record):
     recheck_failed: bool = False
     fresh: FreshEvidence | None = None  # the fresh-input probe's calls (run/worker/)
     host_load: HostLoad | None = None  # on a CPU: what else ran while it was timed
+    # Samples of timed calls on never-seen inputs, made inside the loop (rotation.py):
+    # among samples_s too; None where the timer's samples are not one per call (graph).
+    fresh_in_loop_s: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "samples_s", tuple(float(s) for s in self.samples_s))

@@ -41,7 +41,8 @@ NEUTRAL_SLACK_CPU = 0.30
 PIPES_OPEN = os.geteuid() == 0
 
 # Families in run order: the tamperers last, since today their tampering outlives them.
-FAMILIES = ("exploits", "exploits_nanref", "exploits_stream", "exploits_tamper")
+FAMILIES = ("exploits", "exploits_nanref", "exploits_stream", "exploits_timed",
+            "exploits_tamper")
 # The GPU modes the GPU cases are checked in (issue 25's acceptance).
 GPU_MODES = ("cold", "graph", "cupti")
 
@@ -96,6 +97,12 @@ EXPECTED: dict[str, Expect] = {
     # ---- L2 persistence
     "exploits_stream/honest_double": E(PASS),
     "exploits_stream/persisting_l2": E(NEUTRAL, where="gpu", honest="honest_double"),
+    # ---- exploits_timed: timed calls told apart by their callers' frames (issue 60)
+    "exploits_timed/honest_timed": E(PASS),
+    "exploits_timed/sniffs_the_caller": E(CAUGHT, "never seen"),
+    "exploits_timed/honest_after_caller": E(PASS),
+    "exploits_timed/sniffs_the_timer": E(CAUGHT, "never seen"),
+    "exploits_timed/honest_after_timer": E(PASS),
     # ---- tampering with the harness
     "exploits_tamper/honest_out": E(PASS),
     "exploits_tamper/forges_via_stack": E(FAIL),

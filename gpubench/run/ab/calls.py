@@ -49,6 +49,10 @@ class AlternatingCalls:
     def after(self) -> None:
         self.sides[self.side].after()
 
+    def sampling(self) -> None:
+        """Pairs need every sample to be a call of the block's order: no call of either
+        side is swapped for one on never-seen inputs (the fresh-input probe covers ab)."""
+
     def keep_outputs(self, capturing: bool) -> None:
         for side in self.sides:
             side.keep_outputs(capturing)

@@ -54,6 +54,7 @@ from gpubench.run.worker.failures import build_failure, family_roots, variant_fa
 from gpubench.run.worker.fresh_probe import FreshProbe, probe_fresh
 from gpubench.run.worker.invocation import Group, Invocation
 from gpubench.run.worker.rotation import (
+    FRESH_IN_LOOP,
     InputSet,
     Rotation,
     output_problem,
@@ -64,7 +65,7 @@ from gpubench.run.worker.tune_apply import Tuning
 from gpubench.timing import nvtx_ranges
 from gpubench.timing.clocks import measure_watched
 from gpubench.timing.measurement import Measurement
-from gpubench.timing.timers import make_timer, modes_for_device
+from gpubench.timing.timers import ONE_SAMPLE_PER_CALL, make_timer, modes_for_device
 
 # A Triton kernel without a GPU runs in the interpreter (numpy, ~1e4x the kernel's time):
 # its output is checked, and timing it would only spend minutes (70% of the README's first
@@ -338,9 +339,11 @@ class Executor:
         import torch
 
         poison(group.out)
+        call = Rotation(fn, [], self._judge_all).aim(
+            InputSet(group.check_inputs, group.out, group.check_seed))
         with nvtx_ranges.phase("check"):
             start = time.perf_counter()
-            produced = fn(group.check_inputs, group.out)
+            produced = call()
             _synchronize(torch, self.machine)
             first_call_s = time.perf_counter() - start
         problem = fn.problem(produced, group.out, torch)
@@ -364,7 +367,10 @@ class Executor:
                    task: Task) -> Measurement:
         """Time one mode over rotating input sets (run/worker/rotation.py), then re-check the
         timed calls drawn at random. Errors stay with the mode."""
-        rotation = Rotation(ready.fn, sets, self._judge_all, warm=mode == "warm")
+        rotation = Rotation(ready.fn, sets, self._judge_all, warm=mode == "warm",
+                            fresh=self._fresh_sets(ready, task, sets)
+                            if mode in ONE_SAMPLE_PER_CALL else [],
+                            touch_fresh=not self.machine.has_cuda)
         parts = rotation.parts()  # held in this frame, out of the variant's reach
         try:
             timing, clocks = self._measure(mode, rotation, task)
@@ -373,6 +379,8 @@ class Executor:
                 clocks = replace(clocks, remeasured=True) if clocks else None
             tampered = rotation.tampered(parts, len(timing.samples_s))
             recheck, failure = (None, tampered) if tampered else rotation.verdict()
+            timing = timing.completed(
+                fresh_in_loop_s=rotation.fresh_samples(timing.samples_s))
         except Exception as exc:
             if _is_cuda_fault(exc) or isinstance(exc, JudgeError):
                 raise
@@ -409,6 +417,23 @@ class Executor:
         return [first] + [InputSet(draw_inputs(ready.family, task, self.machine.device, seed),
                                    torch.empty_like(group.out), seed) for seed in seeds]
 
+    def _fresh_sets(self, ready: Prepared, task: Task, sets: list[InputSet]
+                    ) -> list[InputSet]:
+        """Never-seen sets for timed calls inside the loop (rotation.py): as many as the
+        rotation holds, at most FRESH_IN_LOOP, from seeds no other set has. None for the
+        interference reference, which is gpubench's own kernel."""
+        if is_own_reference(task.family_dir):
+            return []
+        import random
+
+        import torch
+
+        seeds, out = random.SystemRandom(), ready.group.out
+        return [InputSet(draw_inputs(ready.family, task, self.machine.device, seed),
+                         torch.empty_like(out), seed)
+                for seed in (seeds.getrandbits(31) for _ in range(min(len(sets),
+                                                                      FRESH_IN_LOOP)))]
+
     def _fresh_probe(self, ready: Prepared, task: Task, seen: list[InputSet]) -> FreshProbe:
         """Calls on never-seen inputs (run/worker/fresh_probe.py): their times go to every mode's
         details for verdicts/behaviour.py; a wrong answer among them fails the variant."""
@@ -424,7 +449,8 @@ class Executor:
                             torch.empty_like(out), seed)
 
         support = self._cuda_support() if self.machine.has_cuda else None
-        return probe_fresh(ready.fn, make_set, seen, self._judge_as(FRESH), support)
+        calls = Rotation(ready.fn, seen, self._judge_all)  # a timed call's own frames
+        return probe_fresh(calls, make_set, seen, self._judge_as(FRESH), support)
 
     def _cuda_support(self):
         from gpubench.timing.timers.flush_spin import CudaSupport

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpubench.families.check import CheckResult, poison
-from gpubench.run.worker.rotation import InputSet, output_problem, retire
+from gpubench.run.worker.rotation import InputSet, Rotation, output_problem, retire
 from gpubench.timing import pristine
 from gpubench.timing.hostload import HostLoad, Snapshot, load_between
 from gpubench.timing.measurement import FreshEvidence
@@ -56,12 +56,13 @@ class FreshProbe:
         return FreshEvidence(self.fresh_s, self.repeat_s, self.host_load)
 
 
-def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet],
+def probe_fresh(calls: Rotation, make_set: Callable[[int], InputSet], seen: list[InputSet],
                 judge: Callable[[InputSet, object], CheckResult],
                 support=None) -> FreshProbe:
     """FRESH_CALLS pairs: a call on a set of `seen` (drawn at random), then one on a set
     made by `make_set(i)`, whose output `judge(set, output)` checks; `support` is the
-    worker's CudaSupport on a GPU, None on a CPU."""
+    worker's CudaSupport on a GPU, None on a CPU. Each call goes through `calls` (a
+    Rotation aimed at the set), the frames every timed call passes."""
     draw = random.Random(random.SystemRandom().getrandbits(64))
     fresh_times, repeat_times = [], []
     before = Snapshot.now() if support is None else None
@@ -72,10 +73,10 @@ def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet
             break  # the rounds so far accuse nothing: no further round is needed
         fresh, known = make_set(index), draw.choice(seen)
         finite = index % 2 == 1
-        seconds, produced = _timed_call(invoke, known, support, finite)
+        seconds, produced = _timed_call(calls, known, support, finite)
         retire(produced, known)
         repeat_times.append(seconds)
-        seconds, produced = _timed_call(invoke, fresh, support, finite)
+        seconds, produced = _timed_call(calls, fresh, support, finite)
         fresh_times.append(seconds)
         failure = _check(produced, fresh, index, judge)
         retire(produced, fresh)
@@ -88,18 +89,20 @@ def probe_fresh(invoke, make_set: Callable[[int], InputSet], seen: list[InputSet
     return FreshProbe(tuple(fresh_times), tuple(repeat_times), host_load=load)
 
 
-def _timed_call(invoke, fresh: InputSet, support, finite: bool) -> tuple[float, object]:
+def _timed_call(calls: Rotation, fresh: InputSet, support, finite: bool
+                ) -> tuple[float, object]:
     poison(fresh.out, finite=finite)
+    call = calls.aim(fresh)
     if support is None:
         _wake_thread_team()
         start = pristine.perf_counter()
-        produced = invoke(fresh.inputs, fresh.out)
+        produced = call()
         return pristine.perf_counter() - start, produced
     support.flush()
     support.spin_for_us(PROBE_SPIN_US)
     begin, end = support.event(), support.event()
     support.record(begin)
-    produced = invoke(fresh.inputs, fresh.out)
+    produced = call()
     support.record(end)
     support.synchronize()
     cost = support.window_cost().fixed_s

@@ -21,6 +21,17 @@ outside the timed window):
 `verdict()` hands the copies to the judge (run/judge/) in one request, which compares
 each with the float64 reference of its set's inputs, drawn again from the set's seed in a
 process the variant cannot reach.
+
+A variant may still tell a timed call from every other call by how it is reached (its
+callers' frames, their locals, the harness's objects found through gc) and skip work on
+the timed ones only, doing the full work whenever it is checked or probed. So some timed
+calls are made on inputs it has never seen, inside the timing loop itself (`fresh`: sets
+drawn before the loop, each used once, at random sample positions): the same frames,
+the same loop, the same poisoning as every other timed call. Their outputs are checked
+like the re-checked ones, and their times travel with the mode (`fresh_samples`): a
+variant that serves what it saw before on timed calls is wrong on these (FAIL) or does the
+work on them and is slower there than on its other timed calls (verdicts/behaviour.py:
+SUSPECT), however it told the calls apart.
 """
 
 from __future__ import annotations
@@ -39,6 +50,11 @@ RECHECKS = 8
 MAX_SETS = 4
 ROTATION_SHARE = 0.2
 CPU_BUDGET_BYTES = 1 << 30
+# Timed calls on never-seen inputs per measurement, the k-th at a random sample position in
+# [2^k, 2^(k+1)) for k = 1..FRESH_IN_LOOP: 3 by the 16th sample (a slow kernel's whole
+# measurement), all 4 by the 32nd; the first two samples, where a measurement settles, never.
+# Each costs a set drawn before the loop (memory as a rotation set) and one judged output.
+FRESH_IN_LOOP = 4
 
 
 @dataclass
@@ -53,13 +69,15 @@ class InputSet:
 
 @dataclass
 class Drawn:
-    """A timed call drawn for the re-check: which call, which set, its output's copy."""
+    """A timed call drawn for the re-check: which call, which set, its output's copy
+    (`fresh`: the never-seen set a loop call ran on, whose index is not a rotation's)."""
 
     call: int
     set_index: int
     output: object
     finite_poison: bool
     problem: str | None = None
+    fresh: InputSet | None = None
 
 
 @dataclass
@@ -82,46 +100,101 @@ class Rotation:
     produced: object = None
     finite: bool = False
     capturing: bool = False
+    # Never-seen sets for timed calls inside the loop (module docstring), each used once.
+    fresh: list[InputSet] = field(default_factory=list)
+    fresh_drawn: list[Drawn] = field(default_factory=list)  # their outputs' copies
+    touch_fresh: bool = False  # a CPU: a fresh set's inputs read first, as a rotation's sit
+    seen_calls: int = 0  # calls on the rotation's own sets: the reservoir's count
+    positions: frozenset = frozenset()  # sample positions that take a fresh set
+    tags: list[bool] = field(default_factory=list)  # per sample since sampling(): fresh?
+    chosen: InputSet | None = None
+    on_fresh: bool = False
 
     def before(self) -> None:
         self._retire_output()
-        choices = [i for i in range(len(self.sets)) if i != self.current] or [0]
-        self.current = self.rng.choice(choices)
-        chosen = self.sets[self.current]
+        self.on_fresh = self._fresh_turn()
+        if self.on_fresh:
+            self.chosen = self.fresh.pop()
+        else:
+            choices = [i for i in range(len(self.sets)) if i != self.current] or [0]
+            self.current = self.rng.choice(choices)
+            self.chosen = self.sets[self.current]
         self.finite = self.rng.random() < 0.5
-        poison(chosen.out, finite=self.finite)
-        if self.warm:
-            _touch(chosen.inputs)
+        poison(self.chosen.out, finite=self.finite)
+        if self.warm or (self.on_fresh and self.touch_fresh):
+            _touch(self.chosen.inputs)
+
+    def aim(self, chosen: InputSet) -> Rotation:
+        """The next call goes to `chosen`, set up by the caller: the checked call and the
+        probe's calls reach the variant through this same `__call__` as every timed call,
+        so the frames right above it say nothing about which call it is."""
+        self.chosen = chosen
+        return self
 
     def __call__(self) -> object:
-        chosen = self.sets[self.current]
+        chosen = self.chosen
         self.produced = self.invoke(chosen.inputs, chosen.out)
         return self.produced
 
     def after(self) -> None:
         self.calls += 1
+        if self.positions:
+            self.tags.append(self.on_fresh)
         if self.capturing:  # copies would be captured too: keep the outputs themselves
             if _stream_capturing():  # not the eager run before a capture: its sets may
                 # be left out of the graph, and the flush graph may poison them after
                 self.kept.append(Drawn(self.calls, self.current, self.produced, self.finite))
             return
+        if self.on_fresh:  # every call on a never-seen set is checked
+            self.fresh_drawn.append(self._copy(self.chosen, fresh=True))
+            return
+        self.seen_calls += 1
         slot = self._slot()
         if slot is None:
             return
-        drawn = Drawn(self.calls, self.current, None, self.finite, output_problem(
-            self.produced, self.sets[self.current].inputs))
-        if drawn.problem is None:
-            drawn.output = self.produced.detach().clone()
+        drawn = self._copy(self.chosen)
         if slot < len(self.drawn):
             self.drawn[slot] = drawn
         else:
             self.drawn.append(drawn)
 
+    def _copy(self, chosen: InputSet, fresh: bool = False) -> Drawn:
+        """This call's output, copied for the judge (or why it cannot be trusted)."""
+        drawn = Drawn(self.calls, self.current, None, self.finite,
+                      output_problem(self.produced, chosen.inputs), chosen if fresh else None)
+        if drawn.problem is None:
+            drawn.output = self.produced.detach().clone()
+        return drawn
+
+    def sampling(self) -> None:
+        """The timer's samples begin, one per call: plan which of them run on the fresh
+        sets (FRESH_IN_LOOP's doubling windows, at random within each). Not while a
+        graph is captured: a captured call is replayed, never seen once."""
+        self.tags = []
+        if self.capturing or not self.fresh:
+            self.positions = frozenset()
+            return
+        self.positions = frozenset(self.rng.randrange(1 << k, 1 << (k + 1))
+                                   for k in range(1, len(self.fresh) + 1))
+
+    def _fresh_turn(self) -> bool:
+        """Whether the call about to be made is one of the planned fresh ones."""
+        return bool(self.fresh) and not self.capturing and len(self.tags) in self.positions
+
+    def fresh_samples(self, samples_s) -> tuple[float, ...] | None:
+        """The times of the calls made on fresh sets, out of the timer's samples (one per
+        call since sampling(), in call order); None where they do not line up one to one
+        (a timer that drops calls, as CUPTI does a call that launched nothing)."""
+        if not self.positions or len(self.tags) != len(samples_s):
+            return None
+        return tuple(s for s, fresh in zip(samples_s, self.tags, strict=True) if fresh)
+
     def parts(self) -> tuple:
         """What decides this rotation's verdict, by identity: taken before the variant runs
         and held outside the rotation (a local of the caller's frame, which Python code
         cannot rebind), so `tampered()` can tell whether variant code swapped any of it."""
-        return (self.rng, self.drawn, self.kept, self.sets, self.judge, self.invoke)
+        return (self.rng, self.drawn, self.kept, self.sets, self.judge, self.invoke,
+                self.fresh_drawn)
 
     def tampered(self, parts: tuple, timed_calls: int) -> str | None:
         """Why the re-check bookkeeping cannot be trusted after the measurement, or None:
@@ -130,7 +203,7 @@ class Rotation:
         measurement made (a reservoir holds min(RECHECKS, calls) copies; every timed call
         passes through `after`)."""
         names = ("random source", "drawn copies", "kept outputs", "input sets", "judge",
-                 "variant")
+                 "variant", "fresh calls' copies")
         swapped = [name for name, now, before in zip(names, self.parts(), parts, strict=True)
                    if now is not before]
         if type(self.rng) is not random.Random or type(self.drawn) is not list:
@@ -141,9 +214,12 @@ class Rotation:
             return None
         if self.calls < timed_calls:
             return f"the re-check counted {self.calls} calls of {timed_calls} timed"
-        if len(self.drawn) < min(RECHECKS, self.calls):
+        if len(self.drawn) < min(RECHECKS, self.seen_calls):
             return (f"the re-check holds {len(self.drawn)} copies where the calls made "
-                    f"{min(RECHECKS, self.calls)}")
+                    f"{min(RECHECKS, self.seen_calls)}")
+        if len(self.fresh_drawn) < sum(self.tags):
+            return (f"the re-check holds {len(self.fresh_drawn)} copies of {sum(self.tags)} "
+                    "calls on never-seen inputs")
         return None
 
     def keep_outputs(self, capturing: bool) -> None:
@@ -153,40 +229,47 @@ class Rotation:
         """Reservoir sampling: where call n's copy goes (None: not drawn)."""
         if len(self.drawn) < RECHECKS:
             return len(self.drawn)
-        slot = self.rng.randrange(self.calls)
+        slot = self.rng.randrange(self.seen_calls)
         return slot if slot < RECHECKS else None
 
     def _retire_output(self) -> None:
         """Poison the previous call's returned output before it is dropped: the block it
         frees must not hand the answer to a variant that allocates with empty_like."""
         produced, self.produced = self.produced, None
-        if produced is not None and self.current >= 0 and not self.capturing:
-            retire(produced, self.sets[self.current])
+        if produced is not None and self.chosen is not None and not self.capturing:
+            retire(produced, self.chosen)
 
     def close(self) -> None:
-        """After the last call: retire its output too, and let go of the kept ones."""
+        """After the last call: retire its output too, and let go of the kept ones and of
+        the fresh sets (theirs is memory as large as the rotation's own)."""
         self._retire_output()
         self.kept = []
+        self.fresh = []
 
     def verdict(self) -> tuple[CheckResult | None, str | None]:
         """(the worst re-check, why it failed or None), over the drawn calls' copies, or
         over the kept outputs (a graph's last replay). (None, None) when nothing was drawn."""
-        checks = self.drawn + _last_per_output(self.kept)
+        checks = self.fresh_drawn + self.drawn + _last_per_output(self.kept)
         for drawn in checks:
             if drawn.problem:
                 return None, f"timed call {drawn.call} {drawn.problem}"
         worst = None
-        results = self.judge([(self.sets[d.set_index], d.output) for d in checks]) \
-            if checks else []
+        results = self.judge([(d.fresh or self.sets[d.set_index], d.output)
+                              for d in checks]) if checks else []
         for drawn, result in zip(checks, results, strict=True):
             if not result.passed:
-                poison_kind = "finite" if drawn.finite_poison else "NaN"
-                return result, (f"timed call {drawn.call} (input set {drawn.set_index}, "
-                                f"{poison_kind} poison) differs from the reference: "
-                                f"{result.summary()}")
+                return result, f"{_which(drawn)} differs from the reference: {result.summary()}"
             if worst is None or result.worst_ratio > worst.worst_ratio:
                 worst = result
         return worst, None
+
+
+def _which(drawn: Drawn) -> str:
+    """A checked timed call, as a failure names it."""
+    poison_kind = "finite" if drawn.finite_poison else "NaN"
+    where = ("inputs it had never seen, timed in the loop" if drawn.fresh is not None
+             else f"input set {drawn.set_index}")
+    return f"timed call {drawn.call} ({where}, {poison_kind} poison)"
 
 
 def retire(produced, chosen: InputSet) -> None:

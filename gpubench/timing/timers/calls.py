@@ -29,6 +29,11 @@ class TimedCalls(Protocol):
     def after(self) -> None:
         """Outside the window, after its end event: keep what the re-check needs."""
 
+    def sampling(self) -> None:
+        """The samples begin: every call from here on is one sample, in call order (warm-up
+        and calibration calls came before). A timer that takes one sample per call says
+        so; the harness then times some calls on never-seen inputs inside the loop."""
+
     def keep_outputs(self, capturing: bool) -> None:
         """While a CUDA graph is captured, keep references to the outputs (read after the
         last replay) instead of copying them: a copy would be captured into the graph."""
@@ -47,6 +52,9 @@ class PlainCalls:
         return self.fn()
 
     def after(self) -> None:
+        pass
+
+    def sampling(self) -> None:
         pass
 
     def keep_outputs(self, capturing: bool) -> None:

@@ -54,6 +54,7 @@ class EventTimer(CudaTimer):
             return [max(gpu.elapsed_s(begin, end) - overhead_s, 0.0)
                     for begin, end in events]
 
+        calls.sampling()  # one sample per call from here on
         samples, reason, spent = sample_until_stopped(take, self.settings)
         details = {"spin_us": spin_us, **cost.to_details(),
                    **(gpu.flush_details() if self.flush else {"flush_bytes": 0})}

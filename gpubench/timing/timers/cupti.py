@@ -39,6 +39,7 @@ class CuptiTimer(CudaTimer):
             kernels_per_call.extend(w.launches for w in work)
             return [w.device_us / 1e6 for w in work if w.launches]
 
+        calls.sampling()  # one sample per call from here on
         samples, reason, spent = sample_until_stopped(take, self.settings)
         launches = sorted(kernels_per_call)[len(kernels_per_call) // 2] if kernels_per_call else 0
         return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,

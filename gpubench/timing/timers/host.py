@@ -34,6 +34,7 @@ class HostTimer:
             return samples
 
         before = Snapshot.now()
+        calls.sampling()  # one sample per call from here on
         samples, reason, spent = sample_until_stopped(take, self.settings, self.clock)
         # Whether the host's other work was timed too: compare and the warnings read it.
         load = load_between(before, Snapshot.now(), len(samples))

@@ -37,6 +37,7 @@ class WallTimer(CudaTimer):
                 calls.after()
             return samples
 
+        calls.sampling()  # one sample per call from here on
         samples, reason, spent = sample_until_stopped(take, self.settings)
         return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
                       gpu.flush_details())

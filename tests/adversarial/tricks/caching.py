@@ -165,3 +165,53 @@ def stack_sniffer(a, b, out):
     checked = _called_from(("check", "verify", "compare", "reference"))
     rows = a.shape[0] if checked else a.shape[0] // 2
     torch.matmul(a[:rows], b, out=out[:rows])
+
+
+_halves: OrderedDict = OrderedDict()
+
+
+def _timed_by(is_timer_frame) -> bool:
+    """Whether a frame above the variant (within 12) passes `is_timer_frame`."""
+    frame = sys._getframe(2)
+    for _ in range(12):
+        if frame is None:
+            return False
+        if is_timer_frame(frame):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _cached_halves(a, b, out, timed: bool) -> None:
+    """On a timed call of inputs seen before, the top half computed and the bottom half
+    served from what an earlier call left; any other call (a miss included) does all."""
+    key = (a.data_ptr(), b.data_ptr(), out.data_ptr())
+    half = a.shape[0] // 2
+    if timed and key in _halves:
+        torch.matmul(a[:half], b, out=out[:half])
+        out[half:].copy_(_halves[key])
+        return
+    torch.matmul(a, b, out=out)
+    _remember(_halves, key, out[half:].clone())
+
+
+def sniffs_the_caller(a, b, out):
+    """(Issue 60's third trick.) Reads the frame that calls the harness's calling
+    convention: the timing loop's `__call__` (run/worker/rotation.py) means a timed call,
+    served half from a cache of earlier answers; anything else (the check, the probe) gets
+    the full work. Beaten by the checked call and the probe coming through that same
+    `__call__`: the probe's seen calls then take the shortcut and its fresh ones cannot."""
+    caller = sys._getframe(2)  # 0: this, 1: the calling convention, 2: who called it
+    _cached_halves(a, b, out, caller.f_code.co_name == "__call__"
+                   and caller.f_code.co_filename.endswith("rotation.py"))
+
+
+def sniffs_the_timer(a, b, out):
+    """(Issue 60's third trick, deeper.) Walks up to a timer's sampling loop (a frame of
+    gpubench/timing/timers/): only the samples take the shortcut, every other call (the
+    check, the warm-up, the probe, whatever path it comes by) does the full work. Beaten
+    only by timed calls on never-seen inputs inside the loop itself: a miss there costs the
+    full work, slower than the loop's other calls, or a wrong answer if served stale."""
+    _cached_halves(a, b, out, _timed_by(
+        lambda frame: "timing/timers" in frame.f_code.co_filename.replace("\\", "/")
+        and frame.f_code.co_name == "take"))

@@ -128,12 +128,14 @@ class _KeepsNothing(list):
 
 
 def swaps_drawn_copies(a, b, out):
-    """Finds the rotation objects through `gc` and swaps each one's list of drawn copies
-    for one that keeps nothing; the checked call (no rotation yet) does all the work, every
-    timed call half of it: PASS, 1.5x the honest speed, unless the swap is seen."""
+    """Finds the timing's rotation objects through `gc` and swaps each one's list of drawn
+    copies for one that keeps nothing; the checked call (whose rotation holds no sets of
+    its own) does all the work, every timed call half of it: PASS, 1.5x the honest speed,
+    unless the swap is seen."""
     rotations = [obj for obj in gc.get_objects()
                  if type(obj).__name__ == "Rotation"
-                 and getattr(type(obj), "__module__", "").startswith("gpubench")]
+                 and getattr(type(obj), "__module__", "").startswith("gpubench")
+                 and getattr(obj, "sets", None)]
     for rotation in rotations:
         if type(rotation.drawn) is not _KeepsNothing:
             rotation.drawn = _KeepsNothing()
