@@ -5,6 +5,7 @@ one line and a documented exit code."""
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -259,3 +260,189 @@ def test_a_submission_that_loops_at_import_is_stopped_by_the_import_limit(gpuben
     assert row["status"] == "error", row
     assert "did not finish importing within 3 s" in row["error"]
     assert done.by_variant()["reference"]["status"] == "ok"
+
+
+# reference-kernels' pmpp_v2 problems (issue 60). On a CPU only the copies kept under
+# tests/leaderboard/pmpp_v2/ run (the originals draw on "cuda"); with a checkout of the
+# repository (GPUBENCH_REFERENCE_KERNELS, else .ext/reference-kernels as the GPU acceptance
+# has it) and a GPU, every problem runs from it.
+PMPP_V2 = ("conv2d_py", "grayscale_py", "histogram_py", "matmul_py", "prefixsum_py",
+           "sort_py", "vectoradd_py", "vectorsum_py")
+PMPP_V2_COPIES = HOSTILE / "pmpp_v2"
+# An honest submission for any problem: its own reference; a wrong one: twice it, plus one.
+AS_REFERENCE = "from reference import ref_kernel as custom_kernel  # noqa: F401\n"
+DOUBLED = """from reference import ref_kernel
+
+
+def custom_kernel(data):
+    result = ref_kernel(data)
+    if isinstance(result, tuple | list):
+        return type(result)(item * 2 + 1 for item in result)
+    return result * 2 + 1
+"""
+
+
+def _pmpp_v2_problem(name: str):
+    """(folder, None) of `name` to run here, or (None, why not)."""
+    import os
+    from pathlib import Path
+
+    checkout = Path(os.environ.get("GPUBENCH_REFERENCE_KERNELS",
+                                   REPO / ".ext" / "reference-kernels"))
+    original = checkout / "problems" / "pmpp_v2" / name
+    on_cuda_only = original.is_dir() and re.search(
+        r"device\s*=\s*[\"']cuda[\"']", (original / "reference.py").read_text()) is not None
+    if original.is_dir() and (has_cuda() or not on_cuda_only):
+        return original, None
+    if (PMPP_V2_COPIES / name).is_dir():
+        return PMPP_V2_COPIES / name, None
+    if original.is_dir():
+        return None, f"pmpp_v2/{name} draws its inputs on CUDA (generate_input): needs a GPU"
+    return None, (f"pmpp_v2/{name}: no checkout of reference-kernels at {checkout} "
+                  "(GPUBENCH_REFERENCE_KERNELS) and no CPU copy under tests/leaderboard/pmpp_v2")
+
+
+def _first_test_shape(problem) -> str:
+    """--shape for the first of task.yml's tests, named as gpubench names the axes."""
+    from gpubench.families.leaderboard.reference_kernels import read_task
+
+    task = read_task(problem)
+    entries = [{k: v for k, v in e.items() if k != "seed"}
+               for e in (*(task.get("benchmarks") or []), *(task.get("tests") or []))]
+    first = {k: v for k, v in (task.get("tests") or task["benchmarks"])[0].items()
+             if k != "seed"}
+    axes = common.arg_axes(entries, entries[0])
+    return ",".join(f"{a.axis.name}={a.encode(first[a.key])}" for a in axes if a.key in first)
+
+
+def _checked_rows(done) -> dict[str, tuple[bool, str]]:
+    """variant -> (its check passed, status or error): a busy shared CPU's timing verdict
+    (SUSPECT) is not what these tests are about; the problem's check is."""
+    return {name: (bool(row.get("check") and row["check"]["passed"])
+                   and row["status"] in ("ok", "suspect"), row["error"] or row["status"])
+            for name, row in done.by_variant().items()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PMPP_V2)
+def test_a_pmpp_v2_problem_passes_its_reference_and_fails_a_wrong_submission(
+        gpubench, tmp_path, name):
+    """Each problem's reference row, its reference as a submission and (for the copies)
+    their own solutions PASS through the problem's check_implementation; a wrong one FAILs.
+    vectorsum_py's reference returns a 0-dim sum for a (1,) slot: every row FAILed with
+    SIZE MISMATCH while the judge saw the slot's shape (issue 60)."""
+    problem, why = _pmpp_v2_problem(name)
+    if problem is None:
+        pytest.skip(why)
+    (tmp_path / "as_reference.py").write_text(AS_REFERENCE)
+    (tmp_path / "doubled.py").write_text(DOUBLED)
+    kept = PMPP_V2_COPIES / name / "solutions" if problem.is_relative_to(PMPP_V2_COPIES) \
+        else None
+    right = [tmp_path / "as_reference.py",
+             *(sorted((kept / "correct").glob("*.py")) if kept else [])]
+    wrong = [tmp_path / "doubled.py", *(sorted((kept / "wrong").glob("*.py")) if kept else [])]
+    done = gpubench("run", "--problem", str(problem),
+                    *[arg for path in right + wrong for arg in ("--submission", str(path))],
+                    "--shape", _first_test_shape(problem), "--device", DEVICE, *FAST)
+    assert "Traceback" not in done.output
+    rows = _checked_rows(done)
+    assert all(rows[v][0] for v in ("reference", *(p.stem for p in right))), rows
+    for path in wrong:
+        assert not rows[path.stem][0], (path.stem, rows[path.stem])
+        assert "check_implementation" in rows[path.stem][1]
+
+
+def test_vectorsums_checks_see_each_submissions_own_form(gpubench):
+    """The form custom_kernel returns reaches check_implementation, as on the leaderboard:
+    output[0] (0-dim) PASSes, the (1,) slot itself FAILs the problem's shape test."""
+    problem = PMPP_V2_COPIES / "vectorsum_py"
+    solutions = problem / "solutions"
+    done = gpubench("run", "--problem", str(problem),
+                    "--submission", str(solutions / "correct" / "slot_element.py"),
+                    "--submission", str(solutions / "wrong" / "returns_slot.py"),
+                    "--shape", "size_=1023", "--device", DEVICE, *FAST)
+    rows = _checked_rows(done)
+    assert rows["reference"][0] and rows["slot_element"][0], rows
+    assert not rows["returns_slot"][0] and "SIZE MISMATCH" in rows["returns_slot"][1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("problem", "right", "wrong", "says"), [
+    ("pair_py", ("in_slots", "fresh"), "signed_max", "scaled: "),
+    ("keepdim_py", ("column_of_slot", "fresh_column"), "returns_slot", "expected (33, 1)"),
+])
+def test_a_tuple_or_reshaped_result_reaches_the_check_as_returned(gpubench, problem, right,
+                                                                  wrong, says):
+    """A reference returning a tuple (two slots in one buffer) or another shape than its
+    slot: the reference and the right submissions PASS, the wrong one FAILs for what the
+    problem's check says."""
+    folder = HOSTILE / problem
+    done = gpubench("run", "--problem", str(folder),
+                    *[arg for path in sorted(folder.glob("solutions/*/*.py"))
+                      for arg in ("--submission", str(path))],
+                    "--shape", "rows=33,cols=100", "--device", DEVICE, *FAST)
+    assert "Traceback" not in done.output
+    rows = _checked_rows(done)
+    assert all(rows[v][0] for v in ("reference", *right)), rows
+    assert not rows[wrong][0] and says in rows[wrong][1], rows[wrong]
+
+
+def test_an_outputs_layout_keeps_the_form_the_kernel_returned():
+    """outputs.py without a worker: a 0-dim result of a (1,) slot, a tuple in two slots,
+    a result without a slot; what a kernel returns is stored in `out` and shown in its own
+    form (a view of `out`), a tuple split back into the reference's pieces."""
+    import torch
+
+    from gpubench.families.leaderboard.outputs import find
+    from gpubench.run.worker.invocation import Invocation
+
+    class Shows:  # a destination-passing callable that gives back `out` in a form
+        returns_checked_view = True
+
+        def __init__(self, form):
+            self.form = form
+
+        def __call__(self, *inputs_and_out):
+            return self.form(inputs_and_out[-1])
+
+    def total(items):
+        return items[0].sum()
+
+    summed = find((torch.arange(4.0), torch.empty(1)), total, "p")
+    assert [p.slot for p in summed.pieces] == [1] and summed.out_shape == (1,)
+    out = torch.full((1,), float("nan"))
+    shown = summed.store(out, torch.tensor(6.0))
+    assert shown.shape == () and shown.data_ptr() == out.data_ptr() and float(out) == 6.0
+    assert summed.store(out, out) is out  # the slot returned: no copy, its (1,) form
+    assert Invocation(Shows(lambda out: out.view(())), False)((), out).shape == ()
+    assert Invocation(Shows(lambda out: torch.tensor(6.0)), False)((), out) is out  # not out's
+    with pytest.raises(ValueError, match="returned a tuple"):
+        summed.store(out, (out,))
+
+    def pair(items):
+        x, scaled, scales = items
+        scales[...] = x.abs().amax(dim=1)
+        scaled[...] = x / scales[:, None]
+        return scaled, scales
+
+    x = torch.randn(3, 4)
+    both = find((x, torch.empty(3, 4), torch.empty(3)), pair, "p")
+    assert [p.slot for p in both.pieces] == [1, 2] and both.out_shape == (15,)
+    flat = torch.empty(15)
+    data = both.around((x,), flat)
+    assert data[1].shape == (3, 4) and data[2].shape == (3,)
+    assert both.store(flat, pair(data)) is flat
+    scaled, scales = both.checked(flat)
+    assert torch.equal(scales, x.abs().amax(dim=1)) and scaled.shape == (3, 4)
+
+    # new tensors, not the slots: each takes the last free slot of its size, in order
+    turned = find((x, torch.empty(3, 4), torch.empty(3)),
+                  lambda items: (items[0].amax(dim=1), items[0] * 2), "p")
+    assert [p.slot for p in turned.pieces] == [2, 1]
+    twins = find((x, torch.empty(3, 4), torch.empty(3, 4)),
+                 lambda items: (items[0] + 1, items[0] + 2), "p")
+    assert [p.slot for p in twins.pieces] == [1, 2]
+
+    loose = find((x,), lambda items: items[0].sum(dim=1, keepdim=True), "p")
+    assert [p.slot for p in loose.pieces] == [None] and loose.out_shape == (3, 1)
+    assert loose.inputs_of((x,)) == (x,)

@@ -14,10 +14,14 @@ folder above) and a submission defining `custom_kernel(data)`. The mapping:
                         secret seed, and of the size the problem's generator expects
   data's output slot    the harness's `out`: the last tensor of `data` the size of what
                         ref_kernel returns and whose values it never reads (found once per
-                        shape in the worker); gpubench poisons it before every checked call
+                        shape, outputs.py; a tuple's tensors share one flat `out`);
+                        gpubench poisons it before every checked call
   custom_kernel         a variant called with `data` rebuilt around `out`; what it returns
-                        is copied into `out` unless it is `out` (that copy is then timed)
-  check_implementation  the verdict on every checked output (families/check.OwnVerdict)
+                        is copied into `out` unless it is `out`'s memory (that copy is
+                        then timed)
+  check_implementation  the verdict on every checked output (families/check.OwnVerdict),
+                        given the output in the form custom_kernel returned it, as the
+                        leaderboard's eval.py gives it (a 0-dim sum of a (1,) slot: 0-dim)
   ref_kernel            the baseline variant `reference`
 
 The problem's Python runs in the worker only; gpubench reads its files as text to plan.
@@ -25,7 +29,6 @@ reference.py is imported, and sealed (families/trusted.py), before any submissio
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 
@@ -35,6 +38,7 @@ from gpubench.families.leaderboard import common
 from gpubench.families.leaderboard.family import LeaderboardFamily, Scoring
 from gpubench.families.leaderboard.manifest import Manifest
 from gpubench.families.leaderboard.modules import module_from_file
+from gpubench.families.leaderboard.outputs import Layout, find
 from gpubench.families.trusted import trust
 
 NAME = "reference-kernels"
@@ -141,21 +145,18 @@ def _generate_input(path: Path):
 
 
 class Runtime:
-    """The problem as it runs in the worker: its modules (imported on first use), and per
-    shape the output slot of `data` and what `out` must be. make_inputs records the point
-    it draws for (`current`): the reference and the calls that follow are of that point,
-    which is the order in which the worker uses a family."""
+    """The problem as it runs in the worker (and in the judge, which draws its own): its
+    modules (imported on first use), and per shape the layout of the output in `data` and
+    in `out` (outputs.py). make_inputs records the point it draws for (`current`): the
+    reference and the calls that follow are of that point, which is the order in which
+    the worker uses a family."""
 
     def __init__(self, path: Path, bare: dict[str, Path], axes, dtypes: tuple[str, ...]):
         self.path, self.bare, self.axes, self.dtypes = path, bare, axes, dtypes
         self.seeds: dict = {}  # shape (its items) -> the seed task.yml lists for it
-        self.layouts: dict = {}  # shape -> (slot index or None, out's shape, out's dtype)
+        self.layouts: dict[tuple, Layout] = {}  # shape (its items) -> the output's layout
         self.one_tensor: dict = {}  # shape -> generate_input returned one bare tensor
         self.current = None  # (shape, torch dtype) of the latest make_inputs
-        # The shape of what the latest call returned: the check sees `out` in it (a kernel
-        # may return a 0-dim sum for a (1,) slot; the problem's check decides if that is
-        # right, as it does on the leaderboard, where it sees the returned tensor itself).
-        self.returned: tuple | None = None
         self._reference = None
         self._kernels: dict = {}
 
@@ -197,10 +198,10 @@ class Runtime:
         self.one_tensor[key] = not isinstance(data, tuple | list)
         data = (data,) if self.one_tensor[key] else tuple(data)
         if key not in self.layouts:
-            self.layouts[key] = self._layout(data, key)
+            self.layouts[key] = find(data, lambda items: self.module().ref_kernel(
+                self.packed(items, key)), str(self.path / "reference.py"))
         self.current = (key, dtype)
-        slot = self.layouts[key][0]
-        return data if slot is None else data[:slot] + data[slot + 1:]
+        return self.layouts[key].inputs_of(data)
 
     def packed(self, items, key=None):
         """`items` as the problem's kernels take their data: the one tensor itself where
@@ -208,40 +209,19 @@ class Runtime:
         key = self.current[0] if key is None else key
         return items[0] if self.one_tensor.get(key) else items
 
-    def _layout(self, data: tuple, key) -> tuple:
-        """(slot, out shape, out dtype): the slot is the last tensor of `data` as large as
-        ref_kernel's result whose values the result does not depend on (filled with 1,
-        then 2); None when there is none (then `out` is like the result)."""
-        import torch
-
-        def ref(items):
-            return self.module().ref_kernel(self.packed(items, key))
-
-        result = ref(_clones(data))
-        if not isinstance(result, torch.Tensor):
-            raise SpecError(f"{self.path / 'reference.py'}: ref_kernel returned a "
-                            f"{type(result).__name__}; gpubench checks tensor outputs only")
-        for index in reversed(range(len(data))):
-            item = data[index]
-            if isinstance(item, torch.Tensor) and item.numel() == result.numel():
-                ones, twos = _clones(data), _clones(data)
-                ones[index].fill_(1)
-                twos[index].fill_(2)
-                if torch.equal(ref(ones).cpu(), ref(twos).cpu()):
-                    return index, tuple(item.shape), item.dtype
-        return None, tuple(result.shape), result.dtype
-
     def make_output(self, shape, dtype, device: str):
         import torch
 
-        _, out_shape, out_dtype = self.layouts[_key(shape)]
-        return torch.empty(out_shape, dtype=out_dtype, device=device)
+        layout = self.layouts[_key(shape)]
+        return torch.empty(layout.out_shape, dtype=layout.dtype, device=device)
 
-    def data_around(self, inputs: tuple, out) -> tuple:
-        slot = self.layouts[self.current[0]][0]
-        if slot is None:
-            return self.packed(tuple(inputs))
-        return (*inputs[:slot], out, *inputs[slot:])
+    def layout(self, key=None) -> Layout:
+        return self.layouts[self.current[0] if key is None else key]
+
+    def data_around(self, inputs: tuple, out, key=None) -> tuple:
+        """`data` as the problem's kernels take it: the inputs with `out` (its pieces) in
+        the slots, or the inputs alone, packed (bare where generate_input made it so)."""
+        return self.packed(self.layout(key).around(tuple(inputs), out), key)
 
     def reference(self, *inputs):
         """The problem's verdict on an output for these inputs (gpubench hands float64
@@ -255,8 +235,10 @@ class Runtime:
 
 
 class ProblemCheck(OwnVerdict):
-    """check_implementation(data, output) on `data` rebuilt with a scratch output slot
-    (ref_kernel writes into it), never the variant's buffer."""
+    """check_implementation(data, output) on `data` rebuilt with scratch output slots
+    (ref_kernel writes into them), never the variant's buffer. `out` comes in the form the
+    variant returned it (its shape: Call gives back `out` or a view of it, and the judge's
+    copy keeps that shape); a tuple result is handed over as the reference's pieces."""
 
     def __init__(self, runtime: Runtime, inputs: tuple, key):
         self.runtime, self.inputs, self.key = runtime, inputs, key
@@ -264,18 +246,13 @@ class ProblemCheck(OwnVerdict):
     def judge(self, out, atol: float, rtol: float) -> CheckResult:
         import torch
 
-        slot, shape, dtype = self.runtime.layouts[self.key]
-        data = self.inputs if slot is None else (
-            *self.inputs[:slot], torch.empty(shape, dtype=dtype, device=out.device),
-            *self.inputs[slot:])
-        returned = self.runtime.returned
-        if returned is not None and tuple(out.shape) != returned and \
-                out.numel() == math.prod(returned):
-            out = out.reshape(returned)
+        layout = self.runtime.layout(self.key)
+        scratch = torch.empty(layout.out_shape, dtype=layout.dtype, device=out.device) \
+            if layout.has_slots else None
+        data = self.runtime.data_around(self.inputs, scratch, self.key)
         total = out.numel()
         try:
-            verdict = self.runtime.module().check_implementation(
-                self.runtime.packed(tuple(data), self.key), out)
+            verdict = self.runtime.module().check_implementation(data, layout.checked(out))
         except Exception as exc:
             return CheckResult(False, float("inf"), float("inf"), total, 0, total, atol, rtol,
                                note=common.one_line(f"check_implementation raised "
@@ -300,7 +277,12 @@ def _verdict(value) -> tuple[bool, str]:
 
 class Call:
     """A variant as gpubench calls it, fn(*inputs, out): ref_kernel or custom_kernel on
-    `data` rebuilt around `out`; a result that is not `out` itself is copied into it."""
+    `data` rebuilt around `out`; a result that is not `out` itself is copied into it.
+    It gives back `out` in the form the kernel returned (outputs.Layout.store), which the
+    worker's Invocation passes on as the call's output (`returns_checked_view`): re-checks
+    copy it and the judge receives it in that shape."""
+
+    returns_checked_view = True
 
     def __init__(self, runtime: Runtime, file: Path | None):
         self.runtime, self.file = runtime, file
@@ -310,26 +292,10 @@ class Call:
         self.runtime.kernel(self.file)
 
     def __call__(self, *inputs_and_out):
-        import torch
-
         *inputs, out = inputs_and_out
         result = self.runtime.kernel(self.file)(self.runtime.data_around(tuple(inputs), out))
-        self.runtime.returned = tuple(result.shape) if isinstance(result, torch.Tensor) else None
-        if isinstance(result, torch.Tensor) and result.data_ptr() == out.data_ptr() and \
-                result.shape == out.shape:
-            return None
-        if not isinstance(result, torch.Tensor):
-            raise ValueError(f"returned a {type(result).__name__}, not a tensor")
-        if result.numel() != out.numel():
-            raise ValueError(f"returned shape {tuple(result.shape)}; the output is "
-                             f"{tuple(out.shape)}")
-        out.copy_(result.reshape(out.shape))
-        return None
+        return self.runtime.layout().store(out, result)
 
 
 def _key(shape) -> tuple:
     return tuple(shape.items())
-
-
-def _clones(data: tuple) -> list:
-    return [x.clone() if hasattr(x, "clone") else x for x in data]

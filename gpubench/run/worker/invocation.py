@@ -38,16 +38,25 @@ class Invocation:
     """A variant's callable under the harness's one convention, call(inputs, out) ->
     output: destination-passing variants write into `out`; returning ones allocate and
     return their output (calling.py decides which on the first call). What a call
-    produced is the caller's to keep (run/worker/rotation.py keeps the re-checked ones)."""
+    produced is the caller's to keep (run/worker/rotation.py keeps the re-checked ones).
+
+    A destination-passing callable that says so (`returns_checked_view`: a leaderboard
+    problem's Call) gives back `out` in the form its output is checked in, a view of it in
+    another shape: a problem's own check sees a 0-dim sum its (1,) slot holds as 0-dim, as
+    on the leaderboard. The call's output is then that view, so its copies and the judge's
+    keep the shape; anything but `out`'s own memory, whole, is ignored for `out`."""
 
     def __init__(self, fn: Callable, declared: bool | None):
         self.fn, self.declared = fn, declared
         self.returns: bool | None = None
+        self.shows_form = getattr(fn, "returns_checked_view", False) is True
 
     def __call__(self, inputs: tuple, out):
         if self.returns is None:
             self.returns = returns_output(self.fn, len(inputs), self.declared)
         if not self.returns:
+            if self.shows_form:
+                return _view_of(self.fn(*inputs, out), out)
             self.fn(*inputs, out)
             return out
         return self.fn(*inputs)
@@ -66,3 +75,15 @@ class Invocation:
                     f"{produced.device.type}; expected {str(like.dtype).removeprefix('torch.')} "
                     f"on {like.device.type}")
         return None
+
+
+def _view_of(shown, out):
+    """`shown` where it is `out`'s memory in another shape (every element, in order), else
+    `out`: the output checked is always the poisoned buffer the harness made."""
+    if shown is out or type(shown) is not type(out):
+        return out
+    if (shown.data_ptr() == out.data_ptr() and shown.numel() == out.numel()
+            and shown.dtype == out.dtype and shown.device == out.device
+            and shown.is_contiguous()):
+        return shown
+    return out

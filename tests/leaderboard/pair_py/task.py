@@ -1,0 +1,4 @@
+import torch
+
+input_t = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+output_t = tuple[torch.Tensor, torch.Tensor]
