@@ -45,9 +45,10 @@ class Measurement(Record):
     recheck_failed: bool = False
     fresh: FreshEvidence | None = None  # the fresh-input probe's calls (run/worker/)
     host_load: HostLoad | None = None  # on a CPU: what else ran while it was timed
-    # Samples of timed calls on never-seen inputs, made inside the loop (rotation.py):
-    # among samples_s too; None where the timer's samples are not one per call (graph).
-    fresh_in_loop_s: tuple[float, ...] | None = None
+    # Timed calls on never-seen inputs made inside the loop (run/worker/rotation.py), beside
+    # the calls on seen inputs of the same stretch: all among samples_s; None where the
+    # timer's samples are not one per call (graph).
+    fresh_in_loop: FreshEvidence | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "samples_s", tuple(float(s) for s in self.samples_s))
@@ -86,6 +87,13 @@ class Measurement(Record):
         if "host_load" in details and data.get("host_load") is None:
             data = {**data, "details": details, "host_load": details.pop("host_load")}
         return decode(cls, data)
+
+
+def in_loop_evidence(found: tuple[list[float], list[float]] | None) -> FreshEvidence | None:
+    """The (fresh, seen) samples a rotation found in its loop as evidence (None: none)."""
+    if not found or not found[0]:
+        return None
+    return FreshEvidence(tuple(found[0]), tuple(found[1]))
 
 
 def check_samples(samples, name: str = "samples_s") -> None:

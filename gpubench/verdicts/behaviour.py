@@ -17,6 +17,8 @@ check returns a TimingWarning whose message is the SUSPECT row's reason.
 
 from __future__ import annotations
 
+import statistics
+
 from gpubench.records.result import Result
 from gpubench.records.warning import TimingWarning
 from gpubench.timing.hostload import busy_reason
@@ -94,21 +96,22 @@ def timed_shortcut(result: Result) -> TimingWarning | None:
     """Timed calls on never-seen inputs, made inside the timing loop (run/worker/
     rotation.py), much slower than the loop's median: the variant does less work on the
     timed calls of inputs it has seen, however it tells timed calls from checked ones.
-    The fastest of them against the median: a host's noise slows single calls, and here it
-    would have to slow every fresh call (2 to 4 of them, at random places in the loop) while
-    sparing most others; a shortcut slows them all. The loop is one condition for both, so
-    the paired bar holds (the CPU's where the call waits on the host)."""
-    measurement = result.measurement
-    fresh = measurement.fresh_in_loop_s if measurement else None
-    median = result.median_s
-    if not fresh or len(fresh) < IN_LOOP_MIN_CALLS or median is None:
+    The fastest of them against the median of the calls on seen inputs in the same
+    stretch of the loop: a host's noise slows single calls, and here it would have to slow
+    every fresh call (2 to 4 of them, at random places) while sparing most of their
+    neighbours; a shortcut slows them all. The loop is one condition for both, so the
+    paired bar holds (a CPU's where the call waits on the host)."""
+    evidence = result.measurement.fresh_in_loop if result.measurement else None
+    if evidence is None or len(evidence.fresh_s) < IN_LOOP_MIN_CALLS or \
+            len(evidence.repeat_s) < IN_LOOP_MIN_CALLS:
         return None
+    fresh, median = evidence.fresh_s, statistics.median(evidence.repeat_s)
     cpu_like = result.mode == "cpu" or waits_on_host(result)
     ratio = IN_LOOP_RATIO_CPU if cpu_like else PAIRED_RATIO
     slack = PAIRED_SLACK_S["cpu"] if cpu_like else FRESH_SLACK_GPU_S
     if min(fresh) <= median * ratio + slack:
         return None
-    return _shortcut(min(fresh), median, "its other timed calls",
+    return _shortcut(min(fresh), median, "its timed calls beside them",
                      ", timed inside the loop,")
 
 

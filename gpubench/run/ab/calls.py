@@ -50,8 +50,16 @@ class AlternatingCalls:
         self.sides[self.side].after()
 
     def sampling(self) -> None:
-        """Pairs need every sample to be a call of the block's order: no call of either
-        side is swapped for one on never-seen inputs (the fresh-input probe covers ab)."""
+        """Each side plans its own timed calls on never-seen inputs (rotation.py), in
+        lockstep: both rotations draw from one seed and make two calls a block."""
+        for side in self.sides:
+            side.sampling()
+
+    def side_samples(self, samples_s, side: int) -> list[float]:
+        """One side's samples of this round, in its call order (the tail of `order` lines
+        up with the timer's samples: timing/paired.blocks_of)."""
+        timed = self.order[len(self.order) - len(samples_s):]
+        return [s for (_, who), s in zip(timed, samples_s, strict=True) if who == side]
 
     def keep_outputs(self, capturing: bool) -> None:
         for side in self.sides:

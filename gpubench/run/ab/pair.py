@@ -34,7 +34,7 @@ from gpubench.run.worker.execute import Executor, Prepared
 from gpubench.run.worker.rotation import InputSet, Rotation
 from gpubench.timing.clocks import measure_watched
 from gpubench.timing.hostload import busy_factor
-from gpubench.timing.measurement import Measurement
+from gpubench.timing.measurement import Measurement, in_loop_evidence
 from gpubench.timing.paired import (
     BASE,
     DECIDED,
@@ -125,7 +125,9 @@ def _time_pair(executor: Executor, mode: str, prepared: tuple, sets: tuple, task
         return Measurement(mode, error=error), Measurement(mode, error=error), None
     seed = random.SystemRandom().getrandbits(64)  # both rotations draw alike: same sets
     rotations = [Rotation(ready.fn, side_sets, executor._judge_all, warm=mode == "warm",
-                          rng=random.Random(seed))
+                          rng=random.Random(seed),
+                          fresh=executor._fresh_sets(ready, task, side_sets),
+                          touch_fresh=not executor.machine.has_cuda)
                  for ready, side_sets in zip(prepared, sets, strict=True)]
     parts = [rotation.parts() for rotation in rotations]  # held here, out of reach
     calls = AlternatingCalls(*rotations)
@@ -151,8 +153,14 @@ class _Rounds:
         self.clocks, self.sampling_s, self.count, self.stop = None, 0.0, 0, MAX_TIME
         self.error: str | None = None
         self.host_load = None  # on a CPU: the busiest round's (a verdict reads it)
+        self.fresh = ([], [])  # per side: (fresh, seen) samples in the loop (rotation.py)
 
-    def add(self, timing: Measurement, clocks, order) -> None:
+    def add(self, timing: Measurement, clocks, calls: AlternatingCalls) -> None:
+        order = calls.order
+        for side, rotation in enumerate(calls.sides):
+            found = rotation.fresh_samples(calls.side_samples(timing.samples_s, side))
+            if found:
+                self.fresh[side].append(found)
         base, new, new_first = blocks_of(order, timing.samples_s)
         self.base += base
         self.new += new
@@ -182,7 +190,7 @@ def _rounds(executor: Executor, mode: str, calls: AlternatingCalls, task: Task) 
         calls.start_round()
         timing, clocks = measure_watched(timer, calls, executor.machine.has_cuda,
                                          executor.gpu_uuid)
-        gathered.add(timing.at_least_zero(), clocks, calls.order)
+        gathered.add(timing.at_least_zero(), clocks, calls)
         _, low, high = paired_interval(gathered.paired.ratios())
         if gathered.error is None and low == low and \
                 verdict(low, high, threshold, threshold) != UNSURE:
@@ -202,7 +210,9 @@ def _measurement(rounds: _Rounds, side: int, check) -> Measurement:
         first.warmup_s, rounds.stop, rounds.sampling_s, dict(last.details),
         last.target_rel_ci, rounds.clocks, recheck,
         f"while timed: {failure}" if failure else rounds.error, failure is not None,
-        host_load=rounds.host_load)
+        host_load=rounds.host_load, fresh_in_loop=in_loop_evidence(
+            ([s for fresh, _ in rounds.fresh[side] for s in fresh],
+             [s for _, seen in rounds.fresh[side] for s in seen])))
 
 
 def _shared_inputs_written(executor: Executor, new: Prepared, shared: list[InputSet]

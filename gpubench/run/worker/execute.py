@@ -64,7 +64,7 @@ from gpubench.run.worker.rotation import (
 from gpubench.run.worker.tune_apply import Tuning
 from gpubench.timing import nvtx_ranges
 from gpubench.timing.clocks import measure_watched
-from gpubench.timing.measurement import Measurement
+from gpubench.timing.measurement import Measurement, in_loop_evidence
 from gpubench.timing.timers import ONE_SAMPLE_PER_CALL, make_timer, modes_for_device
 
 # A Triton kernel without a GPU runs in the interpreter (numpy, ~1e4x the kernel's time):
@@ -379,8 +379,8 @@ class Executor:
                 clocks = replace(clocks, remeasured=True) if clocks else None
             tampered = rotation.tampered(parts, len(timing.samples_s))
             recheck, failure = (None, tampered) if tampered else rotation.verdict()
-            timing = timing.completed(
-                fresh_in_loop_s=rotation.fresh_samples(timing.samples_s))
+            timing = timing.completed(fresh_in_loop=in_loop_evidence(
+                rotation.fresh_samples(timing.samples_s)))
         except Exception as exc:
             if _is_cuda_fault(exc) or isinstance(exc, JudgeError):
                 raise

@@ -181,13 +181,22 @@ class Rotation:
         """Whether the call about to be made is one of the planned fresh ones."""
         return bool(self.fresh) and not self.capturing and len(self.tags) in self.positions
 
-    def fresh_samples(self, samples_s) -> tuple[float, ...] | None:
-        """The times of the calls made on fresh sets, out of the timer's samples (one per
-        call since sampling(), in call order); None where they do not line up one to one
-        (a timer that drops calls, as CUPTI does a call that launched nothing)."""
+    def fresh_samples(self, samples_s) -> tuple[list[float], list[float]] | None:
+        """(times of the calls made on fresh sets, times of the calls on seen sets in the
+        same stretch of the loop), out of the timer's samples (one per call since
+        sampling(), in call order); None where they do not line up one to one (a timer
+        that drops calls, as CUPTI does a call that launched nothing). The stretch ends at
+        twice the last fresh call's position: the fresh calls are early ones, and a loop's
+        early samples may run slower than its later thousands (clocks, caches settling),
+        which must not read as a shortcut."""
         if not self.positions or len(self.tags) != len(samples_s):
             return None
-        return tuple(s for s, fresh in zip(samples_s, self.tags, strict=True) if fresh)
+        stretch = 2 * max(i for i, fresh in enumerate(self.tags) if fresh) + 2 \
+            if any(self.tags) else 0
+        fresh = [s for s, tag in zip(samples_s, self.tags, strict=True) if tag]
+        seen = [s for s, tag in zip(samples_s[:stretch], self.tags[:stretch], strict=True)
+                if not tag]
+        return fresh, seen
 
     def parts(self) -> tuple:
         """What decides this rotation's verdict, by identity: taken before the variant runs
