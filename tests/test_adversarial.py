@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -77,6 +78,34 @@ def test_every_variant_of_the_suite_has_an_expected_verdict():
              if name in X.FAMILIES for v in load_family(name, folder).variants}
     assert found == set(X.EXPECTED)
     assert {entry.split("@")[0] for entry in X.PENDING_DEFENCES} <= set(X.EXPECTED)
+
+
+@pytest.mark.slow
+def test_the_files_later_runs_trust_are_intact_after_the_suite(cpu_rows, build_cache):
+    """rewrites_trusted_files ran: the ceilings cache holds measured ceilings (its write
+    refused by the sandbox, or the file written back by the parent), and a .pyc for the
+    suite's spec.py was not planted (sandbox) or, planted, is never run (source_import)."""
+    import importlib.util
+
+    from gpubench.build import bytecode
+
+    writes = load_script("tests/adversarial/tricks/writes.py", "adversarial_writes")
+    cached = [path for path in (build_cache / "ceilings").glob("*.json")
+              if not path.name.endswith(".check.json")]
+    assert cached
+    for path in cached:
+        assert json.loads(path.read_text()).get("method") != writes.FORGED_METHOD, path
+    if not X.SANDBOXED:
+        return
+    saved = sys.pycache_prefix
+    try:
+        for prefix in (None, str(bytecode.prefix_dir({"GPUBENCH_CACHE_DIR": str(build_cache)})),
+                       os.environ.get("PYTHONPYCACHEPREFIX")):
+            sys.pycache_prefix = prefix
+            planted = Path(importlib.util.cache_from_source(str(writes.SPEC)))
+            assert not planted.is_file() or b"PLANTED" not in planted.read_bytes(), planted
+    finally:
+        sys.pycache_prefix = saved
 
 
 # ---------------------------------------------------------------- GPU (the H200)

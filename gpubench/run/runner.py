@@ -37,6 +37,7 @@ from gpubench.run.build_phase import BuildPhase, describe_build_phase
 from gpubench.run.deriver import Deriver
 from gpubench.run.interference.reference import Interference
 from gpubench.run.interference.timing import InterferenceProbe
+from gpubench.run.lanes import ceilings_guard
 from gpubench.run.lanes.lane import Outcome, default_lane
 from gpubench.run.pipeline import Pipeline
 from gpubench.run.plan import Point
@@ -144,6 +145,8 @@ class Runner:
             timeline.mark("parent: last point back, stopping lanes")
             self._stop_lanes()
             timeline.mark("parent: lanes stopped")
+            for warning in ceilings_guard.verify():  # no worker runs: a rewrite is undone
+                self.emit(E.Message(f"warning: {warning}", soft_wrap=True))
         self._sort(plan_index, points)
         return self.results
 

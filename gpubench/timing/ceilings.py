@@ -250,8 +250,12 @@ def _timestamp(iso: str) -> float:
         return -math.inf
 
 
+# The record of the last probe of <key>.json, beside it (recent_check reads it).
+CHECK_SUFFIX = ".check.json"
+
+
 def _check_path(key: str) -> Path:
-    return cache_dir() / f"{key}.check.json"
+    return cache_dir() / f"{key}{CHECK_SUFFIX}"
 
 
 def _read_check(key: str) -> dict | None:

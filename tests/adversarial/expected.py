@@ -18,6 +18,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from gpubench.run.worker.sandbox import MIN_ABI, OFF_VARIABLE, abi_version
+
 PASS, FAIL, SUSPECT, CAUGHT, NEUTRAL = "PASS", "FAIL", "SUSPECT", "CAUGHT", "NEUTRAL"
 
 # The statuses of results.json each verdict accepts.
@@ -35,10 +37,14 @@ NEUTRAL_SLACK = 0.10
 # The host clock on a shared 2-core CPU moves a 15 us call by 10-20% between variants.
 NEUTRAL_SLACK_CPU = 0.30
 
+# Whether the workers restrict their writes (run/worker/sandbox.py): a kernel with Landlock
+# ABI 2 or later, and the sandbox not turned off.
+SANDBOXED = abi_version() >= MIN_ABI and os.environ.get(OFF_VARIABLE, "1") != "0"
 # gpubench's own ends of the judge's pipes, under /proc/<its pid>/fd: open to a root worker
-# (CI runs as root: the judge's nonce and its refusals are what hold there), closed to any
-# other, gpubench being non-dumpable (the trick's first step raises PermissionError).
-PIPES_OPEN = os.geteuid() == 0
+# without the sandbox (the judge's nonce and its refusals are what hold there), closed to any
+# other, gpubench being non-dumpable, and to a sandboxed one, root's too, which may open no
+# file under /proc for writing (either way the trick's first step raises PermissionError).
+PIPES_OPEN = os.geteuid() == 0 and not SANDBOXED
 
 # Families in run order: the tamperers last, since today their tampering outlives them.
 FAMILIES = ("exploits", "exploits_nanref", "exploits_stream", "exploits_timed",
@@ -130,6 +136,9 @@ EXPECTED: dict[str, Expect] = {
     "exploits_tamper/forges_a_summary": E(FAIL, "summary not bound to this task (no nonce)"
                                            if PIPES_OPEN else "Permission denied"),
     "exploits_tamper/honest_after_forged_summary": E(PASS),
+    # ---- the files later runs trust (issue 60): the ceilings cache, a planted .pyc
+    "exploits_tamper/rewrites_trusted_files": E(FAIL, "Permission denied"),
+    "exploits_tamper/honest_after_trusted_writes": E(PASS),
 }
 
 # Cases that do not get their verdict: marked xfail(strict=False). On the CPU at n=96 a
@@ -141,6 +150,11 @@ PENDING_DEFENCES: frozenset[str] = frozenset({
     "exploits/memo_content@cpu",
     "exploits/fingerprint_memo@cpu",
 })
+# Without the sandbox the trick's writes go through and it PASSes: the parent writes the
+# ceilings back (tests/test_adversarial.py reads the cache after the suite), and a planted
+# .pyc is never run (families/source_import.py); nothing refuses the write itself.
+if not SANDBOXED:
+    PENDING_DEFENCES = PENDING_DEFENCES | {"exploits_tamper/rewrites_trusted_files"}
 
 
 def pending(key: str, device: str) -> bool:

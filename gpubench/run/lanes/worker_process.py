@@ -25,6 +25,7 @@ from gpubench.build import bytecode
 from gpubench.families import compiled
 from gpubench.run.judge.dumpable import prctl_dumpable
 from gpubench.run.judge.line import JudgeLine
+from gpubench.run.lanes import ceilings_guard
 from gpubench.run.lanes.processes import kill_session, kill_tree
 from gpubench.run.lanes.protocol import Envelope, LineReader, ResultKey
 from gpubench.run.lanes.scratch import scratch_dir
@@ -100,6 +101,7 @@ class WorkerProcess:
             self.kill()
             raise WorkerDied(hello.get("error", f"unexpected first message {hello}"))
         self.env = hello["env"]
+        ceilings_guard.note_hello(self.env)  # a cache a variant rewrote is put back
         return self.env
 
     def send(self, line: Envelope | ResultKey) -> None:

@@ -38,6 +38,9 @@ EXIT_CUDA_FAULT = 3
 # Exit status after a task tampered with the process (or its result key went to
 # someone else): the parent starts a fresh worker.
 EXIT_TAMPERED = 4
+# Exit status when the kernel refused the sandbox the hello announced (sandbox.py): no
+# variant runs in a worker less restricted than its hello says.
+EXIT_SANDBOX = 5
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,12 +93,12 @@ def main(argv: list[str] | None = None) -> int:
     watchdog = start_watchdog(os.getppid())
     fd = private_channel(args.fd)
     try:
-        machine = _start(device, fd, steps)
+        machine, sandbox = _start(device, fd, steps)
     except Exception as exc:
         send(fd, {"type": "fatal", "error": f"worker failed to start: {exc}",
                   "traceback": traceback.format_exc()})
         return 2
-    status = _serve(machine, fd, watchdog, prewarm, judge)
+    status = _serve(machine, fd, watchdog, prewarm, judge, sandbox)
     if status == 0:  # the parent closed stdin: the run is over, every result is sent
         _exit_now()
     return status
@@ -162,9 +165,11 @@ START_LINE = "[gpubench worker] start:"
 
 
 def _start(device: str, fd: int, steps: StartSteps):
-    """Import torch, say hello with the device's facts, return this machine's description."""
+    """Import torch, say hello with the device's facts; returns this machine's description
+    and the sandbox to enter before the first task (sandbox.py), which the hello names."""
     from gpubench.families.compiled import no_progress_monitor
     from gpubench.families.spec import Machine
+    from gpubench.run.worker import sandbox
     from gpubench.timing.envinfo import device_env
 
     no_progress_monitor()  # a submission's own torch.compile draws tqdm bars too
@@ -182,14 +187,16 @@ def _start(device: str, fd: int, steps: StartSteps):
         if check is not None:
             env["ceilings_check"] = check
         steps.mark("ceilings")
+    plan = sandbox.plan(device)  # the start-up's writes are done: what may still write
+    env["sandbox"] = plan.describe()
     send(fd, {"type": "hello", "pid": os.getpid(), "env": env})
     timeline.mark("worker: hello sent")
     _log(steps.line())
-    return machine
+    return machine, plan
 
 
 def _serve(machine, fd: int, watchdog: int | None, prewarm: Prewarm | None = None,
-           judge: Forked | None = None) -> int:
+           judge: Forked | None = None, sandbox=None) -> int:
     from gpubench.run.worker.execute import Executor
     from gpubench.run.worker.health import Health
 
@@ -209,6 +216,8 @@ def _serve(machine, fd: int, watchdog: int | None, prewarm: Prewarm | None = Non
     # The session id stays the line's last word (tests/test_hardening.py reads it).
     _log(f"[gpubench worker] pid {os.getpid()} (timers imported and sealed "
          f"{time.perf_counter() - sealing:.2f} s after its hello), session {os.getsid(0)}")
+    if sandbox is not None and not _restrict(sandbox):
+        return EXIT_SANDBOX
     while line := sys.stdin.readline():
         if not line.strip():
             continue
@@ -255,6 +264,20 @@ def _serve_one(executor, watch, health, envelope: Envelope, fd: int) -> int | No
     if fit.retire:  # the parent kills this worker and what it holds, then starts another
         _log(f"[gpubench worker] task {task.id}: {fit.retire}")
     return exit_status
+
+
+def _restrict(plan) -> bool:
+    """Enter the sandbox (sandbox.py): after the prewarm thread has ended and the seal is
+    made, before any variant code. False when the kernel refused it."""
+    from gpubench.run.worker.sandbox import OFF_VARIABLE, apply
+
+    try:
+        _log(apply(plan))
+    except OSError as exc:
+        _log(f"[gpubench worker] sandbox error: {exc} (the hello said '{plan.describe()}'; "
+             f"{OFF_VARIABLE}=0 runs without it)")
+        return False
+    return True
 
 
 def _end_if_copy(health) -> None:
