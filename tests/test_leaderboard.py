@@ -316,10 +316,10 @@ def _first_test_shape(problem) -> str:
 
 
 def _checked_rows(done) -> dict[str, tuple[bool, str]]:
-    """variant -> (its check passed, status or error): a busy shared CPU's timing verdict
-    (SUSPECT) is not what these tests are about; the problem's check is."""
+    """variant -> (it passed, status or error): an honest row is PASS, its check passed
+    and its time trusted (no SUSPECT)."""
     return {name: (bool(row.get("check") and row["check"]["passed"])
-                   and row["status"] in ("ok", "suspect"), row["error"] or row["status"])
+                   and row["status"] == "ok", row["error"] or row["status"])
             for name, row in done.by_variant().items()}
 
 
