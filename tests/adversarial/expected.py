@@ -105,9 +105,9 @@ EXPECTED: dict[str, Expect] = {
     "exploits_stream/persisting_l2": E(NEUTRAL, where="gpu", honest="honest_double"),
     # ---- exploits_timed: timed calls told apart by their callers' frames (issue 60)
     "exploits_timed/honest_timed": E(PASS),
-    "exploits_timed/sniffs_the_caller": E(CAUGHT, "never seen"),
+    "exploits_timed/sniffs_the_caller": E(CAUGHT, "seen"),
     "exploits_timed/honest_after_caller": E(PASS),
-    "exploits_timed/sniffs_the_timer": E(CAUGHT, "never seen"),
+    "exploits_timed/sniffs_the_timer": E(CAUGHT, "seen"),
     "exploits_timed/honest_after_timer": E(PASS),
     # ---- tampering with the harness
     "exploits_tamper/honest_out": E(PASS),
