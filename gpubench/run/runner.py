@@ -14,8 +14,7 @@ With several lanes, an interference reference is timed first (interference.py).
 With a build phase (build_phase.py), the plan's extensions compile in builder processes
 from the start, beside the worker starts and the interference reference; a lane takes
 the next point whose build is over (or that builds nothing), so the GPUs measure torch
-and Triton points while the builds run.
-Never prints: the listeners decide what to show.
+and Triton points while the builds run. Never prints: the listeners decide what to show.
 """
 
 from __future__ import annotations
@@ -142,11 +141,7 @@ class Runner:
         finally:
             if self.builds is not None:
                 self.builds.stop()
-            timeline.mark("parent: last point back, stopping lanes")
             self._stop_lanes()
-            timeline.mark("parent: lanes stopped")
-            for warning in ceilings_guard.verify():  # no worker runs: a rewrite is undone
-                self.emit(E.Message(f"warning: {warning}", soft_wrap=True))
         self._sort(plan_index, points)
         return self.results
 
@@ -323,9 +318,8 @@ class Runner:
                 rows = self._contained_point(lane, index, point)
                 if self._stopping.is_set():  # killed by Ctrl-C: the main thread decides
                     return
-                # The next point waits until this one is saved (a `kill -9` of gpubench
-                # then costs at most the points in progress); points that finish together
-                # on several lanes share one save.
+                # The next point waits until this one is saved (a `kill -9` then costs at
+                # most the points in progress); points done together on lanes share a save.
                 saved = threading.Event()
                 self._events.put(M.PointFinished(index, point, rows, saved))
                 while not saved.wait(EVENT_POLL_S):
@@ -427,11 +421,15 @@ class Runner:
 
 
     def _stop_lanes(self) -> None:
-        """Every lane's worker ended at once (each waits for its worker to exit)."""
+        """Every lane's worker ended at once; then a rewritten ceilings cache is undone."""
+        timeline.mark("parent: last point back, stopping lanes")
         threads = [threading.Thread(target=lane.stop, daemon=True) for lane in self.lanes]
         for thread in threads:
             thread.start()
         self._join(threads)
+        timeline.mark("parent: lanes stopped")
+        for warning in ceilings_guard.verify():
+            self.emit(E.Message(f"warning: {warning}", soft_wrap=True))
 
     @staticmethod
     def _join(threads: list[threading.Thread]) -> None:

@@ -16,6 +16,7 @@ from gpubench.families import sideeffects
 from gpubench.families.spec import Family
 from gpubench.records.point import Task
 from gpubench.run.worker.invocation import Group
+from gpubench.run.worker.rotation import InputSet
 
 
 def make_group(family: Family, task: Task, device: str, key: tuple) -> Group:
@@ -107,3 +108,17 @@ def reference(family: Family, inputs: tuple):
     upcast = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
               for x in inputs]
     return family.reference(*upcast)
+
+
+def fresh_sets(family: Family, task: Task, device: str, like_out, count: int
+               ) -> list[InputSet]:
+    """`count` input sets the variant has never seen, each with its own output buffer, from
+    seeds drawn from the OS (no other set of the point has theirs): the loop's fresh calls
+    (rotation.py) and the probe's (fresh_probe.py)."""
+    import random
+
+    import torch
+
+    seeds = random.SystemRandom()
+    return [InputSet(draw_inputs(family, task, device, seed), torch.empty_like(like_out), seed)
+            for seed in (seeds.getrandbits(31) for _ in range(count))]

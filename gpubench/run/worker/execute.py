@@ -49,7 +49,7 @@ from gpubench.records.worker_result import WorkerResult
 from gpubench.run.judge.client import JudgeError, LocalJudge
 from gpubench.run.judge.ruling import CHECK, FRESH, RECHECK
 from gpubench.run.reference import is_own_reference
-from gpubench.run.worker.draws import draw_inputs, make_group
+from gpubench.run.worker.draws import draw_inputs, fresh_sets, make_group
 from gpubench.run.worker.failures import build_failure, family_roots, variant_failure
 from gpubench.run.worker.fresh_probe import FreshProbe, probe_fresh
 from gpubench.run.worker.invocation import Group, Invocation
@@ -420,33 +420,15 @@ class Executor:
     def _fresh_sets(self, ready: Prepared, task: Task, sets: list[InputSet]
                     ) -> list[InputSet]:
         """Never-seen sets for timed calls inside the loop (rotation.py): as many as the
-        rotation holds, at most FRESH_IN_LOOP, from seeds no other set has. None for the
-        interference reference, which is gpubench's own kernel."""
-        if is_own_reference(task.family_dir):
-            return []
-        import random
-
-        import torch
-
-        seeds, out = random.SystemRandom(), ready.group.out
-        return [InputSet(draw_inputs(ready.family, task, self.machine.device, seed),
-                         torch.empty_like(out), seed)
-                for seed in (seeds.getrandbits(31) for _ in range(min(len(sets),
-                                                                      FRESH_IN_LOOP)))]
+        rotation holds, at most FRESH_IN_LOOP; none for the interference reference."""
+        count = 0 if is_own_reference(task.family_dir) else min(len(sets), FRESH_IN_LOOP)
+        return fresh_sets(ready.family, task, self.machine.device, ready.group.out, count)
 
     def _fresh_probe(self, ready: Prepared, task: Task, seen: list[InputSet]) -> FreshProbe:
         """Calls on never-seen inputs (run/worker/fresh_probe.py): their times go to every mode's
         details for verdicts/behaviour.py; a wrong answer among them fails the variant."""
-        import random
-
-        import torch
-
-        seeds, out = random.SystemRandom(), ready.group.out
-
         def make_set(_index: int) -> InputSet:
-            seed = seeds.getrandbits(31)
-            return InputSet(draw_inputs(ready.family, task, self.machine.device, seed),
-                            torch.empty_like(out), seed)
+            return fresh_sets(ready.family, task, self.machine.device, ready.group.out, 1)[0]
 
         support = self._cuda_support() if self.machine.has_cuda else None
         calls = Rotation(ready.fn, seen, self._judge_all)  # a timed call's own frames
