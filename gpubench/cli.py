@@ -47,13 +47,15 @@ def cli() -> None:
 
 @cli.command()
 @opts.selection_options
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="A suite file (configs/*.toml); command-line options override it.")
+@click.option("--config", "config_path", metavar="SUITE",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="A suite: a shipped one by name (quick; configs/ lists them) or a "
+                   ".toml file; command-line options override it.")
 @opts.kernels_dir_option
 @opts.problem_options
 @opts.timing_options
 @opts.timeout_option("Seconds a point may take outside its build before it counts as hung [120].")
-@click.option("--build-timeout", "build_timeout_s", type=click.FloatRange(min=1),
+@click.option("--build-timeout", "build_timeout_s", type=opts.FiniteFloat(min=1),
               help="Seconds a build may take [600].")
 @opts.device_option()
 @click.option("--seed", type=click.IntRange(min=0),
@@ -418,7 +420,7 @@ def eject(family, size, shape, dtype, kernels_dirs, **options):
 @click.option("--dtype", help="One dtype (default: the family's first).")
 @click.option("--exhaustive", is_flag=True,
               help="Time every config for the whole --min-time; stop none early.")
-@click.option("--min-time", "min_time_ms", type=click.FloatRange(min=0, min_open=True),
+@click.option("--min-time", "min_time_ms", type=opts.FiniteFloat(min=0, min_open=True),
               help="ms of timing per config: with --exhaustive, each config's [1000]; "
                    "else the first racing round's, doubled each round [20].")
 @opts.threshold_option(1.0, "Configs within +-this % of the fastest count as SAME (tied).")

@@ -11,6 +11,7 @@ line and gpubench's exit code, never click's.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -37,6 +38,22 @@ def stacked(*options):
     return apply
 
 
+# ---------------------------------------------------------------- types
+
+
+class FiniteFloat(click.FloatRange):
+    """A float option's type that refuses nan and inf, click's usage error (exit 2) naming the
+    option given. Every float option uses it: a range alone lets nan through (every comparison
+    with nan is false), and a nan threshold or timing setting fails later, under another
+    name or not at all (a nan --threshold never flags a change)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
 # ---------------------------------------------------------------- single options
 
 kernels_dir_option = click.option(
@@ -59,7 +76,7 @@ problem_options = stacked(
 def threshold_option(default_pct: float, help_text: str):
     """--threshold, in percent (commands take it as a fraction: threshold_pct / 100)."""
     return click.option("--threshold", "threshold_pct", default=default_pct,
-                        type=click.FloatRange(min=0, min_open=True), show_default=True,
+                        type=FiniteFloat(min=0, min_open=True), show_default=True,
                         help=help_text)
 
 
@@ -81,7 +98,7 @@ def out_option(what: str, refuse_empty: bool = False):
 
 def timeout_option(help_text: str, default: float | None = None):
     """--timeout SECONDS; each command times a different thing, so help and default differ."""
-    return click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=default,
+    return click.option("--timeout", "timeout_s", type=FiniteFloat(min=1), default=default,
                         show_default=default is not None, help=help_text)
 
 
@@ -96,13 +113,13 @@ timing_options = stacked(
     click.option("--mode", "modes", multiple=True,
                  help="Timing mode(s): cold (default), warm, graph, cupti, wall, or 'all'; "
                       "repeatable or comma-separated."),
-    click.option("--warmup", "warmup_ms", type=click.FloatRange(min=0),
+    click.option("--warmup", "warmup_ms", type=FiniteFloat(min=0),
                  help="Warmup per point and mode, ms [100]."),
-    click.option("--min-time", "min_time_ms", type=click.FloatRange(min=0),
+    click.option("--min-time", "min_time_ms", type=FiniteFloat(min=0),
                  help="Sample for at least this long, ms [50]."),
-    click.option("--max-time", "max_time_ms", type=click.FloatRange(min=1),
+    click.option("--max-time", "max_time_ms", type=FiniteFloat(min=1),
                  help="Stop sampling after this long even if not converged, ms [500]."),
-    click.option("--target-ci", "target_ci_pct", type=click.FloatRange(min=0, min_open=True),
+    click.option("--target-ci", "target_ci_pct", type=FiniteFloat(min=0, min_open=True),
                  help="Stop once the 95% CI of the median is within +-this % [0.5]."),
     click.option("--min-samples", type=click.IntRange(min=1), help="Fewest samples [10]."),
     click.option("--max-samples", type=click.IntRange(min=1), help="Most samples [10000]."),
