@@ -4,11 +4,13 @@ checkout.
 `pip install -e .` puts the checkout itself on the path, so a package or a data file left
 out of the wheel goes unseen there; `pip install .`, `pip install git+URL` and a published
 wheel then fail at the first import. This script builds the wheel, compares it with the
-tree (every tracked file under gpubench/ and kernels/ must ship), installs it into a fresh
-virtual environment (torch's CPU build first, then the wheel with its dependencies), and
-from a folder outside the checkout imports every module, then runs `gpubench --version`,
-`gpubench list` and `gpubench run square --sizes 2^10`. One line per check; exit 0 when
-all hold, 1 otherwise. CI runs it (.ci/run), as does the README's test command.
+tree (every tracked file under gpubench/, kernels/ and configs/ must ship), installs it
+into a fresh virtual environment (torch's CPU build first, then the wheel with its
+dependencies), and from a folder outside the checkout imports every module, then runs
+`gpubench --version`, `gpubench list`, `gpubench run square --sizes 2^10` and
+`gpubench run --config quick` (the README's command 1, a shipped suite by name). One line
+per check; exit 0 when all hold, 1 otherwise. CI runs it (.ci/run), as does the README's
+test command.
 
     python scripts/check_install.py                 # build the wheel from this checkout
     python scripts/check_install.py --wheel W.whl   # check a wheel built elsewhere
@@ -27,13 +29,16 @@ import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# kernels/ of the checkout ships as the data package gpubench_kernels (pyproject.toml).
-SHIPPED_AS = {"gpubench": "gpubench", "kernels": "gpubench_kernels"}
+# kernels/ and configs/ of the checkout ship as the data packages gpubench_kernels and
+# gpubench_configs (pyproject.toml).
+SHIPPED_AS = {"gpubench": "gpubench", "kernels": "gpubench_kernels",
+              "configs": "gpubench_configs"}
 # torch's CPU build, as the README's set-up installs it: a bare `torch` requirement
 # would pull the multi-GB CUDA build.
 TORCH = "torch==2.13.0"
 # `gpubench run square --sizes 2^10` builds one C++ extension (~7 s on 2 cores) and runs
-# three rows; 10 minutes covers a cold build cache on a loaded host.
+# three rows; `run --config quick` reuses that build cache and adds the other three
+# families' builds; 10 minutes covers a cold build cache on a loaded host.
 COMMAND_TIMEOUT_S = 600
 
 IMPORT_EVERY_MODULE = """
@@ -52,9 +57,9 @@ print(json.dumps({"failed": failed, "outside": outside}))
 
 
 def tracked_files(repo: Path) -> list[str]:
-    """The files under gpubench/ and kernels/ that git tracks or would (not ignored: a new
-    module counts before its first commit), or every file there outside a checkout;
-    bytecode never counts."""
+    """The files under gpubench/, kernels/ and configs/ that git tracks or would (not
+    ignored: a new module counts before its first commit), or every file there outside a
+    checkout; bytecode never counts."""
     try:
         listed = subprocess.run(["git", "ls-files", "--cached", "--others",
                                  "--exclude-standard", *SHIPPED_AS], cwd=repo, check=True,
@@ -137,7 +142,9 @@ def run_checks(bin_dir: Path, modules: list[str], cwd: Path) -> list[tuple[str, 
     problems += [f"imported from outside the environment: {where}" for where in found["outside"]]
     checks = [(f"import all {len(modules)} modules", not problems, "\n".join(problems))]
     for argv in (["--version"], ["list"],
-                 ["run", "square", "--sizes", "2^10", "--out", str(cwd / "run-square")]):
+                 ["run", "square", "--sizes", "2^10", "--out", str(cwd / "run-square")],
+                 # the README's command 1: a shipped suite by name, from outside the checkout
+                 ["run", "--config", "quick", "--out", str(cwd / "run-quick")]):
         done = run(str(bin_dir / "gpubench"), *argv)
         tail = (done.stdout + done.stderr).strip().splitlines()[-12:]
         checks.append((f"gpubench {' '.join(argv[:4])}", done.returncode == 0,
@@ -170,8 +177,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             wheel = args.wheel.resolve() if args.wheel else build_wheel(REPO, scratch / "dist")
             missing = missing_from_wheel(tracked, zipfile.ZipFile(wheel).namelist())
-            checks.append((f"{wheel.name} holds all {len(tracked)} tracked files of gpubench/ "
-                           "and kernels/", not missing, "missing:\n" + "\n".join(missing)))
+            checks.append((f"{wheel.name} holds all {len(tracked)} tracked files of gpubench/, "
+                           "kernels/ and configs/", not missing,
+                           "missing:\n" + "\n".join(missing)))
             bin_dir = fresh_venv(wheel, scratch / "venv")
         (scratch / "outside").mkdir()
         checks += run_checks(bin_dir, module_names(tracked), scratch / "outside")

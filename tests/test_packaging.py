@@ -33,6 +33,7 @@ def wheel(tmp_path_factory):
 def test_the_wheel_holds_every_tracked_file_of_the_package_and_the_kernels(wheel):
     tracked = check_install.tracked_files(REPO)
     assert "gpubench/tune/racing.py" in tracked and "kernels/square/square.cu" in tracked
+    assert "configs/quick.toml" in tracked  # `--config quick` from any folder
     assert check_install.missing_from_wheel(tracked, zipfile.ZipFile(wheel).namelist()) == []
 
 
@@ -58,6 +59,7 @@ def test_the_wheel_metadata_says_what_a_registry_page_needs(wheel):
 def test_a_kernel_file_lands_in_the_data_package():
     assert check_install.in_wheel("kernels/square/spec.py") == "gpubench_kernels/square/spec.py"
     assert check_install.in_wheel("gpubench/api.py") == "gpubench/api.py"
+    assert check_install.in_wheel("configs/quick.toml") == "gpubench_configs/quick.toml"
 
 
 def test_every_module_of_the_tree_is_listed_for_import_and_main_is_not():

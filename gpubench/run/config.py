@@ -24,6 +24,7 @@ from pathlib import Path
 from gpubench.errors import ConfigError, GpubenchError, did_you_mean
 from gpubench.parsing import parse_dtypes, parse_size, parse_sizes
 from gpubench.records.shape import ShapeChoice, parse_shape
+from gpubench.run.suites import resolve_suite
 from gpubench.timing.settings import (
     USER_KEYS,
     TimingSettings,
@@ -62,8 +63,8 @@ _TOP_KEYS = {"families", "sizes", "shapes", "axes", "dtypes", "variants", "kerne
 
 
 def load_config(path: Path | str) -> RunConfig:
-    """Read and validate a suite file."""
-    path = Path(path)
+    """Read and validate a suite file: a path, or a shipped suite's bare name (`quick`)."""
+    path = resolve_suite(path)
     try:
         data = tomllib.loads(_read_capped(path))
         return _from_dict(data, path)
