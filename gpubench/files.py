@@ -5,6 +5,7 @@ precompiled header's marker."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -29,6 +30,42 @@ def write_whole(path: Path, text: str) -> None:
     summary) may go into a folder that does not exist yet."""
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text)
+
+
+def write_output(path: Path, text: str, mode: int | None = None) -> Path:
+    """Write `text` to an output the user names (`--markdown FILE`, `--html`, `report -o`);
+    returns where it went. What the name stands for is never destroyed: a symlink is
+    followed and the rule applied to its target; a device (/dev/null, /dev/stdout), a FIFO
+    or a socket is opened and written through, as a shell's `>` would, because renaming a
+    file over it would replace the node (as root, /dev/full itself). A regular file or a
+    new path is written whole (atomic_write) with the temporary file beside the resolved
+    path, so the rename stays in one file system and never lands on the link. `mode`: the
+    file's mode, for a regular file only (a device's mode is not the output's). A write
+    error (ENOSPC on /dev/full) is an OSError for the caller to turn into exit 12."""
+    target = Path(os.path.realpath(path))  # a chain of links, relative ones too
+    try:
+        node = os.stat(target).st_mode
+    except FileNotFoundError:
+        node = None
+    if node is not None and not stat.S_ISREG(node):
+        _write_through(target, text)
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, text)
+    if mode is not None:
+        os.chmod(target, mode)
+    return target
+
+
+def _write_through(target: Path, text: str) -> None:
+    """Open what exists and write into it: no O_CREAT (the node is there; if it went
+    meanwhile, that is an error, not a new file), O_NOCTTY (a terminal named as the output
+    must not become the process's controlling terminal). A directory fails here (EISDIR),
+    a socket too (ENXIO): both are errors the caller reports. A FIFO blocks until a reader
+    opens it, as with `>`; close() reports what the device refused (ENOSPC)."""
+    handle = os.open(target, os.O_WRONLY | os.O_NOCTTY)
+    with os.fdopen(handle, "w") as sink:
+        sink.write(text)
 
 
 def _umask() -> int:

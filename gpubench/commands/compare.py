@@ -18,7 +18,7 @@ from gpubench import errors, safe_text
 from gpubench.analysis.ab import regressions
 from gpubench.analysis.comparison import RunComparison, compare_runs
 from gpubench.analysis.run_overlap import what_differs
-from gpubench.files import write_whole
+from gpubench.files import write_output
 from gpubench.records.run import RunDocument
 from gpubench.records.strict_json import strict_dumps
 from gpubench.report.ab_view import ab_markdown, ab_table
@@ -127,8 +127,9 @@ def _show(request: CompareRequest, result: RunComparison, base_name: str, new_na
 
 def _write_markdown(path: Path, text: str) -> None:
     try:
-        write_whole(path, text)
-        path.chmod(0o644)  # a file to share (a PR comment): not the temporary file's mode
+        # a file to share (a PR comment): 0644, not the temporary file's mode; a device or
+        # a FIFO named here is written through, its own mode kept (files.write_output)
+        write_output(path, text, mode=0o644)
     except OSError as exc:
         raise errors.OutputError(f"cannot write the markdown to {path}: "
                                  f"{exc.strerror or exc}") from None

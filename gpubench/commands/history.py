@@ -23,7 +23,7 @@ from rich.console import Console
 from gpubench import errors, safe_text
 from gpubench.analysis.change_points import THRESHOLD
 from gpubench.analysis.history import RECENT_RUNS, build_series, regressions
-from gpubench.files import write_whole
+from gpubench.files import write_output
 from gpubench.parsing import parse_size
 from gpubench.records.run import NewerSchema
 from gpubench.records.series import HistoryRow
@@ -158,9 +158,13 @@ def _export(rows: list[HistoryRow], path: Path) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.suffix == ".parquet":
-            frame.to_parquet(path, index=False)
+            frame.to_parquet(path, index=False)  # typed columns: no cell is a formula
         else:
-            frame.to_csv(path, index=False)
+            # names and subjects are the user's: results.csv's rule for every text cell (a
+            # leading = + - @ is text to a spreadsheet, an ESC byte is written as \x1b)
+            safe = [{k: safe_text.csv_cell(v) for k, v in row.to_dict().items()} for row in rows]
+            text = pd.DataFrame(safe, columns=history_store.COLUMNS).to_csv(index=False)
+            write_output(path, text)
     except ImportError:  # pandas' Parquet needs pyarrow or fastparquet
         raise errors.EnvironmentProblem("--export to Parquet needs pyarrow (pip install "
                                         "pyarrow, or gpubench[parquet])") from None
@@ -184,7 +188,7 @@ def _write_outputs(request: HistoryRequest, series, worse, console: Console) -> 
 
 def _write(path: Path, text: str) -> None:
     try:
-        write_whole(path, text)
+        write_output(path, text)
     except OSError as exc:
         raise errors.OutputError(f"cannot write {safe_text.short_path(path)}: "
                                  f"{exc.strerror or exc}") from None

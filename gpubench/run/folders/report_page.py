@@ -1,6 +1,6 @@
 """A run's HTML page on disk (`gpubench report`, `gpubench run --report`): the runs, each
 later one compared with the first, rendered by report/html.py and written atomically beside
-the results (run/folders/folder.py's atomic_write), so a killed write leaves no half page."""
+the results (files.write_output), so a killed write leaves no half page."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 from gpubench import errors
 from gpubench.analysis.comparison import DEFAULT_THRESHOLD, compare_runs
+from gpubench.files import write_output
 from gpubench.records.run import RunDocument
 from gpubench.report.html import RunComparisonView, chart_specs, render_report
 from gpubench.run.folders.chart_files import write_chart_files
-from gpubench.run.folders.folder import atomic_write
 from gpubench.timing.envinfo import gpubench_version
 
 REPORT_NAME = "report.html"
@@ -41,9 +41,9 @@ def write_report(runs: list[tuple[str, RunDocument]], output: Path | None) -> Pa
                 f"{gpubench_version()}"
     page = render_report(runs, comparisons(runs), generated=generated)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, page)
-        path.chmod(0o644)  # a page to share: not the private mode of the temporary file
+        # a page to share: 0644, not the private mode of the temporary file; a symlink, a
+        # device or a FIFO named by -o is written through, never replaced (files.write_output)
+        write_output(path, page, mode=0o644)
     except OSError as exc:
         raise errors.OutputError(f"cannot write the report to {path}: "
                                  f"{exc.strerror or exc}") from None
