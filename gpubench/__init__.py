@@ -51,6 +51,19 @@ PUBLIC: dict[str, str] = {
 }
 __all__ = ["__version__", "compare", "load_run", "region", *PUBLIC]
 
+# 0.1's names that 0.2 left out of PUBLIC: `gpubench.spec` (0.1's import path) gave them,
+# and its warning says to import the same names from here, so they import, with a
+# FutureWarning (the category gpubench.spec uses: a spec's author is a user, and Python
+# hides a DeprecationWarning raised from inside an imported spec.py). Not in __all__, so a
+# star import stays silent. Name -> (module, what to write instead).
+DEPRECATED: dict[str, tuple[str, str]] = {
+    "Variant": ("gpubench.families.spec", "it is the base of TorchVariant, CudaVariant and "
+                "TritonVariant, the variants a family declares: name those instead"),
+    "Machine": ("gpubench.families.spec", "gpubench builds it and passes it to a variant's "
+                "methods; a spec need not name it"),
+}
+REMOVED_IN = "1.0.0"
+
 if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X`: a re-export); __getattr__
     # imports them at run time
     from gpubench.analysis.comparison import Comparison as Comparison
@@ -59,9 +72,11 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (`X as X`: a re-export); __
     from gpubench.families.spec import Axis as Axis
     from gpubench.families.spec import CudaVariant as CudaVariant
     from gpubench.families.spec import Family as Family
+    from gpubench.families.spec import Machine as Machine
     from gpubench.families.spec import Shape as Shape
     from gpubench.families.spec import TorchVariant as TorchVariant
     from gpubench.families.spec import TritonVariant as TritonVariant
+    from gpubench.families.spec import Variant as Variant
     from gpubench.records.result import Result as Result
     from gpubench.records.run import RunDocument as RunDocument
     from gpubench.timing.settings import TimingSettings as TimingSettings
@@ -71,11 +86,20 @@ def __getattr__(name: str):
     """A public name, imported from its module on each use and never stored here: the
     worker's seal (run/worker/seal.py) lets a gpubench module gain submodules only, so a name
     cached into this namespace would read as tampering. `gpubench.measure` is
-    gpubench.api.measure itself, so help() shows its parameters and docstring."""
-    if name not in PUBLIC:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    gpubench.api.measure itself, so help() shows its parameters and docstring. A
+    deprecated name warns at the line that uses it, each time (as gpubench.spec does)."""
     import importlib
 
+    if name in DEPRECATED:
+        module, instead = DEPRECATED[name]
+        import warnings
+
+        warnings.warn(f"`gpubench.{name}` is kept for specs written against gpubench 0.1 and "
+                      f"goes away in gpubench {REMOVED_IN}: {instead}", FutureWarning,
+                      stacklevel=2)
+        return getattr(importlib.import_module(module), name)
+    if name not in PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(PUBLIC[name]), name)
 
 
