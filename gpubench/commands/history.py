@@ -58,7 +58,7 @@ def execute(request: HistoryRequest, console: Console) -> int:
     if request.export is not None and request.export.suffix not in EXPORTS:
         raise errors.UsageError(f"--export writes {' or '.join(EXPORTS)}, not "
                                 f"'{safe_text.one_line(request.export.name)}'")
-    rows = [row for row in _rows(request.rebuild, request.family)
+    rows = [row for row in _rows(request.rebuild, request.family, console)
             if _chosen(row, request, since)]
     if request.export is not None:
         _export(rows, request.export)
@@ -94,26 +94,82 @@ def _require_libraries() -> None:
                                         f"(pip install {' '.join(missing)})")
 
 
-def _rows(rebuild: bool, family: str | None) -> list[HistoryRow]:
+def _rows(rebuild: bool, family: str | None, console: Console) -> list[HistoryRow]:
+    """The store's rows, synced from the run folders first where the store can be written;
+    one line says when it cannot (busy, read-only) and the rows are the store's as they are."""
+    db, note = _open(rebuild)
     try:
-        db = history_store.connect(fresh=rebuild)
-    except (sqlite3.Error, OSError, NewerSchema) as exc:
-        raise errors.OutputError(f"cannot open the history store "
-                                 f"{safe_text.short_path(history_store.store_path())}: "
-                                 f"{safe_text.one_line(exc)}; --rebuild makes it again from "
-                                 "the run folders") from None
-    try:
-        history_store.sync(db)
+        if note is None:
+            note = _synced(db)
+        if note:
+            console.print(f"note: {note}", markup=False, soft_wrap=True)
         if family:
             return history_store.read_rows(db, "WHERE family = ?", (family,))
         return history_store.read_rows(db)
     except sqlite3.Error as exc:
-        raise errors.OutputError(f"the history store "
-                                 f"{safe_text.short_path(history_store.store_path())} "
-                                 f"cannot be read ({safe_text.one_line(exc)}); "
-                                 "--rebuild makes it again from the run folders") from None
+        raise errors.OutputError(f"the history store {_store()} cannot be read "
+                                 f"({safe_text.one_line(exc)}); "
+                                 f"{_remedy(exc, rebuild)}") from None
     finally:
         db.close()
+
+
+def _open(rebuild: bool) -> tuple[sqlite3.Connection, str | None]:
+    """The store, and a line when it is opened for reading only."""
+    try:
+        return history_store.connect(fresh=rebuild), None
+    except sqlite3.Error as exc:
+        if history_store.unwritable(exc) != history_store.READ_ONLY or rebuild:
+            raise _cannot_open(exc, rebuild) from None
+    except (OSError, NewerSchema) as exc:
+        raise _cannot_open(exc, rebuild) from None
+    try:
+        return history_store.connect_read_only(), _read_only_note()
+    except (sqlite3.Error, OSError, NewerSchema) as exc:
+        raise _cannot_open(exc, rebuild) from None
+
+
+def _synced(db: sqlite3.Connection) -> str | None:
+    """Sync the store; a line instead where it cannot be written now."""
+    try:
+        history_store.sync(db)
+    except sqlite3.Error as exc:
+        why = history_store.unwritable(exc)
+        if why == history_store.READ_ONLY:
+            return _read_only_note()
+        if why == history_store.BUSY:
+            return (f"the history store {_store()} is busy (another process writes it): "
+                    "shown without syncing, runs since its last sync may be missing")
+        raise
+    return None
+
+
+def _read_only_note() -> str:
+    return (f"the history store {_store()} is read-only: shown as it is, without syncing "
+            "(runs since its last sync are missing)")
+
+
+def _cannot_open(exc: Exception, rebuild: bool) -> errors.OutputError:
+    what = "remove" if rebuild and isinstance(exc, OSError) else "open"
+    return errors.OutputError(f"cannot {what} the history store {_store()}: "
+                              f"{safe_text.one_line(exc)}; {_remedy(exc, rebuild)}")
+
+
+def _remedy(exc: Exception, rebuild: bool) -> str:
+    """What to do next. --rebuild only where it can help: never after a --rebuild, nor for
+    a path it cannot remove (a folder where the file goes), which would send the user round
+    in a loop."""
+    path = history_store.store_path()
+    if isinstance(exc, sqlite3.Error) and history_store.unwritable(exc) == history_store.BUSY:
+        return "another process holds it: try again once it is done"
+    if (path.exists() and not path.is_file()) or rebuild:
+        return (f"move or remove {_store()} yourself (a store is one file, made again from "
+                "the run folders by the next `gpubench history`)")
+    return "--rebuild makes it again from the run folders"
+
+
+def _store() -> str:
+    return safe_text.short_path(history_store.store_path())
 
 
 def _chosen(row: HistoryRow, request: HistoryRequest, since: float | None) -> bool:

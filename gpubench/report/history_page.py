@@ -35,7 +35,8 @@ def history_spec(series: Series) -> dict:
     points, rules, marks = [], [], []
     for place, row in enumerate(series.rows, start=1):
         common = {"run": place, "run_id": row.run_id, "commit": row.commit_label,
-                  "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(row.started))}
+                  "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(row.started))
+                  if row.started else "?"}  # 0: unknown (history_store.known_time)
         if row.timed:
             points.append({**common, "what": MEDIAN, "median_us": row.median_s * 1e6,
                            "low_us": row.ci_low_s * 1e6, "high_us": row.ci_high_s * 1e6})

@@ -26,6 +26,7 @@ import fcntl
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -146,7 +147,9 @@ class RunFolder:
 
     def release(self) -> None:
         if self.indexed and self.rescue is None:  # the run's rows into the history store
-            history_store.record_quietly(self.path, self.saved)
+            note = history_store.record_quietly(self.path, self.saved)
+            if note:  # after the run's output: stderr, as the other late warnings
+                print(f"warning: {note}", file=sys.stderr)
         if self._lock_fd is not None:
             with contextlib.suppress(OSError):
                 (self.path / LOCK_NAME).unlink()  # still locked: see _lock

@@ -11,13 +11,15 @@ since it was read (its size or mtime) is read again, a folder gone from disk has
 dropped. Each run updates it when it releases its folder (folder.py); `gpubench history`
 updates it before it reads; `--rebuild` removes it (a damaged file too) and reads every
 folder again. A store that cannot be written costs the history view its freshness, never
-a run.
+a run: a busy one (another process writes it) is waited for about a second, then a run's
+rows are left for `history` to read from the folder; a read-only one is read as it is.
 """
 
 from __future__ import annotations
 
-import contextlib
+import math
 import sqlite3
+import time
 from collections.abc import Iterable
 from dataclasses import fields
 from pathlib import Path
@@ -33,6 +35,11 @@ QUOTED = ", ".join(f'"{name}"' for name in COLUMNS)  # 'commit' is an SQL keywor
 # SQLite's types for HistoryRow's fields: text, real, and the one flag as an integer.
 _TYPES = {"started": "REAL", "median_s": "REAL", "ci_low_s": "REAL", "ci_high_s": "REAL",
           "dirty": "INTEGER"}
+# How long a statement waits for a store another process holds. A run's own writes take
+# milliseconds, so a store busy for longer is held by something else: waiting more (sqlite's
+# default here was 30 s) holds the end of every run, and `history`, without a word.
+BUSY_WAIT_S = 1.0
+BUSY, READ_ONLY = "busy", "read-only"
 
 
 def store_path() -> Path:
@@ -48,20 +55,54 @@ def connect(path: Path | None = None, fresh: bool = False) -> sqlite3.Connection
     path.parent.mkdir(parents=True, exist_ok=True)
     if fresh:
         path.unlink(missing_ok=True)
-    db = sqlite3.connect(path, timeout=30)
+    db = sqlite3.connect(path, timeout=BUSY_WAIT_S)
+    try:
+        version = _version(db, path)
+        columns = ", ".join(f'"{name}" {_TYPES.get(name, "TEXT")}' for name in COLUMNS)
+        with db:  # no-ops on a store that has them, so a read-only store opens too
+            db.execute("CREATE TABLE IF NOT EXISTS folders (run_dir TEXT PRIMARY KEY, "
+                       "size INTEGER, mtime REAL)")
+            db.execute(f"CREATE TABLE IF NOT EXISTS rows ({columns})")
+            db.execute("CREATE INDEX IF NOT EXISTS rows_by_point ON rows "
+                       "(family, variant, dtype, shape, mode)")
+            if version != SCHEMA:  # a write: only where it changes something
+                db.execute(f"PRAGMA user_version = {SCHEMA}")
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def connect_read_only(path: Path | None = None) -> sqlite3.Connection:
+    """The store as it is, opened for reading only (SQLite's mode=ro): for a store whose
+    file or folder refuses writes, which `connect` cannot prepare."""
+    path = path or store_path()
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_WAIT_S)
+    try:
+        _version(db, path)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _version(db: sqlite3.Connection, path: Path) -> int:
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version > SCHEMA:
-        db.close()
         raise NewerSchema(f"{path} was written by a newer gpubench (store schema {version})")
-    columns = ", ".join(f'"{name}" {_TYPES.get(name, "TEXT")}' for name in COLUMNS)
-    with db:
-        db.execute("CREATE TABLE IF NOT EXISTS folders (run_dir TEXT PRIMARY KEY, "
-                   "size INTEGER, mtime REAL)")
-        db.execute(f"CREATE TABLE IF NOT EXISTS rows ({columns})")
-        db.execute("CREATE INDEX IF NOT EXISTS rows_by_point ON rows "
-                   "(family, variant, dtype, shape, mode)")
-        db.execute(f"PRAGMA user_version = {SCHEMA}")
-    return db
+    return version
+
+
+def unwritable(exc: sqlite3.Error) -> str | None:
+    """BUSY or READ_ONLY where `exc` says the store cannot be written now (and reading it
+    as it is can go on), None for any other failure (a damaged file, a missing table)."""
+    name = getattr(exc, "sqlite_errorname", "")
+    text = str(exc).lower()
+    if name.startswith("SQLITE_BUSY") or "database is locked" in text:
+        return BUSY
+    if name.startswith("SQLITE_READONLY") or "readonly database" in text:
+        return READ_ONLY
+    return None
 
 
 def ingest(db: sqlite3.Connection, folder: Path, document: RunDocument | None = None) -> int:
@@ -114,15 +155,22 @@ def sync(db: sqlite3.Connection, folders: Iterable[Path] | None = None) -> int:
     return read
 
 
-def record_quietly(folder: Path, document: RunDocument | None = None) -> None:
+def record_quietly(folder: Path, document: RunDocument | None = None) -> str | None:
     """A run's rows into the store as it ends (folder.py): a store that cannot be written
-    (a read-only cache, a locked file) costs `history` nothing it cannot read again."""
-    with contextlib.suppress(sqlite3.Error, OSError, NewerSchema):
+    (a read-only cache, a locked file) costs `history` nothing it cannot read again. A busy
+    store is waited for BUSY_WAIT_S at most; the line returned says so, since `history`
+    reads the run from its folder later (a read-only store is `history`'s to report)."""
+    try:
         db = connect()
         try:
             ingest(db, folder, document)
         finally:
             db.close()
+    except (sqlite3.Error, OSError, NewerSchema) as exc:
+        if isinstance(exc, sqlite3.Error) and unwritable(exc) == BUSY:
+            return ("not recorded in the history store (another process holds it); "
+                    "`history` will pick the run up")
+    return None
 
 
 def read_rows(db: sqlite3.Connection, where: str = "", args: tuple = ()) -> list[HistoryRow]:
@@ -137,15 +185,31 @@ def _values(row: HistoryRow) -> tuple:
 
 
 def _decoded(values: tuple) -> tuple:
-    """NULL reals (SQLite stores NaN as NULL) back to NaN, the flag back to a bool."""
+    """NULL reals (SQLite stores NaN as NULL) back to NaN, the flag back to a bool, a start
+    time no clock can show as 0, unknown."""
     out = []
     for name, value in zip(COLUMNS, values, strict=True):
-        if _TYPES.get(name) == "REAL" and value is None:
+        if name == "started":
+            value = known_time(value)
+        elif _TYPES.get(name) == "REAL" and value is None:
             value = float("nan")
         elif name == "dirty":
             value = bool(value)
         out.append(value)
     return tuple(out)
+
+
+def known_time(value) -> float:
+    """Unix seconds a row's `started` can be shown and ordered by; 0 (unknown, shown '?')
+    for NULL, NaN, inf or a time past the clock's range (1e308), which a store edited by
+    hand or by another tool may hold and time.gmtime refuses."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+        return 0.0
+    try:
+        time.gmtime(value)
+    except (OverflowError, OSError, ValueError):
+        return 0.0
+    return float(value)
 
 
 def _stat(folder: Path) -> tuple[int, float] | None:
