@@ -13,6 +13,7 @@ import subprocess
 import sys
 from contextlib import suppress
 
+from gpubench.timing.git_reader import repository_of, run_git
 from gpubench.version import __version__
 
 
@@ -111,13 +112,14 @@ def host_env(argv: list[str] | None = None) -> dict:
 
 def git_commit(path: str) -> str | None:
     """HEAD of the repository holding `path`, with '-dirty' for uncommitted changes."""
+    # the working folder may be anyone's clone: git_reader runs nothing of its git config
+    if repository_of(path, 5).top is None:
+        return None
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=path, capture_output=True,
-                              text=True, timeout=5)
+        head = run_git(path, "rev-parse", "HEAD", timeout=5)
         if head.returncode != 0:
             return None
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=path, capture_output=True, text=True, timeout=5)
+        dirty = run_git(path, "status", "--porcelain", "--untracked-files=no", timeout=5)
         return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return None

@@ -4,8 +4,10 @@ A series of runs (`gpubench history`) is only useful if a change point can be pu
 two commits. The repository's HEAD says which commit the tree was at; the folder's last
 commit says which commit last changed the family (a nightly run at an unrelated commit
 measured the same kernels); `dirty` says the folder held uncommitted edits (the run
-measured code no commit holds). Git is asked with a timeout; a folder outside any
-repository, or no git at all, is a Revision of Nones, never an error.
+measured code no commit holds). Git is asked with a timeout, through git_reader (nothing
+of the folder's git config runs); a folder outside any repository, or no git at all, is a
+Revision of Nones, never an error, and a repository refused (a `.git` file pointing
+elsewhere) is one too, with the reason in `unknown`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpubench.codec import Record
+from gpubench.timing.git_reader import repository_of, run_git
 
 # The folder of gpubench's own code: its revision is recorded beside the families'.
 GPUBENCH_DIR = Path(__file__).resolve().parent.parent
@@ -31,11 +34,15 @@ class Revision(Record):
     changed: str | None = None  # the last commit that changed something under the folder
     committed: float | None = None  # HEAD's commit time, Unix seconds
     subject: str | None = None  # HEAD's first line
+    unknown: str | None = None  # why a repository found was not asked (git_reader)
 
 
 def revision_of(folder: Path | str) -> Revision:
     """The folder's Revision (all None outside a repository)."""
     folder = str(folder)
+    repository = repository_of(folder, GIT_TIMEOUT_S)
+    if repository.top is None:
+        return Revision(unknown=repository.refused)
     head = _git(folder, "log", "-1", "--format=%H%x00%ct%x00%s")
     if head is None or "\0" not in head:
         return Revision()
@@ -64,8 +71,7 @@ def revisions(gpubench_dir: Path | str, family_dirs: dict[str, Path | str]) -> d
 
 def _git(folder: str, *args: str) -> str | None:
     try:
-        done = subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True,
-                              timeout=GIT_TIMEOUT_S)
+        done = run_git(folder, *args, timeout=GIT_TIMEOUT_S)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from gpubench import errors
 from gpubench.build.cache import cache_root
+from gpubench.timing.git_reader import repository_of, run_git
 
 # Every git call reads a few objects; two minutes only bounds a hung network mount.
 GIT_TIMEOUT_S = 120
@@ -52,6 +53,9 @@ def export_revision(folder: Path, revision: str) -> Export:
     """`folder` as it is at git `revision`, from gpubench's cache when the cached copy
     still matches the commit's tree, else exported again (git archive)."""
     folder = Path(folder).resolve()
+    refused = repository_of(folder, GIT_TIMEOUT_S).refused
+    if refused:  # a .git file pointing at another repository: not this folder's history
+        raise errors.UsageError(f"--base-rev {revision}: {folder}: {refused}")
     top = Path(_git(folder, revision, "rev-parse", "--show-toplevel").decode().strip())
     commit = _git(folder, revision, "rev-parse", "--verify", "--end-of-options",
                   f"{revision}^{{commit}}").decode().strip()
@@ -157,8 +161,8 @@ def _replace(root: Path, relative: Path, archive: bytes, revision: str) -> None:
 
 def _git(where: Path, revision: str, *args: str) -> bytes:
     try:
-        done = subprocess.run(["git", *args], cwd=where, capture_output=True,
-                              timeout=GIT_TIMEOUT_S)
+        # through git_reader: the folder's git config runs nothing (filters, fsmonitor)
+        done = run_git(where, *args, timeout=GIT_TIMEOUT_S, text=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise errors.UsageError(f"--base-rev needs git: {exc}") from None
     if done.returncode != 0:
