@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from rich import box
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
@@ -30,9 +31,26 @@ def cells(v: PairVerdict) -> list[str]:
             change, ci, str(v.blocks or "-"), v.verdict, v.reason]
 
 
-def ab_table(verdicts: Sequence[PairVerdict], title: str, threshold: float) -> Table:
+def numbered_reasons(verdicts: Sequence[PairVerdict]) -> dict[str, int]:
+    """Each distinct reason -> its note's number, in the order the rows first give it. A
+    reason is a sentence or two (a host-load one names the processes), and one cause often
+    holds for many rows: in the row, at 120 columns, it wrapped a word or two a line and
+    said the same thing on every row; as a note it is said once, whole."""
+    numbers: dict[str, int] = {}
+    for v in verdicts:
+        if v.reason and v.reason not in numbers:
+            numbers[v.reason] = len(numbers) + 1
+    return numbers
+
+
+def ab_table(verdicts: Sequence[PairVerdict], title: str, threshold: float) -> Group:
+    """The table, its why column a note's number, and the notes under it."""
+    numbers = numbered_reasons(verdicts)
+    # Two spaces between columns, not three, and none at the edges: eleven columns of a
+    # control's matmul row (its name the longest) then fit one line at 120 columns.
     table = Table(title=safe_text.terminal(title), box=box.SIMPLE_HEAD, title_justify="left",
-                  caption=summary_line(verdicts, threshold), caption_justify="left")
+                  caption=summary_line(verdicts, threshold), caption_justify="left",
+                  collapse_padding=True, pad_edge=False)
     for header in HEADERS:
         numeric = header in ("base", "new", "change", "blocks")
         table.add_column(header, justify="right" if numeric else "left",
@@ -40,15 +58,28 @@ def ab_table(verdicts: Sequence[PairVerdict], title: str, threshold: float) -> T
     for v in verdicts:
         row = [safe_text.terminal(cell) for cell in cells(v)]
         row[9] = Text(row[9], style=STYLES.get(v.verdict, ""))
+        row[10] = f"[{numbers[v.reason]}]" if v.reason else ""
         table.add_row(*row)
-    return table
+    notes = Table.grid(padding=(0, 1))  # a note wraps under its own text, not its number
+    notes.add_column(justify="right", no_wrap=True)
+    notes.add_column(overflow="fold")
+    for reason, number in numbers.items():
+        notes.add_row(f"[{number}]", safe_text.terminal(reason))
+    return Group(table, notes) if numbers else Group(table)
 
 
 def ab_markdown(verdicts: Sequence[PairVerdict], title: str) -> str:
+    """The table, then the reasons as a numbered list (each once), as in the terminal."""
+    numbers = numbered_reasons(verdicts)
     lines = [f"**{safe_text.markdown(title)}**", "", "| " + " | ".join(HEADERS) + " |",
              "|" + "---|" * len(HEADERS)]
-    lines += ["| " + " | ".join(safe_text.markdown(cell) for cell in cells(v)) + " |"
-              for v in verdicts]
+    for v in verdicts:
+        row = [safe_text.markdown(cell) for cell in cells(v)]
+        row[10] = f"[{numbers[v.reason]}]" if v.reason else ""
+        lines.append("| " + " | ".join(row) + " |")
+    if numbers:
+        lines.append("")
+        lines += [f"{number}. {safe_text.markdown(reason)}" for reason, number in numbers.items()]
     return "\n".join(lines)
 
 
