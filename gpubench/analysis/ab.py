@@ -14,7 +14,9 @@ change in the same group (dtype, shape, mode) must then exceed it as well: the b
 (1 + threshold) x (1 + drift) - 1, as compare's two-variant group raises its bar.
 
 A point whose sides did not both PASS has no verdict on time: FAILED (a side failed its
-check, built wrong, crashed) or SUSPECT (a side's time is not trusted), the side named.
+check, built wrong, crashed) or SUSPECT (a side's time is not trusted), the side named;
+NOT RUN where neither side ran (ab was stopped first), as `run` names such points: a
+point never tried says nothing about either version, so it is no regression either.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from gpubench.records.ab import PairVerdict
 from gpubench.timing.paired import DECIDED, MIN_BLOCKS, PairedTiming
 from gpubench.timing.stats import quantile
 
-FAILED, SUSPECT = "FAILED", "SUSPECT"
+FAILED, SUSPECT, NOT_RUN = "FAILED", "SUSPECT", "NOT RUN"
 # The default threshold of `gpubench ab`: half of compare's 1%. In one process the
 # run-to-run term is gone, and a 1% change must be told from "no change": SLOWER needs
 # the whole interval above 1 + threshold, so the threshold sits below the changes worth
@@ -41,7 +43,7 @@ REGRESSIONS = (SLOWER, FAILED, SUSPECT)
 @dataclass(frozen=True)
 class PairEntry:
     """One point and mode of an A/B run as the parent saw it: the pairs, or why a side has
-    no trusted time (`status`: FAILED or SUSPECT, with `why`)."""
+    no trusted time (`status`: FAILED, SUSPECT or NOT_RUN, with `why`)."""
 
     variant: str
     dtype: str

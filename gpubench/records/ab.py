@@ -30,7 +30,8 @@ class PairVerdict(Record):
     shape: str  # Shape.text()
     mode: str
     control: bool  # the variant's sources are the same in both versions
-    verdict: str  # FASTER, SLOWER, SAME, UNSURE; FAILED or SUSPECT when a side is not PASS
+    verdict: str  # FASTER, SLOWER, SAME, UNSURE; FAILED or SUSPECT when a side is not PASS;
+    # NOT RUN when ab was stopped before the point
     ratio: float = math.nan  # NEW / BASE, the median of the blocks' ratios
     low: float = math.nan  # its interval (timing/paired.Z_SEQUENTIAL)
     high: float = math.nan

@@ -19,7 +19,7 @@ from gpubench.report.compare_view import STYLE
 
 HEADERS = ("variant", "shape", "dtype", "mode", "base", "new", "change", "99% CI", "blocks",
            "verdict", "why")
-STYLES = {**STYLE, "FAILED": "bold red", "SUSPECT": "bold red"}
+STYLES = {**STYLE, "FAILED": "bold red", "SUSPECT": "bold red", "NOT RUN": "dim"}
 
 
 def cells(v: PairVerdict) -> list[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpubench.analysis.ab import FAILED, SUSPECT, PairEntry, judge_pairs
+from gpubench.analysis.ab import FAILED, NOT_RUN, SUSPECT, PairEntry, judge_pairs
 from gpubench.records import result as R
 from gpubench.records.ab import base_name
 from gpubench.run.lanes.lane import Outcome
@@ -105,7 +105,10 @@ def untrusted(sides) -> tuple[str, str]:
     with its status and `run`'s reason (a SUSPECT row's reason is the rule it broke:
     verdicts/physics.py, verdicts/behaviour.py); ("", "") when both pass. A failed side
     is named before a SUSPECT one (a wrong answer outranks an untrusted time); both sides
-    where both are."""
+    where both are. (NOT_RUN, why) where neither side ran: ab was stopped before the
+    point, which is no fault of either version (FAILED would read as a broken kernel)."""
+    if all(row.status == R.NOT_RUN for _, row in sides):
+        return NOT_RUN, (sides[0][1].error or "").removeprefix("not run: ")
     for verdict, bad in ((FAILED, lambda r: not r.correct), (SUSPECT, lambda r: not r.passed)):
         said: dict[str, list[str]] = {}  # a worker that failed the task fails both alike
         for side, row in sides:

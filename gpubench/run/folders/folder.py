@@ -60,6 +60,7 @@ class RunFolder:
         self.indexed = False
         self.rows = SavedRows()  # each row serialised once for all the run's saves
         self.saved: RunDocument | None = None  # the last document saved in the folder
+        self.warnings: list[str] = []  # said at release, after the run's own output
 
     def claim(self) -> RunFolder:
         """Create and lock the folder; refuse a folder in use or holding results."""
@@ -138,18 +139,27 @@ class RunFolder:
 
     def _record(self) -> None:
         """Once, at the first save (a folder without results is no run to compare): into
-        the index of runs. A cache that cannot be written costs `latest` this run, never
-        the run itself."""
+        the index of runs. A cache that cannot be written (a folder named runs.json, a
+        read-only cache) costs `latest` this run, never the run itself, and is said: a
+        run missing from `runs` and `history` without a word looks like a lost run."""
         if not self.indexed:
             self.indexed = True
-            with contextlib.suppress(OSError):
+            try:
                 run_index.record_run(self.path, self.started)
+            except OSError as exc:
+                self.warnings.append(
+                    f"this run is not recorded in the index of runs "
+                    f"{short_path(run_index.index_path())} ({exc.strerror or exc}): `runs`, "
+                    f"`latest` and `history` do not see it; its results are in "
+                    f"{short_path(self.path)}")
 
     def release(self) -> None:
         if self.indexed and self.rescue is None:  # the run's rows into the history store
             note = history_store.record_quietly(self.path, self.saved)
-            if note:  # after the run's output: stderr, as the other late warnings
-                print(f"warning: {note}", file=sys.stderr)
+            self.warnings += [note] if note else []
+        for warning in self.warnings:  # after the run's output: stderr, as other late ones
+            print(f"warning: {warning}", file=sys.stderr)
+        self.warnings = []
         if self._lock_fd is not None:
             with contextlib.suppress(OSError):
                 (self.path / LOCK_NAME).unlink()  # still locked: see _lock

@@ -70,6 +70,13 @@ class Invocation:
             return (f"returned {type(produced).__name__}, not a tensor: a variant either "
                     "returns its output or writes into `out` (declare returns=False if it "
                     "writes into out)")
+        if produced.requires_grad and produced.is_leaf:
+            # A leaf in the autograd graph refuses in-place writes: the harness's poisoning
+            # of a kept output (families/check.py) would fail with autograd's error, which
+            # names no mistake of the variant's. A result of autograd ops (not a leaf) takes
+            # them, and is checked and timed as any output.
+            return ("returned a tensor that requires grad: return a plain tensor (detach, "
+                    "or run under torch.no_grad())")
         if produced.dtype != like.dtype or produced.device.type != like.device.type:
             return (f"returned a {str(produced.dtype).removeprefix('torch.')} tensor on "
                     f"{produced.device.type}; expected {str(like.dtype).removeprefix('torch.')} "
