@@ -41,6 +41,35 @@ from gpubench.codec import Record
 MIN_SEGMENT = 3
 PENALTY = 3.0  # x log(n), on the noise-scaled series: see benchmarks/history_methods.py
 ALPHA = 0.05  # the rank test's two-sided level
+
+
+def fewest_before(after: int, alpha: float = ALPHA) -> int:
+    """The fewest runs before a change, with `after` runs after it, whose rank test can
+    reach p < alpha at all (every run after beyond every run before, none tied)."""
+    before = MIN_SEGMENT
+    while 2 / math.comb(before + after, after) >= alpha:
+        before += 1
+    return before
+
+
+def fewest_runs(alpha: float = ALPHA) -> int:
+    """The shortest series in which some change, MIN_SEGMENT runs or more on each side,
+    can pass the rank test: the most even split gives the smallest p."""
+    n = 2 * MIN_SEGMENT
+    while 2 / math.comb(n, n // 2) >= alpha:
+        n += 1
+    return n
+
+
+# The rule the guide, the README and `history` state, derived here so that none drifts
+# from the test: 3 runs after a step and 5 before, 8 in all (4 and 4 is also 8). A shorter
+# series is not searched: only tied medians (scipy's normal approximation) could pass
+# there, and a step that 3 runs a side show with ties is no evidence either.
+FEWEST_AFTER = MIN_SEGMENT
+FEWEST_BEFORE = fewest_before(FEWEST_AFTER)
+FEWEST_RUNS = fewest_runs()
+RULE = (f"a change point needs {FEWEST_RUNS} timed runs or more: {FEWEST_AFTER} after the "
+        f"step and {FEWEST_BEFORE} before at the fewest (a rank test calls no fewer)")
 THRESHOLD = 0.01  # a change must be beyond +-1% with its whole CI: compare's default bar
 Z95 = 1.959964  # the normal quantile of the Moses CI's order statistic
 MIN_NOISE = 1e-4  # 0.01%: a series of identical medians still has a scale
@@ -75,7 +104,7 @@ def change_points(medians: Sequence[float], threshold: float = THRESHOLD,
     that chose PELT tries others through it)."""
     logs = [math.log(m) for m in medians]
     n = len(logs)
-    if n < 2 * MIN_SEGMENT:
+    if n < FEWEST_RUNS:
         return []
     noise = noise_scale(logs)
     candidates = (search or pelt)(scaled(logs, noise), penalty)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from gpubench import format as fmt
 from gpubench import safe_text
+from gpubench.analysis.change_points import FEWEST_RUNS, RULE
 from gpubench.analysis.history import Series, SeriesChange
 from gpubench.records import result as R
 from gpubench.records.series import HistoryRow
@@ -31,8 +32,8 @@ def series_lines(series: Series, last: int | None) -> list[str]:
     lines += ["  " + _run_line(series, row) for row in rows]
     if not series.changes:
         enough = len(series.timed)
-        lines.append(f"  no change point in {enough} timed runs" if enough >= 6 else
-                     f"  {enough} timed runs: a change point needs 6 or more")
+        lines.append(f"  no change point in {enough} timed runs" if enough >= FEWEST_RUNS
+                     else f"  {enough} timed runs: {RULE}")
     return lines
 
 
