@@ -147,7 +147,8 @@ def run_checks(bin_dir: Path, modules: list[str], cwd: Path) -> list[tuple[str, 
                  ["run", "--config", "quick", "--out", str(cwd / "run-quick")]):
         done = run(str(bin_dir / "gpubench"), *argv)
         tail = (done.stdout + done.stderr).strip().splitlines()[-12:]
-        checks.append((f"gpubench {' '.join(argv[:4])}", done.returncode == 0,
+        shown = argv[:argv.index("--out")] if "--out" in argv else argv  # not the scratch path
+        checks.append((f"gpubench {' '.join(shown)}", done.returncode == 0,
                        f"exit {done.returncode}\n" + "\n".join(tail)))
     return checks
 
