@@ -149,3 +149,24 @@ def test_names_say_only_what_tells_points_apart():
     assert set(point_names([key("a"), key("b")]).values()) == {"a", "b"}
     assert set(point_names([key("a"), key("a", 2048)]).values()) == {"a n=1024", "a n=2048"}
     assert set(point_names([key("a"), key("a", mode="warm")]).values()) == {"a cold", "a warm"}
+
+
+def test_source_copies_link_unchanged_files_and_only_bases_stay(tmp_path):
+    from gpubench.commands.pairing import keep_sources, prune_sources
+
+    family = tmp_path / "fam"
+    family.mkdir()
+    (family / "spec.py").write_text("x = 1\n")
+    (family / "big.h").write_text("// big\n" * 1000)
+    root = tmp_path / "sources"
+    first = keep_sources({"fam": family}, root / "iter-001")
+    (family / "spec.py").write_text("x = 2\n")
+    bases = {"fam": (1, first["fam"])}
+    second = keep_sources({"fam": family}, root / "iter-002", bases)
+    assert (second["fam"] / "big.h").stat().st_ino == (first["fam"] / "big.h").stat().st_ino
+    assert (second["fam"] / "spec.py").read_text() == "x = 2\n"
+    assert (first["fam"] / "spec.py").read_text() == "x = 1\n"
+    prune_sources(root, bases)  # iteration 2 failed: its copy goes, the BASE stays
+    assert [p.name for p in root.iterdir()] == ["iter-001"]
+    prune_sources(root, {"fam": (2, root / "iter-009" / "fam")})
+    assert not list(root.iterdir())

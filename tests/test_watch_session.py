@@ -156,3 +156,46 @@ def _processes_under(folder: Path) -> list[str]:
         if str(folder) in line:
             found.append(line)
     return found
+
+
+def test_watch_keeps_only_the_base_copies_of_the_sources(tmp_path, build_cache):
+    """Five iterations over a family with a large header: the session's copies of the
+    sources (commands/pairing.py) hold at most two copies' worth, not one per save."""
+    family = tmp_path / "fam" / "sq"
+    family.mkdir(parents=True)
+    for name in ("spec.py", "square_triton.py"):
+        shutil.copy(REPO / "kernels" / "square" / name, family / name)
+    header = family / "big.h"
+    header.write_bytes(b"// filler\n" * 400_000)  # 4 MB, never edited
+    launcher = family / "square_triton.py"
+    good = launcher.read_text()
+    env = {**os.environ, "GPUBENCH_CACHE_DIR": str(build_cache), "COLUMNS": "160"}
+    process = start_gpubench(["run", "sq", "--kernels-dir", str(tmp_path / "fam"), "--variants",
+                              "triton", "--sizes", "4096", *FAST, "--device", "cpu",
+                              "--out", str(tmp_path / "session"), "--watch"], tmp_path, env)
+    session = Session(process)
+    sources = tmp_path / "session" / "sources"
+    try:
+        session.wait_for_watching(1)
+        for number in range(2, 6):
+            edit = f"x * x * {number}.0 / {number}.0, mask"
+            launcher.write_text(good.replace("x * x, mask", edit))
+            session.iteration(number)
+            assert _bytes_on_disk(sources) <= 2 * header.stat().st_size, number
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=WAIT_S) == 0, "\n".join(session.lines)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert [p.name for p in sources.iterdir()] == ["iter-005"]  # the last passing one
+
+
+def _bytes_on_disk(folder: Path) -> int:
+    """The bytes of the files under `folder`, a hard-linked file counted once."""
+    seen = {}
+    for path in folder.rglob("*"):
+        if path.is_file():
+            stat = path.stat()
+            seen[(stat.st_dev, stat.st_ino)] = stat.st_size
+    return sum(seen.values())

@@ -5,6 +5,8 @@ kernel by (docs/measurement.md, "A/B in one process").
 
 Each iteration keeps a copy of its families' sources (<session>/sources/iter-NNN/); the
 copy of the newest iteration whose points of a family all passed is that family's BASE.
+Only the BASEs stay on disk (prune_sources, after each iteration's pairing), and a file
+unchanged since the BASE is a hard link to it.
 Where it cannot pair, the line `compare` gives stands alone: a leaderboard problem (its
 folder is made by gpubench), a timing mode whose samples are not one call each (graph,
 cupti), a family with no passing iteration yet, a point that did not pass now.
@@ -12,6 +14,8 @@ cupti), a family with no passing iteration yet, a point that did not pass now.
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 from pathlib import Path
 
 from rich.console import Console
@@ -26,18 +30,38 @@ from gpubench.report.ab_view import paired_line
 from gpubench.run.lanes.lane import default_lane
 
 
-def keep_sources(dirs: dict[str, Path], target: Path) -> dict[str, Path]:
+def keep_sources(dirs: dict[str, Path], target: Path,
+                 bases: dict[str, tuple[int, Path]] | None = None) -> dict[str, Path]:
     """A copy of each family folder's sources at target/<family> (none for a problem, nor
-    where the copy fails: that family is not paired, the iteration goes on)."""
+    where the copy fails: that family is not paired, the iteration goes on); a file the
+    family's BASE copy has unchanged is a hard link to it."""
     copies = {}
     for name, folder in dirs.items():
         if problem_sources(Path(folder)) is not None:
             continue
+        like = (bases or {}).get(name)
         try:
-            copies[name] = copy_sources(Path(folder), target / name)
+            copies[name] = copy_sources(Path(folder), target / name,
+                                        like[1] if like else None)
         except OSError:
             continue
     return copies
+
+
+def prune_sources(root: Path, bases: dict[str, tuple[int, Path]]) -> None:
+    """Remove the copies under root (<session>/sources/iter-NNN/<family>) that are no
+    family's BASE: once an iteration is paired, only the newest passing copy is used."""
+    kept = {Path(copy) for _, copy in bases.values()}
+    if not root.is_dir():
+        return
+    for iteration in root.iterdir():
+        if not iteration.is_dir():
+            continue
+        for copy in iteration.iterdir():
+            if copy not in kept:
+                shutil.rmtree(copy, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            iteration.rmdir()  # empty now: no copy of it is anyone's BASE
 
 
 def passed_sources(document: RunDocument, copies: dict[str, Path],

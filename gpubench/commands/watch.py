@@ -32,7 +32,12 @@ from rich.markup import escape
 
 from gpubench import errors, safe_text
 from gpubench.analysis.watch_history import WatchHistory
-from gpubench.commands.pairing import keep_sources, pair_with_previous, passed_sources
+from gpubench.commands.pairing import (
+    keep_sources,
+    pair_with_previous,
+    passed_sources,
+    prune_sources,
+)
 from gpubench.commands.run import PROFILES, RunCommand, RunRequest, new_seed
 from gpubench.families.watched import (
     Affected,
@@ -142,6 +147,7 @@ class WatchCommand:
         document, paths = self._iterate(run, machine, session, points, session.dirs, True)
         run.epilogue(list(document.results), paths, float(document.meta.get("wall_s", 0)))
         session.history.add(document)
+        prune_sources(session.folder / "sources", session.sources)
 
     def _watch(self, run: RunCommand, machine, session: WatchSession,
                before: dict[Path, int]) -> None:
@@ -191,6 +197,7 @@ class WatchCommand:
         for line in pair_with_previous(self.request, machine, points, document, bases,
                                        paths_saved[1].parent, self.console):
             self.console.print(line, markup=False, soft_wrap=True, highlight=False)
+        prune_sources(session.folder / "sources", session.sources)  # only BASEs stay
         return True
 
     def _plan(self, run: RunCommand, machine, session: WatchSession,
@@ -232,7 +239,8 @@ class WatchCommand:
         (marked incomplete) and the interrupt goes on."""
         number = len(session.history.runs) + 1
         folder = RunFolder(session.iteration_dir(), self.request.force, session.folder).claim()
-        copies = keep_sources(dirs, session.folder / "sources" / folder.path.name)
+        copies = keep_sources(dirs, session.folder / "sources" / folder.path.name,
+                              session.sources)
         try:
             lanes = run.places.lanes_for(machine, folder.path, None)
             runner, saver = run.prepare(folder, machine, dirs, points, session.seed, None, lanes)
@@ -271,6 +279,7 @@ class WatchCommand:
         decide (0 all passed, 1 one failed, 15 one SUSPECT), or the spec that last
         failed to load (4)."""
         runs = session.history.runs
+        prune_sources(session.folder / "sources", session.sources)  # an iteration cut short
         if runs:
             first, last = session.folder / "iter-001", session.folder / f"iter-{len(runs):03d}"
             hint = (f"; compare: gpubench compare {first} {last}" if len(runs) > 1 else "")

@@ -9,6 +9,7 @@ or a helper affects the whole family, which then has no control.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from gpubench.families.leaderboard import problem_sources
@@ -57,11 +58,22 @@ def _read(path: Path | None) -> bytes | None:
     return path.read_bytes() if path is not None else None
 
 
-def copy_sources(folder: Path, target: Path) -> Path:
+def copy_sources(folder: Path, target: Path, like: Path | None = None) -> Path:
     """A copy of the family's source files (what `differing_files` compares) at `target`:
-    the version `run --watch` pairs the next one against."""
+    the version `run --watch` pairs the next one against. A file whose bytes equal those
+    of the same file in the copy `like` (never written again) is a hard link to it, so
+    an unchanged 5 MB header is on disk once; a copy where linking fails (another file
+    system)."""
     for name, path in _sources(folder).items():
         destination = target / name
         destination.parent.mkdir(parents=True, exist_ok=True)
-        destination.write_bytes(path.read_bytes())
+        data = path.read_bytes()
+        same = like / name if like is not None else None
+        if same is not None and same.is_file() and _read(same) == data:
+            try:
+                os.link(same, destination)
+                continue
+            except OSError:
+                pass
+        destination.write_bytes(data)
     return target
