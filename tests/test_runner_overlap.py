@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -108,6 +109,35 @@ def test_a_killed_runs_prestart_folder_is_swept_by_the_next_run(tmp_path):
     assert sweep_stale_folders(tmp_path) == [folders["dead"]]
     assert not folders["dead"].exists()
     assert folders["alive"].exists() and folders["unowned"].exists()
+
+
+def test_a_killed_runs_scratch_folder_is_swept_by_the_next_runs(tmp_path, monkeypatch):
+    """`kill -9` of gpubench leaves its scratch folder (TMPDIR of its builds); the next
+    run's, when made, removes those whose owner pid is gone or reused, and nothing else."""
+    import subprocess
+    import sys
+
+    from gpubench.run.lanes import scratch
+    from gpubench.run.lanes.processes import start_time
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    me = os.getpid()
+    folders = {name: tmp_path / f"{scratch.PREFIX}{owner}-abc123"
+               for name, owner in (("dead", f"{gone}-0"), ("reused", f"{me}-1"),
+                                   ("alive", f"{me}-{start_time(me) or 0}"),
+                                   ("older", "xyz"))}
+    for folder in folders.values():
+        folder.mkdir()
+        (folder / "ccLEFT.s").write_text("")
+    monkeypatch.setattr(scratch, "_folder", [])
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(scratch.tempfile, "tempdir", None)
+    made = Path(scratch.scratch_dir())  # the next run's: the sweep, then its own
+    assert not folders["dead"].exists() and not folders["reused"].exists()
+    assert folders["alive"].exists() and folders["older"].exists()
+    assert made.parent == tmp_path and scratch.owner(made) == (me, start_time(me))
+    assert scratch.sweep_stale_scratch(tmp_path) == []  # its own is alive
 
 
 @pytest.mark.parametrize("device, points_run_before_first_table", [("cuda", 3), ("cpu", 1)])
