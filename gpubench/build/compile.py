@@ -188,8 +188,23 @@ def _build_or_load(request: BuildRequest, sources: Sources, toolchain: dict[str,
                 hint = slow_build_hint([text for _, _, text in sources.cuda],
                                        request.implicit_headers and request.with_cuda)
                 return BuildOutcome(module, time.perf_counter() - start, False, name,
-                                    directory, note or hint)
+                                    directory, note or _renamed(name, key) or hint)
     return BuildOutcome(module, time.perf_counter() - start, True, name, directory)
+
+
+def _renamed(name: str, key: str) -> str | None:
+    """Why a build of sources already built under another family's name was not reused:
+    a published build is named after its family (key.extension_name), so a copy of a
+    family under another name (or a renamed folder) compiles again, from scratch (the
+    work folder is named after the family and its folder too: key.stable_key)."""
+    kind = name.rsplit("_", 2)[-2]
+    others = sorted(p.name for p in cache_root().glob(f"gb_*_{kind}_{key[:12]}")
+                    if p.is_dir() and p.name != name)
+    if not others:
+        return None
+    return (f"not cached: the same sources are built as {others[0]}, under another family "
+            "name; a build is named after its family, so a copy under another name builds "
+            "again")
 
 
 def _rebuild(request: BuildRequest, sources: Sources, toolchain: dict[str, str], name: str,

@@ -34,10 +34,13 @@ class PointStarted:
 
 @dataclass(frozen=True)
 class Phase:
-    """A point entered a phase of its work: 'building', 'checking', 'timing cold', ..."""
+    """A point entered a phase of its work: 'building', 'checking', 'timing cold', ...;
+    with a detail, it is still in that phase, doing this ('40 s: ninja [1/3]: compiling
+    main.cpp'): a long build's progress."""
 
     point: PointRef
     phase: str
+    detail: str = ""
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ to stderr (stdout is reserved for the JSON document) and the bar is hidden.
 When the console is not a terminal (a CI log, `| tee`), a bar cannot redraw: a
 line per finished point takes its place, and a phase that runs longer than a few
 seconds (a build, Triton's first compile, a slow check) says when it starts and
-ends, so a log never goes silent for the 40 s of a build.
+ends, so a log never goes silent for the 40 s of a build; a long build also says what it
+does (run/build_progress.py), on the bar's line or, piped, in a line every 20 s.
 """
 
 from __future__ import annotations
@@ -83,6 +84,10 @@ class RunDisplay:
     def __call__(self, event: E.Event) -> None:
         if isinstance(event, E.PointStarted):
             self._describe(event.point, "skipped" if event.point.skipped else "starting")
+        elif isinstance(event, E.Phase) and event.detail:  # still in it: a build's progress
+            self._describe(event.point, f"{event.phase}, {event.detail}")
+            if self.lines is not None:
+                self.lines.detail(event.point.label(), event.detail)
         elif isinstance(event, E.Phase):
             self._describe(event.point, event.phase)
             if self.lines is not None:
@@ -162,12 +167,15 @@ class PlainProgress:
     # A log line every 40 s of build is what a silent CI log lacked; 3 s keeps the lines
     # to the phases a person would wonder about (builds take 6-40 s, checks 0.1-2 s).
     QUIET_S = 3.0
+    # An announced phase's progress (a build's: build_progress.py) at most this often.
+    DETAIL_EVERY_S = 20.0
 
     def __init__(self, console: Console, total: int, clock=time.monotonic):
         self.console, self.total, self.clock = console, total, clock
         self.done = 0
         self.current: tuple[str, str, float] | None = None  # label, phase, start
         self.announced = False
+        self.detail_said = 0.0  # when the current phase's progress was last said
         self.timer: threading.Timer | None = None
         self.lock = threading.Lock()
 
@@ -184,8 +192,18 @@ class PlainProgress:
         with self.lock:
             if self.current is not None and not self.announced:
                 label, phase, _ = self.current
-                self.announced = True
+                self.announced, self.detail_said = True, self.clock()
                 self._say(f"{label}: {phase} ...")
+
+    def detail(self, label: str, detail: str) -> None:
+        """The current phase's progress, said once it is announced and at most every
+        DETAIL_EVERY_S: "sq/cpp n=2^20 float32: build ... 62 s: ninja [2/3]: ..."."""
+        with self.lock:
+            if self.current is None or self.current[0] != label or not self.announced:
+                return
+            if self.clock() - self.detail_said >= self.DETAIL_EVERY_S:
+                self.detail_said = self.clock()
+                self._say(f"{label}: {self.current[1]} ... {detail}")
 
     def point_done(self, rows: list[R.Result]) -> None:
         with self.lock:

@@ -20,10 +20,12 @@ class Started:
 
 @dataclass(frozen=True)
 class PhaseOf:
-    """A point's worker entered a phase (build, check, time, ...)."""
+    """A point's worker entered a phase (build, check, time, ...), or, with a detail, is
+    still in it: what its build does now (build_progress.py)."""
 
     point: Point
     phase: str
+    detail: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,19 @@
 """The parent side of a run: feed planned points to one or more lanes, survive crashes.
 
-Each lane (lane.py) is one worker on one device: the machine's only one by
-default, one per GPU with `--devices`, N CPU workers with `--workers N`, or a
-Dask worker's GPU with `--cluster` (cluster.py). Every lane has a thread that
-takes a point from one shared queue (schedule.py orders it and picks for each lane) and blocks
-on its worker; everything else happens on the main thread, which receives the
-lanes' events: the run's own events (records/events.py) are emitted there only,
-to the listeners that subscribed (tables, progress, files); groups are finished
-when their last point is in, whatever order the lanes finish in, and go through
-the pipeline's passes (pipeline.py) before they are shown and saved; Ctrl-C
-lands there (lanes are then killed, what they had not finished is NOT_RUN).
-With several lanes, an interference reference is timed first (interference.py).
-With a build phase (build_phase.py), the plan's extensions compile in builder processes
-from the start, beside the worker starts and the interference reference; a lane takes
-the next point whose build is over (or that builds nothing), so the GPUs measure torch
-and Triton points while the builds run. Never prints: the listeners decide what to show.
+Each lane (lane.py) is one worker on one device: the machine's only one by default, one per
+GPU with `--devices`, N CPU workers with `--workers N`, or a Dask worker's GPU with
+`--cluster` (cluster.py). Every lane has a thread that takes a point from one shared queue
+(schedule.py orders it and picks for each lane) and blocks on its worker; everything else
+happens on the main thread, which receives the lanes' events: the run's own events
+(records/events.py) are emitted there only, to the listeners that subscribed (tables,
+progress, files); groups are finished when their last point is in, whatever order the lanes
+finish in, and go through the pipeline's passes (pipeline.py) before they are shown and
+saved; Ctrl-C lands there (lanes are then killed, what they had not finished is NOT_RUN).
+With several lanes, an interference reference is timed first (interference.py). With a build
+phase (build_phase.py), the plan's extensions compile in builder processes from the start,
+beside the worker starts and the interference reference; a lane takes the next point whose
+build is over (or that builds nothing), so the GPUs measure torch and Triton points while
+the builds run. Never prints: the listeners decide what to show.
 """
 
 from __future__ import annotations
@@ -33,6 +32,7 @@ from gpubench.records.worker_result import WorkerResult
 from gpubench.run import lane_messages as M
 from gpubench.run import timeline
 from gpubench.run.build_phase import BuildPhase, describe_build_phase
+from gpubench.run.build_progress import build_progress
 from gpubench.run.deriver import Deriver
 from gpubench.run.interference.reference import Interference
 from gpubench.run.interference.timing import InterferenceProbe
@@ -234,8 +234,8 @@ class Runner:
         match event:
             case M.Started(point=point):
                 self.emit(E.PointStarted(_ref(point)))
-            case M.PhaseOf(point=point, phase=phase):
-                self.emit(E.Phase(_ref(point), phase))
+            case M.PhaseOf(point=point, phase=phase, detail=detail):
+                self.emit(E.Phase(_ref(point), phase, detail))
             case M.DeviceSeen(facts=facts):
                 self._note_device(facts)
             case M.PointFinished(index=index, point=point, rows=rows, saved=saved):
@@ -370,9 +370,9 @@ class Runner:
         if failed_build is not None:  # said once by the build phase, for each of its points
             return self._from_outcome(point, failed_build, {})
         try:
-            outcome = lane.execute(point.task(index, self.timing), self.timing.timeout_s,
-                                   self.timing.build_timeout_s,
-                                   lambda phase: self._events.put(M.PhaseOf(point, phase)))
+            with build_progress(lane, point, self._events.put) as on_phase:
+                outcome = lane.execute(point.task(index, self.timing), self.timing.timeout_s,
+                                       self.timing.build_timeout_s, on_phase)
         except Exception as exc:  # a lane killed under it (Ctrl-C), or a bug: one point
             if self._stopping.is_set():
                 return []
