@@ -2,19 +2,24 @@
 check for a nightly job.
 
 The store (run/folders/history_store.py) is brought up to date from the run folders
-first, then read; the rows chosen (family, variants, shapes, since) are grouped into
-series and searched for change points (analysis/history.py); the view prints them, and
---markdown, --html, --export write them. --check exits 13 when a series' newest runs
-stepped slower.
+first, then read a point at a time (issue 61: a store of 10^6 rows is never in memory
+whole; `history FAMILY` reads that family's points through the store's index): the rows
+chosen (family, variants, shapes, since) are grouped into series and searched for change
+points (analysis/history.py); the view prints them as they come, with a transient
+progress bar on stderr where that is a terminal, and --markdown, --html, --export write
+them. --check exits 13 when a series' newest runs stepped slower.
 """
 
 from __future__ import annotations
 
 import calendar
+import contextlib
 import importlib.util
 import re
 import sqlite3
+import sys
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,13 +27,13 @@ from rich.console import Console
 
 from gpubench import errors, safe_text
 from gpubench.analysis.change_points import THRESHOLD
-from gpubench.analysis.history import RECENT_RUNS, build_series, regressions
+from gpubench.analysis.history import RECENT_RUNS, Series, SeriesChange, build_series
 from gpubench.files import write_output
 from gpubench.parsing import parse_size
 from gpubench.records.run import NewerSchema
 from gpubench.records.series import HistoryRow
 from gpubench.report.history_page import render_history
-from gpubench.report.history_view import markdown, series_lines, summary_line
+from gpubench.report.history_view import Totals, markdown, series_lines
 from gpubench.run.folders import history_store
 
 EXPORTS = (".csv", ".parquet")
@@ -58,31 +63,100 @@ def execute(request: HistoryRequest, console: Console) -> int:
     if request.export is not None and request.export.suffix not in EXPORTS:
         raise errors.UsageError(f"--export writes {' or '.join(EXPORTS)}, not "
                                 f"'{safe_text.one_line(request.export.name)}'")
-    rows = [row for row in _rows(request.rebuild, request.family, console)
-            if _chosen(row, request, since)]
+    seen = _Seen(request)
+    _stream(request, since, console, seen)
     if request.export is not None:
-        _export(rows, request.export)
-        console.print(f"exported {len(rows)} rows: {safe_text.short_path(request.export)}",
-                      markup=False)
-    series = build_series(rows, request.threshold)
-    worse = regressions(series, request.recent)
-    if not series:
+        _export(sorted(seen.exported, key=lambda row: (row.started, row.run_dir)),
+                request.export)
+        console.print(f"exported {len(seen.exported)} rows: "
+                      f"{safe_text.short_path(request.export)}", markup=False)
+    if not seen.totals.series:
         console.print("no recorded run matches: `gpubench runs` lists what is recorded",
                       markup=False)
-    for one in series:
-        for line in series_lines(one, request.last):
-            console.print(line, markup=False, highlight=False, soft_wrap=True)
-        console.print()
-    if series:
-        console.print(summary_line(series, worse), markup=False)
-    _write_outputs(request, series, worse, console)
-    if request.check and worse:
-        for one, change in worse:
+    else:
+        console.print(seen.totals.line(len(seen.worse)), markup=False)
+    _write_outputs(request, seen, console)
+    if request.check and seen.worse:
+        for one, change in seen.worse:
             console.print(safe_text.terminal(
                 f"slower in the newest runs: {one.first.point} on {one.first.gpu}: "
                 f"{change.percent}, commits {change.commits}"), markup=False)
         return errors.EXIT_REGRESSION
     return errors.EXIT_OK
+
+
+class _Seen:
+    """What the streamed series leave behind (issue 61: a store of 10^6 rows is read a
+    point at a time): the summary's counts, the regressions, the series an output needs
+    (--html: every one; --markdown: those with changes), the rows --export writes."""
+
+    def __init__(self, request: HistoryRequest) -> None:
+        self.request = request
+        self.totals = Totals()
+        self.worse: list[tuple[Series, SeriesChange]] = []
+        self.kept: list[Series] = []
+        self.exported: list[HistoryRow] = []
+
+    def add(self, one: Series) -> None:
+        self.totals.add(one)
+        change = one.worse_lately(self.request.recent)
+        if change is not None:
+            self.worse.append((one, change))
+        if self.request.html is not None or (self.request.markdown is not None
+                                             and one.changes):
+            self.kept.append(one)
+
+
+def _stream(request: HistoryRequest, since: float | None, console: Console,
+            seen: _Seen) -> None:
+    """Each chosen point's rows, read from the store one point at a time (in the order
+    the points' first runs began), grouped into series, searched and printed."""
+    db = _opened(request.rebuild, console)
+    try:
+        points = [p for p in history_store.points(db, request.family) if _chosen(p, request)]
+        with _progress(len(points)) as advance:
+            for point in points:
+                rows = [row for row in history_store.point_rows(db, point)
+                        if since is None or row.started >= since]
+                if request.export is not None:
+                    seen.exported.extend(rows)
+                for one in build_series(rows, request.threshold):
+                    for line in series_lines(one, request.last):
+                        console.print(line, markup=False, highlight=False, soft_wrap=True)
+                    console.print()
+                    seen.add(one)
+                advance()
+    except sqlite3.Error as exc:
+        raise errors.OutputError(f"the history store {_store()} cannot be read "
+                                 f"({safe_text.one_line(exc)}); "
+                                 f"{_remedy(exc, request.rebuild)}") from None
+    finally:
+        db.close()
+
+
+@contextlib.contextmanager
+def _progress(total: int) -> Iterator[Callable[[], None]]:
+    """A bar on stderr while the points are read, only where stderr is a terminal (a log
+    or a pipe gets none) and it is transient: nothing of it stays. Where stdout is the
+    terminal too, its lines are printed above the bar; where stdout goes to a file, they
+    go there untouched."""
+    err = Console(stderr=True)
+    if not err.is_terminal or total < 2:
+        yield lambda: None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    with Progress(TextColumn("history: points"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=True,
+                  redirect_stdout=sys.stdout.isatty(), redirect_stderr=False) as bar:
+        task = bar.add_task("points", total=total)
+        yield lambda: bar.advance(task)
 
 
 def _require_libraries() -> None:
@@ -94,24 +168,21 @@ def _require_libraries() -> None:
                                         f"(pip install {' '.join(missing)})")
 
 
-def _rows(rebuild: bool, family: str | None, console: Console) -> list[HistoryRow]:
-    """The store's rows, synced from the run folders first where the store can be written;
-    one line says when it cannot (busy, read-only) and the rows are the store's as they are."""
+def _opened(rebuild: bool, console: Console) -> sqlite3.Connection:
+    """The store, synced from the run folders first where it can be written; one line
+    says when it cannot (busy, read-only) and it is read as it is."""
     db, note = _open(rebuild)
     try:
         if note is None:
             note = _synced(db)
-        if note:
-            console.print(f"note: {note}", markup=False, soft_wrap=True)
-        if family:
-            return history_store.read_rows(db, "WHERE family = ?", (family,))
-        return history_store.read_rows(db)
     except sqlite3.Error as exc:
+        db.close()
         raise errors.OutputError(f"the history store {_store()} cannot be read "
                                  f"({safe_text.one_line(exc)}); "
                                  f"{_remedy(exc, rebuild)}") from None
-    finally:
-        db.close()
+    if note:
+        console.print(f"note: {note}", markup=False, soft_wrap=True)
+    return db
 
 
 def _open(rebuild: bool) -> tuple[sqlite3.Connection, str | None]:
@@ -172,12 +243,13 @@ def _store() -> str:
     return safe_text.short_path(history_store.store_path())
 
 
-def _chosen(row: HistoryRow, request: HistoryRequest, since: float | None) -> bool:
-    if request.variants and row.variant not in request.variants:
+def _chosen(point: tuple[str, ...], request: HistoryRequest) -> bool:
+    """Whether a point (history_store.POINT's family, variant, dtype, shape, mode) is
+    among the variants and shapes asked for."""
+    _, variant, _, shape, _ = point
+    if request.variants and variant not in request.variants:
         return False
-    if request.shapes and not any(_same_shape(row.shape, s) for s in request.shapes):
-        return False
-    return since is None or row.started >= since
+    return not request.shapes or any(_same_shape(shape, s) for s in request.shapes)
 
 
 def _same_shape(shape: str, wanted: str) -> bool:
@@ -229,16 +301,17 @@ def _export(rows: list[HistoryRow], path: Path) -> None:
                                  f"{exc.strerror or exc}") from None
 
 
-def _write_outputs(request: HistoryRequest, series, worse, console: Console) -> None:
+def _write_outputs(request: HistoryRequest, seen: _Seen, console: Console) -> None:
+    summary = seen.totals.line(len(seen.worse))
     if request.markdown is not None:
-        text = markdown(series, worse)
+        text = markdown([one for one in seen.kept if one.changes], seen.worse, summary)
         if str(request.markdown) == "-":
             console.print(text, markup=False, highlight=False)
         else:
             _write(request.markdown, text)
     if request.html is not None:
         generated = time.strftime("generated %Y-%m-%d %H:%M UTC", time.gmtime())
-        _write(request.html, render_history(series, worse, generated))
+        _write(request.html, render_history(seen.kept, seen.worse, generated, summary))
         console.print(f"history page: {safe_text.short_path(request.html)}", markup=False)
 
 

@@ -19,9 +19,9 @@ COLORS = {MEDIAN: "#1f77b4", CHANGE: "#c62828", MARK: "#a86b00"}
 
 
 def render_history(series: Sequence[Series], worse: Sequence[tuple[Series, SeriesChange]],
-                   generated: str = "") -> str:
+                   generated: str = "", summary: str | None = None) -> str:
     charts = Charts(VariantColors(()))
-    body = [f"<p>{_e(summary_line(series, worse))}</p>", _changes_table(series)]
+    body = [f"<p>{_e(summary or summary_line(series, worse))}</p>", _changes_table(series)]
     for one in series:
         if one.timed:
             body.append(f"<h3>{_e(series_title(one))}</h3>")

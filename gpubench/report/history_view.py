@@ -61,22 +61,42 @@ def change_text(change: SeriesChange) -> str:
     return f"{change.percent} (p={change.change.p_value:.2g}), commits {change.commits}"
 
 
+class Totals:
+    """summary_line's counts, a series at a time: `history` streams its series and keeps
+    only these (and the series an output needs), not every series' rows."""
+
+    def __init__(self) -> None:
+        self.series = self.changes = self.slower = 0
+        self.runs: set[str] = set()
+
+    def add(self, one: Series) -> None:
+        self.series += 1
+        self.changes += len(one.changes)
+        self.slower += sum(c.change.slower for c in one.changes)
+        self.runs.update(row.run_dir for row in one.rows)
+
+    def line(self, worse: int) -> str:
+        text = (f"{self.series} series over {len(self.runs)} runs: {self.changes} change "
+                f"points ({self.slower} slower, {self.changes - self.slower} faster)")
+        if worse:
+            text += f"; {worse} slower in the newest runs"
+        return text
+
+
 def summary_line(series: Sequence[Series], worse: Sequence[tuple[Series, SeriesChange]]
                  ) -> str:
-    changes = sum(len(s.changes) for s in series)
-    slower = sum(c.change.slower for s in series for c in s.changes)
-    runs = len({row.run_dir for s in series for row in s.rows})
-    text = (f"{len(series)} series over {runs} runs: {changes} change points "
-            f"({slower} slower, {changes - slower} faster)")
-    if worse:
-        text += f"; {len(worse)} slower in the newest runs"
-    return text
+    totals = Totals()
+    for one in series:
+        totals.add(one)
+    return totals.line(len(worse))
 
 
-def markdown(series: Sequence[Series], worse: Sequence[tuple[Series, SeriesChange]]) -> str:
+def markdown(series: Sequence[Series], worse: Sequence[tuple[Series, SeriesChange]],
+             summary: str | None = None) -> str:
     """A summary for a pull request: the change points, newest first, the regressions
-    among the newest runs called out."""
-    lines = ["## gpubench history", "", summary_line(series, worse), ""]
+    among the newest runs called out. `series`: those with changes at least; `summary`:
+    the summary line of all of them, where `series` is not all."""
+    lines = ["## gpubench history", "", summary or summary_line(series, worse), ""]
     changes = sorted(((s, c) for s in series for c in s.changes),
                      key=lambda item: item[1].after.started, reverse=True)
     if not changes:

@@ -179,6 +179,30 @@ def read_rows(db: sqlite3.Connection, where: str = "", args: tuple = ()) -> list
     return [HistoryRow(*_decoded(values)) for values in db.execute(query, args)]
 
 
+POINT = ("family", "variant", "dtype", "shape", "mode")  # rows_by_point's columns
+
+
+def points_query(family: str | None) -> tuple[str, tuple]:
+    """The SQL (and its arguments) of `points`: through rows_by_point, so a family's
+    points are read from its range of the index, not from every row (issue 61)."""
+    where, args = ("WHERE family = ?", (family,)) if family else ("", ())
+    names = ", ".join(POINT)
+    return (f"SELECT {names} FROM rows {where} GROUP BY {names} "
+            f"ORDER BY MIN(started), {names}", args)
+
+
+def points(db: sqlite3.Connection, family: str | None = None) -> list[tuple[str, ...]]:
+    """Every point (family, variant, dtype, shape, mode) the store holds rows of, or one
+    family's, in the order their first runs began: `history` reads them one at a time
+    (point_rows), so a store of millions of rows is never in memory at once."""
+    return [tuple(values) for values in db.execute(*points_query(family))]
+
+
+def point_rows(db: sqlite3.Connection, point: tuple[str, ...]) -> list[HistoryRow]:
+    """One point's rows, oldest run first (every series of the point: each GPU, method)."""
+    return read_rows(db, "WHERE " + " AND ".join(f"{name} = ?" for name in POINT), point)
+
+
 def _values(row: HistoryRow) -> tuple:
     return tuple(int(v) if isinstance(v, bool) else v for v in
                  (getattr(row, name) for name in COLUMNS))
