@@ -23,12 +23,14 @@ def matmul_inputs(shape, dtype, device):
     return a, b
 
 
-def matmul_family(variants, description: str, cpu_n: int = CPU_N) -> Family:
+def matmul_family(variants, description: str, cpu_n: int = CPU_N, gpu_n: int = GPU_N
+                  ) -> Family:
     """C = A @ B, n x n fp32. Napkin math: 2 n^3 FLOPs; 3 n^2 elements moved. `cpu_n`: a
-    larger CPU size for tricks whose gain must show over the host's per-call overhead."""
+    larger CPU size for tricks whose gain must show over the host's per-call overhead;
+    `gpu_n`: a smaller GPU size, where halved work stays under the roofline's bar."""
     return Family(
-        axes=(Axis("n", "rows and columns of A, B and C", default=GPU_N, cpu_default=cpu_n),),
-        sizes=(GPU_N,), cpu_sizes=(cpu_n,),
+        axes=(Axis("n", "rows and columns of A, B and C", default=gpu_n, cpu_default=cpu_n),),
+        sizes=(gpu_n,), cpu_sizes=(cpu_n,),
         make_inputs=matmul_inputs,
         reference=lambda a, b: a @ b,
         flops=lambda s: 2 * s["n"] ** 3,
