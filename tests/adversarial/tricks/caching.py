@@ -207,11 +207,13 @@ def sniffs_the_caller(a, b, out):
 
 
 def sniffs_the_timer(a, b, out):
-    """(Issue 60's third trick, deeper.) Walks up to a timer's sampling loop (a frame of
-    gpubench/timing/timers/): only the samples take the shortcut, every other call (the
-    check, the warm-up, the probe, whatever path it comes by) does the full work. Beaten
-    only by timed calls on never-seen inputs inside the loop itself: a miss there costs the
-    full work, slower than the loop's other calls, or a wrong answer if served stale."""
+    """(Issue 60's third trick, deeper.) Walks up to a timer's sampling loop or a graph's
+    capture (frames of gpubench/timing/timers/): only the samples (and the captured calls a
+    graph replays) take the shortcut; every other call (the check, the warm-up, the probe,
+    whatever path it comes by) does the full work. Beaten by timed calls on never-seen
+    inputs inside the loop itself: a miss there costs the full work, slower than the loop's
+    other calls, or a wrong answer if served stale; in graph mode, which has none, by the
+    probe's full-work calls against the replays' median."""
     _cached_halves(a, b, out, _timed_by(
         lambda frame: "timing/timers" in frame.f_code.co_filename.replace("\\", "/")
-        and frame.f_code.co_name == "take"))
+        and frame.f_code.co_name in ("take", "capture")))
