@@ -203,3 +203,38 @@ def test_a_probe_on_a_busy_host_is_not_judged():
     calm = row(mode="cpu", details={"fresh_s": evidence.fresh_s,
                                     "repeat_s": evidence.repeat_s, "fresh_host_load": idle})
     assert trust.repeat_shortcut(calm) is not None
+
+
+def looped(result: R.Result, fresh_s, seen_s) -> R.Result:
+    """`result` whose mode timed `fresh_s` on never-seen inputs inside its loop, beside
+    `seen_s` (run/worker/rotation.py's evidence)."""
+    from dataclasses import replace
+
+    from gpubench.timing.measurement import FreshEvidence
+
+    evidence = FreshEvidence(tuple(fresh_s), tuple(seen_s))
+    return replace(result, measurement=result.measurement.completed(fresh_in_loop=evidence))
+
+
+def test_fresh_calls_in_the_loop_far_slower_than_their_neighbours_are_a_shortcut():
+    """Issue 60: a variant that does less work on timed calls of inputs it has seen,
+    however it tells them apart, is slower on the loop's never-seen inputs."""
+    sniffer = looped(row(median=40e-6), [64e-6, 66e-6, 65e-6], [40e-6] * 20)
+    found = trust.timed_shortcut(sniffer)
+    assert found is not None and "timed inside the loop" in found.message
+    honest = looped(row(median=60e-6), [61e-6, 75e-6, 62e-6], [60e-6] * 20)
+    assert trust.timed_shortcut(honest) is None
+    one = looped(row(median=40e-6), [64e-6], [40e-6] * 20)  # one call is one draw of noise
+    assert trust.timed_shortcut(one) is None
+
+
+def test_the_loop_s_own_fresh_calls_stand_for_the_probe_against_the_median():
+    """An isolated probe call of a multi-kernel op ran 1.5x its loop on an H100, honest;
+    the loop's fresh calls, in the loop's condition, sit at its median: trusted. A loop
+    that skips work after its fresh calls still meets full-work fresh calls: SUSPECT."""
+    isolated = {"fresh_s": [110e-6] * 9, "repeat_s": [120e-6] * 9}
+    assert trust.repeat_shortcut(row(median=74e-6, details=isolated)) is not None
+    honest = looped(row(median=74e-6, details=isolated), [80e-6, 73e-6, 81e-6], [74e-6] * 9)
+    assert trust.repeat_shortcut(honest) is None
+    late = looped(row(median=40e-6, details=isolated), [80e-6, 73e-6, 81e-6], [74e-6] * 9)
+    assert trust.repeat_shortcut(late) is not None
