@@ -238,8 +238,8 @@ def test_a_run_folder_pulled_away_mid_run_loses_nothing(gpubench):
 
 
 @pytest.mark.parametrize("args, code, message", [
-    (["--timeout", "nan"], 2, "--timeout: expected a finite number"),
-    (["--max-time", "nan"], 2, "--max-time: expected a finite number"),
+    (["--timeout", "nan"], 2, "Invalid value for '--timeout': 'nan' is not a finite number"),
+    (["--max-time", "nan"], 2, "Invalid value for '--max-time': 'nan' is not a finite number"),
     (["--min-time", "400", "--max-time", "5"], 2, "(400 ms) exceeds --max-time"),
     (["--min-samples", "50", "--max-samples", "5"], 2, "(50) exceeds --max-samples"),
     (["--out", ""], 2, "needs a folder name"),
