@@ -11,6 +11,7 @@ import json
 import math
 import random
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -572,3 +573,39 @@ def test_a_row_run_calls_suspect_is_suspect_in_ab_and_never_faster(gpubench, tmp
         assert found["verdict"] == "SUSPECT", found
         assert "new SUSPECT: " in found["reason"] and "base SUSPECT: " in found["reason"]
         assert "of the measured roofline" in found["reason"], found
+
+
+# ---------------------------------------------------------------- timed calls told apart
+
+SNIFFING_SPEC = '''
+import sys
+from pathlib import Path
+
+from gpubench import Axis, Family, TorchVariant
+from gpubench.families.discovery import import_kernel_file
+
+load = import_kernel_file(Path({tricks!r}) / "load.py", "gpubench_adversarial")
+caching, honest = load.trick("caching"), load.trick("honest")
+family = load.trick("problems").matmul_family(description="mm", cpu_n=320, gpu_n=1024,
+                                              variants=(
+    TorchVariant("torch", fn=honest.honest_out, baseline=True),
+    TorchVariant("mm", fn={fn}),
+))
+'''
+
+
+def test_a_side_that_skips_work_on_timed_calls_only_is_suspect_in_ab(gpubench, tmp_path):
+    """Issue 60: a variant that finds a timer's loop up its stack and serves half of each
+    timed call from a cache read -35% in ab. Each side's loop times fresh calls too: NEW,
+    full work on those and half on the rest, is SUSPECT, never FASTER."""
+    tricks = Path(__file__).parent / "adversarial" / "tricks"
+    for name, fn in (("base", "honest.honest_out"), ("new", "caching.sniffs_the_timer")):
+        folder = tmp_path / name / "mm"
+        folder.mkdir(parents=True)
+        (folder / "spec.py").write_text(SNIFFING_SPEC.format(tricks=str(tricks), fn=fn))
+    done = gpubench("ab", "mm", "--base", str(tmp_path / "base"), "--new",
+                    str(tmp_path / "new"), "--variants", "mm", "--out", str(tmp_path / "ab"),
+                    *FAST)
+    found = verdicts_of(tmp_path / "ab")["mm"]
+    assert found["verdict"] == "SUSPECT", (found, done.output)
+    assert "new SUSPECT" in found["reason"] and "seen" in found["reason"], found
