@@ -22,6 +22,7 @@ import statistics
 from gpubench.records.result import Result
 from gpubench.records.warning import TimingWarning
 from gpubench.timing.hostload import busy_reason
+from gpubench.timing.measurement import FreshEvidence
 
 # Fresh calls against repeated ones timed in the same conditions, pair by pair (run/
 # fresh_probe.py): an honest kernel does the same work on both, so their medians agree
@@ -91,9 +92,9 @@ def repeat_shortcut(result: Result) -> TimingWarning | None:
     # same condition as the median's calls (an isolated probe call of a multi-kernel op
     # ran 1.5x its loop on an H100, honest: pmpp_v2 histogram's reference), and still a
     # full-work call a loop that skips work after its fresh calls cannot match.
-    looped = result.measurement.fresh_in_loop
-    floor, how = (min(looped.fresh_s), ", timed inside the loop,") \
-        if looped is not None and len(looped.fresh_s) >= IN_LOOP_MIN_CALLS else (fresh_floor, "")
+    looped = _loop_evidence(result)
+    floor, how = (min(looped.fresh_s), ", timed inside the loop,") if looped else \
+        (fresh_floor, "")
     if floor > median * ratio + FRESH_SLACK_S.get(result.mode, gpu_slack):
         return _shortcut(floor, median, "the timed calls", how)
     return None
@@ -108,9 +109,8 @@ def timed_shortcut(result: Result) -> TimingWarning | None:
     every fresh call (2 to 4 of them, at random places) while sparing most of their
     neighbours; a shortcut slows them all. The loop is one condition for both, so the
     paired bar holds (a CPU's where the call waits on the host)."""
-    evidence = result.measurement.fresh_in_loop if result.measurement else None
-    if evidence is None or len(evidence.fresh_s) < IN_LOOP_MIN_CALLS or \
-            len(evidence.repeat_s) < IN_LOOP_MIN_CALLS:
+    evidence = _loop_evidence(result)
+    if evidence is None or len(evidence.repeat_s) < IN_LOOP_MIN_CALLS:
         return None
     fresh, median = evidence.fresh_s, statistics.median(evidence.repeat_s)
     cpu_like = result.mode == "cpu" or waits_on_host(result)
@@ -120,6 +120,15 @@ def timed_shortcut(result: Result) -> TimingWarning | None:
         return None
     return _shortcut(min(fresh), median, "its timed calls beside them",
                      ", timed inside the loop,")
+
+
+def _loop_evidence(result: Result) -> FreshEvidence | None:
+    """The mode's fresh calls timed inside its loop, where there are enough to read
+    (IN_LOOP_MIN_CALLS), else None."""
+    evidence = result.measurement.fresh_in_loop if result.measurement else None
+    if evidence is None or len(evidence.fresh_s) < IN_LOOP_MIN_CALLS:
+        return None
+    return evidence
 
 
 def paired_beyond(fresh_s, repeat_s, mode: str, host_bound: bool = False) -> bool:

@@ -153,14 +153,15 @@ class _Rounds:
         self.clocks, self.sampling_s, self.count, self.stop = None, 0.0, 0, MAX_TIME
         self.error: str | None = None
         self.host_load = None  # on a CPU: the busiest round's (a verdict reads it)
-        self.fresh = ([], [])  # per side: (fresh, seen) samples in the loop (rotation.py)
+        # per side: (fresh, seen) samples of every round's loop (rotation.fresh_samples)
+        self.fresh: tuple[tuple[list, list], ...] = (([], []), ([], []))
 
     def add(self, timing: Measurement, clocks, calls: AlternatingCalls) -> None:
         order = calls.order
         for side, rotation in enumerate(calls.sides):
             found = rotation.fresh_samples(calls.side_samples(timing.samples_s, side))
-            if found:
-                self.fresh[side].append(found)
+            for kept, more in zip(self.fresh[side], found or ([], []), strict=True):
+                kept.extend(more)
         base, new, new_first = blocks_of(order, timing.samples_s)
         self.base += base
         self.new += new
@@ -210,9 +211,7 @@ def _measurement(rounds: _Rounds, side: int, check) -> Measurement:
         first.warmup_s, rounds.stop, rounds.sampling_s, dict(last.details),
         last.target_rel_ci, rounds.clocks, recheck,
         f"while timed: {failure}" if failure else rounds.error, failure is not None,
-        host_load=rounds.host_load, fresh_in_loop=in_loop_evidence(
-            ([s for fresh, _ in rounds.fresh[side] for s in fresh],
-             [s for _, seen in rounds.fresh[side] for s in seen])))
+        host_load=rounds.host_load, fresh_in_loop=in_loop_evidence(rounds.fresh[side]))
 
 
 def _shared_inputs_written(executor: Executor, new: Prepared, shared: list[InputSet]
