@@ -452,29 +452,11 @@ def test_an_input_written_while_timed_fails_the_pair_naming_both_sides(gpubench,
 
 # ---------------------------------------------------------------- one helper, two versions
 
-HELPER_SPEC = '''import sys
-from pathlib import Path
-
-import torch
-from gpubench import Family, TorchVariant
-
-sys.path.insert(0, str(Path(__file__).parent))
-import helpers  # the trick: a plain name, found in this folder, once per process
-
-family = Family(
-    reference=lambda a, b: a + b,
-    make_inputs=lambda n, dtype, device: (torch.randn(n, device=device, dtype=dtype),
-                                          torch.randn(n, device=device, dtype=dtype)),
-    flops=lambda n: n,
-    bytes_moved=lambda n, itemsize: 3 * n * itemsize,
-    sizes=(2**12,),
-    cpu_sizes=(2**16,),
-    variants=(
-        TorchVariant("torch", fn=lambda a, b, out: torch.add(a, b, out=out), baseline=True),
-        TorchVariant("work", fn=helpers.work),
-    ),
-)
-'''
+# SPEC's family with `work` from a helper module imported by its plain name (the trick: a
+# plain name, found in the spec's folder, once per process).
+HELPER_SPEC = ("import sys\nfrom pathlib import Path\n\n"
+               "sys.path.insert(0, str(Path(__file__).parent))\nimport helpers\n\n"
+               + SPEC.replace("{work}", "helpers.work").replace("{cuda}", ""))
 
 
 def test_two_versions_importing_one_helper_by_its_plain_name_are_refused(gpubench, tmp_path):

@@ -72,17 +72,30 @@ def _watching(line: str) -> bool:
     return line.startswith("watching ")
 
 
-def test_watch_session_edits_breaks_recovers_and_saves(tmp_path, build_cache):
+def square_copy(tmp_path: Path) -> Path:
+    """A copy of the shipped square family (its spec and Triton launcher) in fam/sq."""
     family = tmp_path / "fam" / "sq"
     family.mkdir(parents=True)
     for name in ("spec.py", "square_triton.py"):
         shutil.copy(REPO / "kernels" / "square" / name, family / name)
+    return family
+
+
+def watch_square(tmp_path: Path, build_cache):
+    """(its environment, the process) of `run sq --watch` over square_copy's folder: the
+    Triton variant on the CPU, the session saved under tmp_path/session."""
+    env = {**os.environ, "GPUBENCH_CACHE_DIR": str(build_cache), "COLUMNS": "160"}
+    return env, start_gpubench(["run", "sq", "--kernels-dir", str(tmp_path / "fam"),
+                                "--variants", "triton", "--sizes", "4096", *FAST, "--device",
+                                "cpu", "--out", str(tmp_path / "session"), "--watch"],
+                               tmp_path, env)
+
+
+def test_watch_session_edits_breaks_recovers_and_saves(tmp_path, build_cache):
+    family = square_copy(tmp_path)
     launcher = family / "square_triton.py"
     good = launcher.read_text()
-    env = {**os.environ, "GPUBENCH_CACHE_DIR": str(build_cache), "COLUMNS": "160"}
-    process = start_gpubench(["run", "sq", "--kernels-dir", str(tmp_path / "fam"), "--variants",
-                              "triton", "--sizes", "4096", *FAST, "--device", "cpu",
-                              "--out", str(tmp_path / "session"), "--watch"], tmp_path, env)
+    env, process = watch_square(tmp_path, build_cache)
     session = Session(process)
     try:
         first = session.wait_for_watching(1)
@@ -161,18 +174,12 @@ def _processes_under(folder: Path) -> list[str]:
 def test_watch_keeps_only_the_base_copies_of_the_sources(tmp_path, build_cache):
     """Five iterations over a family with a large header: the session's copies of the
     sources (commands/pairing.py) hold at most two copies' worth, not one per save."""
-    family = tmp_path / "fam" / "sq"
-    family.mkdir(parents=True)
-    for name in ("spec.py", "square_triton.py"):
-        shutil.copy(REPO / "kernels" / "square" / name, family / name)
+    family = square_copy(tmp_path)
     header = family / "big.h"
     header.write_bytes(b"// filler\n" * 400_000)  # 4 MB, never edited
     launcher = family / "square_triton.py"
     good = launcher.read_text()
-    env = {**os.environ, "GPUBENCH_CACHE_DIR": str(build_cache), "COLUMNS": "160"}
-    process = start_gpubench(["run", "sq", "--kernels-dir", str(tmp_path / "fam"), "--variants",
-                              "triton", "--sizes", "4096", *FAST, "--device", "cpu",
-                              "--out", str(tmp_path / "session"), "--watch"], tmp_path, env)
+    _env, process = watch_square(tmp_path, build_cache)
     session = Session(process)
     sources = tmp_path / "session" / "sources"
     try:
