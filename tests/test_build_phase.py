@@ -82,6 +82,8 @@ def test_builds_run_side_by_side_once_each_and_a_failure_is_build_error(tmp_path
     assert (phase["builds"], phase["builders"], phase["failed"]) == (2, 2, 1), phase
     assert phase["rebuilt_by_workers"] == 0, phase  # the worker found the build made
     assert "build phase: 2 extensions in" in done.stdout
+    # Piped, the builders' progress is told while the lanes wait (10-40 s of compile).
+    assert "first n=256 float32: build ..." in done.stdout, done.stdout
     first, broken = sorted(phase["jobs"], key=lambda j: j["variant"] != "twobuilds/first")
     assert broken["start_s"] < first["end_s"] and first["start_s"] < broken["end_s"], \
         phase["jobs"]  # side by side, in two builders

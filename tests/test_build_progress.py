@@ -138,3 +138,57 @@ def test_a_build_of_sources_built_under_another_family_name_says_why(tmp_path, m
     note = C._renamed("gb_square2_cpu_ae7b59abe7b3", key)
     assert note.startswith("not cached: the same sources are built as gb_square_cpu_ae7b59abe7b3")
     assert "named after its family" in note
+
+
+def test_piped_the_build_phase_s_builds_are_followed_while_the_lanes_wait():
+    """Builder processes compile for points no lane holds: with no phase current, the
+    first build's detail becomes the phase followed, announced after QUIET_S; another
+    build's details are not interleaved with it."""
+    sink = io.StringIO()
+    console = Console(file=sink, force_terminal=False, width=200, color_system=None)
+    clock = FakeClock()
+    lines = PlainProgress(console, total=2, clock=clock)
+    first, second = "two/first n=256 float32", "two/second n=256 float32"
+    lines.detail(first, "2 s: ninja [1/2]: compiling first.cpp")
+    lines.detail(second, "2 s: ninja [1/2]: compiling second.cpp")
+    clock.now += 3.5
+    lines.announce()
+    for _ in range(11):
+        clock.now += 2.0
+        lines.detail(second, f"{clock.now - 100:.0f} s: ninja [1/2]: compiling second.cpp")
+        lines.detail(first, f"{clock.now - 100:.0f} s: ninja [1/2]: compiling first.cpp")
+    lines.close()
+    said = sink.getvalue().splitlines()
+    assert said == [f"{first}: build ...",
+                    f"{first}: build ... 24 s: ninja [1/2]: compiling first.cpp"], said
+
+
+def test_the_build_phase_reports_each_running_build(tmp_path):
+    """build_progress.report_builds: every interval, a detail for each build the phase
+    lists as running, read from its builder's process tree; nothing once it is over."""
+    import threading
+
+    from gpubench.run.build_progress import report_builds
+
+    worker = fake_build(tmp_path)
+    put: list = []
+    over = threading.Event()
+    try:
+        report_builds(lambda: [("point", worker, time.monotonic() - 5)], put.append, over,
+                      interval_s=0.1)
+        detail = wait_for(lambda: [m for m in put if "compiling" in m.detail], "a detail")
+        over.set()
+        time.sleep(0.3)
+        after = len(put)
+        time.sleep(0.3)
+        assert detail[0].point == "point" and detail[0].phase == "build"
+        assert detail[0].detail.startswith("5 s: ninja [2/3]: compiling cuda.cu") or \
+            detail[0].detail.startswith("6 s: ninja [2/3]: compiling cuda.cu"), detail[0]
+        assert len(put) == after
+    finally:
+        over.set()
+        for pid in reversed(descendants(worker.pid)):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        worker.kill()
+        worker.wait()

@@ -87,7 +87,7 @@ class RunDisplay:
         elif isinstance(event, E.Phase) and event.detail:  # still in it: a build's progress
             self._describe(event.point, f"{event.phase}, {event.detail}")
             if self.lines is not None:
-                self.lines.detail(event.point.label(), event.detail)
+                self.lines.detail(event.point.label(), event.detail, event.phase)
         elif isinstance(event, E.Phase):
             self._describe(event.point, event.phase)
             if self.lines is not None:
@@ -182,10 +182,14 @@ class PlainProgress:
     def phase(self, label: str, phase: str) -> None:
         with self.lock:
             self._end_phase()
-            self.current, self.announced = (label, phase, self.clock()), False
-            self.timer = threading.Timer(self.QUIET_S, self.announce)
-            self.timer.daemon = True
-            self.timer.start()
+            self._follow(label, phase)
+
+    def _follow(self, label: str, phase: str) -> None:
+        """`phase` of `label` is the current one from now; announced after QUIET_S."""
+        self.current, self.announced = (label, phase, self.clock()), False
+        self.timer = threading.Timer(self.QUIET_S, self.announce)
+        self.timer.daemon = True
+        self.timer.start()
 
     def announce(self) -> None:
         """The current phase has run QUIET_S: say so (called by the timer, or a test)."""
@@ -195,11 +199,16 @@ class PlainProgress:
                 self.announced, self.detail_said = True, self.clock()
                 self._say(f"{label}: {phase} ...")
 
-    def detail(self, label: str, detail: str) -> None:
+    def detail(self, label: str, detail: str, phase: str = "build") -> None:
         """The current phase's progress, said once it is announced and at most every
-        DETAIL_EVERY_S: "sq/cpp n=2^20 float32: build ... 62 s: ninja [2/3]: ..."."""
+        DETAIL_EVERY_S: "sq/cpp n=2^20 float32: build ... 62 s: ninja [2/3]: ...". The
+        build phase's builders compile for points no lane holds: where no phase is
+        current (the lanes wait for them), the first such detail becomes the phase
+        followed, announced after QUIET_S as any other."""
         with self.lock:
-            if self.current is None or self.current[0] != label or not self.announced:
+            if self.current is None:
+                self._follow(label, phase)
+            if self.current[0] != label or not self.announced:
                 return
             if self.clock() - self.detail_said >= self.DETAIL_EVERY_S:
                 self.detail_said = self.clock()

@@ -29,6 +29,8 @@ from pathlib import Path
 from gpubench.records import result as R
 from gpubench.records.build_info import BuildInfo
 from gpubench.records.worker_result import MalformedWorkerResult, WorkerResult
+from gpubench.run import lane_messages as M
+from gpubench.run.build_progress import BUILD_PHASE, report_builds
 from gpubench.run.lanes.lane import Outcome
 from gpubench.run.lanes.worker_process import WorkerDied, WorkerProcess, WorkerTimeout
 from gpubench.run.plan import Point
@@ -52,6 +54,7 @@ class BuildJob:
     started: float | None = None  # time.monotonic()
     finished: float | None = None
     shown: bool = False  # its compile time went to a row already (the first to finish)
+    builder: WorkerProcess | None = None  # the builder compiling it, while it runs
 
     def to_json(self) -> str:
         variant, family = self.point.variant, self.point.family
@@ -72,6 +75,9 @@ class BuildPhase:
     env: dict = field(default_factory=dict)  # a lane's CUDA_VISIBLE_DEVICES: the same arch
     has_triton: bool = False
     on_done: Callable[[dict], None] = lambda summary: None  # called once, from a builder thread
+    # Each build's start and progress (lane_messages.PhaseOf), from a builder thread and
+    # the reporter (build_progress.report_builds); None tells nothing.
+    on_progress: Callable[[object], None] | None = None
 
     def __post_init__(self) -> None:
         points = first_of_each_build(self.points)
@@ -84,6 +90,7 @@ class BuildPhase:
         self._threads: list[threading.Thread] = []
         self._stopping = False
         self._left = len(self.jobs)
+        self._over = threading.Event()  # every build ended, or the phase was stopped
         self.started = self.finished = None
         self.rebuilt = 0  # builds a worker compiled again (note_worker_build)
 
@@ -101,6 +108,15 @@ class BuildPhase:
                                       name=f"gpubench-builder-{index}")
             self._threads.append(thread)
             thread.start()
+        if self.on_progress is not None:
+            report_builds(self._running, self.on_progress, self._over)
+
+    def _running(self) -> list[tuple[Point, object, float]]:
+        """(point, builder's Popen, start) of each build compiling now."""
+        with self._changed:
+            return [(job.point, job.builder.process, job.started)
+                    for job in self.jobs.values()
+                    if job.outcome is None and job.builder is not None]
 
     def ready(self, point: Point) -> bool:
         """Whether a lane may take `point` now: it builds nothing, or its build is over."""
@@ -154,6 +170,7 @@ class BuildPhase:
             self._stopping = True
             self._queue.clear()
             self._changed.notify_all()
+        self._over.set()
         for process in list(self._processes):
             process.kill()
         for thread in self._threads:
@@ -199,6 +216,10 @@ class BuildPhase:
                 job.started = time.monotonic()
                 if process is None:
                     process = self._start_builder(index)
+                with self._changed:
+                    job.builder = process
+                if self.on_progress is not None:
+                    self.on_progress(M.PhaseOf(job.point, BUILD_PHASE))
                 outcome, process = self._build(process, job)
                 self._finish(job, outcome)
         finally:
@@ -237,13 +258,14 @@ class BuildPhase:
 
     def _finish(self, job: BuildJob, outcome: Outcome) -> None:
         with self._changed:
-            job.outcome, job.finished = outcome, time.monotonic()
+            job.outcome, job.finished, job.builder = outcome, time.monotonic(), None
             self._left -= 1
             last = self._left == 0
             if last:
                 self.finished = job.finished
             self._changed.notify_all()
         if last:
+            self._over.set()
             self.on_done(self.summary())
 
 

@@ -9,7 +9,9 @@ runner's queue as a detail of that phase (lane_messages.PhaseOf.detail): the tim
 in the build so far, ninja's step ([k/n]: the outputs of build.ninja written since ninja
 started, of all it lists), the file each compiler compiles or the library it links, and
 their memory. The live view shows it on its status line (a terminal) or as an
-occasional line (piped: report/live.py PlainProgress).
+occasional line (piped: report/live.py PlainProgress). A run with several builds
+compiles them up front in builder processes (run/build_phase.py); `report_builds` tells
+each of those the same way, as the phase of the point it is built for.
 """
 
 from __future__ import annotations
@@ -54,11 +56,8 @@ def build_progress(lane, point, put: Callable[[object], None],
                 continue
             if done.wait(interval_s) or state["phase"] != BUILD_PHASE:
                 continue
-            worker = getattr(lane, "worker", None)
-            process = getattr(worker, "process", None)
-            seen = activity(process.pid) if process is not None else None
-            elapsed = time.monotonic() - state["since"]
-            put(M.PhaseOf(point, BUILD_PHASE, f"{elapsed:.0f} s" + (f": {seen}" if seen else "")))
+            process = getattr(getattr(lane, "worker", None), "process", None)
+            put(M.PhaseOf(point, BUILD_PHASE, build_detail(process, state["since"])))
 
     thread = threading.Thread(target=watch, daemon=True, name="gpubench-build-progress")
     thread.start()
@@ -67,6 +66,30 @@ def build_progress(lane, point, put: Callable[[object], None],
     finally:
         done.set()
         changed.set()
+
+
+def report_builds(running: Callable[[], list[tuple[object, object, float]]],
+                  put: Callable[[object], None], over: threading.Event,
+                  interval_s: float = INTERVAL_S) -> threading.Thread:
+    """The build phase's reporter (run/build_phase.py), started: every `interval_s` until
+    `over` is set, a detail of each build `running()` lists as (point, its builder's
+    Popen, time.monotonic() at its start). Several builders compile side by side, each
+    for a point no lane has taken yet, so each build is told as that point's phase."""
+    def watch() -> None:
+        while not over.wait(interval_s):
+            for point, process, since in running():
+                put(M.PhaseOf(point, BUILD_PHASE, build_detail(process, since)))
+
+    thread = threading.Thread(target=watch, daemon=True, name="gpubench-builds-progress")
+    thread.start()
+    return thread
+
+
+def build_detail(process, since: float) -> str:
+    """'42 s: ninja [1/3]: compiling main.cpp, 1.4 GB': the time in the build since
+    `since` (time.monotonic()) and what the build under `process` (a Popen, or None) does."""
+    seen = activity(process.pid) if process is not None else None
+    return f"{time.monotonic() - since:.0f} s" + (f": {seen}" if seen else "")
 
 
 def activity(root: int) -> str | None:

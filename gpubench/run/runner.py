@@ -399,6 +399,7 @@ class Runner:
     def _start_builds(self) -> None:
         if self.builds is not None:
             self.builds.on_done = lambda summary: self._events.put(M.BuildsDone(summary))
+            self.builds.on_progress = self._events.put
             self.builds.start()
 
     def _builds_done(self, summary: dict) -> None:
