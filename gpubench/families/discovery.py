@@ -2,7 +2,9 @@
 
 A family's name is its folder's name, so the list of families is known without
 importing anything; a spec.py is imported only when its family is used. A broken
-spec therefore breaks only the commands that need it, with its file named.
+spec therefore breaks only the commands that need it, with its file named. A leaderboard
+problem's folder (run --problem) is a family folder too: discovery hands it to the
+leaderboard's loader, which imports user code under the same guard (import_guard.py).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import contextlib
 import hashlib
 import importlib.util
 import os
-import signal
 import sys
 import threading
 from pathlib import Path
@@ -19,8 +20,10 @@ from pathlib import Path
 from gpubench.errors import SpecError, UsageError, unknown_name
 from gpubench.families.compiled import with_compiled
 from gpubench.families.import_error import where_in_file
+from gpubench.families.import_guard import ImportAborted, guarded_import
 from gpubench.families.interrupts import sigint_watch
-from gpubench.families.leaderboard.manifest import is_problem_folder
+from gpubench.families.leaderboard import is_problem_folder
+from gpubench.families.leaderboard import load as load_problem
 from gpubench.families.source_import import source_spec
 from gpubench.families.spec import Family
 
@@ -86,9 +89,7 @@ def load_family(name: str, folder: Path, fresh: bool = False) -> Family:
     """Import folder/spec.py and return its `family`, named after the folder. `fresh`:
     import it again even if this process already has (`run --watch`, after an edit)."""
     if is_problem_folder(folder):  # a leaderboard problem (run --problem), no spec.py
-        from gpubench.families import leaderboard
-
-        return leaderboard.load(name, Path(folder))
+        return load_problem(name, Path(folder))
     path = Path(folder) / SPEC_FILE
     if fresh:
         forget_file(path, f"gpubench_family_{name}")
@@ -153,57 +154,6 @@ def _import_file(path: Path, prefix: str):
             raise
         raise SpecError(f"{path}: failed to import: {where_in_file(exc, path)}") from None
     return module
-
-
-# A spec imports torch and maybe triton (seconds); a minute means it will never finish.
-SPEC_IMPORT_TIMEOUT_S = float(os.environ.get("GPUBENCH_SPEC_TIMEOUT_S", "60"))
-
-
-class ImportAborted(BaseException):
-    """Raised inside a spec's import to stop it: the message says why."""
-
-
-@contextlib.contextmanager
-def guarded_import(path: Path):
-    """Run a spec's top-level code so that it cannot end or hang gpubench: os._exit()
-    raises instead of exiting, a time limit interrupts endless loops (SIGALRM, main
-    thread only), and what it prints goes to stderr, never into tables or --json. Not a
-    sandbox: code that blocks inside C, or kills its own process, still can."""
-    def refuse_exit(code=0):
-        raise ImportAborted(f"called os._exit({code}) while being imported")
-
-    def out_of_time(signum, frame):
-        raise ImportAborted(f"did not finish importing within {SPEC_IMPORT_TIMEOUT_S:g} s "
-                             "(an endless loop or a wait at import time?)")
-
-    real_exit, os._exit = os._exit, refuse_exit
-    timed = threading.current_thread() is threading.main_thread() and hasattr(signal,
-                                                                                "setitimer")
-    if timed:
-        previous = signal.signal(signal.SIGALRM, out_of_time)
-        signal.setitimer(signal.ITIMER_REAL, SPEC_IMPORT_TIMEOUT_S)
-    pid, cwd, forks = os.getpid(), os.getcwd(), _FORKS[0]
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
-            yield
-    finally:
-        if os.getpid() != pid:  # a copy the file's os.fork() made: it ends here, silent
-            real_exit(0)
-        os._exit = real_exit
-        if timed:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
-        if os.getcwd() != cwd:  # gpubench's relative paths (--out) are the user's
-            os.chdir(cwd)
-    if _FORKS[0] != forks:
-        raise ImportAborted("forked the process (os.fork) while being imported: a copy of "
-                             "gpubench would run on from it; start processes from a variant's "
-                             "code, or with subprocess")
-
-
-# os.fork() calls in this process: an import that made one is refused (guarded_import).
-_FORKS = [0]
-os.register_at_fork(after_in_parent=lambda: _FORKS.__setitem__(0, _FORKS[0] + 1))
 
 
 @contextlib.contextmanager

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from gpubench.errors import SpecError
 from gpubench.families.import_error import where_in_file
+from gpubench.families.import_guard import ImportAborted, guarded_import
 from gpubench.families.source_import import source_spec
 
 
@@ -66,8 +67,6 @@ def _exec(path: Path, label: str):
     spec = source_spec(name, path)  # never a .pyc beside it (families/source_import.py)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses, torch.compile and @triton.jit look it up
-    from gpubench.families.discovery import ImportAborted, guarded_import  # (a cycle)
-
     try:
         with guarded_import(path):  # its prints to stderr, a time limit, no exit or fork
             spec.loader.exec_module(module)
