@@ -22,6 +22,7 @@ from gpubench.errors import EnvironmentProblem, GpubenchError
 from gpubench.tools.ncu import kernel_profile as kp
 from gpubench.tools.ncu import report as nr
 from gpubench.tools.ncu import report_module as rm
+from gpubench.tools.ncu import rules as ncu_rules
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 SQUARE_REP = FIXTURES / "h200" / "square_two_launches_full.ncu-rep"
@@ -255,7 +256,7 @@ def _rule_row_key(row: dict) -> tuple:
             row["Estimated Speedup Type"] or None, row["Estimated Speedup"] or None)
 
 
-def _rule_key(rule: kp.RuleResult) -> tuple:
+def _rule_key(rule: ncu_rules.RuleResult) -> tuple:
     speedup = rule.estimated_speedup_pct
     return (rule.rule_id, rule.section_id, rule.type, rule.speedup_type,
             None if speedup is None else f"{speedup:.4g}")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gpubench.tools.ncu import console as ncu_console
 from gpubench.tools.ncu import rules as ncu_rules
-from gpubench.tools.ncu.kernel_profile import RuleResult
+from gpubench.tools.ncu.rules import RuleResult
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 

@@ -27,7 +27,8 @@ from gpubench.tools.ncu import metrics
 from gpubench.tools.ncu import report as nr
 from gpubench.tools.ncu import source as ncu_source
 from gpubench.tools.ncu import view as ncu_view
-from gpubench.tools.ncu.kernel_profile import FocusMetric, KernelProfile, RuleResult
+from gpubench.tools.ncu.kernel_profile import KernelProfile
+from gpubench.tools.ncu.rules import FocusMetric, RuleResult
 
 H200 = Path(__file__).parent / "fixtures" / "ncu" / "h200"
 SOURCE_REP = H200 / "transpose_softmax_source.ncu-rep"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from gpubench import errors
 from gpubench.tools.ncu import rules as ncu_rules
-from gpubench.tools.ncu.kernel_profile import RuleResult
+from gpubench.tools.ncu.rules import RuleResult
 
 PERMISSION_TOKEN = "ERR_NVGPUCTRPERM"
 _ERROR_PREFIX = "==ERROR=="

@@ -6,46 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from gpubench.timing.nvtx_ranges import DOMAIN as GPUBENCH_DOMAIN
 from gpubench.tools.ncu import rules as ncu_rules
 from gpubench.tools.ncu.metrics import derived_metrics, to_float, to_int
+from gpubench.tools.ncu.rules import FocusMetric, RuleResult
 
 # ncu_report's MsgType (NONE, OK, OPTIMIZATION, WARNING, ERR) and SpeedupType (1 local, 2 global).
 RULE_TYPES = {0: ncu_rules.INF, 1: ncu_rules.INF, 2: ncu_rules.OPT, 3: ncu_rules.WRN,
               4: ncu_rules.ERROR}
 SPEEDUP_TYPES = {1: ncu_rules.LOCAL, 2: ncu_rules.GLOBAL}
-
-
-class FocusMetric(NamedTuple):
-    """A metric a rule points at, with ncu's advice about it."""
-
-    name: str
-    value: float | str | None
-    info: str = ""
-
-
-@dataclass(frozen=True)
-class RuleResult:
-    """One ncu rule result (a 'hint'), from a report or parsed from ncu's console text."""
-
-    rule_id: str  # 'LaunchConfiguration'; '' when parsed from console text
-    section_id: str  # 'LaunchStats'; '' when parsed from console text
-    name: str  # the rule's name: 'Launch Configuration'
-    title: str  # the message's title: 'Small Grid'; '' for many rules
-    type: str  # 'OPT', 'WRN', 'INF' or 'ERROR'
-    message: str  # markup rendered, whitespace collapsed
-    raw_message: str  # as stored, with ncu's @section:..@ / @url:..@ markup
-    speedup_type: str | None = None  # 'global', 'local', or None without an estimate
-    estimated_speedup_pct: float | None = None
-    focus_metrics: tuple[FocusMetric, ...] = ()
-    section_name: str = ""  # 'Launch Statistics', as ncu's console prints it
-
-    @property
-    def heading(self) -> str:
-        """What to call the hint in one line: its title, else the rule's name, else its section."""
-        return self.title or self.name or self.section_name or self.rule_id
 
 
 @dataclass(frozen=True)

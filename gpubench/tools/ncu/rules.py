@@ -1,4 +1,5 @@
-"""ncu's rule results ("hints"): readable messages, a ranking, and changes between variants. Pure.
+"""ncu's rule results ("hints"): what one is, readable messages, a ranking, and changes
+between variants. Pure.
 
 A report keeps each message with ncu's cross-reference markup (`@section:Id:Title@`,
 `@url:Text:URL@`); `clean_message` renders it the way `ncu --page details` prints it, so a
@@ -12,13 +13,41 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from gpubench.tools.ncu.kernel_profile import RuleResult
+from typing import NamedTuple
 
 ERROR, OPT, WRN, INF = "ERROR", "OPT", "WRN", "INF"
 GLOBAL, LOCAL = "global", "local"
+
+
+class FocusMetric(NamedTuple):
+    """A metric a rule points at, with ncu's advice about it."""
+
+    name: str
+    value: float | str | None
+    info: str = ""
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """One ncu rule result (a 'hint'), from a report or parsed from ncu's console text."""
+
+    rule_id: str  # 'LaunchConfiguration'; '' when parsed from console text
+    section_id: str  # 'LaunchStats'; '' when parsed from console text
+    name: str  # the rule's name: 'Launch Configuration'
+    title: str  # the message's title: 'Small Grid'; '' for many rules
+    type: str  # 'OPT', 'WRN', 'INF' or 'ERROR'
+    message: str  # markup rendered, whitespace collapsed
+    raw_message: str  # as stored, with ncu's @section:..@ / @url:..@ markup
+    speedup_type: str | None = None  # 'global', 'local', or None without an estimate
+    estimated_speedup_pct: float | None = None
+    focus_metrics: tuple[FocusMetric, ...] = ()
+    section_name: str = ""  # 'Launch Statistics', as ncu's console prints it
+
+    @property
+    def heading(self) -> str:
+        """What to call the hint in one line: its title, else the rule's name, else its section."""
+        return self.title or self.name or self.section_name or self.rule_id
+
 
 # `@kind:body@`; the kind is a word, so text such as "python3.12@127.0.0.1" never matches.
 _MARKUP = re.compile(r"@(?P<kind>[A-Za-z_]+):(?P<body>[^@]*)@")

@@ -16,7 +16,8 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from gpubench.tools.ncu.kernel_profile import KernelProfile, RuleResult, SourceLine
+from gpubench.tools.ncu.kernel_profile import KernelProfile, SourceLine
+from gpubench.tools.ncu.rules import RuleResult
 
 # Lines listed under a hint: the first few hold most of a counter in practice (the naive
 # transpose: one line holds 100% of the excess sectors), and each costs a line of screen.

@@ -27,8 +27,9 @@ from gpubench import format as fmt
 from gpubench.report.table import FittedTable
 from gpubench.tools.ncu import rules as ncu_rules
 from gpubench.tools.ncu import source as ncu_source
-from gpubench.tools.ncu.kernel_profile import KernelProfile, RuleResult
+from gpubench.tools.ncu.kernel_profile import KernelProfile
 from gpubench.tools.ncu.metrics import ALL_METRICS
+from gpubench.tools.ncu.rules import RuleResult
 from gpubench.tools.ncu.source import SourceHit
 
 SCHEMA_VERSION = 1
