@@ -17,9 +17,14 @@ from rich.console import Console
 from rich.text import Text
 
 from gpubench import errors, safe_text
-from gpubench.families.discovery import family_dirs, load_family, resolve_families
-from gpubench.families.spec import Family, Machine, Variant
-from gpubench.parsing import DTYPE_ALIASES
+from gpubench.commands.listing_detail import (
+    default_shapes_or_why,
+    family_views,
+    runs_here_count,
+    short_dtype,
+)
+from gpubench.families.discovery import family_dirs, load_family
+from gpubench.families.spec import Family, Machine
 from gpubench.report.line_table import LineTable
 from gpubench.run.machine import describe, detect_machine
 
@@ -27,9 +32,6 @@ HEADERS = ["family", "dtypes", "shapes", "runs here", "variants"]
 # A narrow terminal loses the default shape count first (`list FAMILY` shows them), then
 # the dtypes; family, what runs here and the names stay.
 DROP_ORDER = ("shapes", "dtypes")
-# fp32/fp16/bf16/fp64: what kernel engineers type, a third of 'float32, float16, bfloat16'.
-SHORT_DTYPE = {canon: alias for alias, canon in DTYPE_ALIASES.items()
-               if alias.startswith(("fp", "bf"))}
 HINT = "gpubench list FAMILY: variants, axes, shapes, and why a variant cannot run here."
 
 
@@ -45,8 +47,6 @@ class ListRequest:
 def execute(request: ListRequest, console: Console) -> int:
     machine = detect_machine(request.device)
     if request.families:
-        from gpubench.commands.listing_detail import family_views
-
         views, broken = family_views(request.families, request.kernels_dirs, machine)
         for view in views:
             console.print(view)
@@ -104,37 +104,3 @@ def names_within(names: list[str], width: int) -> str:
         if len(text) <= width:
             return text
     return f"{len(names)} variants"
-
-
-def default_shapes_or_why(family: Family, machine: Machine) -> tuple | str:
-    """The family's default shapes here, or why it has none (what `run` would say)."""
-    try:
-        shapes = family.default_shapes(machine)
-    except errors.GpubenchError as exc:  # a check_shape that refuses its own default
-        return str(exc)
-    if not shapes:
-        lacking = ", ".join(family.axes_without_default(machine))
-        return f"none: give shapes, sizes, or a default to axis {lacking}"
-    return shapes
-
-
-def runs_here_count(family: Family, machine: Machine) -> Text:
-    """'6 of 6', '4 of 6': the variants that run here at some dtype at least (which dtypes:
-    `list FAMILY`)."""
-    running = sum(bool(runnable_dtypes(family, v, machine)) for v in family.variants)
-    total = len(family.variants)
-    style = "red" if not running else "green" if running == total else "yellow"
-    return Text(f"{running} of {total}", style=style)
-
-
-def runnable_dtypes(family: Family, variant: Variant, machine: Machine) -> list[str]:
-    return [d for d in family.dtypes if variant.unavailable_reason(d, machine) is None]
-
-
-def short_dtype(dtype: str) -> str:
-    return SHORT_DTYPE.get(dtype, dtype)
-
-
-def chosen_families(names: tuple[str, ...], kernels_dirs: tuple[Path, ...]) -> dict[str, Path]:
-    """The named families' folders; an unknown name is a usage error with a suggestion."""
-    return resolve_families(names, family_dirs(kernels_dirs))

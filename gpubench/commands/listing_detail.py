@@ -4,6 +4,10 @@ What `gpubench run FAMILY` would do on this machine, before it does it: the defa
 (axis defaults included), the dtypes, and every variant with whether it runs here and, for
 each dtype it cannot run, why. The variants' table wraps like the results tables
 (report/table.FittedTable); the facts above it are a two-column grid that wraps its values.
+
+The facts of a family as it runs here (its default shapes or why it has none, how many
+variants run, short dtype names) are read here, and by the one-line summary of every family
+(listing.py), which shows a family in full through this module.
 """
 
 from __future__ import annotations
@@ -15,14 +19,9 @@ from rich.table import Table
 from rich.text import Text
 
 from gpubench import errors, safe_text
-from gpubench.commands.listing import (
-    chosen_families,
-    default_shapes_or_why,
-    runs_here_count,
-    short_dtype,
-)
-from gpubench.families.discovery import load_family
+from gpubench.families.discovery import family_dirs, load_family, resolve_families
 from gpubench.families.spec import Family, Machine, Variant
+from gpubench.parsing import DTYPE_ALIASES
 from gpubench.records.shape import Axis
 from gpubench.report.table import FittedTable
 
@@ -32,6 +31,9 @@ VARIANT_HEADERS = ["variant", "kind", "dtypes", "runs here", "about"]
 # at 80 columns beside name, kind and dtypes.
 WRAP = {"runs here": 21, "about": 24}
 DROP_ORDER = ("dtypes",)  # 'runs here' names the dtypes a variant cannot run
+# fp32/fp16/bf16/fp64: what kernel engineers type, a third of 'float32, float16, bfloat16'.
+SHORT_DTYPE = {canon: alias for alias, canon in DTYPE_ALIASES.items()
+               if alias.startswith(("fp", "bf"))}
 
 
 def family_views(names: tuple[str, ...], kernels_dirs: tuple[Path, ...],
@@ -130,3 +132,37 @@ def _shown_path(folder: Path) -> str:
         return str(folder.relative_to(Path.cwd()))
     except ValueError:
         return str(folder)
+
+
+def default_shapes_or_why(family: Family, machine: Machine) -> tuple | str:
+    """The family's default shapes here, or why it has none (what `run` would say)."""
+    try:
+        shapes = family.default_shapes(machine)
+    except errors.GpubenchError as exc:  # a check_shape that refuses its own default
+        return str(exc)
+    if not shapes:
+        lacking = ", ".join(family.axes_without_default(machine))
+        return f"none: give shapes, sizes, or a default to axis {lacking}"
+    return shapes
+
+
+def runs_here_count(family: Family, machine: Machine) -> Text:
+    """'6 of 6', '4 of 6': the variants that run here at some dtype at least (which dtypes:
+    `list FAMILY`)."""
+    running = sum(bool(runnable_dtypes(family, v, machine)) for v in family.variants)
+    total = len(family.variants)
+    style = "red" if not running else "green" if running == total else "yellow"
+    return Text(f"{running} of {total}", style=style)
+
+
+def runnable_dtypes(family: Family, variant: Variant, machine: Machine) -> list[str]:
+    return [d for d in family.dtypes if variant.unavailable_reason(d, machine) is None]
+
+
+def short_dtype(dtype: str) -> str:
+    return SHORT_DTYPE.get(dtype, dtype)
+
+
+def chosen_families(names: tuple[str, ...], kernels_dirs: tuple[Path, ...]) -> dict[str, Path]:
+    """The named families' folders; an unknown name is a usage error with a suggestion."""
+    return resolve_families(names, family_dirs(kernels_dirs))
