@@ -103,9 +103,13 @@ class CudaFault(Exception):
 
 
 class Executor:
-    def __init__(self, machine: Machine, report_phase: Callable[[str], None], judge=None):
+    def __init__(self, machine: Machine, report_phase: Callable[[str], None], judge=None,
+                 run_pair: Callable[[Executor, Task], WorkerResult] | None = None):
         self.machine = machine
         self.report_phase = report_phase
+        # `gpubench ab`'s pair task (run/ab/pair.py), handed in by the serving worker: a
+        # pair drives this executor's steps for both sides, so the executor never imports it.
+        self.run_pair = run_pair
         # The judge process's link (RemoteJudge) in a serving worker; in-process otherwise.
         self.judge = judge or LocalJudge(machine.device)
         self.judge_lost: str | None = None  # why the judge cannot answer any more
@@ -144,9 +148,9 @@ class Executor:
     def _run(self, task: Task) -> WorkerResult:
         with nvtx_ranges.labelled(task.label):
             if task.base_dir:  # `gpubench ab`: two versions timed in pairs
-                from gpubench.run.ab.pair import run_pair
-
-                return run_pair(self, task)
+                if self.run_pair is None:
+                    raise RuntimeError("an A/B pair task reached a worker that times no pairs")
+                return self.run_pair(self, task)
             return self._run_labelled(task)
 
     def _is_compiled(self, task: Task) -> bool:

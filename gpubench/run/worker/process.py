@@ -211,7 +211,7 @@ def _serve(machine, fd: int, watchdog: int | None, prewarm: Prewarm | None = Non
     if prewarm is not None:  # its imports done before the seal and the first timing
         _log(prewarm.wait())
     sealing = time.perf_counter()
-    executor = Executor(machine, report_phase, judge.link() if judge else None)
+    executor = Executor(machine, report_phase, judge.link() if judge else None, _run_pair)
     watch = _seal()
     # The session id stays the line's last word (tests/test_hardening.py reads it).
     _log(f"[gpubench worker] pid {os.getpid()} (timers imported and sealed "
@@ -228,6 +228,14 @@ def _serve(machine, fd: int, watchdog: int | None, prewarm: Prewarm | None = Non
             return status
     timeline.mark("worker: stdin closed (the run is over)")
     return 0
+
+
+def _run_pair(executor, task: Task) -> WorkerResult:
+    """`gpubench ab`'s pair task (run/ab/pair.py), imported with its first pair: a worker
+    that times no pair never pays for it (its comparison imports take ~70 ms)."""
+    from gpubench.run.ab.pair import run_pair
+
+    return run_pair(executor, task)
 
 
 def _serve_one(executor, watch, health, envelope: Envelope, fd: int) -> int | None:
