@@ -91,7 +91,10 @@ def _run(config_path: Path | None, options: dict) -> int:
         from gpubench.commands import watch
 
         return watch.execute(request, make_console())
-    return run_request.execute(request, make_console(stderr=request.as_json))
+    with run_request.early_workers(request) as prestart:  # before run.py's imports (~0.2 s)
+        from gpubench.commands import run as run_cmd
+
+        return run_cmd.execute(request, make_console(stderr=request.as_json), prestart)
 
 
 @cli.command()

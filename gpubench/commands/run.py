@@ -112,6 +112,13 @@ class RunSaver:
         return self.folder.save(self.document(final))
 
 
+def execute(request: RunRequest, console: Console, prestart: Prestart | None = None) -> int:
+    """`gpubench run` once (not --watch: commands/watch.py), with the workers the CLI
+    started before importing this module (commands/run_request.early_workers); the exit
+    code."""
+    return RunCommand(request, console, prestart=prestart).execute()
+
+
 @dataclass
 class RunCommand:
     request: RunRequest

@@ -1,13 +1,17 @@
 """What `gpubench run` was asked for, and the start of its workers: apart from
-commands/run.py so that the CLI can start the workers before it imports that module and
-all it pulls in (~0.2 s of the parent's start on the CPU machine, on the path
-to the first point: the workers' start is the longest part of it)."""
+commands/run.py so that the CLI can start the workers (`early_workers`) before it imports
+that module and all it pulls in (~0.2 s of the parent's start on the CPU machine, on the
+path to the first point: the workers' start is the longest part of it). commands/run.py
+imports this module, never the other way round."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpubench.build.cache import require_writable_cache
 from gpubench.run import timeline
 from gpubench.run.config import RunConfig
 from gpubench.run.lanes.prestart import Prestart, guessed_environment, guessed_slots
@@ -58,17 +62,15 @@ def starts_workers_early(request: RunRequest) -> bool:
                 or (request.devices and (request.workers or request.device == "cpu")))
 
 
-def execute(request: RunRequest, console) -> int:
-    """`gpubench run` once (not --watch): the workers started first, then the run
-    command's imports (~0.2 s) beside them; the exit code."""
-    from gpubench.build.cache import require_writable_cache
-
+@contextlib.contextmanager
+def early_workers(request: RunRequest) -> Iterator[Prestart | None]:
+    """For `gpubench run` once (not --watch): the cache checked writable, then the workers
+    started (None where the run starts its own), for the run command's imports (~0.2 s) to
+    happen beside them; they are closed when the run is over."""
     require_writable_cache()
     prestart = start_workers(request) if starts_workers_early(request) else None
     try:
-        from gpubench.commands.run import RunCommand
-
-        return RunCommand(request, console, prestart=prestart).execute()
+        yield prestart
     finally:
         if prestart is not None:
             prestart.close()
