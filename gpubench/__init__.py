@@ -2,10 +2,10 @@
 
 The packages are the layers, top to bottom; a layer imports only those below it
 (.importlinter, checked in CI). docs/design.md draws the data flow.
-  cli.py, api.py   the command line; gpubench.measure()/load_run()/compare() for notebooks
+  cli/app.py, api.py  the command line; gpubench.measure()/load_run()/compare() for notebooks
   spec.py          the deprecated import path of a family's names (gpubench.spec, before 0.2)
-  cli_options.py   the command line's shared options, and their values parsed
-  cli_guard.py     every command's guard: errors to one line and an exit code, signals
+  cli/options.py   the command line's shared options, and their values parsed
+  cli/guard.py     every command's guard: errors to one line and an exit code, signals
   commands/        one module per command: options in, a few calls to the layers below
   tools/           ncu, nsys, compute-sanitizer, any program's trace: argv, parsers, drivers, views
   run/             plan, schedule, runner, workers, their judge and protocol, run folders, suites

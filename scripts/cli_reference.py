@@ -19,7 +19,7 @@ import click
 from gpubench.cli import cli
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
-WIDTH = 100  # the width cli.py's CONTEXT gives --help; the usage line wraps the same way
+WIDTH = 100  # the width cli/app.py's CONTEXT gives --help; the usage line wraps the same way
 REGENERATE = "python scripts/cli_reference.py"
 HEADER = f"""# gpubench command-line reference
 

@@ -32,6 +32,6 @@ def test_a_non_finite_float_is_exit_2_naming_the_option(args, option):
 
 
 def test_a_finite_value_still_passes_the_type():
-    from gpubench.cli_options import FiniteFloat
+    from gpubench.cli.options import FiniteFloat
 
     assert FiniteFloat(min=0, min_open=True).convert("2.5", None, None) == 2.5

@@ -1,1 +1,1 @@
-"""One module per command: what it does, between parsing (cli.py) and the machinery."""
+"""One module per command: what it does, between parsing (cli/app.py) and the machinery."""

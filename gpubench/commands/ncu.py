@@ -37,7 +37,7 @@ class NcuRequest:
 
 
 def execute(request: NcuRequest, console: Console) -> int:
-    """The command's one entry (every command module has it: cli.py calls it)."""
+    """The command's one entry (every command module has it: cli/app.py calls it)."""
     return NcuCommand(request, console).execute()
 
 

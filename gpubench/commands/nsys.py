@@ -221,7 +221,7 @@ class NsysRequest:
 
 
 def execute(request: NsysRequest, console: Console) -> int:
-    """The command's one entry (every command module has it: cli.py calls it)."""
+    """The command's one entry (every command module has it: cli/app.py calls it)."""
     return NsysCommand(request, console).execute()
 
 

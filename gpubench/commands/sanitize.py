@@ -60,7 +60,7 @@ class SanitizeRequest:
 
 
 def execute(request: SanitizeRequest, console: Console) -> int:
-    """The command's one entry (every command module has it: cli.py calls it)."""
+    """The command's one entry (every command module has it: cli/app.py calls it)."""
     return SanitizeCommand(request, console).execute()
 
 

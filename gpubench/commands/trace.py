@@ -40,7 +40,7 @@ class TraceRequest:
 
 
 def execute(request: TraceRequest, console: Console) -> int:
-    """The command's one entry (every command module has it: cli.py calls it)."""
+    """The command's one entry (every command module has it: cli/app.py calls it)."""
     return TraceCommand(request, console).execute()
 
 

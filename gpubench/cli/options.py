@@ -5,7 +5,7 @@ A decorator here is one option, or one group of options that always go together 
 settings, the shapes to run, a profiler's target). Where commands word an option differently
 on purpose (what --json prints, what --out holds), the decorator takes that part of the help
 as its argument; the flag, type and default stay here. Raw values are parsed inside the
-command's guarded body (cli_guard.guarded), not in click callbacks, so that a bad value is one
+command's guarded body (guard.guarded), not in click callbacks, so that a bad value is one
 line and gpubench's exit code, never click's.
 """
 

@@ -3,7 +3,7 @@ errors to exit codes.
 
 This is the only module that prints errors and chooses exit statuses: bad
 input becomes one line on stderr and a non-zero code (see errors.py), never a
-traceback. The options several commands share are defined once, in cli_options.py; an
+traceback. The options several commands share are defined once, in options.py; an
 option's destination name is its request field's name, so a request is built from the
 parsed options directly. Each command imports its module when it runs: importing all of
 them costs ~0.9 s, which `gpubench --help` and a typo should not pay.
@@ -21,17 +21,15 @@ from pathlib import Path
 
 import click
 
-from gpubench import cli_options as opts
 from gpubench import errors
 from gpubench.build import bytecode
-from gpubench.cli_guard import guarded, make_console
-from gpubench.cli_options import merge_options
+from gpubench.cli import options as opts
+from gpubench.cli.guard import guarded, make_console
+from gpubench.cli.options import merge_options
 from gpubench.parsing import split_names
 from gpubench.run import timeline
 from gpubench.run.config import RunConfig, load_config
 from gpubench.version import __version__
-
-__all__ = ["cli", "main", "merge_options"]
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
