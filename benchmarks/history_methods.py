@@ -34,7 +34,7 @@ import numpy as np
 from gpubench.analysis import change_points as cp
 from gpubench.analysis.history import build_series
 from gpubench.records.series import history_rows
-from gpubench.run.folders.folder import read_run
+from gpubench.store.folder import read_run
 
 
 def binseg(signal, penalty, model="l2"):

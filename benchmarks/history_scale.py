@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from gpubench.records.series import HistoryRow  # noqa: E402
-from gpubench.run.folders import history_store  # noqa: E402
+from gpubench.store import history_store  # noqa: E402
 
 DAY = 86400.0
 START = 1.7e9  # 2023-11: a run a day from here

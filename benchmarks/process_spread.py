@@ -26,7 +26,7 @@ from collections import Counter
 from pathlib import Path
 
 from gpubench.analysis.comparison import FASTER, SLOWER, compare_runs
-from gpubench.run.folders.folder import read_run
+from gpubench.store.folder import read_run
 
 DEFAULT_RUN = ["--config", "configs/process-spread.toml", "--variants", "wmma,torch,block_reduce"]
 # Disjoint choices of runs compared per row: 7 runs give 105 choices of 2 + 2, 140 of

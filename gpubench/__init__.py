@@ -8,7 +8,8 @@ The packages are the layers, top to bottom; a layer imports only those below it
   cli/guard.py     every command's guard: errors to one line and an exit code, signals
   commands/        one module per command: options in, a few calls to the layers below
   tools/           ncu, nsys, compute-sanitizer, any program's trace: argv, parsers, drivers, views
-  run/             plan, schedule, runner, workers, their judge and protocol, run folders, suites
+  run/             plan, schedule, runner, workers, their judge and protocol, suites
+  store/           the files a run leaves and their indexes: run folders, runs, history, pages
   report/          views only: tables, the live display, HTML and charts
   tune/            `gpubench tune`'s logic: config spaces, racing, ties, the pinned file
   analysis/        records in, verdicts out: compare, agreement with ncu
@@ -112,7 +113,7 @@ def load_run(reference="latest", base=None):
     newest runs wherever they were written, as `gpubench runs` lists them; with `base`, a
     folder's own, e.g. base="profiles"). `.to_frame()` gives a pandas DataFrame, one row
     per result with a column per axis; `.results` the Result objects."""
-    from gpubench.run.folders.folder import load_run as _load_run
+    from gpubench.store.folder import load_run as _load_run
 
     return _load_run(reference, base)
 

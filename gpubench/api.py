@@ -16,7 +16,7 @@ from gpubench.records.point import PointKey
 from gpubench.records.result import OK, Result
 from gpubench.records.run import RunDocument
 from gpubench.records.shape import Shape
-from gpubench.run.folders.folder import load_run
+from gpubench.store.folder import load_run
 from gpubench.timing.settings import TimingSettings
 from gpubench.verdicts.derive import finish_group
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from gpubench.run.folders.folder import read_run
+from gpubench.store.folder import read_run
 from gpubench.timing.stats import quantile
 from gpubench.tune.summary import samples_by_label
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 
-from gpubench.run.folders.folder import RunFolder, read_run
+from gpubench.store.folder import RunFolder, read_run
 from tests.conftest import FAST, FIXTURES, run_index_for
 
 

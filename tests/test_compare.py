@@ -18,7 +18,7 @@ from gpubench.records.point import PointKey
 from gpubench.records.result import OK, Result
 from gpubench.records.run import RunDocument
 from gpubench.records.shape import Shape
-from gpubench.run.folders.folder import read_run, save_run
+from gpubench.store.folder import read_run, save_run
 from gpubench.timing import hostload
 from gpubench.timing.clocks import ClockReport
 from gpubench.timing.measurement import Measurement

@@ -14,7 +14,7 @@ from gpubench.records.point import PointKey
 from gpubench.records.result import CRASHED, NOT_RUN, SUSPECT
 from gpubench.records.shape import Shape
 from gpubench.report.compare_view import compare_markdown, summary_line
-from gpubench.run.folders.folder import save_run
+from gpubench.store.folder import save_run
 
 CHEAT = "4034% of the measured roofline: faster than physics allows"
 

@@ -11,7 +11,7 @@ from rich.console import Console
 from conftest import FIXTURES, REPO
 from gpubench.analysis.comparison import compare_runs
 from gpubench.report.compare_view import compare_table
-from gpubench.run.folders.folder import read_run
+from gpubench.store.folder import read_run
 
 GOLDEN = REPO / "tests" / "golden"
 H200 = FIXTURES / "compare" / "h200"

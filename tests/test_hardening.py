@@ -306,7 +306,7 @@ def test_a_subreaper_kills_a_child_that_left_its_session():
 
 def test_a_run_folder_keeps_no_lock_file_once_released(tmp_path):
     from gpubench.errors import UsageError
-    from gpubench.run.folders.folder import LOCK_NAME, RunFolder
+    from gpubench.store.folder import LOCK_NAME, RunFolder
 
     first = RunFolder(tmp_path / "run").claim()
     assert (tmp_path / "run" / LOCK_NAME).exists()

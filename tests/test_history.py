@@ -20,8 +20,8 @@ from gpubench.analysis import change_points as cp
 from gpubench.analysis.change_points import change_points, hodges_lehmann, noise_scale
 from gpubench.analysis.history import build_series, regressions
 from gpubench.records.series import HistoryRow, history_rows
-from gpubench.run.folders import history_store
-from gpubench.run.folders.folder import read_run
+from gpubench.store import history_store
+from gpubench.store.folder import read_run
 from tests.conftest import FIXTURES
 from tests.test_ab import write_version
 from tests.test_html_report import assert_charts_drawn

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from gpubench.analysis import change_points as cp
 from gpubench.commands import history
-from gpubench.run.folders import history_store
+from gpubench.store import history_store
 from tests.conftest import REPO
 
 FAMILIES, VARIANTS, SHAPES, RUNS = 10, 10, 2, 100  # 20,000 rows, 200 series

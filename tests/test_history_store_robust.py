@@ -18,8 +18,8 @@ from gpubench.analysis.history import build_series
 from gpubench.commands import history
 from gpubench.report.history_page import history_spec
 from gpubench.report.history_view import series_lines
-from gpubench.run.folders import history_store, run_index
-from gpubench.run.folders.folder import RunFolder
+from gpubench.store import history_store, run_index
+from gpubench.store.folder import RunFolder
 from tests.conftest import FIXTURES
 
 SOURCE = FIXTURES / "compare" / "h200-processes"

@@ -22,7 +22,7 @@ from gpubench.records.run import RunDocument
 from gpubench.records.shape import Shape
 from gpubench.report import charts
 from gpubench.report.html import RunComparisonView, render_report
-from gpubench.run.folders.folder import read_run
+from gpubench.store.folder import read_run
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.roofline import RoofPosition
 

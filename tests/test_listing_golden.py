@@ -23,8 +23,8 @@ from gpubench.commands.listing_detail import family_views
 from gpubench.commands.runs import RunsRequest
 from gpubench.errors import UsageError
 from gpubench.families.spec import Machine
-from gpubench.run.folders import run_index
-from gpubench.run.folders.folder import RunFolder, point_latest, resolve_run
+from gpubench.store import run_index
+from gpubench.store.folder import RunFolder, point_latest, resolve_run
 
 GOLDEN = REPO / "tests" / "golden"
 WIDTHS = [80, 120]
@@ -161,7 +161,7 @@ def test_no_index_falls_back_to_profiles_here(tmp_path, monkeypatch):
 
 
 def test_a_run_folder_is_recorded_once_at_its_first_save(tmp_path, monkeypatch):
-    from gpubench.run.folders.folder import read_run
+    from gpubench.store.folder import read_run
 
     index = tmp_path / "runs.json"
     monkeypatch.setenv("GPUBENCH_RUN_INDEX", str(index))

@@ -14,8 +14,8 @@ from test_compare import noisy, result, run_of
 from gpubench import errors
 from gpubench.commands import history
 from gpubench.files import write_output
-from gpubench.run.folders.folder import read_run, save_run
-from gpubench.run.folders.report_page import write_report
+from gpubench.store.folder import read_run, save_run
+from gpubench.store.report_page import write_report
 
 DEV_FULL = Path("/dev/full")
 needs_dev_full = pytest.mark.skipif(not DEV_FULL.exists(), reason="no /dev/full")

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import FIXTURES, REPO
-from gpubench.run.folders.folder import read_run
+from gpubench.store.folder import read_run
 from gpubench.tools.profile import kernels as K
 
 GPT = FIXTURES / "profile" / "gpt_train_h200_trace.json.gz"

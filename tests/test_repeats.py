@@ -12,7 +12,7 @@ from conftest import FIXTURES
 from gpubench.analysis import comparison as C
 from gpubench.analysis.repeats import runs_interval, t_975
 from gpubench.api import compare as api_compare
-from gpubench.run.folders.folder import read_run
+from gpubench.store.folder import read_run
 
 PROCESSES = FIXTURES / "compare" / "h200-processes"
 H200 = FIXTURES / "compare" / "h200"

@@ -15,7 +15,7 @@ from gpubench.records.run import RunDocument
 from gpubench.records.shape import Shape
 from gpubench.report import chart_style, charts
 from gpubench.report.html import RunComparisonView, chart_specs, render_report
-from gpubench.run.folders.folder import read_run
+from gpubench.store.folder import read_run
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.roofline import RoofPosition
 
@@ -162,7 +162,7 @@ def test_interpreter_rows_are_correctness_only_and_off_every_chart():
 
 
 def test_chart_file_names_keep_page_order_and_shell_safe_titles():
-    from gpubench.run.folders.chart_files import file_names
+    from gpubench.store.chart_files import file_names
 
     names = file_names([{"title": "softmax float32 cold (rows=4096): GB/s"},
                         {"title": "NEW a/b / BASE <x>"}, {}])
@@ -172,7 +172,7 @@ def test_chart_file_names_keep_page_order_and_shell_safe_titles():
 
 def test_svg_and_png_without_chromium_say_so(monkeypatch, tmp_path):
     from gpubench import errors
-    from gpubench.run.folders import chart_files
+    from gpubench.store import chart_files
 
     monkeypatch.setattr(chart_files, "find_browser", lambda: None)
     with pytest.raises(errors.ToolMissing, match="apt install chromium"):

@@ -16,8 +16,8 @@ from conftest import FIXTURES, REPO
 from gpubench.analysis.comparison import compare_runs
 from gpubench.records.run import RunDocument
 from gpubench.report.html import RunComparisonView, chart_specs, render_report
-from gpubench.run.folders.chart_files import find_browser
-from gpubench.run.folders.folder import read_run
+from gpubench.store.chart_files import find_browser
+from gpubench.store.folder import read_run
 
 H200 = FIXTURES / "compare" / "h200"
 DOCS = REPO / "docs" / "report"

@@ -13,7 +13,7 @@ from conftest import REPO
 from gpubench.records import events as E
 from gpubench.report.live import RunDisplay, RunNotes, hanging
 from gpubench.report.table import groups_of
-from gpubench.run.folders.folder import read_run
+from gpubench.store.folder import read_run
 
 GOLDEN = REPO / "tests" / "golden"
 RUNS = {"cpu": REPO / "tests" / "fixtures" / "run" / "cpu-softmax-vadd.json",

@@ -15,7 +15,7 @@ from conftest import FIXTURES
 from gpubench.records.run import RunDocument
 from gpubench.records.saved_rows import SavedRows
 from gpubench.records.strict_json import strict_dumps
-from gpubench.run.folders.folder import read_run, results_csv
+from gpubench.store.folder import read_run, results_csv
 
 RECORDED = [FIXTURES / "compare" / "h200" / "softmax-a1", FIXTURES / "compare" / "h200" / "bind-o1",
             FIXTURES / "run" / "cpu-softmax-vadd.json"]

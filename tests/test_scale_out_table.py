@@ -72,7 +72,7 @@ def test_launch_bound_shift_splits_points_at_10_us_and_reads_results_json(tmp_pa
     from gpubench.records.result import FAIL, OK, Result
     from gpubench.records.run import RunDocument
     from gpubench.records.shape import Shape
-    from gpubench.run.folders.folder import save_run
+    from gpubench.store.folder import save_run
     from gpubench.timing.measurement import Measurement
 
     shift = load_script("scripts/launch_bound_shift.py", "launch_bound_shift")
@@ -126,7 +126,7 @@ def test_runs_a_side_line_from_recorded_h200_processes(capsys):
     two playing one GPU and two playing all GPUs: runs a side find no change (one run a
     side does, on some pairs: tests/test_repeats.py)."""
     from conftest import FIXTURES
-    from gpubench.run.folders.folder import read_run
+    from gpubench.store.folder import read_run
 
     folder = FIXTURES / "compare" / "h200-processes"
     runs = {name: read_run(folder / f"run{i}") for i, name in

@@ -17,8 +17,8 @@ from gpubench.records.run import RunDocument
 from gpubench.records.shape import Axis, Shape, ShapeChoice, parse_axis, parse_shape, sweep
 from gpubench.records.strict_json import strict_dumps
 from gpubench.run.config import RunConfig, load_config
-from gpubench.run.folders.folder import load_run, point_latest, read_run, resolve_run, save_run
 from gpubench.run.plan import Point, choose_shapes, plan_points
+from gpubench.store.folder import load_run, point_latest, read_run, resolve_run, save_run
 from gpubench.timing.check_result import CheckResult
 from gpubench.timing.clocks import ClockReport
 from gpubench.timing.measurement import Measurement

@@ -135,9 +135,9 @@ def test_a_final_document_with_points_lacking_a_status_is_not_finished(tmp_path)
     from gpubench.commands.run import RunSaver
     from gpubench.families import compiled
     from gpubench.families.spec import Machine
-    from gpubench.run.folders.folder import RunFolder
     from gpubench.run.plan import plan_points
     from gpubench.run.runner import Runner
+    from gpubench.store.folder import RunFolder
     from gpubench.timing.settings import TimingSettings
 
     with compiled.run_settings("off"):  # the family's own variants only

@@ -34,10 +34,10 @@ from gpubench.run.ab.modules import refuse_shared
 from gpubench.run.ab.pair import PAIRED_MODES
 from gpubench.run.ab.rows import pair_verdicts
 from gpubench.run.config import RunConfig
-from gpubench.run.folders.folder import RunFolder
 from gpubench.run.lanes.lane import Lane, Outcome, default_lane
 from gpubench.run.machine import detect_machine
 from gpubench.run.plan import Point, choose_dtypes, choose_shapes, group_seed
+from gpubench.store.folder import RunFolder
 from gpubench.timing.envinfo import host_env
 from gpubench.timing.settings import TimingSettings
 from gpubench.timing.timers import modes_for_device

@@ -23,7 +23,7 @@ from gpubench.records.run import RunDocument
 from gpubench.records.strict_json import strict_dumps
 from gpubench.report.ab_view import ab_markdown, ab_table
 from gpubench.report.compare_view import compare_markdown, compare_table, counts_text
-from gpubench.run.folders.folder import load_run, read_run, resolve_run
+from gpubench.store.folder import load_run, read_run, resolve_run
 from gpubench.tune.summary import best_change
 
 STDOUT = Path("-")  # --markdown -: the markdown on stdout, in place of the table

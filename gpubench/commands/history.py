@@ -1,7 +1,7 @@
 """`gpubench history`: every recorded run as points of series, their change points, and a
 check for a nightly job.
 
-The store (run/folders/history_store.py) is brought up to date from the run folders
+The store (store/history_store.py) is brought up to date from the run folders
 first, then read a point at a time (issue 61: a store of 10^6 rows is never in memory
 whole; `history FAMILY` reads that family's points through the store's index): the rows
 chosen (family, variants, shapes, since) are grouped into series and searched for change
@@ -34,7 +34,7 @@ from gpubench.records.run import NewerSchema
 from gpubench.records.series import HistoryRow
 from gpubench.report.history_page import render_history
 from gpubench.report.history_view import Totals, markdown, series_lines
-from gpubench.run.folders import history_store
+from gpubench.store import history_store
 
 EXPORTS = (".csv", ".parquet")
 

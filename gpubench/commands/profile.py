@@ -164,7 +164,8 @@ class ProfileCommand:
 
     def _save(self, run_dir: Path, profile: Profile, outcome: ChildOutcome,
               status: dict | None) -> None:
-        from gpubench.run.folders.folder import atomic_write, save_run
+        from gpubench.files import atomic_write
+        from gpubench.store.folder import save_run
         from gpubench.tools.profile.records import kernels_csv, profile_document
 
         save_run(profile_document(profile, self.request.program, outcome, status,

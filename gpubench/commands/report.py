@@ -10,8 +10,8 @@ from rich.console import Console
 
 from gpubench import errors, safe_text
 from gpubench.records.run import RunDocument
-from gpubench.run.folders.folder import read_run, resolve_run
-from gpubench.run.folders.report_page import comparisons, write_charts, write_report
+from gpubench.store.folder import read_run, resolve_run
+from gpubench.store.report_page import comparisons, write_charts, write_report
 
 
 def load_runs(references: tuple[str, ...]) -> list[tuple[str, RunDocument]]:

@@ -39,13 +39,13 @@ from gpubench.report.table import group_markdown, groups_of
 from gpubench.run import timeline
 from gpubench.run.build_phase import build_phase_for
 from gpubench.run.cluster.early import EarlyCluster, guessed_cluster
-from gpubench.run.folders.folder import RunFolder, has_results, load_run
-from gpubench.run.folders.report_page import write_report
 from gpubench.run.lanes.prestart import Prestart
 from gpubench.run.machine import describe, detect_machine
 from gpubench.run.pipeline import Pipeline, RunContext
 from gpubench.run.plan import plan_points
 from gpubench.run.runner import Runner
+from gpubench.store.folder import RunFolder, has_results, load_run
+from gpubench.store.report_page import write_report
 from gpubench.timing.envinfo import host_env
 from gpubench.timing.revision import GPUBENCH_DIR, revisions
 from gpubench.tools.ncu.run_pass import NcuCheck, NcuSummary

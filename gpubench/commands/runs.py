@@ -1,6 +1,6 @@
 """`gpubench runs`: the recorded run folders, newest first, one line each.
 
-From the index of runs (run/folders/run_index.py), which every run joins at its first save wherever
+From the index of runs (store/run_index.py), which every run joins at its first save wherever
 --out put it, and each folder's results.json for what the index does not keep (the points,
 their statuses, the GPU): a run still going, or interrupted, shows what it has saved so
 far. The first column is what `compare`, `report` and `--baseline` take for the run
@@ -23,8 +23,8 @@ from gpubench import errors, safe_text
 from gpubench.records import result as R
 from gpubench.records.completeness import incomplete_of
 from gpubench.report.line_table import LineTable
-from gpubench.run.folders import run_index
-from gpubench.run.folders.folder import LATEST, RESULTS_JSON
+from gpubench.store import run_index
+from gpubench.store.folder import LATEST, RESULTS_JSON
 
 HEADERS = ["run", "when", "folder", "points", "status", "device", "command"]
 # Narrow, the time goes first (a default run's folder name carries it), then the device;

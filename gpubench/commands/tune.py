@@ -30,12 +30,12 @@ from gpubench.records.run import TIME_FORMAT, RunDocument
 from gpubench.records.shape import ShapeChoice
 from gpubench.report.files import new_run_dir
 from gpubench.report.tune_table import markdown, tune_table
-from gpubench.run.folders.folder import RunFolder
 from gpubench.run.lanes.lane import Lane, Slot
 from gpubench.run.machine import detect_machine
 from gpubench.run.plan import Point, choose_dtypes, choose_shapes, group_seed
 from gpubench.run.worker.execute import times_on_cpu
 from gpubench.run.worker.tune_apply import Tuning
+from gpubench.store.folder import RunFolder
 from gpubench.timing.envinfo import host_env
 from gpubench.timing.settings import TimingSettings
 from gpubench.timing.stats import summarize

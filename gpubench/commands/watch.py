@@ -51,8 +51,8 @@ from gpubench.records import result as R
 from gpubench.records.run import RunDocument
 from gpubench.report.files import new_run_dir
 from gpubench.report.watch_view import iteration_lines
-from gpubench.run.folders.folder import RunFolder
 from gpubench.run.machine import detect_machine
+from gpubench.store.folder import RunFolder
 
 # After a save, the quiet time before an iteration starts: an editor's save (write or
 # rename, then chmod) takes a few ms, and "save all" of several files well under 100 ms,

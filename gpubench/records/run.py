@@ -1,6 +1,6 @@
 """RunDocument: one run — schema version, run metadata, environment, results — as the
 dicts and strict JSON of results.json, and back. Pure: the files themselves (results.json,
-results.csv, 'latest') are written and read in run/folders/folder.py.
+results.csv, 'latest') are written in store/folder.py and read in store/results_file.py.
 
 Later features build on these files: `compare`, reports, merging shards. So the
 JSON must round-trip (save -> load gives equal Results) and be strict: JSON has

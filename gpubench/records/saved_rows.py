@@ -1,6 +1,6 @@
 """A run folder's saves, made in time proportional to what changed, not to the run.
 
-A run saves results.json and results.csv after every point (run/folders/folder.py), so that a
+A run saves results.json and results.csv after every point (store/folder.py), so that a
 `kill -9` loses at most the points in progress; each save used to serialise every row again
 (every sample of every mode: 2.7 MB of JSON for 177 points), ~0.1-0.3 s a save near the end
 of a run, which a lane waits for: on 2 H200s the parent's gap between points was 0.16 s,

@@ -1,7 +1,7 @@
 """Where a run's files go: profiles/<UTC time>-<families>, one folder per run.
 
 The run document itself (results.json, results.csv) is written by
-gpubench/run/folders/folder.py, which also reads it back.
+gpubench/store/folder.py and read back by gpubench/store/results_file.py.
 """
 
 from __future__ import annotations

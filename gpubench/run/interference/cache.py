@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpubench.build.cache import cache_base
-from gpubench.run.folders.folder import atomic_write
+from gpubench.files import atomic_write
 from gpubench.timing.envinfo import gpubench_version, nvml_gpu_facts
 
 # An hour: a warm rerun or an edit-measure loop comes back within minutes, and the

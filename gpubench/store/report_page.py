@@ -12,7 +12,7 @@ from gpubench.analysis.comparison import DEFAULT_THRESHOLD, compare_runs
 from gpubench.files import write_output
 from gpubench.records.run import RunDocument
 from gpubench.report.html import RunComparisonView, chart_specs, render_report
-from gpubench.run.folders.chart_files import write_chart_files
+from gpubench.store.chart_files import write_chart_files
 from gpubench.timing.envinfo import gpubench_version
 
 REPORT_NAME = "report.html"
@@ -51,5 +51,5 @@ def write_report(runs: list[tuple[str, RunDocument]], output: Path | None) -> Pa
 
 
 def write_charts(runs: list[tuple[str, RunDocument]], folder: Path, kind: str) -> list[Path]:
-    """Each chart of the page as a file in `folder` ('svg' or 'png'): run/folders/chart_files.py."""
+    """Each chart of the page as a file in `folder` ('svg' or 'png'): store/chart_files.py."""
     return write_chart_files(chart_specs(runs, comparisons(runs)), folder, kind)

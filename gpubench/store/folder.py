@@ -11,19 +11,19 @@ stops taking writes — so no collision, no full disk and no chmod loses a measu
   folder under the system's temporary directory, every later save too, and the run ends
   with exit 12 saying where.
 
-- Recorded: its first save adds the folder to the index of runs (run/folders/run_index.py), so
+- Recorded: its first save adds the folder to the index of runs (store/run_index.py), so
   that 'latest' finds it wherever --out put it.
 
-And read back: read_run (a folder or a results.json), resolve_run and load_run (what a
-user types: a folder, 'latest', 'latest~N'). The documents themselves, and their JSON,
-are records/run.py's: this module holds everything that touches the files.
+And read back: resolve_run and load_run (what a user types: a folder, 'latest',
+'latest~N'); read_run (a folder or a results.json) and the files' names are
+results_file.py's, which the index of runs and the history store read too, and are named
+here as well. The documents themselves, and their JSON, are records/run.py's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import shutil
 import sys
@@ -34,14 +34,13 @@ from pathlib import Path
 from gpubench.errors import OutputError, UsageError
 from gpubench.files import atomic_write
 from gpubench.parsing import shown
-from gpubench.records.run import NewerSchema, RunDocument
+from gpubench.records.run import RunDocument
 from gpubench.records.saved_rows import SavedRows
-from gpubench.run.folders import history_store, run_index
 from gpubench.safe_text import short_path
+from gpubench.store import history_store, run_index
+from gpubench.store.results_file import RESULTS_CSV, RESULTS_JSON, has_results, read_run
 
 LOCK_NAME = ".gpubench.lock"
-RESULTS_JSON = "results.json"
-RESULTS_CSV = "results.csv"
 LATEST = "latest"
 PROFILES = Path("profiles")  # where runs go without --out, relative to the current folder
 
@@ -168,11 +167,6 @@ class RunFolder:
             self._lock_fd = None
 
 
-def has_results(path: Path) -> bool:
-    """Whether the folder holds a run's results (a run saved into it)."""
-    return (path / RESULTS_JSON).exists()
-
-
 def _names(path: Path, fd: int) -> bool:
     """Whether `path` still names the file open as `fd`."""
     try:
@@ -225,28 +219,6 @@ def remove_stale_temporaries(run_dir: Path) -> list[Path]:
     return removed
 
 
-def read_run(path: Path | str) -> RunDocument:
-    """The run document in a run folder or a results.json file."""
-    file = Path(path)
-    if file.is_dir():
-        file = file / RESULTS_JSON
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"no run results at {file}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{file} is not a gpubench results file: not UTF-8 text "
-                         f"({exc.reason} at byte {exc.start})") from None
-    try:
-        return RunDocument.from_dict(json.loads(text))
-    except NewerSchema as exc:
-        raise UsageError(str(exc)) from None
-    except RecursionError:  # json and restore_nonfinite descend recursively
-        raise UsageError(f"{file} is not a gpubench results file: nested too deeply") from None
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise UsageError(f"{file} is not a gpubench results file: {exc}") from None
-
-
 def point_latest(base: Path, run_dir: Path) -> None:
     """Make base/latest name run_dir: a relative symlink, or a one-line file where the
     filesystem has no symlinks."""
@@ -263,7 +235,7 @@ def point_latest(base: Path, run_dir: Path) -> None:
 def resolve_run(reference: str | Path, base: Path | None = None) -> Path:
     """A run folder from what a user types: a folder, a results.json, 'latest', or
     'latest~N' (the Nth run before the newest). Without `base`, the newest runs are the
-    index's (run/folders/run_index.py: every run, wherever --out put it), or, while it records
+    index's (store/run_index.py: every run, wherever --out put it), or, while it records
     none, ./profiles'; with `base`, that folder's (its `latest` link, then folder names,
     which start with the UTC time the run began)."""
     text = str(reference)

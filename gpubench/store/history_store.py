@@ -26,7 +26,8 @@ from pathlib import Path
 
 from gpubench.records.run import NewerSchema, RunDocument
 from gpubench.records.series import HistoryRow, history_rows
-from gpubench.run.folders import run_index
+from gpubench.store import run_index
+from gpubench.store.results_file import RESULTS_JSON, read_run
 
 STORE_NAME = "history.sqlite"
 SCHEMA = 1
@@ -109,8 +110,6 @@ def ingest(db: sqlite3.Connection, folder: Path, document: RunDocument | None = 
     """The folder's rows, replacing what the store held of it; how many. `document`: the
     folder's results.json as saved, when the caller holds it (not parsed again). A folder
     without readable results has its rows dropped."""
-    from gpubench.run.folders.folder import RESULTS_JSON, read_run
-
     run_dir = str(folder.resolve())
     results = folder / RESULTS_JSON
     try:

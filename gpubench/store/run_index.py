@@ -28,6 +28,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from gpubench.build.cache import cache_base
+from gpubench.files import atomic_write
+from gpubench.store.results_file import RESULTS_JSON
 
 INDEX_NAME = "runs.json"
 SCHEMA = 1
@@ -51,7 +53,7 @@ class IndexEntry:
 
     def exists(self) -> bool:
         """Whether the folder still holds results (it may have been deleted or moved)."""
-        return (self.folder / "results.json").is_file()
+        return (self.folder / RESULTS_JSON).is_file()
 
 
 def index_path() -> Path:
@@ -116,8 +118,6 @@ def _bounded(entries: list[IndexEntry]) -> list[IndexEntry]:
 
 
 def _write(path: Path, entries: list[IndexEntry]) -> None:
-    from gpubench.run.folders.folder import atomic_write
-
     # one entry a line: readable with less, diffable, and still one JSON document
     lines = ",\n".join(json.dumps(asdict(e)) for e in entries)
     atomic_write(path, f'{{"schema": {SCHEMA}, "runs": [\n{lines}\n]}}\n')
