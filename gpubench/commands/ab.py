@@ -82,7 +82,7 @@ class Versions:
 
 
 def execute(request: ABRequest, console: Console) -> int:
-    """The command's one entry (every command module has it: cli.py calls it)."""
+    """The command's one entry (every command module has it: cli/app.py calls it)."""
     return ABCommand(request, console).execute()
 
 

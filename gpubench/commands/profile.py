@@ -128,7 +128,7 @@ class ProfileRequest:
 
 
 def execute(request: ProfileRequest, console: Console) -> int:
-    """The command's one entry (every command module has it: cli.py calls it)."""
+    """The command's one entry (every command module has it: cli/app.py calls it)."""
     return ProfileCommand(request, console).execute()
 
 

@@ -92,7 +92,7 @@ class Tally:
 
 
 def execute(request: TuneRequest, console: Console) -> int:
-    """The command's one entry (every command module has it: cli.py calls it)."""
+    """The command's one entry (every command module has it: cli/app.py calls it)."""
     return TuneCommand(request, console).execute()
 
 

@@ -89,7 +89,7 @@ class WatchSession:
 
 
 def execute(request: RunRequest, console: Console) -> int:
-    """The command's one entry (every command module has it: cli.py calls it)."""
+    """The command's one entry (every command module has it: cli/app.py calls it)."""
     return WatchCommand(request, console).execute()
 
 
