@@ -230,15 +230,26 @@ def test_fresh_calls_in_the_loop_far_slower_than_their_neighbours_are_a_shortcut
 
 def test_on_a_cpu_a_loaded_stretch_does_not_hide_the_shortcut():
     """On a CPU load slows any share of the seen calls; their floor is the work alone. A
-    half-work cache whose neighbours a hog slowed past half still meets its floor (the
-    median would read 1.3x and pass it); honest floors that agree stay trusted."""
+    half-work cache whose neighbours a hog slowed past half still meets its floor (1.5x
+    the median would pass it); honest floors that agree stay trusted."""
     seen = [360e-6] * 10 + [560e-6] * 12  # over half of the stretch beside a hog
-    sniffer = looped(row(mode="cpu", median=480e-6), [700e-6, 720e-6], seen)
+    sniffer = looped(row(mode="cpu", median=480e-6), [720e-6, 740e-6], seen)
     found = trust.timed_shortcut(sniffer)
     assert found is not None and "the fastest of its timed calls" in found.message
     honest = looped(row(mode="cpu", median=800e-6), [690e-6, 900e-6],
                     [680e-6] * 10 + [900e-6] * 12)
     assert trust.timed_shortcut(honest) is None
+
+
+def test_on_an_overloaded_cpu_slowed_fresh_calls_beside_slowed_neighbours_are_trusted():
+    """Beyond the cores' count of load, every fresh call of an honest row can be slowed
+    while one seen call of dozens ran alone: its floor is far below, but the median of
+    the seen calls, slowed alike, is not. A shortcut clears both."""
+    seen = [400e-6] + [650e-6] * 30
+    honest = looped(row(mode="cpu", median=650e-6), [700e-6, 720e-6], seen)
+    assert trust.timed_shortcut(honest) is None
+    cached = looped(row(mode="cpu", median=650e-6), [900e-6, 950e-6], seen)
+    assert trust.timed_shortcut(cached) is not None
 
 
 def test_the_loop_s_own_fresh_calls_stand_for_the_probe_against_the_median():

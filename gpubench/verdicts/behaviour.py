@@ -57,14 +57,17 @@ HOST_BOUND_SHARE = 0.25
 # Fresh calls timed inside the loop (timed_shortcut): at least 2 to accuse (one is one
 # draw of the noise).
 IN_LOOP_MIN_CALLS = 2
-# On a CPU the fastest fresh call meets the fastest seen call of its stretch, not their
-# median: other processes share the variant's cores, so a loaded host slows any share of
-# the seen calls (a half-work 320^2 matmul's median read 1.6-2.0x of its fresh floor under
-# two hogs) and only ever adds time, so each floor is the work alone. Honest floors agree
-# within 1.0-1.35x on the 2-core CI machine, idle or beside two hogs; a fresh set's first
-# touch (its inputs read once beforehand) costs a few us at small sizes: 1.5x and 5 us,
-# where a skipped half of the work reads 1.8-2.0x. On a GPU the device is the variant's
-# own, and warm mode's fastest seen call is its luckiest L2 state: the median, PAIRED_RATIO.
+# On a CPU the fastest fresh call meets the fastest seen call of its stretch: other
+# processes share the variant's cores, so a loaded host slows any share of the seen calls
+# (a half-work 320^2 matmul's fresh floor read 1.6-2.0x their median under two hogs) and
+# only ever adds time, so each floor is the work alone. Honest floors agree within
+# 1.0-1.35x on the 2-core CI machine, idle or beside two hogs; a fresh set's first touch
+# (its inputs read once beforehand) costs a few us at small sizes: 1.5x and 5 us, where a
+# skipped half of the work reads 1.8-2.0x. Beside more load than the cores (a load average
+# of 6 on 2), every fresh call of an honest row can be slowed while one seen call of dozens
+# is not: the fresh floor must also clear PAIRED_RATIO of the seen median, which a host's
+# load raises with it. On a GPU the device is the variant's own, and warm mode's fastest
+# seen call is its luckiest L2 state: the median alone, PAIRED_RATIO.
 IN_LOOP_RATIO_CPU = 1.5
 EVENT_WINDOW_MODES = ("cold", "warm", "graph")
 
@@ -119,17 +122,20 @@ def timed_shortcut(result: Result) -> TimingWarning | None:
     evidence = _loop_evidence(result)
     if evidence is None or len(evidence.repeat_s) < IN_LOOP_MIN_CALLS:
         return None
-    on_cpu = result.mode == "cpu"
-    seen, which = (min(evidence.repeat_s), "the fastest of ") if on_cpu else \
-        (statistics.median(evidence.repeat_s), "")
-    cpu_like = on_cpu or waits_on_host(result)
-    ratio = IN_LOOP_RATIO_CPU if cpu_like else PAIRED_RATIO
-    slack = PAIRED_SLACK_S["cpu"] if cpu_like else FRESH_SLACK_GPU_S
-    fresh = min(evidence.fresh_s)
-    if fresh <= seen * ratio + slack:
+    fresh, median = min(evidence.fresh_s), statistics.median(evidence.repeat_s)
+    if result.mode == "cpu":
+        floor = min(evidence.repeat_s)
+        if fresh <= floor * IN_LOOP_RATIO_CPU + PAIRED_SLACK_S["cpu"] or \
+                fresh <= median * PAIRED_RATIO:
+            return None
+        return _shortcut(fresh, floor, "the fastest of its timed calls beside them",
+                         ", timed inside the loop,")
+    host_bound = waits_on_host(result)
+    ratio = IN_LOOP_RATIO_CPU if host_bound else PAIRED_RATIO
+    slack = PAIRED_SLACK_S["cpu"] if host_bound else FRESH_SLACK_GPU_S
+    if fresh <= median * ratio + slack:
         return None
-    return _shortcut(fresh, seen, f"{which}its timed calls beside them",
-                     ", timed inside the loop,")
+    return _shortcut(fresh, median, "its timed calls beside them", ", timed inside the loop,")
 
 
 def _loop_evidence(result: Result) -> FreshEvidence | None:
