@@ -4,6 +4,7 @@ precompiled header's marker."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -39,9 +40,11 @@ def write_output(path: Path, text: str, mode: int | None = None) -> Path:
     or a socket is opened and written through, as a shell's `>` would, because renaming a
     file over it would replace the node (as root, /dev/full itself). A regular file or a
     new path is written whole (atomic_write) with the temporary file beside the resolved
-    path, so the rename stays in one file system and never lands on the link. `mode`: the
-    file's mode, for a regular file only (a device's mode is not the output's). A write
-    error (ENOSPC on /dev/full) is an OSError for the caller to turn into exit 12."""
+    path, so the rename stays in one file system and never lands on the link. A regular
+    file the user may not write (read-only) is refused as `>` refuses it (PermissionError),
+    not renamed over, and one replaced keeps its own mode, as `>` keeps it (a private 0600
+    file stays private). `mode`: a new file's mode (a device's mode is not the output's).
+    A write error (ENOSPC on /dev/full) is an OSError for the caller to turn into exit 12."""
     target = Path(os.path.realpath(path))  # a chain of links, relative ones too
     try:
         node = os.stat(target).st_mode
@@ -50,6 +53,10 @@ def write_output(path: Path, text: str, mode: int | None = None) -> Path:
     if node is not None and not stat.S_ISREG(node):
         _write_through(target, text)
         return target
+    if node is not None:
+        if not os.access(target, os.W_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(target))
+        mode = stat.S_IMODE(node)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, text)
     if mode is not None:

@@ -39,11 +39,13 @@ def cells(row: TuneRow) -> list:
 
 
 def markdown(rows: list[TuneRow]) -> str:
-    """The same table as GitHub markdown (for pasting into an issue)."""
+    """The same table as GitHub markdown (for pasting into an issue). A config's label is
+    the spec's values ('MODE=a|b'): each cell goes through safe_text.markdown, so a '|',
+    a newline or a '<!--' in it cannot split the row or hide the rest of the comment."""
     head = "| # | config | check | median | ±CI | vs fastest | n | regs | smem | occ | |"
     lines = [head, "|" + "---|" * 11]
     for row in rows:
-        c = [plain(x) for x in cells(row)]
+        c = [safe_text.markdown(plain(x)) for x in cells(row)]
         lines.append("| " + " | ".join(c[:7] + c[8:12]) + " |")
     return "\n".join(lines) + "\n"
 

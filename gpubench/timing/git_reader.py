@@ -63,6 +63,11 @@ SAFE_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
 FILTER_KEYS = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
 # Subcommands that may verify a signature.
 SHOWS_SIGNATURES = ("log", "show")
+# status looks into each submodule by running git there, under the submodule's own config:
+# the `-c` keys above reach it, but its filter drivers are not the ones read above (its
+# clean filter ran). `dirty` keeps a submodule at another commit reported, read from its
+# HEAD without running anything in it; only changes inside its working tree go unseen.
+STATUS_SUBMODULES = "--ignore-submodules=dirty"
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,8 @@ def run_git(folder: Path | str, *args: str, timeout: float, text: bool = True
     command = ["git", "--no-pager", "--no-optional-locks", *_config_args(folder, timeout)]
     if args and args[0] in SHOWS_SIGNATURES:
         args = (args[0], "--no-show-signature", *args[1:])
+    elif args and args[0] == "status":
+        args = (args[0], STATUS_SUBMODULES, *args[1:])
     return subprocess.run([*command, *args], cwd=folder, capture_output=True, text=text,
                           timeout=timeout, env=_env(), stdin=subprocess.DEVNULL)
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 import threading
 import time
 import uuid
@@ -50,7 +49,8 @@ from gpubench.run.cluster.dask_remote import (
     stop_lane,
     stop_lanes,
 )
-from gpubench.run.lanes.lane import Outcome, Slot, visible_gpus
+from gpubench.run.lanes.lane import Outcome, Slot, check_cpu_workers, visible_gpus
+from gpubench.run.lanes.scratch import owned_dir
 
 # How long to wait for the first worker: a worker on a busy node imports Python
 # packages for a few seconds. Reaching the scheduler itself takes Dask's own connect
@@ -58,6 +58,8 @@ from gpubench.run.lanes.lane import Outcome, Slot, visible_gpus
 WORKER_TIMEOUT_S = 60.0
 WORKER_POLL_S = 0.5  # how often that wait looks whether a local cluster's workers died
 KILL_POLL_S = 0.2  # how often a lane waiting on an actor looks whether Ctrl-C came
+# A local cluster's Dask scratch folder: <prefix><pid>-<start time>-<random> (scratch.py)
+DASK_PREFIX = "gpubench-dask-"
 INSTALL_HINT = "pip install 'gpubench[cluster]' (dask's distributed package)"
 # A local cluster listens on the loopback interface only: Dask's comms carry no
 # authentication, so anyone who reaches a port could run code in the workers.
@@ -123,7 +125,10 @@ class Cluster:
         (dask_local.py says why); each starts its gpubench worker at once."""
         if self.address != "local" or self.workers is not None:
             return
-        self.scratch = Path(tempfile.mkdtemp(prefix="gpubench-dask-"))
+        if self.device != "cuda":  # before any folder or process is made for them
+            check_cpu_workers(self.cpu_workers)
+        # named after this process, so a run killed with -9 leaves none for good (scratch.py)
+        self.scratch = Path(owned_dir(DASK_PREFIX))
         dask_log = self.log_dir / dask_logging.LOG_NAME if self.log_dir else None
         environ = {**os.environ, **bytecode.child_overrides(dict(os.environ)),
                    **(dask_logging.worker_environ(dask_log) if dask_log else {})}

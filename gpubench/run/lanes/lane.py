@@ -282,8 +282,22 @@ def cpu_threads(share: int) -> int:
 
 def cpu_slots(workers: int) -> list[Slot]:
     """`--workers N` on a CPU: N workers of cpu_threads each, the cores shared evenly."""
+    check_cpu_workers(workers)
     threads = cpu_threads(max(1, (os.cpu_count() or 1) // workers))
     return [Slot("cpu", f"cpu:{index}", threads=threads) for index in range(workers)]
+
+
+def check_cpu_workers(workers: int) -> None:
+    """`--workers N` past the machine's cores is a usage error: each worker is a process
+    that imports torch, so an absurd N (a typo, 99999999999) would fill the memory or hang
+    making its list of workers; and more workers than cores only time each other."""
+    from gpubench.errors import UsageError
+
+    cores = os.cpu_count() or 1
+    if workers > cores:
+        raise UsageError(f"--workers {workers}: this machine has {cores} CPU cores; more "
+                         f"workers than cores would time each other (use --workers "
+                         f"{cores} or fewer)")
 
 
 def choose_gpus(spec: str, visible: list[str]) -> list[str]:

@@ -30,32 +30,41 @@ _folder: list[str] = []
 def scratch_dir() -> str:
     """This process's scratch folder (made now if it is not yet), removed at its exit."""
     if not _folder:
-        sweep_stale_scratch(Path(tempfile.gettempdir()))
-        pid = os.getpid()
-        path = tempfile.mkdtemp(prefix=f"{PREFIX}{pid}-{start_time(pid) or 0}-")
+        path = owned_dir(PREFIX)
         atexit.register(shutil.rmtree, path, ignore_errors=True)
         _folder.append(path)
     return _folder[0]
 
 
-def owner(folder: Path) -> tuple[int, str | None] | None:
+def owned_dir(prefix: str) -> str:
+    """A new folder in the temporary folder, named `prefix` and this process's pid and
+    start time, after the folders of that prefix whose owner is gone are removed: a local
+    Dask cluster's scratch folder (run/cluster/lanes.py) is made so too, since its run
+    killed with -9 removes nothing either."""
+    sweep_stale_scratch(Path(tempfile.gettempdir()), prefix)
+    pid = os.getpid()
+    return tempfile.mkdtemp(prefix=f"{prefix}{pid}-{start_time(pid) or 0}-")
+
+
+def owner(folder: Path, prefix: str = PREFIX) -> tuple[int, str | None] | None:
     """The pid and /proc start time (None: not known) a scratch folder's name gives, None
     when it names none."""
-    parts = folder.name[len(PREFIX):].split("-")
+    parts = folder.name[len(prefix):].split("-")
     if len(parts) < 3 or not parts[0].isdigit() or not parts[1].isdigit():
         return None
     return int(parts[0]), (parts[1] if parts[1] != "0" else None)
 
 
-def sweep_stale_scratch(temp: Path) -> list[Path]:
-    """Remove the scratch folders whose owner is no longer running; the removed ones."""
+def sweep_stale_scratch(temp: Path, prefix: str = PREFIX) -> list[Path]:
+    """Remove the scratch folders (named `prefix`...) whose owner is no longer running; the
+    removed ones."""
     removed = []
     try:
-        found = sorted(temp.glob(f"{PREFIX}*"))
+        found = sorted(temp.glob(f"{prefix}*"))
     except OSError:
         return removed
     for folder in found:
-        who = owner(folder)
+        who = owner(folder, prefix)
         if who is None or alive(*who) or not folder.is_dir():
             continue
         shutil.rmtree(folder, ignore_errors=True)
