@@ -56,8 +56,12 @@ class HistoryRow(Record):
 
     @property
     def timed(self) -> bool:
-        """A point of its series (passed, with a time); anything else is a mark on it."""
-        return self.status == OK and self.median_s == self.median_s and self.median_s > 0
+        """A point of its series (passed, with a time); anything else is a mark on it. The
+        time is a finite positive number: a store edited by hand or by another tool may
+        hold inf (which no change-point search can place) or text where a time belongs."""
+        median = self.median_s
+        return (self.status == OK and isinstance(median, int | float)
+                and not isinstance(median, bool) and math.isfinite(median) and median > 0)
 
     @property
     def commit_label(self) -> str:
