@@ -1,5 +1,6 @@
 """A fresh attack round on the surfaces issue 61 hardened, one test per finding: a
-submodule's own clean filter ran under `git status` of its superproject; an existing output
+submodule's own clean filter ran under `git status` of its superproject, and a repository
+another user owns, marked safe, ran its clean filter too; an existing output
 file was renamed over whatever its mode said (a read-only file replaced, a private one made
 0644); `tune --markdown` wrote a config's label raw into the table; `--workers 99999999999`
 built a list of that many workers (the memory filled, the run hung); a local Dask cluster
@@ -22,6 +23,7 @@ from gpubench.records.series import HistoryRow
 from gpubench.report.tune_table import markdown as tune_markdown
 from gpubench.run.lanes import scratch
 from gpubench.run.lanes.lane import check_cpu_workers, cpu_slots
+from gpubench.timing import git_reader
 from gpubench.timing.revision import revision_of
 from gpubench.tune.summary import TuneRow
 
@@ -69,6 +71,25 @@ def test_a_submodules_clean_filter_runs_nothing(tmp_path):
         "-m", "moved")
     marker.unlink(missing_ok=True)
     assert revision_of(family).dirty and not marker.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving the folder to another user needs root")
+def test_a_foreign_repository_marked_safe_runs_no_filter(tmp_path, monkeypatch):
+    """A family folder another user owns, in a CI container whose global config says
+    `safe.directory = *`: the filters were listed without that entry (git skipped the
+    repository's config), the status ran with it (git read the config, ran the filter)."""
+    family = repository(tmp_path / "family", attributes="* filter=evil\n")
+    marker = tmp_path / "marker"
+    script = tmp_path / "evil.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\ncat\n")
+    script.chmod(0o755)
+    git(family, "config", "filter.evil.clean", str(script))
+    later = time.time() + 10
+    os.utime(family / "spec.py", (later, later))
+    for path in [family, *family.rglob("*")]:
+        os.lchown(path, 65534, 65534)
+    monkeypatch.setattr(git_reader, "_safe_directories", lambda: ("*",))
+    assert revision_of(family).commit and not marker.exists()
 
 
 # ---------------------------------------------------------------- output paths

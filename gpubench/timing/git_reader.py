@@ -122,16 +122,23 @@ def _own_git_dir(top: Path, git_dir: Path) -> bool:
 
 
 def _config_args(folder: Path | str, timeout: float) -> list[str]:
-    pairs = [*SAFE_CONFIG, *_filter_overrides(folder, timeout)]
-    pairs += [("safe.directory", trusted) for trusted in _safe_directories()]
+    trusted = _as_args([("safe.directory", entry) for entry in _safe_directories()])
+    return _as_args([*SAFE_CONFIG, *_filter_overrides(folder, timeout, trusted)]) + trusted
+
+
+def _as_args(pairs: list[tuple[str, str]]) -> list[str]:
     return [arg for key, value in pairs for arg in ("-c", f"{key}={value}")]
 
 
-def _filter_overrides(folder: Path | str, timeout: float) -> list[tuple[str, str]]:
+def _filter_overrides(folder: Path | str, timeout: float,
+                      trusted: list[str]) -> list[tuple[str, str]]:
     """Every filter driver the repository's config names, made to run nothing: the names
-    are the repository's own, so they are read first (reading config runs nothing)."""
+    are the repository's own, so they are read first (reading config runs nothing). Read
+    with the command's own safe.directory entries (`trusted`, as -c arguments): without
+    them git skips the config of a repository another user owns, so no filter was found,
+    while the command, given them, read that config and ran its clean filter."""
     try:
-        done = subprocess.run(["git", "config", "--name-only", "--list"], cwd=folder,
+        done = subprocess.run(["git", *trusted, "config", "--name-only", "--list"], cwd=folder,
                               capture_output=True, text=True, timeout=timeout, env=_env(),
                               stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
