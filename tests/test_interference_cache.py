@@ -127,9 +127,9 @@ class CompilingBuilds:
     """A build phase that compiled `count` builds while the reference was measured."""
 
     def __init__(self, count: int):
-        self.count, self.on_done = count, None
+        self.count = count
 
-    def start(self) -> None:
+    def start(self, report=None) -> None:
         pass
 
     def compiled_during(self, since: float) -> int:

@@ -74,10 +74,10 @@ class BuildPhase:
     lanes: int = 1
     env: dict = field(default_factory=dict)  # a lane's CUDA_VISIBLE_DEVICES: the same arch
     has_triton: bool = False
-    on_done: Callable[[dict], None] = lambda summary: None  # called once, from a builder thread
-    # Each build's start and progress (lane_messages.PhaseOf), from a builder thread and
-    # the reporter (build_progress.report_builds); None tells nothing.
-    on_progress: Callable[[object], None] | None = None
+    # Where the phase tells what it does (start()): each build's start and progress
+    # (lane_messages.PhaseOf, from a builder thread and build_progress.report_builds) and,
+    # once, its end (BuildsDone, from the builder thread that finished last).
+    report: Callable[[object], None] | None = None
 
     def __post_init__(self) -> None:
         points = first_of_each_build(self.points)
@@ -101,15 +101,18 @@ class BuildPhase:
 
     # ------------------------------------------------------------ the runner's side
 
-    def start(self) -> None:
+    def start(self, report: Callable[[object], None] | None = None) -> None:
+        """Builders take the jobs from now; what they do goes to `report` (the runner's
+        queue), where given."""
+        self.report = report
         self.started = time.monotonic()
         for index in range(self.builders):
             thread = threading.Thread(target=self._builder_loop, args=(index,), daemon=True,
                                       name=f"gpubench-builder-{index}")
             self._threads.append(thread)
             thread.start()
-        if self.on_progress is not None:
-            report_builds(self._running, self.on_progress, self._over)
+        if self.report is not None:
+            report_builds(self._running, self.report, self._over)
 
     def _running(self) -> list[tuple[Point, object, float]]:
         """(point, builder's Popen, start) of each build compiling now."""
@@ -218,8 +221,8 @@ class BuildPhase:
                     process = self._start_builder(index)
                 with self._changed:
                     job.builder = process
-                if self.on_progress is not None:
-                    self.on_progress(M.PhaseOf(job.point, BUILD_PHASE))
+                if self.report is not None:
+                    self.report(M.PhaseOf(job.point, BUILD_PHASE))
                 outcome, process = self._build(process, job)
                 self._finish(job, outcome)
         finally:
@@ -266,7 +269,8 @@ class BuildPhase:
             self._changed.notify_all()
         if last:
             self._over.set()
-            self.on_done(self.summary())
+            if self.report is not None:
+                self.report(M.BuildsDone(self.summary()))
 
 
 def _compiled(outcome: Outcome) -> bool:

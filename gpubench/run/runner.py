@@ -397,10 +397,8 @@ class Runner:
     # ------------------------------------------------------------ the build phase
 
     def _start_builds(self) -> None:
-        if self.builds is not None:
-            self.builds.on_done = lambda summary: self._events.put(M.BuildsDone(summary))
-            self.builds.on_progress = self._events.put
-            self.builds.start()
+        if self.builds is not None:  # its progress (PhaseOf) and its end come to the queue
+            self.builds.start(self._events.put)
 
     def _builds_done(self, summary: dict) -> None:
         """The phase's figures go to the run's env (results.json) and to the console."""
