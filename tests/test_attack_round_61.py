@@ -5,8 +5,9 @@ file was renamed over whatever its mode said (a read-only file replaced, a priva
 0644); `tune --markdown` wrote a config's label raw into the table; `--workers 99999999999`
 built a list of that many workers (the memory filled, the run hung); a local Dask cluster
 killed with -9 left its scratch folder for good; a history store row whose time is inf (or
-text) was a point of its series, and `history` a traceback. Two more need files being moved
-now (gpubench/store/): they are strict xfails naming the fix."""
+text) was a point of its series, and `history` a traceback; a run folder's report.html
+that links out of it was written through; text in a store's time column was a traceback;
+a 20 GB results.json was read whole."""
 
 import math
 import os
@@ -137,10 +138,6 @@ def test_read_only_output_is_exit_12_on_the_command_line(tmp_path, monkeypatch):
     assert "Permission denied" in str(caught.value)
 
 
-@pytest.mark.xfail(strict=True, reason="gpubench/store/report_page.write_report writes the "
-                   "default report.html through files.write_output, which follows a symlink "
-                   "(a file another engineer is moving): with no -o the page must replace "
-                   "the link (files.atomic_write, then chmod 0644), never follow it")
 def test_a_run_folders_report_link_is_not_followed_out_of_it(tmp_path):
     """A run folder from elsewhere (a CI artifact, a colleague's tarball) whose report.html
     is a symlink: `gpubench report RUN` (and `run --out RUN --force --report`) wrote the
@@ -222,9 +219,6 @@ def test_a_stored_time_that_is_no_finite_number_is_no_point(median):
     assert [len(one.timed) for one in series] == [12]
 
 
-@pytest.mark.xfail(strict=True, reason="gpubench/store/history_store._decoded keeps text "
-                   "and blobs in REAL columns (a file another engineer is moving): the fix "
-                   "makes every REAL value that is no int/float NaN, as it makes NULL NaN")
 def test_a_stored_interval_that_is_text_is_unknown(tmp_path):
     """A hand-edited store's ci_low_s 'x' reached fmt.duration: `history` a traceback."""
     from gpubench.store import history_store
@@ -262,3 +256,17 @@ def test_a_killed_local_clusters_scratch_folder_is_swept(tmp_path, monkeypatch):
     assert made.name.startswith(f"{DASK_PREFIX}{os.getpid()}-")
     assert scratch.owner(made, DASK_PREFIX)[0] == os.getpid()
     assert scratch.sweep_stale_scratch(tmp_path, DASK_PREFIX) == []  # its owner lives
+
+
+def test_a_results_file_past_any_run_s_size_is_refused_unread(tmp_path):
+    """A sparse 20 GB results.json (a corrupt artifact) is refused by its size, with the
+    path and the size, before a byte is read: no MemoryError, no traceback."""
+    from gpubench.errors import UsageError
+    from gpubench.store.results_file import MAX_RESULTS_BYTES, read_run
+
+    huge = tmp_path / "results.json"
+    with huge.open("wb") as sink:
+        sink.truncate(MAX_RESULTS_BYTES + 1)
+    with pytest.raises(UsageError) as caught:
+        read_run(tmp_path)
+    assert "not a readable run" in str(caught.value) and str(huge) in str(caught.value)

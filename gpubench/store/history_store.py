@@ -208,14 +208,15 @@ def _values(row: HistoryRow) -> tuple:
 
 
 def _decoded(values: tuple) -> tuple:
-    """NULL reals (SQLite stores NaN as NULL) back to NaN, the flag back to a bool, a start
-    time no clock can show as 0, unknown."""
+    """NULL reals (SQLite stores NaN as NULL) and any other non-number back to NaN, the
+    flag back to a bool, a start time no clock can show as 0, unknown."""
     out = []
     for name, value in zip(COLUMNS, values, strict=True):
         if name == "started":
             value = known_time(value)
-        elif _TYPES.get(name) == "REAL" and value is None:
-            value = float("nan")
+        elif _TYPES.get(name) == "REAL" and (
+                not isinstance(value, int | float) or isinstance(value, bool)):
+            value = float("nan")  # NULL, or text or a blob another tool wrote there
         elif name == "dirty":
             value = bool(value)
         out.append(value)

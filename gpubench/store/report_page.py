@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gpubench import errors
 from gpubench.analysis.comparison import DEFAULT_THRESHOLD, compare_runs
-from gpubench.files import write_output
+from gpubench.files import atomic_write, write_output
 from gpubench.records.run import RunDocument
 from gpubench.report.html import RunComparisonView, chart_specs, render_report
 from gpubench.store.chart_files import write_chart_files
@@ -41,9 +41,14 @@ def write_report(runs: list[tuple[str, RunDocument]], output: Path | None) -> Pa
                 f"{gpubench_version()}"
     page = render_report(runs, comparisons(runs), generated=generated)
     try:
-        # a page to share: 0644, not the private mode of the temporary file; a symlink, a
-        # device or a FIFO named by -o is written through, never replaced (files.write_output)
-        write_output(path, page, mode=0o644)
+        if output is None:
+            # the run folder's own page: replaced, never followed, since a folder from
+            # elsewhere (an artifact, a tarball) may hold a report.html that links out of it
+            atomic_write(path, page)
+        else:
+            # a page to share: 0644, not the private mode of the temporary file; a
+            # symlink, a device or a FIFO named by -o is written through (files.write_output)
+            write_output(path, page, mode=0o644)
     except OSError as exc:
         raise errors.OutputError(f"cannot write the report to {path}: "
                                  f"{exc.strerror or exc}") from None

@@ -16,6 +16,10 @@ from gpubench.records.run import NewerSchema, RunDocument
 
 RESULTS_JSON = "results.json"  # its presence marks a folder as holding a run's results
 RESULTS_CSV = "results.csv"
+# The largest results.json read: a run of 1,000 points in 4 modes, each row with a few
+# thousand samples (~20 KB of JSON), is ~80 MB; 2 GiB is far past any run and still reads
+# on a laptop, where a sparse or corrupt file of 20 GB would exhaust the memory.
+MAX_RESULTS_BYTES = 2 << 30
 
 
 def has_results(path: Path) -> bool:
@@ -29,9 +33,16 @@ def read_run(path: Path | str) -> RunDocument:
     if file.is_dir():
         file = file / RESULTS_JSON
     try:
+        size = file.stat().st_size
+        if size > MAX_RESULTS_BYTES:
+            raise UsageError(f"{file} is not a readable run: {size / (1 << 30):.1f} GiB, past "
+                             f"the {MAX_RESULTS_BYTES >> 30} GiB any run's results take")
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"no run results at {file}: {exc.strerror or exc}") from None
+    except MemoryError:
+        raise UsageError(f"{file} is not a readable run: too large for this "
+                         "machine's memory") from None
     except UnicodeDecodeError as exc:
         raise UsageError(f"{file} is not a gpubench results file: not UTF-8 text "
                          f"({exc.reason} at byte {exc.start})") from None
