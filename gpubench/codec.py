@@ -6,13 +6,26 @@ A record inherits `Record` and declares, where it needs to:
   IQR next to the quartiles), never read back: they follow from the fields;
 - UNKNOWN: what a key that is no field means on reading: "ignore" (a file of another
   version: a key it has that this one dropped) or "refuse" (a message from gpubench's own
-  code, where an unknown key is a version mismatch or a bug).
+  code, where an unknown key is a version mismatch or a bug);
+- upgrade(data): a classmethod the codec calls on the raw mapping before decoding it, so
+  that files written by older versions still load (a key that moved or was renamed is put
+  where the fields have it) and a message is checked beyond its types (a status no
+  worker sends); its ValueError is the reader's;
+- ERROR: the ValueError (sub)class raised for data that is no such record, a nested part's
+  failure included (a worker's MalformedWorkerResult);
+- WRITTEN: the keys in the order a file has them, where that is not the fields' order
+  (results.json's rows, older than their record): each a field, a DERIVED value or a
+  method, written under its name; one marked "*" is a mapping spread into the record
+  (a key written before it keeps its place and takes the new value: dict.update);
+- a field's `saved_as(name, write=...)` metadata: the key the file holds it under, both
+  ways, and a function that writes its (non-None) value where the type is no record (a
+  point key as its text, a path as a string).
 
-Writing: a dataclass field by field (then DERIVED), tuples as lists, mappings key by key,
-anything with its own `to_dict` through it. Reading: each field converted to its declared
-type (a nested record, a tuple of them, `X | None`, a mapping of them); a field a file
-lacks takes its default (an older file still loads); a float field that a file holds as
-null is NaN (JSON has no NaN). Pure: no I/O.
+Writing: a dataclass field by field (then DERIVED; or WRITTEN), tuples as lists, mappings
+key by key, anything with its own `to_dict` through it. Reading: each field converted to
+its declared type (a nested record or plain dataclass, a tuple of them, `X | None`, a
+mapping of them); a field a file lacks takes its default (an older file still loads); a
+float field that a file holds as null is NaN (JSON has no NaN). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -20,9 +33,12 @@ from __future__ import annotations
 import math
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import MISSING, fields, is_dataclass
 from typing import Any, ClassVar
+
+# A field's metadata keys (saved_as): the key a file holds it under, and its writer.
+_NAME, _WRITE = "codec_name", "codec_write"
 
 
 class Record:
@@ -30,6 +46,8 @@ class Record:
 
     DERIVED: ClassVar[tuple[str, ...]] = ()
     UNKNOWN: ClassVar[str] = "ignore"
+    WRITTEN: ClassVar[tuple[str, ...]] = ()
+    ERROR: ClassVar[type[ValueError]] = ValueError
 
     def to_dict(self) -> dict:
         return _fields_of(self)
@@ -37,6 +55,17 @@ class Record:
     @classmethod
     def from_dict(cls, data: Mapping):
         return decode(cls, data)
+
+    @classmethod
+    def upgrade(cls, data: Mapping) -> Mapping:
+        """The raw mapping as today's fields read it (see the module docstring): as it is."""
+        return data
+
+
+def saved_as(name: str | None = None, write: Callable[[Any], Any] | None = None) -> dict:
+    """A field's metadata (dataclasses.field(metadata=...)): the key a file holds it under
+    (None: its own name) and how its non-None value is written (None: encode)."""
+    return {_NAME: name, _WRITE: write}
 
 
 def encode(value: Any) -> Any:
@@ -54,30 +83,56 @@ def encode(value: Any) -> Any:
 
 
 def _fields_of(record: Any) -> dict:
-    """A dataclass's fields, then its DERIVED values (a property, or a method's result)."""
-    data = {f.name: encode(getattr(record, f.name)) for f in fields(record)}
-    for name in getattr(record, "DERIVED", ()):
-        derived = getattr(record, name)
-        data[name] = encode(derived() if callable(derived) else derived)
+    """A dataclass's fields, then its DERIVED values (a property, or a method's result);
+    or, where it declares WRITTEN, those in that order."""
+    declared = {f.name: f for f in fields(record)}
+    names = getattr(record, "WRITTEN", ()) or (*declared, *getattr(record, "DERIVED", ()))
+    data: dict = {}
+    for entry in names:
+        name = entry.lstrip("*")
+        found = declared.get(name)
+        value = getattr(record, name)
+        if found is None and callable(value):
+            value = value()
+        meta = found.metadata if found is not None else {}
+        write = meta.get(_WRITE)
+        value = write(value) if write is not None and value is not None else encode(value)
+        if entry.startswith("*"):
+            data.update(value or {})
+        else:
+            data[meta.get(_NAME) or name] = value
     return data
 
 
 def decode(cls: type, data: Mapping):
     """An instance of the dataclass `cls` from what `encode` wrote (ValueError, naming the
     problem, for data that is no such record)."""
+    error = getattr(cls, "ERROR", ValueError)
     if not isinstance(data, Mapping):
-        raise ValueError(f"a {cls.__name__} must be a dict, not {type(data).__name__}")
+        raise error(f"a {cls.__name__} must be a dict, not {type(data).__name__}")
+    upgrade = getattr(cls, "upgrade", None)
+    if upgrade is not None:
+        data = upgrade(data)
     declared = {f.name: f for f in fields(cls) if f.init}
-    unknown = sorted(set(data) - set(declared) - set(getattr(cls, "DERIVED", ())))
+    renamed = {f.metadata[_NAME]: name for name, f in declared.items() if f.metadata.get(_NAME)}
+    data = {renamed.get(key, key): value for key, value in data.items()}
+    known = {*declared, *getattr(cls, "DERIVED", ()),
+             *(entry.lstrip("*") for entry in getattr(cls, "WRITTEN", ()))}
+    unknown = sorted(set(data) - known)
     if unknown and getattr(cls, "UNKNOWN", "ignore") == "refuse":
-        raise ValueError(f"a {cls.__name__} has unknown key(s) {', '.join(unknown)}")
+        raise error(f"a {cls.__name__} has unknown key(s) {', '.join(unknown)}")
     hints = _hints(cls)
     missing = [name for name, f in declared.items() if name not in data
                and f.default is MISSING and f.default_factory is MISSING]
     if missing:
-        raise ValueError(f"a {cls.__name__} lacks {', '.join(missing)}")
-    return cls(**{name: convert(hints.get(name), data[name]) for name in declared
-                  if name in data})
+        raise error(f"a {cls.__name__} lacks {', '.join(missing)}")
+    try:
+        return cls(**{name: convert(hints.get(name), data[name]) for name in declared
+                      if name in data})
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        if error is ValueError or isinstance(exc, error):
+            raise
+        raise error(f"a {cls.__name__}'s fields cannot be read: {exc}") from None
 
 
 def convert(kind: Any, value: Any) -> Any:
@@ -92,6 +147,8 @@ def convert(kind: Any, value: Any) -> Any:
         return convert(options[0], value) if len(options) == 1 else value
     if isinstance(kind, type) and hasattr(kind, "from_dict") and isinstance(value, Mapping):
         return kind.from_dict(value)
+    if is_dataclass(kind) and isinstance(value, Mapping):
+        return decode(kind, value)  # a plain dataclass (a point key) by its fields
     if isinstance(kind, type) and issubclass(kind, Mapping) and kind not in (dict, Mapping) \
             and isinstance(value, Mapping):
         return kind(value)  # a mapping type of gpubench's own (Shape)

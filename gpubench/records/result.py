@@ -6,8 +6,8 @@ warnings: see derive.py, which returns new Results rather than mutating).
 What a flag adds (--ncu, --ncu-check, --sanitize, ...) is not a field: it is an
 Extra in `extras` (records/extras.py), registered with its columns in
 records/features/. `to_record()` is the flat row of results.csv and of
-`to_frame()`, one column per axis; `to_dict()` is the full JSON form, which
-`from_dict()` reads back whole. Pure data.
+`to_frame()`, one column per axis; the codec writes the full JSON form (its columns,
+then its data: `WRITTEN`) and reads it back whole (`upgrade`). Pure data.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from gpubench.codec import Record, saved_as
 from gpubench.records.build_info import BuildInfo
 from gpubench.records.columns import COLUMNS, EXTRAS_AT, RESERVED
 from gpubench.records.extras import Extra
 from gpubench.records.features import EXTRAS, SPECS
 from gpubench.records.point import PointKey
-from gpubench.records.shape import Shape
 from gpubench.records.warning import TimingWarning
 from gpubench.timing import roofline
 from gpubench.timing.check_result import CheckResult
@@ -75,8 +75,14 @@ def _delegate(holder: str, name: str, empty=None) -> property:
 
 
 @dataclass(frozen=True)
-class Result:
-    key: PointKey
+class Result(Record):
+    """One row (see the module docstring); results.json holds its flat record (for jq and
+    eyes) and then its observed data in full, which is what is read back."""
+
+    WRITTEN = ("*json_columns", "shape", "key", "measurement", "check", "build", "roof",
+               "summary", "warnings", "device_work", "speedup_ci", "*saved_extras")
+
+    key: PointKey = field(metadata=saved_as(write=PointKey.text))
     kind: str
     status: str
     baseline: bool = False
@@ -89,9 +95,12 @@ class Result:
     build: BuildInfo = field(default_factory=BuildInfo)  # how its code was made ready
     error: str | None = None
     # Derived from the group (derive.finish_group); None/empty until then.
-    speedup: float | None = None
-    speedup_ci: tuple[float, float] | None = None  # its 95% CI (derive.speedup_cis)
-    roof: roofline.RoofPosition | None = None  # where it sits under the machine's roofline
+    speedup: float | None = field(default=None, metadata=saved_as("speedup_vs_baseline"))
+    # its 95% CI (derive.speedup_cis)
+    speedup_ci: tuple[float, float] | None = field(default=None,
+                                                   metadata=saved_as("speedup_ci95"))
+    # where it sits under the machine's roofline
+    roof: roofline.RoofPosition | None = field(default=None, metadata=saved_as("roofline"))
     warnings: tuple[TimingWarning, ...] = ()
     device_work: DeviceWork | None = None  # kernels per call, their sum and span (GPU only)
     # What flags added (--ncu, --ncu-check, --sanitize, ...): name -> Extra, see extras.py.
@@ -228,51 +237,41 @@ class Result:
                 **{c.name: c.read(self) for c in before}, **extras,
                 **{c.name: c.read(self) for c in after}}
 
-    def to_dict(self) -> dict:
-        """Everything, for results.json: the flat record's summary fields (for jq and
-        eyes) plus the observed data in full, which is what from_dict reads back."""
+    def json_columns(self) -> dict:
+        """The flat record without the shape's axes: what a results.json row shows first,
+        for jq and eyes (its `shape` and `warnings` then take their full form in place)."""
         record = self.to_record()
         for axis in self.shape:
             record.pop(axis)
-        record.update(
-            shape=dict(self.shape), key=self.key.text(),
-            measurement=self.measurement.to_dict() if self.measurement else None,
-            check=self.check.to_dict() if self.check else None, build=self.build.to_dict(),
-            roofline=self.roof.to_dict() if self.roof else None,
-            summary=self.summary.to_dict() if self.summary else None,
-            warnings=[w.to_dict() for w in self.warnings],
-            device_work=self.device_work.to_dict() if self.device_work else None,
-            speedup_ci95=list(self.speedup_ci) if self.speedup_ci else None,
-        )
-        record.update((spec.name, self.extra(spec.name)) for spec in EXTRAS if spec.saved)
         return record
 
+    def saved_extras(self) -> dict:
+        """The saved extras by name, None for one this result lacks ("not asked")."""
+        return {spec.name: self.extra(spec.name) for spec in EXTRAS if spec.saved}
+
     @classmethod
-    def from_dict(cls, data: Mapping) -> Result:
-        """The Result results.json holds; ValueError naming the field when one is of a type
-        no gpubench wrote (a hand-edited or foreign file), rather than a TypeError deep in a
-        view later."""
+    def upgrade(cls, data: Mapping) -> dict:
+        """A results.json row as the fields read it: the key from its parts, a status by
+        today's name, the saved extras gathered, an empty part as none. ValueError naming
+        the field when one is of a type no gpubench wrote (a hand-edited or foreign file),
+        rather than a TypeError deep in a view later."""
         _check_types(data)
-        key = PointKey(data["family"], data["variant"], data["dtype"], Shape(data["shape"]),
-                       data["mode"])
-        measurement = data.get("measurement")
-        return cls(
-            key=key, kind=data.get("kind", ""),
-            status=_OLD_STATUSES.get(data["status"], data["status"]),
-            baseline=bool(data.get("baseline")), device=data.get("device") or "",
-            flops=data.get("flops"), bytes_moved=data.get("bytes_moved"), seed=data.get("seed"),
-            measurement=Measurement.from_dict(measurement) if measurement else None,
-            check=CheckResult.from_dict(data["check"]) if data.get("check") else None,
-            build=BuildInfo.from_dict(data.get("build") or {}), error=data.get("error"),
-            speedup=data.get("speedup_vs_baseline"), roof=_roof(data.get("roofline")),
-            speedup_ci=tuple(data["speedup_ci95"]) if data.get("speedup_ci95") else None,
-            warnings=tuple(TimingWarning(**w) for w in data.get("warnings") or ()),
-            device_work=DeviceWork.from_dict(data.get("device_work")),
-            extras={spec.name: Extra(spec, data[spec.name]) for spec in EXTRAS
-                    if spec.saved and data.get(spec.name) is not None},
-            device_id=data.get("device_id") or "", device_name=data.get("device_name") or "",
-            precision=data.get("precision") or "",
-        )
+        return {**data, "kind": data.get("kind", ""),
+                "key": {"family": data["family"], "variant": data["variant"],
+                        "dtype": data["dtype"], "shape": data["shape"], "mode": data["mode"]},
+                "status": _OLD_STATUSES.get(data["status"], data["status"]),
+                "baseline": bool(data.get("baseline")),
+                **{name: data.get(name) or "" for name in _TEXT_OR_EMPTY},
+                **{name: data.get(name) or None for name in _PART_OR_NONE},
+                "build": data.get("build") or {}, "warnings": data.get("warnings") or (),
+                "extras": {spec.name: Extra(spec, data[spec.name]) for spec in EXTRAS
+                           if spec.saved and data.get(spec.name) is not None}}
+
+
+# Fields a row may hold as null or leave out that read as "" (none), and parts that read as
+# None when empty (an older or hand-made file).
+_TEXT_OR_EMPTY = ("device", "device_id", "device_name", "precision")
+_PART_OR_NONE = ("measurement", "check", "roofline", "device_work", "speedup_ci95")
 
 
 # The fields of a saved result whose type a view relies on: text, a number, a mapping.
@@ -348,7 +347,3 @@ def exit_code(results) -> int:
         return errors.EXIT_VARIANT_FAILED
     return errors.EXIT_SUSPECT if SUSPECT in statuses else errors.EXIT_OK
 
-
-def _roof(data: Mapping | None) -> roofline.RoofPosition | None:
-    """A saved roofline position (checked by _problems before), or None."""
-    return roofline.RoofPosition.from_dict(data) if data else None

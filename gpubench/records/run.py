@@ -6,15 +6,17 @@ Later features build on these files: `compare`, reports, merging shards. So the
 JSON must round-trip (save -> load gives equal Results) and be strict: JSON has
 no NaN or Infinity, and strict parsers refuse Python's bare `Infinity` token. A
 non-finite number is written as null, and the dict holding it gets a
-`_nonfinite` entry naming the key and the value (strict_json.py), which `from_dict`
-puts back.
+`_nonfinite` entry naming the key and the value (strict_json.py), which reading
+(`upgrade`, before the codec decodes the rest) puts back.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gpubench.codec import Record
 from gpubench.records.ab import PairVerdict, pairs_of_run
 from gpubench.records.completeness import incomplete_of
 from gpubench.records.result import Result
@@ -31,7 +33,9 @@ class NewerSchema(ValueError):
 
 
 @dataclass(frozen=True)
-class RunDocument:
+class RunDocument(Record):
+    WRITTEN = ("schema", "meta", "env", "results")  # the file's order, older than the fields'
+
     meta: dict  # run id, command, started/finished, wall_s, seed, timing settings, versions
     env: dict  # host and device facts: GPU, clocks, driver, torch/triton, ceilings
     results: tuple[Result, ...]
@@ -73,21 +77,18 @@ class RunDocument:
 
     # ------------------------------------------------------------ serialisation
 
-    def to_dict(self) -> dict:
-        return {"schema": self.schema, "meta": self.meta, "env": self.env,
-                "results": [r.to_dict() for r in self.results]}
-
     def to_json(self) -> str:
         return strict_dumps(self.to_dict())
 
     @classmethod
-    def from_dict(cls, data: dict) -> RunDocument:
-        if not isinstance(data, dict):
-            raise ValueError(f"a JSON {type(data).__name__}, not an object")
-        data = restore_nonfinite(data)
+    def upgrade(cls, data: Mapping) -> dict:
+        """results.json as today's fields read it: its non-finite numbers put back, a
+        schema-1 file's rows upgraded; refused when its results are no list (null, or a
+        missing list, would load as a run that measured nothing) or a newer gpubench
+        wrote it (NewerSchema)."""
+        data = restore_nonfinite(dict(data))
         schema = data.get("schema", 1)
         if not isinstance(data.get("results"), list):
-            # null, or a missing list, would load as a run that measured nothing
             raise ValueError(f"'results' is {_json_kind(data, 'results')}, not a list")
         if schema > SCHEMA_VERSION:
             raise NewerSchema(f"results written by a newer gpubench (schema {schema}; this one "
@@ -95,8 +96,8 @@ class RunDocument:
         rows = data["results"]
         if schema == 1:
             rows = [_upgrade_v1(row) for row in rows]
-        return cls(meta=data.get("meta") or {}, env=data.get("env") or {},
-                   results=tuple(Result.from_dict(row) for row in rows))
+        return {**data, "schema": SCHEMA_VERSION, "meta": data.get("meta") or {},
+                "env": data.get("env") or {}, "results": rows}
 
 
 def _json_kind(data: dict, key: str) -> str:
