@@ -3,8 +3,9 @@
 The trip out is a Task (point.py); the trip back is this: the status, the error,
 how the build went, the check, one Measurement per timing mode and what one call
 runs on the device. The worker builds it once (run/worker/execute.py); it crosses the
-pipe (or Dask) as `to_dict()` and is rebuilt whole with `from_dict()`, which
-refuses a dict it does not recognise rather than guessing: the dict comes from
+pipe (or Dask) as `to_dict()` and is rebuilt whole with `from_dict()` (the codec's, with
+`upgrade` checking the message), which refuses a dict it does not recognise rather than
+guessing: the dict comes from
 gpubench's own worker code (the protocol's secret vouches for that), so an
 unknown or missing key is a version mismatch or a bug, and a PASS must never be
 read out of it. The runner turns it into Results, one per mode (runner.py).
@@ -19,7 +20,7 @@ from gpubench.codec import Record
 from gpubench.records.build_info import BuildInfo
 from gpubench.records.error_site import SiteEvidence
 from gpubench.records.result import BUILD_ERROR, CRASHED, ERROR, FAIL, OK, SKIPPED
-from gpubench.timing.check_result import CheckResult, check_result_of
+from gpubench.timing.check_result import CheckResult
 from gpubench.timing.device_work import DeviceWork
 from gpubench.timing.measurement import Measurement
 from gpubench.timing.paired import PairedTiming
@@ -28,8 +29,6 @@ from gpubench.timing.paired import PairedTiming
 # what the variant needs failed on this machine, not the variant (torch.compile with no
 # C++ compiler for Inductor: families/compiled.py).
 WORKER_STATUSES = frozenset({OK, FAIL, ERROR, BUILD_ERROR, CRASHED, SKIPPED})
-_KEYS = frozenset({"status", "error", "build", "check", "measurements", "device",
-                   "device_work", "error_site", "untimed", "base", "paired"})
 
 
 class MalformedWorkerResult(ValueError):
@@ -56,48 +55,30 @@ class WorkerResult(Record):
     base: WorkerResult | None = None
     paired: Mapping[str, PairedTiming] = field(default_factory=dict)
 
+    UNKNOWN = "refuse"  # from gpubench's own worker: an unknown key is a mismatch or a bug
+    ERROR = MalformedWorkerResult
+
     @classmethod
-    def from_dict(cls, data) -> WorkerResult:
-        """The WorkerResult `to_dict` wrote; MalformedWorkerResult, naming what is wrong,
-        for anything else (not a dict, an unknown key, no status, a field of the wrong
-        kind). Keys other than status may be left out: a failure carries only its error."""
-        if not isinstance(data, Mapping):
-            raise MalformedWorkerResult(f"a worker result must be a dict, not "
-                                        f"{type(data).__name__}")
-        unknown = sorted(set(data) - _KEYS)
-        if unknown:
-            raise MalformedWorkerResult(f"a worker result has unknown key(s) "
-                                        f"{', '.join(unknown)}")
+    def upgrade(cls, data: Mapping) -> dict:
+        """Checks what the types alone do not (a status a worker may send, each part of its
+        kind) and reads an absent part as none: a failure carries only its error."""
         if data.get("status") not in WORKER_STATUSES:
             raise MalformedWorkerResult(f"a worker result's status must be one of "
                                         f"{', '.join(sorted(WORKER_STATUSES))}, not "
                                         f"{data.get('status')!r}")
-        _expect(data, "build", Mapping)
-        _expect(data, "check", Mapping)
-        _expect(data, "measurements", Mapping)
-        _expect(data, "device_work", Mapping)
-        _expect(data, "error_site", Mapping)
-        _expect(data, "untimed", str)
-        _expect(data, "base", Mapping)
-        _expect(data, "paired", Mapping)
-        try:
-            measurements = {mode: Measurement.from_dict(m)
-                            for mode, m in (data.get("measurements") or {}).items()}
-            work = DeviceWork.from_dict(data.get("device_work"))
-            paired = {mode: PairedTiming.from_dict(p)
-                      for mode, p in (data.get("paired") or {}).items()}
-        except (TypeError, ValueError, AttributeError, KeyError) as exc:
-            raise MalformedWorkerResult(f"a worker result's measurements or device work "
-                                        f"cannot be read: {exc}") from None
-        return cls(status=data["status"], error=data.get("error"),
-                   build=BuildInfo.from_dict(data.get("build") or {}),
-                   check=check_result_of(data.get("check")),
-                   measurements=measurements, device=data.get("device") or "",
-                   device_work=work, error_site=SiteEvidence.from_dict(data["error_site"])
-                   if data.get("error_site") else None,
-                   untimed=data.get("untimed"),
-                   base=cls.from_dict(data["base"]) if data.get("base") else None,
-                   paired=paired)
+        for key, kind in _PARTS.items():
+            _expect(data, key, kind)
+        return {**data, "build": data.get("build") or {},
+                "measurements": data.get("measurements") or {},
+                "device": data.get("device") or "",
+                "paired": data.get("paired") or {},
+                **{key: data.get(key) or None for key in ("check", "device_work", "error_site",
+                                                          "base")}}
+
+
+# The parts of a worker result that are not text, and the kind each must be.
+_PARTS = {"build": Mapping, "check": Mapping, "measurements": Mapping, "device_work": Mapping,
+          "error_site": Mapping, "untimed": str, "base": Mapping, "paired": Mapping}
 
 
 def _expect(data: Mapping, key: str, kind: type) -> None:

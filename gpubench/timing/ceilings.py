@@ -28,6 +28,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,12 +109,12 @@ class Ceilings(Record):
     others_cpus: float | None = None
 
     @classmethod
-    def from_dict(cls, data: dict) -> Ceilings:
+    def upgrade(cls, data: Mapping) -> dict:
         """Either form: a cache from before precisions has rates keyed by dtype, one from
         before the copy curve none (None)."""
-        return cls(**{**data, "tflops": normalized_rates(data.get("tflops")),
-                      "unmeasured": dict(data.get("unmeasured") or {}),
-                      "bandwidth_curve": copy_curve.normalized(data.get("bandwidth_curve"))})
+        return {**data, "tflops": normalized_rates(data.get("tflops")),
+                "unmeasured": dict(data.get("unmeasured") or {}),
+                "bandwidth_curve": copy_curve.normalized(data.get("bandwidth_curve"))}
 
     def missing(self) -> tuple[str, ...]:
         """Precisions, and the copy curve ("copy_curve"), neither measured nor explained:

@@ -20,7 +20,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gpubench.codec import Record, decode
+from gpubench.codec import Record
 
 KERNEL = "kernel"
 
@@ -95,11 +95,6 @@ class DeviceWork(Record):
     def label(self) -> str:
         """'7', or '4+1m' for 4 kernels and 1 memset/memcpy, for the results table."""
         return f"{self.kernels}" + (f"+{self.other_ops}m" if self.other_ops else "")
-
-    @classmethod
-    def from_dict(cls, data: dict | None) -> DeviceWork | None:
-        """As the codec reads it; None for no data (a point whose kernels were not seen)."""
-        return decode(cls, data) if data else None
 
 
 def from_timelines(calls: Sequence[Sequence[DeviceOp]]) -> DeviceWork | None:

@@ -2,16 +2,18 @@
 
 Built by a timer (gpubench/timers), completed by the worker with the clocks it
 watched and the re-check of the timed calls' output, sent to the parent as a
-dict and rebuilt there with `from_dict`: the same type on both sides of the
-pipe and in results.json, so nothing the worker measured is dropped on the way.
+dict and rebuilt there by the codec (`upgrade` reads older files' forms): the same type
+on both sides of the pipe and in results.json, so nothing the worker measured is dropped
+on the way.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from gpubench.codec import Record, decode
+from gpubench.codec import Record
 from gpubench.timing.check_result import CheckResult
 from gpubench.timing.clocks import ClockReport
 from gpubench.timing.hostload import HostLoad
@@ -74,10 +76,10 @@ class Measurement(Record):
         return replace(self, **changes)
 
     @classmethod
-    def from_dict(cls, data: dict) -> Measurement:
-        """As the codec reads it, refusing samples that are no times (check_samples). A
-        file from before `fresh` and `host_load` holds the probe's calls and the host's
-        load in `details`: moved to their fields."""
+    def upgrade(cls, data: Mapping) -> Mapping:
+        """Refuses samples that are no times (check_samples). A file from before `fresh`
+        and `host_load` holds the probe's calls and the host's load in `details`: moved
+        to their fields."""
         check_samples(data.get("samples_s", ()))
         details = dict(data.get("details") or {})
         if "fresh_s" in details and data.get("fresh") is None:
@@ -86,7 +88,7 @@ class Measurement(Record):
                 "host_load": details.pop("fresh_host_load", None)}}
         if "host_load" in details and data.get("host_load") is None:
             data = {**data, "details": details, "host_load": details.pop("host_load")}
-        return decode(cls, data)
+        return data
 
 
 def in_loop_evidence(found: tuple[list[float], list[float]] | None) -> FreshEvidence | None:

@@ -33,10 +33,10 @@ Pure: lists of floats in, numbers out.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gpubench.codec import Record, decode
+from gpubench.codec import Record
 from gpubench.timing.measurement import check_samples
 from gpubench.timing.stats import median_ci_order, quantile
 
@@ -87,11 +87,11 @@ class PairedTiming(Record):
         return paired_interval(self.ratios(), z)
 
     @classmethod
-    def from_dict(cls, data: dict) -> PairedTiming:
-        """As the codec reads it, refusing samples that are no times (check_samples)."""
+    def upgrade(cls, data: Mapping) -> Mapping:
+        """Refuses samples that are no times (check_samples) before the codec reads them."""
         for name in ("base_s", "new_s"):
             check_samples(data.get(name, ()), name)
-        return decode(cls, data)
+        return data
 
 
 def paired_interval(ratios: Sequence[float], z: float = Z_SEQUENTIAL) -> tuple[float, float,
