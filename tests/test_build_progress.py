@@ -17,7 +17,6 @@ from rich.console import Console
 
 from gpubench.records import events as E
 from gpubench.report.live import PlainProgress, RunDisplay
-from gpubench.run import lane_messages as M
 from gpubench.run.build_progress import activity, build_progress
 from gpubench.run.lanes.processes import descendants
 
@@ -28,6 +27,9 @@ build cuda.cuda.o: compile cuda.cu
 build sq.so: link main.o cuda.cuda.o
 build all: phony sq.so
 """
+
+
+POINT = E.PointRef("sq", "cpp", "n=2^20", "float32")
 
 
 def fake_build(tmp_path) -> subprocess.Popen:
@@ -66,16 +68,16 @@ def test_a_builds_steps_and_compiling_file_are_seen_and_reported(tmp_path):
 
         put: list = []
         lane = SimpleNamespace(worker=SimpleNamespace(process=worker))
-        with build_progress(lane, "point", put.append, interval_s=0.1) as on_phase:
+        with build_progress(lane, POINT, put.append, interval_s=0.1) as on_phase:
             on_phase("build")
             detail = wait_for(lambda: [m.detail for m in put if m.detail], "a detail")
             on_phase("check")  # the build is over: no more details
             time.sleep(0.3)
             after = len(put)
             time.sleep(0.3)
-        assert put[0] == M.PhaseOf("point", "build")
+        assert put[0] == E.Phase(POINT, "build")
         assert detail[0].endswith(" s: ninja [2/3]: compiling cuda.cu"), detail
-        assert M.PhaseOf("point", "check") in put and len(put) == after
+        assert E.Phase(POINT, "check") in put and len(put) == after
     finally:
         for pid in reversed(descendants(worker.pid)):  # the fake ninja and its compiler
             with contextlib.suppress(OSError):
@@ -174,14 +176,14 @@ def test_the_build_phase_reports_each_running_build(tmp_path):
     put: list = []
     over = threading.Event()
     try:
-        report_builds(lambda: [("point", worker, time.monotonic() - 5)], put.append, over,
+        report_builds(lambda: [(POINT, worker, time.monotonic() - 5)], put.append, over,
                       interval_s=0.1)
         detail = wait_for(lambda: [m for m in put if "compiling" in m.detail], "a detail")
         over.set()
         time.sleep(0.3)
         after = len(put)
         time.sleep(0.3)
-        assert detail[0].point == "point" and detail[0].phase == "build"
+        assert detail[0].point == POINT and detail[0].phase == "build"
         assert detail[0].detail.startswith("5 s: ninja [2/3]: compiling cuda.cu") or \
             detail[0].detail.startswith("6 s: ninja [2/3]: compiling cuda.cu"), detail[0]
         assert len(put) == after

@@ -16,7 +16,6 @@ from gpubench.families.discovery import load_family
 from gpubench.families.spec import Machine
 from gpubench.records import events as E
 from gpubench.records import result as R
-from gpubench.run import lane_messages as M
 from gpubench.run.lanes.lane import Outcome, Slot
 from gpubench.run.plan import plan_points
 from gpubench.run.runner import Runner
@@ -208,8 +207,11 @@ def test_the_interference_rounds_keep_the_events_they_do_not_read(tmp_path):
     back on the queue for the dispatch loop (its line on the console), not away."""
     runner = Runner("cuda", tmp_path, TimingSettings(),
                     lanes=[RecordingLane("cuda"), RecordingLane("cuda")])
-    runner._events.put(M.BuildsDone({"builds": 2}))
-    runner._events.put(M.DeviceSeen({"device_id": "cuda:0", "gpu": "test GPU"}))
+    from gpubench.records import events as E
+    from gpubench.run.build_phase import BuildsDone
+
+    runner._events.put(BuildsDone({"builds": 2}))
+    runner._events.put(E.WorkerStarted({"device_id": "cuda:0", "gpu": "test GPU"}))
     runner._flush_device_events()
     assert "cuda:0" in runner.devices
-    assert list(runner._pending_events()) == [M.BuildsDone({"builds": 2})]
+    assert list(runner._pending_events()) == [BuildsDone({"builds": 2})]

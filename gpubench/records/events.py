@@ -1,14 +1,17 @@
 """What a run says while it goes: the events the runner emits and its listeners read.
 
 The runner (run/runner.py) emits them on the main thread, in order; the live view,
-the console lines and the run folder's saver (report/, commands/run.py) subscribe.
+the console lines and the run folder's saver (report/, commands/run.py) subscribe. The
+lanes, the build phase and the workers' hellos speak the same events to the runner (its
+queue), which passes them on: one vocabulary from a worker to a view.
 They live here, below report/, so that a view knows events and results, never the
 runner: an event carries a point's identity (PointRef), not the run layer's Point.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -45,9 +48,14 @@ class Phase:
 
 @dataclass(frozen=True)
 class PointDone:
-    """A point's results, one per timing mode (empty for a point killed by Ctrl-C)."""
+    """A point's results, one per timing mode (empty for a point killed by Ctrl-C). From a
+    lane, also its place in the plan and `saved`, which the runner sets once the rows are
+    saved: the lane takes its next point only then (a `kill -9` costs at most the points
+    in progress). Views read the rows only."""
 
     rows: list
+    index: int = -1
+    saved: threading.Event | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -66,7 +74,8 @@ class GroupComplete:
 
 @dataclass(frozen=True)
 class WorkerStarted:
-    """The run's first worker said hello: its device's facts (the run's env)."""
+    """A worker said hello: its device's facts. The runner notes each device and tells
+    the views once, for the first, with the run's env."""
 
     env: dict
 

@@ -26,10 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from gpubench.records import events as E
 from gpubench.records import result as R
 from gpubench.records.build_info import BuildInfo
 from gpubench.records.worker_result import MalformedWorkerResult, WorkerResult
-from gpubench.run import lane_messages as M
 from gpubench.run.build_progress import BUILD_PHASE, report_builds
 from gpubench.run.lanes.lane import Outcome
 from gpubench.run.lanes.worker_process import WorkerDied, WorkerProcess, WorkerTimeout
@@ -40,6 +40,14 @@ from gpubench.run.schedule import build_identity, build_parallelism, first_of_ea
 # gains nothing from a phase, and a builder costs a Python + torch start (~1.5-3 s) that
 # the edit loop (`run --watch`, one extension) would feel.
 MIN_BUILDS_FOR_PHASE = 2
+
+
+@dataclass(frozen=True)
+class BuildsDone:
+    """The build phase ended: its summary (on the runner's queue, which keeps it in the
+    run's env and says it)."""
+
+    summary: dict
 
 
 @dataclass
@@ -75,8 +83,8 @@ class BuildPhase:
     env: dict = field(default_factory=dict)  # a lane's CUDA_VISIBLE_DEVICES: the same arch
     has_triton: bool = False
     # Where the phase tells what it does (start()): each build's start and progress
-    # (lane_messages.PhaseOf, from a builder thread and build_progress.report_builds) and,
-    # once, its end (BuildsDone, from the builder thread that finished last).
+    # (events.Phase, from a builder thread and build_progress.report_builds) and, once,
+    # its end (BuildsDone, from the builder thread that finished last).
     report: Callable[[object], None] | None = None
 
     def __post_init__(self) -> None:
@@ -114,10 +122,10 @@ class BuildPhase:
         if self.report is not None:
             report_builds(self._running, self.report, self._over)
 
-    def _running(self) -> list[tuple[Point, object, float]]:
+    def _running(self) -> list[tuple[E.PointRef, object, float]]:
         """(point, builder's Popen, start) of each build compiling now."""
         with self._changed:
-            return [(job.point, job.builder.process, job.started)
+            return [(job.point.ref(), job.builder.process, job.started)
                     for job in self.jobs.values()
                     if job.outcome is None and job.builder is not None]
 
@@ -222,7 +230,7 @@ class BuildPhase:
                 with self._changed:
                     job.builder = process
                 if self.report is not None:
-                    self.report(M.PhaseOf(job.point, BUILD_PHASE))
+                    self.report(E.Phase(job.point.ref(), BUILD_PHASE))
                 outcome, process = self._build(process, job)
                 self._finish(job, outcome)
         finally:
@@ -270,7 +278,7 @@ class BuildPhase:
         if last:
             self._over.set()
             if self.report is not None:
-                self.report(M.BuildsDone(self.summary()))
+                self.report(BuildsDone(self.summary()))
 
 
 def _compiled(outcome: Outcome) -> bool:

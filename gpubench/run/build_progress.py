@@ -5,7 +5,7 @@ guide's simplest CPU variant on 2 cores) with nothing else to show.
 While a point's worker is in phase "build", a thread of the parent looks every
 INTERVAL_S at the worker's process tree (/proc: no message from the worker, which
 may be running a variant's code the parent does not trust) and puts what it sees on the
-runner's queue as a detail of that phase (lane_messages.PhaseOf.detail): the time
+runner's queue as a detail of that phase (records/events.py Phase.detail): the time
 in the build so far, ninja's step ([k/n]: the outputs of build.ninja written since ninja
 started, of all it lists), the file each compiler compiles or the library it links, and
 their memory. The live view shows it on its status line (a terminal) or as an
@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from gpubench.run import lane_messages as M
+from gpubench.records import events as E
 from gpubench.run.lanes.processes import PROC, children, descendants
 
 INTERVAL_S = 2.0
@@ -34,10 +34,10 @@ _EDGE = re.compile(r"^build\s+(\S+?)\s*:\s*(\S+)", re.MULTILINE)
 
 
 @contextmanager
-def build_progress(lane, point, put: Callable[[object], None],
+def build_progress(lane, point: E.PointRef, put: Callable[[object], None],
                    interval_s: float = INTERVAL_S) -> Iterator[Callable[[str], None]]:
     """The `on_phase` to give lane.execute for `point`: each phase goes on the queue
-    (M.PhaseOf), and while it is the build, a detail every `interval_s`; the watching
+    (events.Phase), and while it is the build, a detail every `interval_s`; the watching
     ends with the block."""
     state = {"phase": None, "since": 0.0}
     changed = threading.Event()
@@ -45,7 +45,7 @@ def build_progress(lane, point, put: Callable[[object], None],
 
     def on_phase(phase: str) -> None:
         state["phase"], state["since"] = phase, time.monotonic()
-        put(M.PhaseOf(point, phase))
+        put(E.Phase(point, phase))
         changed.set()
 
     def watch() -> None:
@@ -57,7 +57,7 @@ def build_progress(lane, point, put: Callable[[object], None],
             if done.wait(interval_s) or state["phase"] != BUILD_PHASE:
                 continue
             process = getattr(getattr(lane, "worker", None), "process", None)
-            put(M.PhaseOf(point, BUILD_PHASE, build_detail(process, state["since"])))
+            put(E.Phase(point, BUILD_PHASE, build_detail(process, state["since"])))
 
     thread = threading.Thread(target=watch, daemon=True, name="gpubench-build-progress")
     thread.start()
@@ -68,7 +68,7 @@ def build_progress(lane, point, put: Callable[[object], None],
         changed.set()
 
 
-def report_builds(running: Callable[[], list[tuple[object, object, float]]],
+def report_builds(running: Callable[[], list[tuple[E.PointRef, object, float]]],
                   put: Callable[[object], None], over: threading.Event,
                   interval_s: float = INTERVAL_S) -> threading.Thread:
     """The build phase's reporter (run/build_phase.py), started: every `interval_s` until
@@ -78,7 +78,7 @@ def report_builds(running: Callable[[], list[tuple[object, object, float]]],
     def watch() -> None:
         while not over.wait(interval_s):
             for point, process, since in running():
-                put(M.PhaseOf(point, BUILD_PHASE, build_detail(process, since)))
+                put(E.Phase(point, BUILD_PHASE, build_detail(process, since)))
 
     thread = threading.Thread(target=watch, daemon=True, name="gpubench-builds-progress")
     thread.start()

@@ -11,16 +11,26 @@ from __future__ import annotations
 
 import queue
 import threading
+from dataclasses import dataclass
 
 from gpubench.records import result as R
-from gpubench.run.lane_messages import GroupDerived
 from gpubench.verdicts.derive import finish_group
+
+
+@dataclass(frozen=True)
+class GroupDerived:
+    """The deriver's rows for a group (`failure`: what it raised instead), on the runner's
+    queue: the deriver's answer, which only the runner reads."""
+
+    group: list
+    finished: list | None
+    failure: BaseException | None = None
 
 
 class Deriver:
     """A thread that derives finished groups (verdicts/derive.py: speedups and their
     bootstrap CIs, roofline, warnings) in the order they come, and puts each group's
-    rows on the runner's queue as a GroupDerived (lane_messages.py)."""
+    rows on the runner's queue as a GroupDerived."""
 
     def __init__(self, events: queue.Queue):
         self.events = events

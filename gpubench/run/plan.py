@@ -16,6 +16,7 @@ from gpubench.errors import ConfigError, UsageError, unknown_name
 from gpubench.families.cost import Cost, cost_of
 from gpubench.families.spec import Family, Machine, Variant
 from gpubench.records.build_info import BuildInfo
+from gpubench.records.events import PointRef
 from gpubench.records.point import PointKey, Task
 from gpubench.records.result import ITEMSIZE, Result
 from gpubench.records.shape import Shape, ShapeChoice, sweep
@@ -43,6 +44,11 @@ class Point:
 
     def key(self, mode: str) -> PointKey:
         return PointKey(self.family.name, self.variant.name, self.dtype, self.shape, mode)
+
+    def ref(self) -> PointRef:
+        """The point as events name it (records/events.py)."""
+        return PointRef(self.family.name, self.variant.name, self.shape.label(), self.dtype,
+                        bool(self.skip))
 
     def task(self, task_id: int, timing: TimingSettings | None = None) -> Task:
         """The worker's view of this point (the only place a Task is built)."""

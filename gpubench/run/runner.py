@@ -22,18 +22,17 @@ import contextlib
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpubench.records import events as E
 from gpubench.records import result as R
 from gpubench.records.features.error_site import ERROR_SITE
 from gpubench.records.worker_result import WorkerResult
-from gpubench.run import lane_messages as M
 from gpubench.run import timeline
-from gpubench.run.build_phase import BuildPhase, describe_build_phase
+from gpubench.run.build_phase import BuildPhase, BuildsDone, describe_build_phase
 from gpubench.run.build_progress import build_progress
-from gpubench.run.deriver import Deriver
+from gpubench.run.deriver import Deriver, GroupDerived
 from gpubench.run.interference.reference import Interference
 from gpubench.run.interference.timing import InterferenceProbe
 from gpubench.run.lanes import ceilings_guard
@@ -51,6 +50,12 @@ EVENT_POLL_S = 0.2
 DEVICE_FACTS = ("device_id", "gpu", "gpu_uuid", "host", "sm_count", "memory_bytes", "driver",
                 "sm_clock_mhz", "sm_clock_max_mhz", "mem_clock_mhz", "temperature_c",
                 "power_limit_w", "cpu", "cpu_threads")
+
+
+@dataclass(frozen=True)
+class LaneEnded:
+    """A lane ran out of points (its thread's last word on the runner's queue)."""
+    lane: object
 
 
 class Runner:
@@ -77,7 +82,7 @@ class Runner:
         self._stopping = threading.Event()
         self.probe = InterferenceProbe(self.lanes, device, replace(timing, modes=self._modes()),
                                        log_dir, builds, self._stopping,
-                                       lambda facts: self._events.put(M.DeviceSeen(facts)))
+                                       lambda facts: self._events.put(E.WorkerStarted(facts)))
         self._ceilings: dict[str, dict] = {}  # device model -> its measured ceilings
         self._unsaved: list[threading.Event] = []  # lanes waiting for their point's save
         # Groups whose last point is in, finished (derived, shown, passed) once the lanes
@@ -91,6 +96,7 @@ class Runner:
         # NOT_RUN rows for points without a result yet, made once per key: a save reuses
         # each row's serialised text by identity (records/saved_rows.py).
         self._placeholders: dict[tuple, R.Result] = {}
+        self._plan: list[Point] = []  # run()'s points: a lane's PointDone names its index
 
     def subscribe(self, listener: Callable[[E.Event], None]) -> None:
         """`listener(event)` for every event of the run, after those subscribed before."""
@@ -102,6 +108,7 @@ class Runner:
 
     def run(self, points: list[Point]) -> list[R.Result]:
         """Run every point; on KeyboardInterrupt, mark the rest NOT_RUN and re-raise."""
+        self._plan = points
         plan_index = {id(p): i for i, p in enumerate(points)}
         tracker = GroupTracker(points)
         open_groups: dict[tuple, dict[int, list[R.Result]]] = {}
@@ -198,7 +205,7 @@ class Runner:
 
     def _drain(self, tracker: GroupTracker, open_groups: dict) -> None:
         for event in self._pending_events():
-            if isinstance(event, M.PointFinished):
+            if isinstance(event, E.PointDone):
                 self._handle(event, tracker, open_groups)
         self._finish_groups()
 
@@ -214,8 +221,8 @@ class Runner:
         """The devices' facts now; other events (a build phase's end) back on the queue."""
         others = []
         for event in self._pending_events():
-            if isinstance(event, M.DeviceSeen):
-                self._note_device(event.facts)
+            if isinstance(event, E.WorkerStarted):
+                self._note_device(event.env)
             else:
                 others.append(event)
         for event in others:
@@ -230,29 +237,29 @@ class Runner:
                 return
 
     def _handle(self, event, tracker: GroupTracker, open_groups: dict) -> int:
-        """Act on one message (lane_messages.py); 1 when it says a lane has finished."""
+        """Act on one event of a lane, the build phase or the deriver; 1 when it says a
+        lane has finished. The lanes' own events go on to the listeners as they are."""
         match event:
-            case M.Started(point=point):
-                self.emit(E.PointStarted(_ref(point)))
-            case M.PhaseOf(point=point, phase=phase, detail=detail):
-                self.emit(E.Phase(_ref(point), phase, detail))
-            case M.DeviceSeen(facts=facts):
+            case E.PointStarted() | E.Phase():
+                self.emit(event)
+            case E.WorkerStarted(env=facts):
                 self._note_device(facts)
-            case M.PointFinished(index=index, point=point, rows=rows, saved=saved):
+            case E.PointDone(rows=rows, index=index, saved=saved):
                 self._unsaved.append(saved)
                 self.results.extend(rows)
-                self.emit(E.PointDone(rows))
+                self.emit(event)
+                point = self._plan[index]
                 open_groups.setdefault(point.group, {})[index] = rows
                 if tracker.done(point):
                     group = open_groups.pop(point.group)
                     self._finishing.append([r for i in sorted(group) for r in group[i]])
-            case M.GroupDerived(failure=BaseException() as failure):
+            case GroupDerived(failure=BaseException() as failure):
                 raise failure
-            case M.GroupDerived(group=group, finished=finished):
+            case GroupDerived(group=group, finished=finished):
                 self._derived(group, finished)
-            case M.BuildsDone(summary=summary):
+            case BuildsDone(summary=summary):
                 self._builds_done(summary)
-            case M.LaneEnded():
+            case LaneEnded():
                 return 1
         return 0
 
@@ -314,14 +321,14 @@ class Runner:
         try:
             while (item := self._take(shared, state)) is not None:
                 index, point = item
-                self._events.put(M.Started(point))
+                self._events.put(E.PointStarted(point.ref()))
                 rows = self._contained_point(lane, index, point)
                 if self._stopping.is_set():  # killed by Ctrl-C: the main thread decides
                     return
                 # The next point waits until this one is saved (a `kill -9` then costs at
                 # most the points in progress); points done together on lanes share a save.
                 saved = threading.Event()
-                self._events.put(M.PointFinished(index, point, rows, saved))
+                self._events.put(E.PointDone(rows, index, saved))
                 while not saved.wait(EVENT_POLL_S):
                     if self._stopping.is_set():
                         return
@@ -333,7 +340,7 @@ class Runner:
                 # 0.2 s (the run's timeline, docs/journal/perf-notes.md).
                 with contextlib.suppress(Exception):
                     lane.stop()
-            self._events.put(M.LaneEnded(lane))
+            self._events.put(LaneEnded(lane))
 
     def _take(self, shared: SharedQueue, state: LaneState) -> tuple[int, Point] | None:
         """The next point this lane runs (SharedQueue.take, for a lane whose worker has run
@@ -370,7 +377,7 @@ class Runner:
         if failed_build is not None:  # said once by the build phase, for each of its points
             return self._from_outcome(point, failed_build, {})
         try:
-            with build_progress(lane, point, self._events.put) as on_phase:
+            with build_progress(lane, point.ref(), self._events.put) as on_phase:
                 outcome = lane.execute(point.task(index, self.timing), self.timing.timeout_s,
                                        self.timing.build_timeout_s, on_phase)
         except Exception as exc:  # a lane killed under it (Ctrl-C), or a bug: one point
@@ -379,7 +386,7 @@ class Runner:
             outcome = Outcome(failure=R.ERROR, error=f"{type(exc).__name__}: {exc}")
         device = outcome.device or lane.env
         if device:
-            self._events.put(M.DeviceSeen(device))
+            self._events.put(E.WorkerStarted(device))
         built = None
         if self.builds is not None and outcome.result is not None:
             self.builds.note_worker_build(point, outcome.result.build)
@@ -460,12 +467,6 @@ class Runner:
         """Put newer versions of results in place (matched by point key, unique in a run)."""
         by_key = {r.key: r for r in rows}
         self.results[:] = [by_key.get(r.key, r) for r in self.results]
-
-
-def _ref(point: Point) -> E.PointRef:
-    """A point as the events name it."""
-    return E.PointRef(point.family.name, point.variant.name, point.shape.label(), point.dtype,
-                      bool(point.skip))
 
 
 
