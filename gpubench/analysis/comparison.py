@@ -67,7 +67,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from gpubench.analysis.clock_bounds import clock_bound
@@ -79,6 +79,7 @@ from gpubench.analysis.environment import (  # noqa: F401 (ENV_KEYS re-exported)
 )
 from gpubench.analysis.repeats import RunsInterval, check_sides, run_medians, runs_interval
 from gpubench.analysis.status_change import STATUS_VERDICTS, missing_in_new, status_change
+from gpubench.codec import Record, saved_as
 from gpubench.records.result import CORRECTNESS_ONLY, correctness_only
 from gpubench.timing.hostload import busy_factor, busy_reason
 from gpubench.timing.ratio_ci import RESAMPLES, SEED, ratio_ci  # noqa: F401 (re-exported)
@@ -147,14 +148,18 @@ class Allowances:
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """NEW against BASE for one point."""
+class Comparison(Record):
+    """NEW against BASE for one point; written with the allowances that set its bar."""
+
+    WRITTEN = ("base_median_s", "new_median_s", "ratio", "ci_low", "ci_high", "verdict",
+               "reason", "bar", "*allowance_columns", "marked", "runs")
 
     base_median_s: float
     new_median_s: float
     ratio: float  # NEW / BASE: below 1 is faster
-    ci_low: float  # nan when there were too few samples
-    ci_high: float
+    # nan when there were too few samples
+    ci_low: float = field(metadata=saved_as("ci95_low"))
+    ci_high: float = field(metadata=saved_as("ci95_high"))
     verdict: str
     reason: str = ""
     bar: float = DEFAULT_THRESHOLD  # the change a FASTER/SLOWER needed
@@ -167,19 +172,26 @@ class Comparison:
         """NEW vs BASE as a signed fraction: +0.25 is 25% slower."""
         return self.ratio - 1.0
 
-    def to_dict(self) -> dict:
-        return {"base_median_s": self.base_median_s, "new_median_s": self.new_median_s,
-                "ratio": self.ratio, "ci95_low": self.ci_low, "ci95_high": self.ci_high,
-                "verdict": self.verdict, "reason": self.reason, "bar": self.bar,
-                "allowance_noise": self.allowances.noise,
-                "allowance_group": self.allowances.group,
-                "allowance_clocks": self.allowances.clocks, "marked": self.marked,
-                "runs": list(self.runs)}
+    def allowance_columns(self) -> dict:
+        """The allowances a reader of `compare --json` weighs a verdict by, flat."""
+        return {f"allowance_{name}": getattr(self.allowances, name)
+                for name in _WRITTEN_ALLOWANCES}
+
+    @classmethod
+    def upgrade(cls, data: Mapping) -> dict:
+        """The flat allowances gathered back into theirs."""
+        return {**data, "allowances": {name: data[f"allowance_{name}"]
+                                       for name in _WRITTEN_ALLOWANCES
+                                       if f"allowance_{name}" in data}}
 
     def __repr__(self) -> str:
         ci = "" if math.isnan(self.ci_low) else f" [{self.ci_low:.3f}, {self.ci_high:.3f}]"
         why = f" ({self.reason})" if self.reason else ""
         return f"<Comparison {self.ratio:.3f}{ci} {self.verdict}{'*' if self.marked else ''}{why}>"
+
+
+# The allowances a comparison's file form holds, as allowance_<name>.
+_WRITTEN_ALLOWANCES = ("noise", "group", "clocks")
 
 
 # ---------------------------------------------------------------- statistics
@@ -328,8 +340,11 @@ def compare_results(base, new, threshold: float = DEFAULT_THRESHOLD,
 
 
 @dataclass(frozen=True)
-class PointComparison:
-    key: object  # records.point.PointKey, shared by both runs
+class PointComparison(Record):
+    WRITTEN = ("key", "note", "verdict", "*comparison")  # the comparison's keys beside
+
+    # records.point.PointKey, shared by both runs; written as its text
+    key: object = field(metadata=saved_as(write=str))
     comparison: Comparison | None  # None when either side did not pass
     note: str = ""  # why there is no comparison
     # Without a comparison: status_change.BECAME_SUSPECT or BECAME_FAILED when the point
@@ -345,17 +360,18 @@ class PointComparison:
         """SLOWER, or no longer trusted in NEW: what --fail-on-regression fails on."""
         return self.verdict in REGRESSION_VERDICTS
 
-    def to_dict(self) -> dict:
-        data = {"key": self.key.text(), "note": self.note, "verdict": self.verdict}
-        return {**data, **(self.comparison.to_dict() if self.comparison else {})}
-
 
 @dataclass(frozen=True)
-class RunComparison:
+class RunComparison(Record):
+    WRITTEN = ("threshold", "points", "only_base", "only_new", "env_differences",
+               "missing_in_new", "counts")
+
     points: tuple[PointComparison, ...]
-    only_base: tuple[str, ...]  # point keys measured in BASE only
-    only_new: tuple[str, ...]
-    env_differences: tuple[str, ...]  # 'gpu: NVIDIA H100 -> NVIDIA H200'
+    # point keys measured in BASE only
+    only_base: tuple[str, ...] = field(metadata=saved_as("only_in_base"))
+    only_new: tuple[str, ...] = field(metadata=saved_as("only_in_new"))
+    # 'gpu: NVIDIA H100 -> NVIDIA H200'
+    env_differences: tuple[str, ...] = field(metadata=saved_as("environment_differences"))
     threshold: float = DEFAULT_THRESHOLD
     # Points BASE measured that NEW did not (status_change.missing_in_new): a subset of
     # only_base, plus those NEW left unrun.
@@ -379,12 +395,6 @@ class RunComparison:
 
     def by_key(self) -> dict[str, PointComparison]:
         return {p.key.text(): p for p in self.points}
-
-    def to_dict(self) -> dict:
-        return {"threshold": self.threshold, "points": [p.to_dict() for p in self.points],
-                "only_in_base": list(self.only_base), "only_in_new": list(self.only_new),
-                "environment_differences": list(self.env_differences),
-                "missing_in_new": list(self.missing_in_new), "counts": self.counts()}
 
 
 def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD,

@@ -26,6 +26,7 @@ from rich.table import Table
 
 from gpubench import errors, safe_text
 from gpubench import format as fmt
+from gpubench.codec import Record, saved_as
 from gpubench.commands.targets import TargetChoice, resolve_target
 from gpubench.records.strict_json import strict_dumps
 from gpubench.run.lanes.protocol import Task
@@ -66,24 +67,28 @@ class Cleanup:
 
 
 @dataclass
-class Traced:
-    """One variant's outcome: its report and summaries, or the error that stopped it."""
+class Traced(Record):
+    """One variant's outcome: its report and summaries, or the error that stopped it. `nsys
+    --json` writes it (through the codec) under its variant's name, the cleanup flat."""
+
+    WRITTEN = ("report", "kernels", "ranges", "check", "removed_files", "removed_bytes",
+               "error")
 
     variant: str
-    report: Path | None = None
+    report: Path | None = field(default=None, metadata=saved_as(write=str))
     kernels: list[TimingRow] = field(default_factory=list)
-    ranges: list[TimingRow] = field(default_factory=list)
+    ranges: list[TimingRow] = field(default_factory=list, metadata=saved_as("nvtx_ranges"))
     check: CheckResult | None = None
     cleanup: Cleanup = field(default_factory=Cleanup)
-    error: errors.GpubenchError | None = None
+    error: errors.GpubenchError | None = field(default=None, metadata=saved_as(write=str))
 
-    def to_dict(self) -> dict:
-        return {"report": str(self.report) if self.report else None,
-                "kernels": [k.to_dict() for k in self.kernels],
-                "nvtx_ranges": [r.to_dict() for r in self.ranges],
-                "check": self.check.to_dict() if self.check else None,
-                "removed_files": self.cleanup.files, "removed_bytes": self.cleanup.bytes,
-                "error": str(self.error) if self.error else None}
+    @property
+    def removed_files(self) -> int:
+        return self.cleanup.files
+
+    @property
+    def removed_bytes(self) -> int:
+        return self.cleanup.bytes
 
 
 # ---------------------------------------------------------------- the core
