@@ -233,7 +233,7 @@ def test_on_a_cpu_a_loaded_stretch_does_not_hide_the_shortcut():
     half-work cache whose neighbours a hog slowed past half still meets its floor (1.5x
     the median would pass it); honest floors that agree stay trusted."""
     seen = [360e-6] * 10 + [560e-6] * 12  # over half of the stretch beside a hog
-    sniffer = looped(row(mode="cpu", median=480e-6), [720e-6, 740e-6], seen)
+    sniffer = looped(row(mode="cpu", median=480e-6), [780e-6, 800e-6], seen)
     found = trust.timed_shortcut(sniffer)
     assert found is not None and "the fastest of its timed calls" in found.message
     honest = looped(row(mode="cpu", median=800e-6), [690e-6, 900e-6],
