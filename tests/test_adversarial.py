@@ -64,7 +64,10 @@ def cpu_rows(tmp_path_factory, build_cache) -> dict:
                      CPU_TIMING)
 
 
+# serial: the CPU verdicts read timed calls (behaviour.timed_shortcut), which a second test
+# worker on the same 2 cores would preempt; the suite runs once, alone, for both tests.
 @pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize("key, mode", cases("cpu", ("cpu",)))
 def test_exploit_gets_its_verdict_on_the_cpu(cpu_rows, key, mode):
     check(cpu_rows, key, mode)
@@ -81,6 +84,7 @@ def test_every_variant_of_the_suite_has_an_expected_verdict():
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_the_files_later_runs_trust_are_intact_after_the_suite(cpu_rows, build_cache):
     """rewrites_trusted_files ran: the ceilings cache holds measured ceilings (its write
     refused by the sandbox, or the file written back by the parent), and a .pyc for the

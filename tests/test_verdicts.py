@@ -252,6 +252,20 @@ def test_on_an_overloaded_cpu_slowed_fresh_calls_beside_slowed_neighbours_are_tr
     assert trust.timed_shortcut(cached) is not None
 
 
+def test_a_cpu_row_preempted_in_most_calls_is_not_read_for_a_shortcut():
+    """Where the OS preempted most timed calls, 2-4 fresh calls are not evidence either way:
+    not judged (the row already says the host was busy)."""
+    from dataclasses import replace
+
+    from gpubench.timing.hostload import HostLoad
+
+    seen = [360e-6] * 22
+    cached = looped(row(mode="cpu", median=360e-6), [780e-6, 800e-6], seen)
+    assert trust.timed_shortcut(cached) is not None
+    busy = replace(cached.measurement, host_load=HostLoad(preempted_per_call=0.8))
+    assert trust.timed_shortcut(replace(cached, measurement=busy)) is None
+
+
 def test_the_loop_s_own_fresh_calls_stand_for_the_probe_against_the_median():
     """An isolated probe call of a multi-kernel op ran 1.5x its loop on an H100, honest;
     the loop's fresh calls, in the loop's condition, sit at its median: trusted. A loop

@@ -21,7 +21,7 @@ import statistics
 
 from gpubench.records.result import Result
 from gpubench.records.warning import TimingWarning
-from gpubench.timing.hostload import busy_reason
+from gpubench.timing.hostload import MEDIAN_PREEMPTED, busy_reason
 from gpubench.timing.measurement import FreshEvidence
 
 # Fresh calls against repeated ones timed in the same conditions, pair by pair (run/
@@ -126,6 +126,8 @@ def timed_shortcut(result: Result) -> TimingWarning | None:
     if evidence is None or len(evidence.repeat_s) < IN_LOOP_MIN_CALLS:
         return None
     fresh, median = min(evidence.fresh_s), statistics.median(evidence.repeat_s)
+    if result.mode == "cpu" and _mostly_preempted(result):
+        return None  # 2-4 fresh calls cannot be read where most calls waited for a core
     if result.mode == "cpu":
         floor = min(evidence.repeat_s)
         if fresh <= floor * IN_LOOP_RATIO_CPU + PAIRED_SLACK_S["cpu"] or \
@@ -139,6 +141,16 @@ def timed_shortcut(result: Result) -> TimingWarning | None:
     if fresh <= median * ratio + slack:
         return None
     return _shortcut(fresh, median, "its timed calls beside them", ", timed inside the loop,")
+
+
+def _mostly_preempted(result: Result) -> bool:
+    """The OS preempted the worker in half of the timed calls or more (timing/hostload.py:
+    MEDIAN_PREEMPTED, the load where even the median is another process's time): beside a
+    load average of 4-7 on the 2-core machine, an honest row's fresh floor read 1.8x its
+    seen floor and a half-work cache's fresh calls sat at its median; the row already
+    says that the host was busy."""
+    load = result.measurement.host_load if result.measurement else None
+    return load is not None and load.preempted_per_call >= MEDIAN_PREEMPTED
 
 
 def _loop_evidence(result: Result) -> FreshEvidence | None:
