@@ -56,73 +56,68 @@ def interruption_code(exc: KeyboardInterrupt) -> int:
 
 
 class GpubenchError(Exception):
-    """Base class: a problem to report in one line, never with a traceback."""
+    """Base class: a problem to report in one line, never with a traceback.
+
+    Each kind names its exit code in its class line, `class X(GpubenchError, exit_code=N)`,
+    so the code sits beside the kind rather than in a body every kind repeats; a kind that
+    names none keeps its parent's."""
 
     exit_code = EXIT_USAGE
 
+    def __init_subclass__(cls, exit_code: int | None = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if exit_code is not None:
+            cls.exit_code = exit_code
 
-class UsageError(GpubenchError):
+
+class UsageError(GpubenchError, exit_code=EXIT_USAGE):
     """A bad value on the command line: unknown family, malformed size, ..."""
 
-    exit_code = EXIT_USAGE
 
-
-class ConfigError(GpubenchError):
+class ConfigError(GpubenchError, exit_code=EXIT_CONFIG):
     """A suite file that cannot be read; the message names the file and key."""
 
-    exit_code = EXIT_CONFIG
 
-
-class SpecError(GpubenchError):
+class SpecError(GpubenchError, exit_code=EXIT_SPEC):
     """A kernel family folder whose spec.py is missing, broken or inconsistent."""
 
-    exit_code = EXIT_SPEC
 
-
-class EnvironmentProblem(GpubenchError):
+class EnvironmentProblem(GpubenchError, exit_code=EXIT_ENVIRONMENT):
     """Something about this machine prevents the command (no CUDA, no tool)."""
 
-    exit_code = EXIT_ENVIRONMENT
 
-
-class OutputError(GpubenchError):
+class OutputError(GpubenchError, exit_code=EXIT_OUTPUT):
     """Files cannot be written where they must go; the message says where, and where
     anything already measured was saved instead."""
 
-    exit_code = EXIT_OUTPUT
 
-
-class BuildFailed(GpubenchError):
+class BuildFailed(GpubenchError, exit_code=EXIT_VARIANT_FAILED):
     """A variant a tool was to run (ncu, nsys, compute-sanitizer) does not build: the
     compiler's first error at its file:line, not the tool's "returned an error code"."""
 
-    exit_code = EXIT_VARIANT_FAILED
 
-
-class ProfilerError(GpubenchError):
+class ProfilerError(GpubenchError, exit_code=EXIT_PROFILER_FAILED):
     """An external profiler failed; the subclass (and its exit code) says how."""
 
-    exit_code = EXIT_PROFILER_FAILED
+
+class ToolMissing(ProfilerError, exit_code=EXIT_TOOL_MISSING):
+    """ncu, nsys or compute-sanitizer is not on this machine (or not where --*-path says)."""
 
 
-class ToolMissing(ProfilerError):
-    exit_code = EXIT_TOOL_MISSING
+class ProfilerPermission(ProfilerError, exit_code=EXIT_PROFILER_PERMISSION):
+    """The profiler may not read the GPU's counters (ERR_NVGPUCTRPERM)."""
 
 
-class ProfilerPermission(ProfilerError):
-    exit_code = EXIT_PROFILER_PERMISSION
+class NoKernelsProfiled(ProfilerError, exit_code=EXIT_NO_KERNELS):
+    """The profiler saw no kernel inside gpubench's range."""
 
 
-class NoKernelsProfiled(ProfilerError):
-    exit_code = EXIT_NO_KERNELS
+class ProfilerTimeout(ProfilerError, exit_code=EXIT_PROFILER_TIMEOUT):
+    """The profiler ran past --timeout and was killed."""
 
 
-class ProfilerTimeout(ProfilerError):
-    exit_code = EXIT_PROFILER_TIMEOUT
-
-
-class SectionMissing(ProfilerError):
-    exit_code = EXIT_SECTION_MISSING
+class SectionMissing(ProfilerError, exit_code=EXIT_SECTION_MISSING):
+    """The report lacks a section that was asked for."""
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
