@@ -22,6 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from gpubench import errors, safe_text
 from gpubench.analysis.ab import AB_THRESHOLD, drift_notes, regressions
+from gpubench.commands.command import Command
 from gpubench.families import compiled
 from gpubench.families.discovery import family_dirs, load_family, resolve_families
 from gpubench.families.versions import changed_variants
@@ -81,15 +82,9 @@ class Versions:
     note: str = ""  # a line for the user: BASE's cached export was made again (export.py)
 
 
-def execute(request: ABRequest, console: Console) -> int:
-    """The command's one entry (every command module has it: cli/app.py calls it)."""
-    return ABCommand(request, console).execute()
-
-
-class ABCommand:
-    def __init__(self, request: ABRequest, console: Console):
-        self.request, self.console = request, console
-        self.started = time.perf_counter()
+@dataclass(eq=False)
+class ABCommand(Command[ABRequest]):
+    started: float = field(default_factory=time.perf_counter)  # the record's wall_s from here
 
     def execute(self) -> int:
         request = self.request
@@ -262,3 +257,6 @@ def family_folder(folder: Path, name: str, option: str) -> Path:
             return candidate.resolve()
     raise errors.UsageError(f"{option} {folder}: no spec.py in it, nor in {folder / name}: "
                             "give the family's folder")
+
+
+execute = ABCommand.entry  # the module's one entry (command.py): cli/app.py calls it

@@ -13,39 +13,28 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from rich.console import Console
 from rich.markup import escape
 from rich.rule import Rule
 
 from gpubench import errors, safe_text
-from gpubench.commands.targets import TargetChoice, resolve_target
+from gpubench.commands.command import JsonCommand
+from gpubench.commands.targets import TargetRequest, show_heading
 from gpubench.records.strict_json import strict_dumps
 from gpubench.tools.find import find_gpu_tool
 from gpubench.tools.ncu.points import NcuOptions, Profiled, profile_points
 
 
 @dataclass(frozen=True)
-class NcuRequest:
-    """Everything `gpubench ncu` was asked for, built once by the CLI."""
+class NcuRequest(TargetRequest):
+    """Everything `gpubench ncu` was asked for, built once by the CLI. The target's family is
+    None with --import; --json puts metrics and hints on stdout."""
 
-    target: TargetChoice  # FAMILY (None with --import), --variant, --size/--shape, --dtype
     options: NcuOptions = field(default_factory=NcuOptions)
     import_path: Path | None = None  # --import: show this .ncu-rep instead of profiling
-    out: Path | None = None  # --out; None: profiles/<run-id>
-    as_json: bool = False  # --json: metrics and hints on stdout
     csv_path: Path | None = None  # --csv: also write them as CSV rows here
 
 
-def execute(request: NcuRequest, console: Console) -> int:
-    """The command's one entry (every command module has it: cli/app.py calls it)."""
-    return NcuCommand(request, console).execute()
-
-
-@dataclass
-class NcuCommand:
-    request: NcuRequest
-    console: Console
-
+class NcuCommand(JsonCommand[NcuRequest]):
     def execute(self) -> int:
         request = self.request
         if request.import_path is not None:
@@ -54,7 +43,7 @@ class NcuCommand:
             raise errors.UsageError("name a kernel family (gpubench ncu square), or --import a "
                                     "report")
         ncu = find_gpu_tool("ncu", request.options.ncu_path)  # before anything slow
-        target = resolve_target(request.target, request.out, "ncu")
+        target = request.resolve("ncu")
         options = replace(request.options, ncu_path=ncu)
         self._say(f"ncu {ncu} on {target.describe()}; --clock-control "
                   f"{options.clock_control} "
@@ -111,21 +100,13 @@ class NcuCommand:
                                      f"({exc.strerror or exc})") from exc
 
     def _show_one(self, outcome: Profiled, ncu_view) -> None:
-        self.console.print(Rule(escape(safe_text.one_line(outcome.variant))))
-        if outcome.error is not None:
-            self.console.print(f"[bold red]error:[/] {escape(str(outcome.error))}", soft_wrap=True)
+        if not show_heading(self.console, outcome):
             return
-        if outcome.check and not outcome.check.passed:
-            self.console.print("[bold red]warning:[/] this variant FAILS its correctness check")
         for profile in outcome.profiles:
             self.console.print(ncu_view.profile_view(profile, self.request.options.include_info))
         report = escape(safe_text.terminal(outcome.report))
         self.console.print(f"[dim]report: {report} (open in Nsight Compute, or "
                            f"gpubench ncu --import {report})[/]")
 
-    def _say(self, text: str) -> None:
-        if not self.request.as_json:
-            # Wrapped at spaces to the terminal (a path longer than a line is folded).
-            self.console.print(text, markup=False)
-        else:
-            print(text, file=sys.stderr)
+
+execute = NcuCommand.entry  # the module's one entry (command.py): cli/app.py calls it

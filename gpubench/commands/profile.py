@@ -24,9 +24,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.console import Console
-
 from gpubench import errors
+from gpubench.commands.command import JsonCommand
 from gpubench.report.files import new_run_dir
 from gpubench.run.lanes.processes import kill_session
 from gpubench.tools.find import wait_or_stop
@@ -127,16 +126,7 @@ class ProfileRequest:
     as_json: bool = False  # --json: the analysis on stdout
 
 
-def execute(request: ProfileRequest, console: Console) -> int:
-    """The command's one entry (every command module has it: cli/app.py calls it)."""
-    return ProfileCommand(request, console).execute()
-
-
-@dataclass
-class ProfileCommand:
-    request: ProfileRequest
-    console: Console
-
+class ProfileCommand(JsonCommand[ProfileRequest]):
     def execute(self) -> int:
         request = self.request
         python, program = split_program(request.program)
@@ -190,12 +180,6 @@ class ProfileCommand:
         return profile_top_kernels(python, program, profile, trace, run_dir, self.request.top,
                                    self.console, child_env())
 
-    def _say(self, text: str) -> None:
-        if self.request.as_json:
-            print(text, file=sys.stderr)
-        else:
-            self.console.print(text, markup=False)
-
 
 def _read_json(path: Path):
     try:
@@ -209,3 +193,6 @@ def _nothing_recorded(outcome: ChildOutcome, run_dir: Path) -> str:
            else f"exited with {outcome.exit_code} before the profiler could write its trace")
     tail = " | ".join(outcome.stderr_tail[-3:])
     return f"the program {how} ({run_dir}){': ' + tail if tail else ''}"
+
+
+execute = ProfileCommand.entry  # the module's one entry (command.py): cli/app.py calls it

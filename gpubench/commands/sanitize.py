@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from rich.console import Console
 from rich.markup import escape
 from rich.rule import Rule
 
 from gpubench import errors, safe_text
-from gpubench.commands.targets import TargetChoice, resolve_target
+from gpubench.commands.command import JsonCommand
+from gpubench.commands.targets import TargetRequest
 from gpubench.records.strict_json import strict_dumps
 from gpubench.tools.driver import each_point
 from gpubench.tools.find import find_gpu_tool
@@ -48,26 +47,17 @@ def chosen_tools(names: tuple[str, ...]) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class SanitizeRequest:
-    """Everything `gpubench sanitize` was asked for, built once by the CLI."""
+class SanitizeRequest(TargetRequest):
+    """Everything `gpubench sanitize` was asked for, built once by the CLI; --json puts the
+    findings on stdout."""
 
-    target: TargetChoice  # FAMILY, --variant, --size/--shape, --dtype, --kernels-dir
     tools: tuple[str, ...] = ()  # --tool, as given (chosen_tools reads it; (): memcheck)
     sanitizer_path: str | None = None  # --sanitizer-path; None: PATH, then /usr/local/cuda/bin
     timeout_s: float = SANITIZE_TIMEOUT_S  # one tool run, build included
-    out: Path | None = None  # --out; None: profiles/<run-id>
-    as_json: bool = False  # --json: findings on stdout
 
 
-def execute(request: SanitizeRequest, console: Console) -> int:
-    """The command's one entry (every command module has it: cli/app.py calls it)."""
-    return SanitizeCommand(request, console).execute()
-
-
-@dataclass
-class SanitizeCommand:
-    request: SanitizeRequest
-    console: Console
+@dataclass(eq=False)
+class SanitizeCommand(JsonCommand[SanitizeRequest]):
     outcomes: list[Sanitized] = field(default_factory=list)
 
     def execute(self) -> int:
@@ -75,7 +65,7 @@ class SanitizeCommand:
         checks = chosen_tools(request.tools)
         # before anything slow
         sanitizer = find_gpu_tool("compute-sanitizer", request.sanitizer_path)
-        target = resolve_target(request.target, request.out, "sanitize", largest=False)
+        target = request.resolve("sanitize", largest=False)
         self._say(f"compute-sanitizer {sanitizer} ({', '.join(checks)}) on "
                   f"{target.describe()}; PyTorch's caching allocator off")
         self.outcomes = each_point(
@@ -115,10 +105,5 @@ class SanitizeCommand:
         elif outcome.check and not outcome.check.passed:
             self.console.print("[yellow]note:[/] this variant also FAILS its correctness check")
 
-    def _say(self, text: str) -> None:
-        if not self.request.as_json:
-            self.console.print(text, markup=False)
-        else:
-            print(text, file=sys.stderr)
 
-
+execute = SanitizeCommand.entry  # the module's one entry (command.py): cli/app.py calls it

@@ -1,11 +1,17 @@
-"""What a profiler command (ncu, nsys) profiles: one family, its variants, one shape and dtype,
-as planned Points (so the task each profiler runs is built the way `run` builds it)."""
+"""What a profiler command (ncu, nsys, sanitize) profiles: one family, its variants, one shape
+and dtype, as planned Points (so the task each profiler runs is built the way `run` builds
+it); and the request those commands share: that target, where the files go, and --json."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
+from rich.console import Console
+from rich.markup import escape
+from rich.rule import Rule
+
+from gpubench import safe_text
 from gpubench.errors import UsageError
 from gpubench.families.discovery import family_dirs, load_family, resolve_families
 from gpubench.families.spec import Family
@@ -25,6 +31,22 @@ class TargetChoice:
     shapes: ShapeChoice = field(default_factory=ShapeChoice)
     dtype: str | None = None  # None: float32 (or the family's first dtype)
     kernels_dirs: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class TargetRequest:
+    """What every profiler-style command is asked besides its tool's own settings, which a
+    subclass adds. `out` and `as_json` are keyword-only, so a subclass's own fields follow
+    `target` in its positional order."""
+
+    target: TargetChoice  # FAMILY, --variant, --size/--shape, --dtype, --kernels-dir
+    _: KW_ONLY
+    out: Path | None = None  # --out; None: profiles/<run-id>
+    as_json: bool = False  # --json: the tool's findings on stdout, progress on stderr
+
+    def resolve(self, tool: str, largest: bool = True) -> ProfileTarget:
+        """The points and the run folder (resolve_target); needs a CUDA GPU."""
+        return resolve_target(self.target, self.out, tool, largest=largest)
 
 
 @dataclass(frozen=True)
@@ -59,3 +81,16 @@ def resolve_target(chosen: TargetChoice, out: Path | None, tool: str, seed: int 
     seed = group_seed(seed, family.name, dtype, shape)
     points = [Point(family, variant, shape, dtype, seed) for variant in variants]
     return ProfileTarget(family, points, run_dir)
+
+
+def show_heading(console: Console, outcome) -> bool:
+    """How a profiler's view of one variant starts: a rule with its name, then its error, or
+    a warning that its check failed (what was profiled is then a wrong kernel's). An outcome
+    has .variant, .error and .check; False when it failed, with nothing more to show."""
+    console.print(Rule(escape(safe_text.one_line(outcome.variant))))
+    if outcome.error is not None:
+        console.print(f"[bold red]error:[/] {escape(str(outcome.error))}", soft_wrap=True)
+        return False
+    if outcome.check and not outcome.check.passed:
+        console.print("[bold red]warning:[/] this variant FAILS its correctness check")
+    return True

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.console import Console
 from rich.markup import escape
 
 from gpubench import errors
+from gpubench.commands.command import Command
 from gpubench.families.discovery import family_dirs, load_family, resolve_families
 from gpubench.records.shape import ShapeChoice
 from gpubench.report.files import new_run_dir
@@ -39,16 +39,7 @@ class TraceRequest:
     device: str = "auto"
 
 
-def execute(request: TraceRequest, console: Console) -> int:
-    """The command's one entry (every command module has it: cli/app.py calls it)."""
-    return TraceCommand(request, console).execute()
-
-
-@dataclass
-class TraceCommand:
-    request: TraceRequest
-    console: Console
-
+class TraceCommand(Command[TraceRequest]):
     def execute(self) -> int:
         request = self.request
         machine = detect_machine(request.device)
@@ -69,3 +60,6 @@ class TraceCommand:
             self.console.print(f"[dim]skipped {escape(line)}[/]")
         failed = [s for s in outcome.statuses.values() if s != "ok"]
         return errors.EXIT_VARIANT_FAILED if failed else errors.EXIT_OK
+
+
+execute = TraceCommand.entry  # the module's one entry (command.py): cli/app.py calls it

@@ -17,10 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpubench import errors, safe_text
+from gpubench.commands.command import Command
 from gpubench.families.discovery import family_dirs, load_family, resolve_families
 from gpubench.records import completeness as C
 from gpubench.records import result as R
@@ -91,15 +91,9 @@ class Tally:
     env: dict = field(default_factory=dict)
 
 
-def execute(request: TuneRequest, console: Console) -> int:
-    """The command's one entry (every command module has it: cli/app.py calls it)."""
-    return TuneCommand(request, console).execute()
-
-
-class TuneCommand:
-    def __init__(self, request: TuneRequest, console: Console):
-        self.request, self.console = request, console
-        self.started = time.perf_counter()
+@dataclass(eq=False)
+class TuneCommand(Command[TuneRequest]):
+    started: float = field(default_factory=time.perf_counter)  # the record's wall_s from here
 
     def execute(self) -> int:
         machine = detect_machine(self.request.device)
@@ -386,3 +380,6 @@ def _caption(race: Race, timing_s: float) -> str:
     return (f"{how}: {race.round} rounds, {timed} timings, {timing_s:.1f} s timing; "
             "'tied': not told apart from the fastest (verdict SAME, or ratio CI holds 1); "
             "'dropped': stopped early, its note says why")
+
+
+execute = TuneCommand.entry  # the module's one entry (command.py): cli/app.py calls it

@@ -27,11 +27,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.console import Console
 from rich.markup import escape
 
 from gpubench import errors, safe_text
 from gpubench.analysis.watch_history import WatchHistory
+from gpubench.commands.command import Command
 from gpubench.commands.pairing import (
     keep_sources,
     pair_with_previous,
@@ -88,16 +88,7 @@ class WatchSession:
         return self.folder / f"iter-{len(self.history.runs) + 1:03d}"
 
 
-def execute(request: RunRequest, console: Console) -> int:
-    """The command's one entry (every command module has it: cli/app.py calls it)."""
-    return WatchCommand(request, console).execute()
-
-
-@dataclass
-class WatchCommand:
-    request: RunRequest
-    console: Console
-
+class WatchCommand(Command[RunRequest]):
     def execute(self) -> int:
         for name, flag in NOT_WITH_WATCH.items():
             if getattr(self.request, name):
@@ -310,3 +301,6 @@ def _what_changed(found: list[Affected]) -> str:
 
 def _count(points: list) -> str:
     return f"{len(points)} point{'s' if len(points) != 1 else ''}"
+
+
+execute = WatchCommand.entry  # the module's one entry (command.py): cli/app.py calls it
