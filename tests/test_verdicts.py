@@ -266,6 +266,14 @@ def test_a_cpu_row_preempted_in_most_calls_is_not_read_for_a_shortcut():
     assert trust.timed_shortcut(replace(cached, measurement=busy)) is None
 
 
+def test_a_small_cpu_op_s_first_use_of_a_fresh_set_is_not_a_shortcut():
+    """An honest 15 us torch.add read 34 us at best on its fresh calls beside another test
+    worker: a fresh set's first use (TLB entries, cache lines) is within the slack."""
+    seen = [14.6e-6] * 10 + [15.5e-6] * 20
+    honest = looped(row(mode="cpu", median=15.5e-6), [34.2e-6, 36e-6], seen)
+    assert trust.timed_shortcut(honest) is None
+
+
 def test_the_loop_s_own_fresh_calls_stand_for_the_probe_against_the_median():
     """An isolated probe call of a multi-kernel op ran 1.5x its loop on an H100, honest;
     the loop's fresh calls, in the loop's condition, sit at its median: trusted. A loop
