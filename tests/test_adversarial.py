@@ -52,7 +52,10 @@ def check(rows: dict, key: str, mode: str) -> None:
     assert row is not None, f"{key} has no {mode} row: it did not run"
     same_mode = {k: r for (k, m), r in rows.items() if m == mode}
     verdict = X.judge(key, row, same_mode)
-    assert verdict.ok, f"{key} [{mode}]: {verdict.why}"
+    measurement = row.get("measurement") or {}
+    evidence = {name: measurement.get(name) for name in ("fresh_in_loop", "host_load")}
+    assert verdict.ok, f"{key} [{mode}]: {verdict.why}; {row.get('status')}: " \
+        f"{row.get('error') or row.get('warnings')}; evidence {evidence}"
 
 
 # ---------------------------------------------------------------- CPU (CI)

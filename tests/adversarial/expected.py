@@ -149,6 +149,11 @@ EXPECTED: dict[str, Expect] = {
 PENDING_DEFENCES: frozenset[str] = frozenset({
     "exploits/memo_content@cpu",
     "exploits/fingerprint_memo@cpu",
+    # SUSPECT in every local run of the suite with CI's options (fresh calls 1.7-2.0x the
+    # seen floor and median, idle and beside two hogs), yet PASS in two CI runs, one of them
+    # alone in the serial part: the row's in-loop evidence there is not read yet (the
+    # assertion below now prints it). Caught on the GPU (cold, cupti, graph).
+    "exploits_timed/sniffs_the_timer@cpu",
 })
 # Without the sandbox the trick's writes go through and it PASSes: the parent writes the
 # ceilings back (tests/test_adversarial.py reads the cache after the suite), and a planted
