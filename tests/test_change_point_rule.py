@@ -47,3 +47,19 @@ def test_history_says_the_rule_under_a_short_series():
     assert series_lines(series, None)[-1] == f"  {short} timed runs: {cp.RULE}"
     (series,) = build_series([row(i) for i in range(cp.FEWEST_RUNS)])
     assert series_lines(series, None)[-1] == f"  no change point in {cp.FEWEST_RUNS} timed runs"
+
+
+def test_a_host_clock_series_steps_only_beyond_ten_percent():
+    """Unchanged code on the 2-core CI machine stepped -2.0% between CPU runs: a host-clock
+    series' bar is 10% (history.HOST_CLOCK_THRESHOLD), a GPU series' 1%; four times the
+    work is a change on both."""
+    def rows(mode: str, after: float) -> list[HistoryRow]:
+        return [HistoryRow(f"/r/{run}", f"r{run}", float(run), "f", "v", "float32", "n=1",
+                           mode, "ok", 1e-5 * (after if run >= 6 else 1.0), 0.99e-5, 1.01e-5,
+                           "GPU", "events", commit=f"{run:07d}" + "0" * 33)
+                for run in range(12)]
+
+    for factor, on_cpu in ((0.97, False), (4.0, True)):
+        (cpu,) = build_series(rows("cpu", factor))
+        (cold,) = build_series(rows("cold", factor))
+        assert bool(cpu.changes) is on_cpu and bool(cold.changes), (factor, cpu, cold)
