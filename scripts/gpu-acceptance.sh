@@ -76,8 +76,12 @@ for ref in ('latest~1', 'latest'):
         tests/test_adversarial.py
       timed judge-leaderboard python3 -m pytest -q tests/test_leaderboard.py -k \
         "rewrites or sort or degenerate or patches"
-      [ -d .base ] && timed judge-cost python3 benchmarks/run_cost.py --base .base \
-        --pairs "${COST_PAIRS:-2}" -- matmul --sizes 1024,4096 ;;
+      if [ -d .base ]; then  # issue 62 too: `compare` of the last pair reads SAME or UNSURE
+        timed judge-cost python3 benchmarks/run_cost.py --base .base \
+          --pairs "${COST_PAIRS:-2}" --keep "$LOGS/cost" -- matmul --sizes 1024,4096
+        last=$(ls -d "$LOGS"/cost/new-* | sort -V | tail -1)
+        timed judge-compare gpubench compare "${last/new-/base-}" "$last"
+      fi ;;
     sort-real)  # issue 50: reference-kernels' own pmpp/sort_py (its generator hard-codes CUDA),
       # `git archive HEAD problems/pmpp | tar -x -C .ext/reference-kernels` of
       # github.com/gpu-mode/reference-kernels, carried: its correct and wrong solutions, a copy

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from gpubench.analysis.comparison import compare_results
+from gpubench.families.spec import Machine
 from gpubench.records import events as E
 from gpubench.records import result as R
 from gpubench.records.extras import Column, ExtraSpec
@@ -14,6 +15,7 @@ from gpubench.records.point import PointKey
 from gpubench.records.shape import Shape
 from gpubench.report.table import COLUMNS, DROP_ORDER, group_markdown, table_layout
 from gpubench.run.pipeline import Pipeline, RunContext
+from gpubench.run.stream import EventStream
 from gpubench.timing.measurement import Measurement
 
 
@@ -102,12 +104,10 @@ class Doubling:
 
 
 def test_pipeline_applies_enabled_passes_in_order_and_by_stage():
-    said = []
-    ctx = RunContext(request=None, machine=None, run_dir=Path("."), points=[], meta={},
-                     emit=said.append)
+    ctx, said = context()
     passes = [Doubling("a"), Doubling("b", after_table=True), Doubling("c"),
               Doubling("off", wanted=False)]
-    pipeline = Pipeline.of([lambda p=p: p for p in passes], ctx)
+    pipeline = Pipeline.of([lambda p=p: p for p in passes], None, ctx)
     assert [p.name for p in pipeline.passes] == ["a", "b", "c"]
     pipeline.before_run()
     assert said == [E.Message("a before the run"), E.Message("b before the run"),
@@ -132,16 +132,20 @@ def test_p95_is_a_results_column_of_its_own_module():
     assert result(status=R.NOT_RUN, samples=()).to_record()["p95_s"] is None
 
 
-class Machine:
-    has_cuda = True
+def context() -> tuple[RunContext, list]:
+    """A pass's context, and the list of what its passes said (the stream's Messages)."""
+    stream, said = EventStream(), []
+    stream.subscribe(said.append)
+    machine = Machine(has_cuda=True, has_triton=True)
+    return RunContext(machine, Path("."), [], {}, stream=stream), said
 
 
-def context(said, **request):
+def options(**chosen):
+    """The run options a pass reads in `enabled` (RunRequest's flags)."""
     from types import SimpleNamespace
 
-    options = {"ncu": False, "ncu_check": False, "sanitize": False, "baseline": None, **request}
-    return RunContext(SimpleNamespace(**options), Machine(), Path("."), [], {},
-                      emit=said.append)
+    return SimpleNamespace(**{"ncu": False, "ncu_check": False, "sanitize": False,
+                              "baseline": None, **chosen})
 
 
 def test_gpu_passes_turn_tool_problems_into_messages(monkeypatch):
@@ -153,11 +157,12 @@ def test_gpu_passes_turn_tool_problems_into_messages(monkeypatch):
 
     monkeypatch.setattr(run_pass, "check_group", no_ncu)
     monkeypatch.setattr(run_pass, "profile_points", no_ncu)
-    said = []
-    ctx = context(said, ncu=True, ncu_check=True)
+    ctx, said = context()
     group = [result()]
     check, summary = run_pass.NcuCheck(), run_pass.NcuSummary()
-    assert check.enabled(ctx.request) and summary.enabled(ctx.request)
+    chosen = options(ncu=True, ncu_check=True)
+    assert check.enabled(chosen) and summary.enabled(chosen)
+    assert not check.enabled(options()) and not summary.enabled(options())
     assert check.apply(group, ctx) == group and summary.apply(group, ctx) == group
     assert said == [E.Message("  --ncu-check: ncu not found", soft_wrap=True),
                     E.Message("  --ncu: ncu not found", soft_wrap=True)]
@@ -170,6 +175,6 @@ def test_sanitize_pass_marks_each_row_of_its_variant():
     marks.marks[("square", "cuda")] = {"tool": "memcheck", "findings": 1, "error": None,
                                        "rows": [{"kind": "oob", "kernel": "k", "count": 1,
                                                  "where": "a.cu:3"}]}
-    cuda, torch = marks.apply([result("cuda"), result("torch")], context([]))
+    cuda, torch = marks.apply([result("cuda"), result("torch")], context()[0])
     assert cuda.sanitizer["findings"] == 1 and cuda.warnings[0].code == "sanitizer"
     assert torch.sanitizer is None and torch.warnings == ()

@@ -80,11 +80,14 @@ def test_a_group_is_finished_while_the_lane_runs_its_next_point_on_a_gpu(tmp_pat
 def test_the_not_run_rows_of_a_save_are_made_once(tmp_path):
     """A save reuses each row's serialised text by identity (records/saved_rows.py): the
     NOT_RUN placeholders of points still to come must be the same objects save after save."""
-    runner = Runner("cpu", tmp_path, TimingSettings())
+    from gpubench.store.folder import RunFolder
+    from gpubench.store.run_saver import RunSaver
+
     points = two_groups("cpu")
-    first, again = runner.unrun(points, "no status yet"), runner.unrun(points, "no status yet")
+    saver = RunSaver(RunFolder(tmp_path / "run"), {}, points, ("cpu",))
+    first, again = saver.unrun("no status yet"), saver.unrun("no status yet")
     assert first and all(a is b for a, b in zip(first, again, strict=True))
-    assert runner.unrun(points, "never ran")[0] is not first[0]  # another reason, another row
+    assert saver.unrun("never ran")[0] is not first[0]  # another reason, another row
 
 
 def test_a_killed_runs_prestart_folder_is_swept_by_the_next_run(tmp_path):

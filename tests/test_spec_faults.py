@@ -132,25 +132,27 @@ def test_a_run_ended_by_a_spec_thread_is_marked_incomplete(gpubench):
 def test_a_final_document_with_points_lacking_a_status_is_not_finished(tmp_path):
     """A lane that died leaves planned points without a status: the final document lists
     them NOT_RUN, has no `finished`, and is marked incomplete (run exits 1 then)."""
-    from gpubench.commands.run import RunSaver
     from gpubench.families import compiled
     from gpubench.families.spec import Machine
+    from gpubench.records import events as E
     from gpubench.run.plan import plan_points
-    from gpubench.run.runner import Runner
     from gpubench.store.folder import RunFolder
+    from gpubench.store.run_saver import RunSaver
     from gpubench.timing.settings import TimingSettings
+    from gpubench.timing.timers import modes_for_device
 
     with compiled.run_settings("off"):  # the family's own variants only
         family = load_family("badcost", TEST_KERNELS / "badcost")
     points = plan_points([family], Machine(has_cuda=False, has_triton=False,
                                            device_name="cpu"))
-    runner = Runner("cpu", tmp_path, TimingSettings())
-    runner.results = [points[0].result(mode, "ok") for mode in runner._modes()]
-    saver = RunSaver(RunFolder(tmp_path / "run"), {"run_id": "x"}, runner, points)
+    modes = modes_for_device(TimingSettings().modes, "cpu")
+    saver = RunSaver(RunFolder(tmp_path / "run"), {"run_id": "x"}, points, modes)
+    saver(E.PointDone([points[0].result(mode, "ok") for mode in modes]))
     final = saver.document(final=True)
     assert "finished" not in final.meta and final.incomplete.startswith("9 of 10 planned")
     assert [r.status for r in final.results].count("not_run") == 9
-    runner.results = [p.result(mode, "ok") for p in points for mode in runner._modes()]
+    for point in points[1:]:
+        saver(E.PointDone([point.result(mode, "ok") for mode in modes]))
     complete = saver.document(final=True)
     assert complete.incomplete is None and complete.meta["finished"]
     assert saver.document().incomplete is None  # nothing left to run: not incomplete

@@ -24,16 +24,16 @@ from gpubench import errors, safe_text
 from gpubench.analysis.ab import AB_THRESHOLD, drift_notes, regressions
 from gpubench.commands.command import Command
 from gpubench.families import compiled
-from gpubench.families.discovery import family_dirs, load_family, resolve_families
+from gpubench.families.discovery import load_family
 from gpubench.families.versions import changed_variants
 from gpubench.records import completeness as C
 from gpubench.records.run import TIME_FORMAT, RunDocument
 from gpubench.report.ab_view import ab_markdown, ab_table
 from gpubench.report.files import new_run_dir
-from gpubench.run.ab.export import export_revision
 from gpubench.run.ab.modules import refuse_shared
-from gpubench.run.ab.pair import PAIRED_MODES
+from gpubench.run.ab.pair import paired_timing
 from gpubench.run.ab.rows import pair_verdicts
+from gpubench.run.ab.versions import Versions, resolve_versions
 from gpubench.run.config import RunConfig
 from gpubench.run.lanes.lane import Lane, Outcome, default_lane
 from gpubench.run.machine import detect_machine
@@ -41,7 +41,6 @@ from gpubench.run.plan import Point, choose_dtypes, choose_shapes, group_seed
 from gpubench.store.folder import RunFolder
 from gpubench.timing.envinfo import host_env
 from gpubench.timing.settings import TimingSettings
-from gpubench.timing.timers import modes_for_device
 
 PROFILES = Path("profiles")
 SEED = 0
@@ -71,17 +70,6 @@ class ABRequest:
                    **{k: v for k, v in options.items() if k in named})
 
 
-@dataclass(frozen=True)
-class Versions:
-    """The two family folders, and how the run names them."""
-
-    base: Path
-    new: Path
-    base_label: str
-    new_label: str
-    note: str = ""  # a line for the user: BASE's cached export was made again (export.py)
-
-
 @dataclass(eq=False)
 class ABCommand(Command[ABRequest]):
     started: float = field(default_factory=time.perf_counter)  # the record's wall_s from here
@@ -91,7 +79,8 @@ class ABCommand(Command[ABRequest]):
         machine = detect_machine(request.device)
         if not machine.has_cuda:  # as the worker: before any @triton.jit runs
             os.environ.setdefault("TRITON_INTERPRET", "1")
-        versions = resolve_versions(request)
+        versions = resolve_versions(request.family, request.config.kernels_dirs,
+                                    request.base, request.new, request.base_rev)
         if versions.note:
             self.console.print(safe_text.terminal(versions.note), markup=False,
                                soft_wrap=True)
@@ -192,18 +181,6 @@ class ABCommand(Command[ABRequest]):
         return errors.EXIT_OK
 
 
-def paired_timing(timing: TimingSettings, device: str, threshold: float) -> TimingSettings:
-    """run's settings for pairs: the threshold as their target (they stop once their
-    interval decides at it, run/ab/pair.py, or after --max-time); a mode whose samples are
-    not one call each is a UsageError."""
-    unpaired = [m for m in modes_for_device(timing.modes, device) if m not in PAIRED_MODES]
-    if unpaired:
-        raise errors.UsageError(f"ab times in pairs, one call a sample: mode(s) "
-                                f"{', '.join(unpaired)} cannot; use "
-                                f"{', '.join(m for m in PAIRED_MODES if m != 'cpu')}")
-    return replace(timing, target_rel_ci=threshold)
-
-
 def measure_pairs(lane: Lane, points: list[Point], base: Path, timing: TimingSettings,
                   outcomes: list, console: Console) -> None:
     """Each point as a pair task on `lane` (NEW: the point's family folder; BASE: `base`),
@@ -225,38 +202,6 @@ def measure_pairs(lane: Lane, points: list[Point], base: Path, timing: TimingSet
 
 def _names(variants) -> str:
     return ", ".join(v.name for v in variants) or "none"
-
-
-# ---------------------------------------------------------------- the two versions
-
-
-def resolve_versions(request: ABRequest) -> Versions:
-    """BASE's and NEW's family folders: --new or the family as found (--kernels-dir, the
-    shipped ones); --base, or --base-rev's copy of NEW's folder at that git revision."""
-    name = request.family
-    if request.new is not None:
-        new = family_folder(request.new, name, "--new")
-    else:
-        new = resolve_families((name,), family_dirs(request.config.kernels_dirs))[name]
-    if (request.base is None) == (request.base_rev is None):
-        raise errors.UsageError("give BASE: --base DIR (a folder holding the family) or "
-                                "--base-rev REV (the family's folder at a git revision)")
-    if request.base is not None:
-        base = family_folder(request.base, name, "--base")
-        return Versions(base, new, str(request.base), str(request.new or new))
-    export = export_revision(new, request.base_rev)
-    return Versions(export.folder, new, f"{request.base_rev} ({export.commit[:12]})",
-                    "working tree" if request.new is None else str(request.new), export.note)
-
-
-def family_folder(folder: Path, name: str, option: str) -> Path:
-    """The family's folder given as FOLDER (holding spec.py) or as FOLDER/NAME."""
-    folder = Path(folder)
-    for candidate in (folder, folder / name):
-        if (candidate / "spec.py").is_file():
-            return candidate.resolve()
-    raise errors.UsageError(f"{option} {folder}: no spec.py in it, nor in {folder / name}: "
-                            "give the family's folder")
 
 
 execute = ABCommand.entry  # the module's one entry (command.py): cli/app.py calls it

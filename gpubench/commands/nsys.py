@@ -19,7 +19,6 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.console import Console
 from rich.markup import escape
 from rich.rule import Rule
 from rich.table import Table
@@ -27,7 +26,8 @@ from rich.table import Table
 from gpubench import errors, safe_text
 from gpubench import format as fmt
 from gpubench.codec import Record, saved_as
-from gpubench.commands.targets import TargetChoice, resolve_target
+from gpubench.commands.command import JsonCommand
+from gpubench.commands.targets import TargetRequest
 from gpubench.records.strict_json import strict_dumps
 from gpubench.run.lanes.protocol import Task
 from gpubench.run.lanes.worker_process import worker_env
@@ -216,29 +216,18 @@ def _files_in(folder: Path) -> list[Path]:
 
 
 @dataclass(frozen=True)
-class NsysRequest:
-    """Everything `gpubench nsys` was asked for, built once by the CLI."""
+class NsysRequest(TargetRequest):
+    """Everything `gpubench nsys` was asked for, built once by the CLI; --json puts the
+    kernels and NVTX ranges on stdout."""
 
-    target: TargetChoice  # FAMILY, --variant, --size/--shape, --dtype, --kernels-dir
     options: NsysOptions = NsysOptions()
-    out: Path | None = None  # --out; None: profiles/<run-id>
-    as_json: bool = False  # --json: kernels and NVTX ranges on stdout
 
 
-def execute(request: NsysRequest, console: Console) -> int:
-    """The command's one entry (every command module has it: cli/app.py calls it)."""
-    return NsysCommand(request, console).execute()
-
-
-@dataclass
-class NsysCommand:
-    request: NsysRequest
-    console: Console
-
+class NsysCommand(JsonCommand[NsysRequest]):
     def execute(self) -> int:
         options = self.request.options
         nsys = find_gpu_tool("nsys", options.nsys_path)  # before anything slow
-        target = resolve_target(self.request.target, self.request.out, "nsys")
+        target = self.request.resolve("nsys")
         self._say(f"nsys {nsys} on {target.describe()}; --timeout "
                   f"{options.timeout_s:g} s per variant")
         outcomes = profile_points(nsys, target.points, target.run_dir, options)
@@ -268,12 +257,6 @@ class NsysCommand:
         self.console.print(f"[dim]report: {escape(safe_text.terminal(outcome.report))} "
                            "(open in Nsight Systems); "
                            f"{outcome.cleanup.sentence()}[/]", soft_wrap=True)
-
-    def _say(self, text: str) -> None:
-        if not self.request.as_json:
-            self.console.print(text, soft_wrap=True)
-        else:
-            print(text, file=sys.stderr)
 
 
 # ---------------------------------------------------------------- tables
@@ -306,3 +289,6 @@ def ranges_table(ranges: list[TimingRow]) -> Table:
 
 def _ns(value: float | None) -> str:
     return fmt.duration(value / 1e9) if value is not None else "-"
+
+
+execute = NsysCommand.entry  # the module's one entry (command.py): cli/app.py calls it

@@ -8,7 +8,7 @@ import random
 import shutil
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -22,8 +22,6 @@ from gpubench.commands.run_request import RunRequest, start_workers
 from gpubench.families import compiled
 from gpubench.families.discovery import family_dirs, load_family, refused_exits, resolve_families
 from gpubench.families.leaderboard.score import score_lines
-from gpubench.records import completeness as C
-from gpubench.records import events as E
 from gpubench.records import result as R
 from gpubench.records.run import TIME_FORMAT, RunDocument
 from gpubench.report.compare_view import summary_line
@@ -44,10 +42,13 @@ from gpubench.run.machine import describe, detect_machine
 from gpubench.run.pipeline import Pipeline, RunContext
 from gpubench.run.plan import plan_points
 from gpubench.run.runner import Runner
+from gpubench.run.stream import EventStream
 from gpubench.store.folder import RunFolder, has_results, load_run
 from gpubench.store.report_page import write_report
+from gpubench.store.run_saver import RunSaver
 from gpubench.timing.envinfo import host_env
 from gpubench.timing.revision import GPUBENCH_DIR, revisions
+from gpubench.timing.timers import modes_for_device
 from gpubench.tools.ncu.run_pass import NcuCheck, NcuSummary
 from gpubench.tools.sanitizer.run_pass import SanitizeMarks
 from gpubench.tools.trace_points import show_trace, trace_points
@@ -57,59 +58,6 @@ PROFILES = Path("profiles")
 # and ncu's durations first and the --baseline verdicts next (the table shows them all),
 # then --ncu's summary (its own table follows the group's). Each is enabled by its flag.
 PASSES = (SanitizeMarks, NcuCheck, BaselineComparison, NcuSummary)
-
-
-@dataclass
-class RunSaver:
-    """Keeps the run folder's results.json and results.csv current: after each group,
-    once every pass has run on it, and after every point (or every batch of points that
-    finished together on several workers) when the runner is idle: a `kill -9` of
-    gpubench, which nothing can catch, then costs at most the points in progress."""
-
-    folder: RunFolder
-    meta: dict
-    runner: Runner
-    points: list = field(default_factory=list)  # every planned point
-    started: float = field(default_factory=time.perf_counter)
-    unsaved: bool = False
-    # When the first point went to a worker and the last one came back (perf_counter):
-    # the run's measuring span; the rest of its wall time is fixed cost (worker starts,
-    # the interference reference, saving), which benchmarks/scale_out.py reports.
-    first_started: float | None = None
-    last_done: float | None = None
-
-    def __call__(self, event: E.Event) -> None:
-        if isinstance(event, E.PointStarted) and self.first_started is None:
-            self.first_started = time.perf_counter()
-            timeline.mark("parent: first point handed out")
-        if isinstance(event, E.PointDone):
-            self.last_done = time.perf_counter()
-            self.unsaved = True
-        elif isinstance(event, E.Idle) and self.unsaved:
-            self.unsaved = False
-            self.save()
-        elif isinstance(event, E.GroupComplete):
-            self.save()
-
-    def document(self, final: bool = False) -> RunDocument:
-        """The run so far. `finished` only in a final document where every planned point
-        has a status; any other lists the points still without one as NOT_RUN and is
-        marked incomplete (records/completeness.py), so a gpubench killed or ended early
-        after this save leaves a folder that says so."""
-        unrun = self.runner.unrun(self.points, C.NO_STATUS_YET if not final else C.NO_STATUS)
-        meta = {**self.meta, "wall_s": time.perf_counter() - self.started}
-        if self.first_started is not None and self.last_done is not None:
-            meta["points_span_s"] = round(self.last_done - self.first_started, 3)
-            meta["startup_s"] = round(self.first_started - self.started, 3)
-        if unrun:
-            total = len(self.runner.results) + len(unrun)
-            meta[C.INCOMPLETE] = C.incomplete_reason(len(unrun), total, final)
-        elif final:
-            meta["finished"] = time.strftime(TIME_FORMAT)
-        return RunDocument(meta, self.runner.env, (*self.runner.results, *unrun))
-
-    def save(self, final: bool = False) -> list[Path]:
-        return self.folder.save(self.document(final))
 
 
 def execute(request: RunRequest, console: Console, prestart: Prestart | None = None) -> int:
@@ -129,54 +77,71 @@ class RunCommand:
         self.places = RunPlaces(self.request)  # one worker, --devices, --workers, --cluster
 
     def execute(self) -> int:
-        """With --json, stdout carries the JSON document alone: anything else written to
-        it (a spec that prints at import, a library's chatter) goes to stderr."""
-        if not self.request.as_json:
-            return self._execute(None)
-        with reserved_stdout() as write_json:
-            return self._execute(write_json)
+        """Where the points run, what they are, the folder they go to, then the run itself
+        (`_run`). With --json, stdout carries the JSON document alone: anything else
+        written to it (a spec that prints at import, a library's chatter) goes to stderr.
+        Everything entered here is left in reverse order: the folder released, then the
+        cluster or the early workers stopped."""
+        with contextlib.ExitStack() as stack:
+            write_json = stack.enter_context(reserved_stdout()) if self.request.as_json \
+                else None
+            self.places.check_parallel_options()
+            machine, cluster, early, run_dir = self._place(stack)
+            timeline.mark("parent: machine detected (torch imported)")
+            stack.enter_context(self.compiled_settings(machine))
+            # Loaded before anything is measured: a wrong --baseline costs no run.
+            baseline = load_run(self.request.baseline) if self.request.baseline else None
+            dirs = self.family_folders()
+            seed = self.request.config.seed if self.request.config.seed is not None \
+                else new_seed()
+            points = self.plan(dirs, machine, seed)
+            timeline.mark("parent: plan made")
+            run_dir = run_dir or self.request.out or new_run_dir(PROFILES, list(dirs))
+            folder = RunFolder(run_dir, self.request.force,
+                               None if self.request.out else PROFILES).claim()
+            stack.callback(folder.release)
+            if self.request.cluster == "local":
+                cluster = stack.enter_context(self.places.local_cluster(machine, folder.path,
+                                                                      early))
+            lanes = self.places.lanes_for(machine, folder.path, cluster)
+            return self._run(folder, machine, dirs, points, seed, write_json, baseline, lanes)
 
-    def _execute(self, write_json) -> int:
-        self.places.check_parallel_options()
+    def _place(self, stack: contextlib.ExitStack):
+        """(machine, remote cluster, early local cluster, run folder chosen early): one
+        worker started before torch was imported here (commands/run_request.py), a local
+        Dask cluster started beside this process's imports and plan (run/cluster/early.py;
+        it logs into the run folder, so that is chosen and made first, and removed again
+        if this run made it and saved nothing there), or a remote cluster's workers."""
         if not self.request.cluster:
             if self.prestart is None:  # the CLI starts them before importing this module
                 self.prestart = start_workers(self.request)
-            try:
-                return self._plan_and_run(write_json, detect_machine(self.request.device),
-                                          None)
-            finally:
-                self.prestart.close()
+            stack.callback(self.prestart.close)
+            return detect_machine(self.request.device), None, None, None
         if self.request.cluster == "local":
-            return self._run_on_local_cluster(write_json)
+            run_dir = self.request.out or new_run_dir(PROFILES, list(self.family_folders()))
+            shape = guessed_cluster(self.request.device, self.request.devices,
+                                    self.request.workers)
+            if shape is None or not (self.request.force or not has_results(run_dir)):
+                return detect_machine(self.request.device), None, None, run_dir
+            made = not run_dir.exists()
+            run_dir.mkdir(parents=True, exist_ok=True)
+            early = EarlyCluster(shape, run_dir)
+            stack.callback(self._close_early, early, run_dir, made)
+            return detect_machine(self.request.device), None, early, run_dir
         from gpubench.run.cluster.lanes import Cluster
 
         device = "cpu" if self.request.device == "cpu" else "cuda"
-        with Cluster(self.request.cluster, device) as cluster:
-            machine = self.places.cluster_machine(cluster)
-            cluster.device = machine.device
-            cluster.start_lanes()  # each worker's gpubench worker, while this one plans
-            return self._plan_and_run(write_json, machine, cluster)
+        cluster = stack.enter_context(Cluster(self.request.cluster, device))
+        machine = self.places.cluster_machine(cluster)
+        cluster.device = machine.device
+        cluster.start_lanes()  # each worker's gpubench worker, while this one plans
+        return machine, cluster, None, None
 
-    def _run_on_local_cluster(self, write_json) -> int:
-        """The cluster starts first, beside this process's imports and plan
-        (run/cluster/early.py); it logs into the run folder, so that is chosen and made
-        first, and removed again if this run made it and saved nothing there."""
-        run_dir = self.request.out or new_run_dir(PROFILES, list(self.family_folders()))
-        made = not run_dir.exists()
-        shape = guessed_cluster(self.request.device, self.request.devices,
-                                self.request.workers)
-        early = None
-        if shape is not None and (self.request.force or not has_results(run_dir)):
-            run_dir.mkdir(parents=True, exist_ok=True)
-            early = EarlyCluster(shape, run_dir)
-        try:
-            return self._plan_and_run(write_json, detect_machine(self.request.device), None,
-                                      run_dir, early)
-        finally:
-            if early is not None:
-                early.close()
-                if made and not has_results(run_dir):
-                    shutil.rmtree(run_dir, ignore_errors=True)
+    @staticmethod
+    def _close_early(early: EarlyCluster, run_dir: Path, made: bool) -> None:
+        early.close()
+        if made and not has_results(run_dir):
+            shutil.rmtree(run_dir, ignore_errors=True)
 
     def family_folders(self) -> dict[str, Path]:
         """The chosen families' folders by name (nothing imported yet)."""
@@ -208,34 +173,6 @@ class RunCommand:
         with compiled.run_settings(choice, self.request.compile_mode):
             yield
 
-    def _plan_and_run(self, write_json, machine, cluster, run_dir: Path | None = None,
-                      early: EarlyCluster | None = None) -> int:
-        timeline.mark("parent: machine detected (torch imported)")
-        with self.compiled_settings(machine):
-            return self._plan_and_run_compiled(write_json, machine, cluster, run_dir, early)
-
-    def _plan_and_run_compiled(self, write_json, machine, cluster, run_dir: Path | None,
-                               early: EarlyCluster | None) -> int:
-        # Loaded before anything is measured: a wrong --baseline costs no run.
-        baseline = load_run(self.request.baseline) if self.request.baseline else None
-        dirs = self.family_folders()
-        seed = self.request.config.seed if self.request.config.seed is not None else new_seed()
-        points = self.plan(dirs, machine, seed)
-        timeline.mark("parent: plan made")
-        run_dir = run_dir or self.request.out or new_run_dir(PROFILES, list(dirs))
-        parent = None if self.request.out else PROFILES
-        folder = RunFolder(run_dir, self.request.force, parent).claim()
-        try:
-            with contextlib.ExitStack() as stack:
-                if self.request.cluster == "local":
-                    cluster = stack.enter_context(self.places.local_cluster(machine, folder.path,
-                                                                      early))
-                lanes = self.places.lanes_for(machine, folder.path, cluster)
-                return self._run(folder, machine, dirs, points, seed, write_json, baseline,
-                                 lanes)
-        finally:
-            folder.release()
-
     def _run(self, folder: RunFolder, machine, dirs, points, seed, write_json,
              baseline: RunDocument | None, lanes: list | None) -> int:
         """Run the points through the runner and its passes; the listeners show and save."""
@@ -262,17 +199,20 @@ class RunCommand:
                 lanes: list | None = None) -> tuple[Runner, RunSaver]:
         """The runner of one run into a claimed `folder`, with its passes, and its saver."""
         meta = self._meta(folder.path, machine, dirs, seed, baseline, lanes)
-        context = RunContext(self.request, machine, folder.path, points, meta, baseline)
         timing = self.request.config.timing
+        saver = RunSaver(folder, meta, points, modes_for_device(timing.modes, machine.device))
+        stream = EventStream()
+        stream.subscribe(saver)  # first: it has every fact the runner reports
+        context = RunContext(machine, folder.path, points, meta, baseline, stream)
         remote = bool(self.request.cluster) and self.request.cluster != "local"
         builds = build_phase_for(points, machine, folder.path, timing.build_timeout_s, lanes,
                                  remote)
-        runner = Runner(machine.device, folder.path, timing, lanes=lanes,
-                        pipeline=Pipeline.of(PASSES, context), builds=builds)
+        runner = Runner(machine.device, folder.path, timing, lanes=lanes, stream=stream,
+                        pipeline=Pipeline.of(PASSES, self.request, context), builds=builds)
         if self.prestart is not None:
             self.prestart.hand_over(runner.lanes, machine.device)
         timeline.mark("parent: clock started (plan made, lanes adopted)")
-        return runner, RunSaver(folder, meta, runner, points)
+        return runner, saver
 
     def measure(self, runner: Runner, saver: RunSaver, points, tables: bool = True,
                 progress: bool | None = None) -> None:
@@ -282,7 +222,7 @@ class RunCommand:
         progress = not self.request.as_json if progress is None else progress
         display = RunDisplay(self.console, len(points), show_progress=progress, tables=tables,
                              legend=self.request.legend, variants=row_names(points))
-        for listener in (display, RunNotes(self.console, ceilings=tables), saver):
+        for listener in (display, RunNotes(self.console, ceilings=tables)):
             runner.subscribe(listener)
         saver.save()  # at once, every point NOT_RUN and the run marked incomplete: a
         # gpubench ended before its first point still leaves a folder that says so
@@ -311,10 +251,11 @@ class RunCommand:
                   baseline: RunDocument | None, write_json) -> int:
         """After the last point: --trace, the final save, the epilogue and the extra
         outputs (--baseline's summary, --json, --report, --markdown); the exit code."""
-        folder, results = saver.folder, runner.results
+        folder = saver.folder
         if self.request.trace:
-            self._trace(points, results, machine, folder.path)
+            self._trace(points, saver.results(), machine, folder.path)
         final = saver.document(final=True)  # one document: saved, printed and reported alike
+        results = list(final.results)
         paths = folder.save(final)
         timeline.mark("parent: final save (the clock stops)")
         self.epilogue(results, paths, time.perf_counter() - saver.started)
@@ -332,7 +273,7 @@ class RunCommand:
         if self.request.report:
             self._write_report(final, folder.path, baseline)
         if self.request.markdown:
-            self._print_markdown(results, runner.env.get("gpu") or "CPU")
+            self._print_markdown(results, final.env.get("gpu") or "CPU")
         if self.say_folder_problem(folder):
             return errors.EXIT_OUTPUT
         if final.incomplete:  # a point without a status is not a run that passed

@@ -1,7 +1,9 @@
 """What a run says while it goes: the events the runner emits and its listeners read.
 
-The runner (run/runner.py) emits them on the main thread, in order; the live view,
-the console lines and the run folder's saver (report/, commands/run.py) subscribe. The
+The runner (run/runner.py) emits them on the main thread, in order, into the run's
+stream (run/stream.py); the live view, the console lines and the run folder's saver
+(report/live.py, store/run_saver.py) subscribe, and the saver keeps its own copy of the
+rows from them: no writer reads the runner. The
 lanes, the build phase and the workers' hellos speak the same events to the runner (its
 queue), which passes them on: one vocabulary from a worker to a view.
 They live here, below report/, so that a view knows events and results, never the
@@ -81,6 +83,22 @@ class WorkerStarted:
 
 
 @dataclass(frozen=True)
+class RunFacts:
+    """The run's env changed (a device said hello, the interference reference or the
+    build phase reported): the whole env, a copy, for the writers that save it."""
+
+    env: dict
+
+
+@dataclass(frozen=True)
+class NotRun:
+    """Rows a stop (Ctrl-C, SIGTERM) left without a measurement, NOT_RUN with its reason:
+    the writers save them as they are; the views have shown the stop already."""
+
+    rows: list
+
+
+@dataclass(frozen=True)
 class Interference:
     """Several lanes: what the interference reference showed, and a warning if it slowed."""
 
@@ -103,4 +121,4 @@ class Message:
 
 
 Event = (PointStarted | Phase | PointDone | GroupDone | GroupComplete | WorkerStarted
-         | Interference | Idle | Message)
+         | RunFacts | NotRun | Interference | Idle | Message)

@@ -22,34 +22,43 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from rich.console import RenderableType
+
+from gpubench.families.spec import Machine
 from gpubench.records import result as R
 from gpubench.records.events import Message
+from gpubench.records.run import RunDocument
+from gpubench.run.plan import Point
+from gpubench.run.stream import EventStream
 
 
 class Pass(Protocol):
     name: str
     after_table: bool
 
-    def enabled(self, request: Any) -> bool: ...
+    def enabled(self, request: Any) -> bool: ...  # the command's options (RunRequest)
 
     def apply(self, group: list[R.Result], ctx: RunContext) -> list[R.Result]: ...
 
 
 @dataclass
 class RunContext:
-    """What a pass may read of its run, and its one way to speak."""
+    """What a pass may read of its run, and its one way to speak: the run's event stream,
+    given when the context is made (the runner emits into the same stream)."""
 
-    request: Any  # the command's options (commands/run.py's RunRequest)
-    machine: Any  # run/machine.py's Machine: has_cuda, device
+    machine: Machine
     run_dir: Path
-    points: list  # the planned Points, in plan order
+    points: list[Point]  # the planned points, in plan order
     meta: dict  # the run document's meta so far
-    baseline: Any = None  # the --baseline RunDocument, or None
-    env: Callable[[], dict] = dict  # the run's env (the first worker's facts), when known
-    emit: Callable[[Any], None] = lambda event: None  # the runner's event stream
+    baseline: RunDocument | None = None  # --baseline's run
+    stream: EventStream = field(default_factory=EventStream)
 
-    def say(self, text: Any, soft_wrap: bool = False) -> None:
-        self.emit(Message(text, soft_wrap))
+    def env(self) -> dict:
+        """The run's env (the first worker's facts) as the runner last reported it."""
+        return self.stream.env
+
+    def say(self, text: str | RenderableType, soft_wrap: bool = False) -> None:
+        self.stream.emit(Message(text, soft_wrap))
 
 
 @dataclass
@@ -60,9 +69,11 @@ class Pipeline:
     context: RunContext | None = None
 
     @classmethod
-    def of(cls, registered: Iterable[Callable[[], Pass]], context: RunContext) -> Pipeline:
-        """One fresh pass of each registered kind that the request enables."""
-        chosen = [p for p in (make() for make in registered) if p.enabled(context.request)]
+    def of(cls, registered: Iterable[Callable[[], Pass]], request: object,
+           context: RunContext) -> Pipeline:
+        """One fresh pass of each registered kind that `request` (the command's options)
+        enables."""
+        chosen = [p for p in (make() for make in registered) if p.enabled(request)]
         return cls(chosen, context)
 
     def before_run(self) -> None:

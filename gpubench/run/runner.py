@@ -40,6 +40,7 @@ from gpubench.run.lanes.lane import Outcome, default_lane
 from gpubench.run.pipeline import Pipeline
 from gpubench.run.plan import Point
 from gpubench.run.schedule import EMPTY, GroupTracker, LaneState, SharedQueue
+from gpubench.run.stream import EventStream
 from gpubench.timing.settings import TimingSettings
 from gpubench.verdicts.derive import finish_group
 
@@ -65,14 +66,11 @@ class Runner:
 
     def __init__(self, device: str, log_dir: Path, timing: TimingSettings,
                  lanes: list | None = None, pipeline: Pipeline | None = None,
-                 builds: BuildPhase | None = None):
+                 builds: BuildPhase | None = None, stream: EventStream | None = None):
         self.device, self.log_dir, self.timing = device, log_dir, timing
         self.builds = builds
-        self.listeners: list[Callable[[E.Event], None]] = []
+        self.stream = stream or EventStream()  # the pipeline's passes speak into it too
         self.pipeline = pipeline or Pipeline()
-        if self.pipeline.context is not None:  # the passes speak and read env through us
-            self.pipeline.context = replace(self.pipeline.context, emit=self.emit,
-                                            env=lambda: self.env)
         self.lanes = lanes or [default_lane(device, log_dir)]
         self.env: dict = {}
         self.devices: dict[str, dict] = {}  # device_id -> the facts of that device
@@ -93,18 +91,20 @@ class Runner:
         # On a GPU, groups are derived on a thread of their own (deriver.py says why).
         self._deriver: Deriver | None = None
         self._deriving: list[list[R.Result]] = []  # sent to the deriver, not back yet
-        # NOT_RUN rows for points without a result yet, made once per key: a save reuses
-        # each row's serialised text by identity (records/saved_rows.py).
-        self._placeholders: dict[tuple, R.Result] = {}
         self._plan: list[Point] = []  # run()'s points: a lane's PointDone names its index
+        self._started = False  # a point handed out (the timeline marks the first)
 
     def subscribe(self, listener: Callable[[E.Event], None]) -> None:
         """`listener(event)` for every event of the run, after those subscribed before."""
-        self.listeners.append(listener)
+        self.stream.subscribe(listener)
 
     def emit(self, event: E.Event) -> None:
-        for listener in self.listeners:
-            listener(event)
+        self.stream.emit(event)
+
+    def _note_env(self, **facts) -> None:
+        """Facts into the run's env, and the whole env to the writers (RunFacts)."""
+        self.env.update(facts)
+        self.emit(E.RunFacts(dict(self.env)))
 
     def run(self, points: list[Point]) -> list[R.Result]:
         """Run every point; on KeyboardInterrupt, mark the rest NOT_RUN and re-raise."""
@@ -134,7 +134,7 @@ class Runner:
             self._dispatch(len(threads), tracker, open_groups)
             self._take_interference(self.probe.assess_reused(final=True))
             if self.builds is not None:  # final figures: rebuilds by workers counted
-                self.env["build_phase"] = self.builds.summary()
+                self._note_env(build_phase=self.builds.summary())
         except KeyboardInterrupt as stop:
             self._stopping.set()
             for lane in self.lanes:
@@ -214,7 +214,7 @@ class Runner:
         if found is None:
             return
         self.interference = found
-        self.env["interference"] = found.to_dict()
+        self._note_env(interference=found.to_dict())
         self.emit(E.Interference(found.summary(), found.warning()))
 
     def _flush_device_events(self) -> None:
@@ -240,6 +240,10 @@ class Runner:
         """Act on one event of a lane, the build phase or the deriver; 1 when it says a
         lane has finished. The lanes' own events go on to the listeners as they are."""
         match event:
+            case E.PointStarted() if not self.results and not self._started:
+                self._started = True
+                timeline.mark("parent: first point handed out")
+                self.emit(event)
             case E.PointStarted() | E.Phase():
                 self.emit(event)
             case E.WorkerStarted(env=facts):
@@ -278,6 +282,7 @@ class Runner:
             self.env = {**env, **self.env}
         if len(self.lanes) > 1:
             self.env["devices"] = list(self.devices.values())
+        self._note_env()
         if first:
             self.emit(E.WorkerStarted(self.env))
 
@@ -290,23 +295,11 @@ class Runner:
                 continue
             rows = self._expand(point, R.NOT_RUN, reason)
             self.results.extend(rows)
+            self.emit(E.NotRun(rows))
             if point.group in open_groups:
                 open_groups[point.group][plan_index[id(point)]] = rows
         for group in open_groups.values():
             self._finish_group([r for i in sorted(group) for r in group[i]])
-
-    def unrun(self, points: list[Point], reason: str) -> list[R.Result]:
-        """A NOT_RUN row, with `reason`, for each planned point and mode that has no
-        result yet: what a save during the run, or after a lane died, must still list."""
-        done = {r.key for r in self.results}
-        return [self._placeholder(point, mode, reason) for point in points
-                for mode in self._modes() if point.key(mode) not in done]
-
-    def _placeholder(self, point: Point, mode: str, reason: str) -> R.Result:
-        key = (point.key(mode), reason)
-        if key not in self._placeholders:
-            self._placeholders[key] = point.result(mode, R.NOT_RUN, error=reason)
-        return self._placeholders[key]
 
     def _sort(self, plan_index: dict, points: list[Point]) -> None:
         """Results in plan order, whatever order the lanes finished in."""
@@ -409,7 +402,7 @@ class Runner:
 
     def _builds_done(self, summary: dict) -> None:
         """The phase's figures go to the run's env (results.json) and to the console."""
-        self.env["build_phase"] = summary
+        self._note_env(build_phase=summary)
         self.emit(E.Message(describe_build_phase(summary)))
 
     # ------------------------------------------------------------ helpers

@@ -23,6 +23,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
+from gpubench import errors
 from gpubench.analysis.comparison import UNSURE, verdict
 from gpubench.families import compiled
 from gpubench.records.point import Task
@@ -45,6 +46,7 @@ from gpubench.timing.paired import (
     paired_interval,
     round_budgets,
 )
+from gpubench.timing.settings import TimingSettings
 from gpubench.timing.timers import make_timer, modes_for_device
 
 # Modes whose timer takes one sample per call, in call order, which pairs need. A graph
@@ -245,3 +247,15 @@ def _after_timing(executor: Executor, ready: Prepared, result: WorkerResult, tas
 def _pair_result(base: WorkerResult, new: WorkerResult, paired: dict) -> WorkerResult:
     """NEW's result carrying BASE's and the pairs; a side that failed fails the pair."""
     return replace(_failed_side(base, new) or replace(new, base=base), paired=paired)
+
+
+def paired_timing(timing: TimingSettings, device: str, threshold: float) -> TimingSettings:
+    """run's settings for pairs: the threshold as their target (they stop once their
+    interval decides at it, run/ab/pair.py, or after --max-time); a mode whose samples are
+    not one call each is a UsageError."""
+    unpaired = [m for m in modes_for_device(timing.modes, device) if m not in PAIRED_MODES]
+    if unpaired:
+        raise errors.UsageError(f"ab times in pairs, one call a sample: mode(s) "
+                                f"{', '.join(unpaired)} cannot; use "
+                                f"{', '.join(m for m in PAIRED_MODES if m != 'cpu')}")
+    return replace(timing, target_rel_ci=threshold)
