@@ -128,8 +128,11 @@ def test_p95_is_a_results_column_of_its_own_module():
     row = result(samples=[i * 1e-6 for i in range(1, 101)])
     record = row.to_record()
     assert abs(record["p95_s"] - 95.05e-6) < 1e-12  # numpy 'linear' on 1..100 us
+    assert abs(record["p99_s"] - 99.01e-6) < 1e-12
+    assert "p99_s" in R.RESERVED_COLUMNS and row.to_dict()["p99_s"] == record["p99_s"]
     assert "p95_s" in R.RESERVED_COLUMNS and row.to_dict()["p95_s"] == record["p95_s"]
     assert result(status=R.NOT_RUN, samples=()).to_record()["p95_s"] is None
+    assert result(status=R.NOT_RUN, samples=()).to_record()["p99_s"] is None
 
 
 def context() -> tuple[RunContext, list]:
