@@ -115,11 +115,30 @@ def _verdict(entry: PairEntry, threshold: float, drift: float) -> PairVerdict:
         return replace(head, reason=f"{paired.blocks} blocks of four calls; a verdict needs "
                                     f"{MIN_BLOCKS}")
     said = verdict(low, high, threshold, bar)
-    if said in (FASTER, SLOWER) and entry.busy > 1 and low < entry.busy and \
-            high > 1 / entry.busy:
-        return replace(head, reason=f"host busy: {entry.busy_why}; a change within "
-                                    f"{entry.busy:.0f}x of it is not decided (as `compare`)")
+    spread = uneven_load_spread(paired.ratios())
+    if said in (FASTER, SLOWER) and entry.busy > 1 and abs(ratio - 1) <= spread:
+        return replace(head, reason=f"host busy: {entry.busy_why}; the change is within "
+                                    f"the pairs' own spread (+-{spread:.1%}), which load "
+                                    f"that hits one side more than the other can make")
     return replace(head, verdict=said, reason=_why(said, low, high, threshold, bar, paired))
+
+
+def uneven_load_spread(ratios: list[float]) -> float:
+    """How far load that the pairs do not cancel can move a busy host's verdict: half the
+    interquartile range of the blocks' NEW/BASE ratios, as a fraction.
+
+    The pairs cancel load that both sides share: within a block of four calls, a busy
+    host slows BASE's and NEW's calls alike, whatever the load's size, so a 3x slowdown
+    reads 3x beside two busy processes. What pairing does not cancel is load that lands
+    on one side's calls more than the other's (a preemption inside one call): that moves
+    single blocks, and so widens the blocks' spread. A change no larger than that spread
+    could be such luck; a change beyond it shows in most blocks. A quiet host never gets
+    this test: its spread is its own noise, which the interval already covers."""
+    if len(ratios) < 4:
+        return math.inf
+    ordered = sorted(ratios)
+    middle = quantile(ordered, 0.5)
+    return (quantile(ordered, 0.75) - quantile(ordered, 0.25)) / 2 / middle
 
 
 def _why(said: str, low: float, high: float, threshold: float, bar: float,
