@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import pytest
+from test_ab import verdicts_of, write_version
 
 from conftest import FAST
-from test_ab import verdicts_of, write_version
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]  # it judges CPU timings under load
 

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_ab import write_version
 
 from conftest import REPO
-from test_ab import write_version
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]  # the PR check judges CPU timings
 
