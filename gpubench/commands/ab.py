@@ -22,6 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from gpubench import errors, safe_text
 from gpubench.analysis.ab import AB_THRESHOLD, drift_notes, regressions
+from gpubench.analysis.suite import ab_summary
 from gpubench.commands.command import Command
 from gpubench.families import compiled
 from gpubench.families.discovery import load_family
@@ -84,8 +85,9 @@ class ABCommand(Command[ABRequest]):
         if versions.note:
             self.console.print(safe_text.terminal(versions.note), markup=False,
                                soft_wrap=True)
-        timing = self._timing(machine)
         points, controls = self._plan(versions, machine)
+        timing = paired_timing(request.config.timing, machine.device, request.threshold,
+                               len(points))
         out = request.out or new_run_dir(PROFILES, [request.family, "ab"])
         folder = RunFolder(out, latest_base=None if request.out else PROFILES).claim()
         lane = default_lane(machine.device, folder.path, "ab-worker")
@@ -105,9 +107,6 @@ class ABCommand(Command[ABRequest]):
         if interrupted is not None:
             raise interrupted
         return code
-
-    def _timing(self, machine) -> TimingSettings:
-        return paired_timing(self.request.config.timing, machine.device, self.request.threshold)
 
     def _plan(self, versions: Versions, machine) -> tuple[list[Point], set[str]]:
         """The points (NEW's variants that BASE has too, at NEW's shapes) and the controls."""
@@ -160,7 +159,9 @@ class ABCommand(Command[ABRequest]):
                 "ab": {"threshold": self.request.threshold, "base": versions.base_label,
                        "new": versions.new_label, "base_dir": str(versions.base),
                        "new_dir": str(versions.new), "controls": sorted(controls),
-                       "verdicts": [v.to_dict() for v in verdicts]}}
+                       "verdicts": [v.to_dict() for v in verdicts],
+                       # the suite line's figures (analysis/suite.py); older runs lack it
+                       "suite": ab_summary(verdicts).to_dict()}}
         if interrupted is not None:
             unrun = sum(o is None for o in outcomes)
             meta[C.INCOMPLETE] = f"interrupted: {unrun} of {len(outcomes)} pairs not run"

@@ -14,8 +14,9 @@ from rich.text import Text
 
 from gpubench import format as F
 from gpubench import safe_text
+from gpubench.analysis.suite import ab_summary
 from gpubench.records.ab import PairVerdict
-from gpubench.report.compare_view import STYLE
+from gpubench.report.compare_view import STYLE, suite_line
 
 HEADERS = ("variant", "shape", "dtype", "mode", "base", "new", "change", "99% CI", "blocks",
            "verdict", "why")
@@ -44,7 +45,8 @@ def numbered_reasons(verdicts: Sequence[PairVerdict]) -> dict[str, int]:
 
 
 def ab_table(verdicts: Sequence[PairVerdict], title: str, threshold: float) -> Group:
-    """The table, its why column a note's number, and the notes under it."""
+    """The table, its why column a note's number, the notes under it, and the suite line
+    (analysis/suite.py) last."""
     numbers = numbered_reasons(verdicts)
     # Two spaces between columns, not three, and none at the edges: eleven columns of a
     # control's matmul row (its name the longest) then fit one line at 120 columns.
@@ -65,14 +67,17 @@ def ab_table(verdicts: Sequence[PairVerdict], title: str, threshold: float) -> G
     notes.add_column(overflow="fold")
     for reason, number in numbers.items():
         notes.add_row(f"[{number}]", safe_text.terminal(reason))
-    return Group(table, notes) if numbers else Group(table)
+    suite = Text(safe_text.terminal(suite_line(ab_summary(verdicts))))
+    return Group(table, notes, suite) if numbers else Group(table, suite)
 
 
 def ab_markdown(verdicts: Sequence[PairVerdict], title: str) -> str:
-    """The table, then the reasons as a numbered list (each once), as in the terminal."""
+    """The suite line first (a PR's reader wants it before the rows), the table, then the
+    reasons as a numbered list (each once), as in the terminal."""
     numbers = numbered_reasons(verdicts)
-    lines = [f"**{safe_text.markdown(title)}**", "", "| " + " | ".join(HEADERS) + " |",
-             "|" + "---|" * len(HEADERS)]
+    lines = [f"**{safe_text.markdown(title)}**", "",
+             f"`{safe_text.markdown(suite_line(ab_summary(verdicts)))}`", "",
+             "| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     for v in verdicts:
         row = [safe_text.markdown(cell) for cell in cells(v)]
         row[10] = f"[{numbers[v.reason]}]" if v.reason else ""

@@ -21,6 +21,7 @@ from gpubench.analysis.comparison import (
     RunComparison,
 )
 from gpubench.analysis.status_change import BECAME_FAILED, BECAME_SUSPECT, STATUS_VERDICTS
+from gpubench.analysis.suite import SuiteSummary, compare_summary
 from gpubench.report.compare_groups import (
     NUMERIC,
     CompareGroup,
@@ -32,7 +33,8 @@ from gpubench.report.compare_groups import (
 )
 
 __all__ = ["HEADERS", "change_text", "ci_text", "compare_cells", "compare_markdown",
-           "compare_table", "counts_text", "ratio_with_ci", "summary_line", "verdict_cell"]
+           "compare_table", "counts_text", "ratio_with_ci", "suite_line", "summary_line",
+           "verdict_cell"]
 
 STYLE = {FASTER: "green", SLOWER: "bold red", SAME: "", UNSURE: "yellow",
          BECAME_SUSPECT: "bold red", BECAME_FAILED: "bold red"}
@@ -63,16 +65,17 @@ def compare_cells(point) -> list[str]:
 
 def compare_table(result: RunComparison, base_name: str, new_name: str,
                   width: int | None = None) -> Group:
-    """The names of both runs, a table per family and dtype, the legend and, last, the
-    summary line (what a CI log greps for). With the terminal's `width`, a reason too long
-    for the room its table leaves is a numbered note under the table, not a column a few
-    letters wide that folds it line by line."""
+    """The names of both runs, a table per family and dtype, the legend, the suite line
+    and, last, the summary line (what a CI log greps for). With the terminal's `width`, a
+    reason too long for the room its table leaves is a numbered note under the table, not
+    a column a few letters wide that folds it line by line."""
     names = Text(safe_text.one_line(f"BASE {base_name}") + "\n" +
                  safe_text.one_line(f"NEW  {new_name}"), style="table.title")
     blocks = [block for group in compare_groups(result)
               for block in (Text(""), *_group_blocks(group, width))]
     legend = Text(safe_text.terminal(caption(result), limit=None), style="table.caption")
     return Group(names, *blocks, Text(""), legend,
+                 Text(safe_text.terminal(suite_line(compare_summary(result)))),
                  Text(safe_text.terminal(summary_line(result))))
 
 
@@ -130,11 +133,13 @@ def _right(column: str, group: CompareGroup) -> bool:
 
 
 def compare_markdown(result: RunComparison, base_name: str, new_name: str) -> str:
-    """The terminal's grouping as markdown: a bold heading and a table per family and
-    dtype (the CI of the change included: a PR comment is not short of columns), then the
-    legend and the summary line."""
+    """The suite line first (what a PR's reader wants before 40 rows), then the terminal's
+    grouping as markdown: a bold heading and a table per family and dtype (the CI of the
+    change included: a PR comment is not short of columns), then the legend and the
+    summary line."""
     lines = [f"**gpubench compare** BASE `{safe_text.markdown(base_name)}` NEW "
-             f"`{safe_text.markdown(new_name)}`", ""]
+             f"`{safe_text.markdown(new_name)}`", "",
+             f"`{safe_text.markdown(suite_line(compare_summary(result)))}`", ""]
     for group in compare_groups(result):
         columns = group.columns()
         lines += [f"**{safe_text.markdown(group.heading())}**", "",
@@ -179,6 +184,36 @@ def summary_line(result: RunComparison) -> str:
                if result.missing_in_new else "")
     regressed = "yes" if result.fails_gate() else "no"
     return f"compare: {counts_text(result)}{missing}; regression: {regressed}"
+
+
+def suite_line(summary: SuiteSummary) -> str:
+    """One line for a whole table (analysis/suite.py), `ab`'s and `compare`'s alike:
+
+        suite: -0.40% [-0.90%, +0.10%] geometric mean over 38 decided points (95% CI);
+        2 FASTER, 1 SLOWER, 35 SAME, 4 UNSURE
+
+    (one line). Without a decided point: 'suite: no decided point; 0 FASTER, ...'."""
+    counts = ", ".join(f"{n} {'not compared' if v == '-' else v}"
+                       for v, n in summary.counts.items())
+    if not summary.decided:
+        return f"suite: no decided point; {counts}"
+    points = f"{summary.decided} decided point{'' if summary.decided == 1 else 's'}"
+    if not summary.with_ci:
+        return f"suite: {_percent(summary.change)} geometric mean over {points} (none has " \
+               f"a CI); {counts}"
+    ci = f"[{_percent(summary.low - 1)}, {_percent(summary.high - 1)}]"
+    level = "95% CI" if summary.with_ci == summary.decided else \
+        f"95% CI over the {summary.with_ci} with one"
+    return f"suite: {_percent(summary.change)} {ci} geometric mean over {points} ({level}); " \
+           f"{counts}"
+
+
+def _percent(fraction: float) -> str:
+    """'+0.42%', '-1.3%', '+324%': two decimals below 1% (an ab suite is gated at 0.5%), one
+    up to 100%, whole percents beyond, where a tenth says nothing."""
+    if abs(fraction) >= 1:
+        return f"{fraction:+.0%}"
+    return f"{fraction:+.2%}" if abs(fraction) < 0.01 else f"{fraction:+.1%}"
 
 
 def caption(result: RunComparison, list_unmatched: bool = True) -> str:
