@@ -4,16 +4,19 @@ A series is one point measured on one GPU model one way (records/series.py), its
 run order. Its timed rows are the points the change points are found in; a SUSPECT,
 failed or skipped row is a mark on the series, never a value (a wrong answer's time is
 no level of the code). Each change point is placed between two runs, so between two
-commits: the range `git log A..B` lists what may have caused it.
+commits: the range `git log A..B` lists what may have caused it, unless the software
+changed there too (torch, Triton, CUDA, the driver: records/series.py's ENVIRONMENT): a
+step where the environment changed is labelled as the environment's, not blamed on the
+commits, and is no regression of the code for `--check`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 from gpubench.analysis.change_points import THRESHOLD, ChangePoint, change_points
-from gpubench.records.series import HistoryRow
+from gpubench.records.series import HistoryRow, environment_change, series_key
 
 # `--check` calls a change "the newest runs" when its first run is among this many of the
 # newest: two segments' worth (change_points.MIN_SEGMENT), the fewest runs after a change
@@ -28,6 +31,19 @@ class SeriesChange:
     change: ChangePoint
     before: HistoryRow
     after: HistoryRow
+
+    @property
+    def environment(self) -> str:
+        """'torch 2.12.0 -> 2.13.0' where the software changed across the step, else ''."""
+        return environment_change(self.before, self.after)
+
+    @property
+    def cause(self) -> str:
+        """What the step is put down to: 'environment changed: torch 2.12.0 -> 2.13.0',
+        else 'commits 1a2b3c4..5d6e7f8'."""
+        if self.environment:
+            return f"environment changed: {self.environment}"
+        return f"commits {self.commits}"
 
     @property
     def commits(self) -> str:
@@ -50,6 +66,8 @@ class Series:
     key: str
     rows: tuple[HistoryRow, ...]
     changes: tuple[SeriesChange, ...] = field(default=())
+    folder: str = ""  # the family folder's identity (records/series.folder_identity)
+    show_folder: bool = False  # its family name has other folders: titles name this one
 
     @property
     def first(self) -> HistoryRow:
@@ -67,9 +85,26 @@ class Series:
     def change_at(self, row: HistoryRow) -> SeriesChange | None:
         return next((c for c in self.changes if c.after is row), None)
 
+    def environment_at(self, row: HistoryRow) -> str:
+        """'torch 2.12.0 -> 2.13.0' where the row's run had other software than the run
+        before it in the series, else ''."""
+        place = next(i for i, one in enumerate(self.rows) if one is row)
+        return environment_change(self.rows[place - 1], row) if place else ""
+
     def worse_lately(self, recent: int = RECENT_RUNS) -> SeriesChange | None:
-        """The newest change, when it is a slowdown that began among the `recent` newest
-        timed runs (what `--check` fails on)."""
+        """The newest change, when it is a slowdown of the code that began among the
+        `recent` newest timed runs (what `--check` fails on): not one where the software
+        changed (environment_lately)."""
+        last = self._slower_lately(recent)
+        return last if last is not None and not last.environment else None
+
+    def environment_lately(self, recent: int = RECENT_RUNS) -> SeriesChange | None:
+        """The newest change, when it is a slowdown among the `recent` newest timed runs
+        where the software changed: `--check` says so and does not fail on it."""
+        last = self._slower_lately(recent)
+        return last if last is not None and last.environment else None
+
+    def _slower_lately(self, recent: int) -> SeriesChange | None:
         if not self.changes:
             return None
         last = self.changes[-1]
@@ -80,23 +115,45 @@ class Series:
 
 def build_series(rows: Sequence[HistoryRow], threshold: float = THRESHOLD) -> list[Series]:
     """The rows grouped into series (in the order their points first appear), each with
-    its change points."""
+    its change points. A row of an unknown folder (a run older than folder identities)
+    joins its point's folder where the point's rows know only one."""
     ordered = sorted(rows, key=_order)
+    folder_of = _folders(ordered)
     groups: dict[str, list[HistoryRow]] = {}
     for row in ordered:
         if row.timed:
-            groups.setdefault(row.series, []).append(row)
-    home: dict[tuple[str, str], str] = {}  # (point, GPU) -> its longest timed series
+            groups.setdefault(series_key(row, folder_of(row)), []).append(row)
+    home: dict[tuple[str, str, str], str] = {}  # (point, GPU, folder) -> longest series
     for key, members in groups.items():
-        where = (members[0].point, members[0].gpu)
+        where = (members[0].point, members[0].gpu, folder_of(members[0]))
         if where not in home or len(members) > len(groups[home[where]]):
             home[where] = key
     for row in ordered:  # a failed row has no method: it marks its point's longest series
         if not row.timed:
-            key = home.setdefault((row.point, row.gpu), row.series)
+            key = home.setdefault((row.point, row.gpu, folder_of(row)),
+                                  series_key(row, folder_of(row)))
             groups.setdefault(key, []).append(row)
-    return [_with_changes(Series(key, tuple(sorted(members, key=_order))), threshold)
+    return [_with_changes(Series(key, tuple(sorted(members, key=_order)),
+                                 folder=folder_of(members[0])), threshold)
             for key, members in groups.items()]
+
+
+def _folders(rows: Sequence[HistoryRow]) -> Callable[[HistoryRow], str]:
+    """row -> the folder its series is keyed by: its own, or for an unknown one ('') the
+    one folder its point's other rows name (a store of runs from before and after folder
+    identities keeps one series per folder, not a seam at the upgrade)."""
+    known: dict[str, set[str]] = {}
+    for row in rows:
+        if row.folder:
+            known.setdefault(row.point, set()).add(row.folder)
+
+    def folder_of(row: HistoryRow) -> str:
+        if row.folder:
+            return row.folder
+        only = known.get(row.point, set())
+        return next(iter(only)) if len(only) == 1 else ""
+
+    return folder_of
 
 
 def _order(row: HistoryRow) -> tuple[float, str]:
@@ -115,7 +172,7 @@ def _with_changes(series: Series, threshold: float) -> Series:
     bar = max(threshold, HOST_CLOCK_THRESHOLD.get(series.first.mode, 0.0))
     found = change_points([row.median_s for row in timed], threshold=bar)
     changes = tuple(SeriesChange(c, timed[c.index - 1], timed[c.index]) for c in found)
-    return Series(series.key, series.rows, changes)
+    return replace(series, changes=changes)
 
 
 def regressions(series: Sequence[Series], recent: int = RECENT_RUNS

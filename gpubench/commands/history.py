@@ -7,7 +7,8 @@ whole; `history FAMILY` reads that family's points through the store's index): t
 chosen (family, variants, shapes, since) are grouped into series and searched for change
 points (analysis/history.py); the view prints them as they come, with a transient
 progress bar on stderr where that is a terminal, and --markdown, --html, --export write
-them. --check exits 13 when a series' newest runs stepped slower.
+them. --check exits 13 when a series' newest runs stepped slower, unless the software
+changed at the step (torch, Triton, CUDA, the driver): that one is said, not failed on.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -33,7 +34,7 @@ from gpubench.parsing import parse_size
 from gpubench.records.run import NewerSchema
 from gpubench.records.series import HistoryRow
 from gpubench.report.history_page import render_history
-from gpubench.report.history_view import Totals, markdown, series_lines
+from gpubench.report.history_view import Totals, markdown, series_folder, series_lines
 from gpubench.store import history_store
 
 EXPORTS = (".csv", ".parquet")
@@ -76,13 +77,25 @@ def execute(request: HistoryRequest, console: Console) -> int:
     else:
         console.print(seen.totals.line(len(seen.worse)), markup=False)
     _write_outputs(request, seen, console)
-    if request.check and seen.worse:
+    if request.check:
+        for one, change in seen.environment:
+            console.print(safe_text.terminal(
+                f"slower in the newest runs, not failed on (the software changed): "
+                f"{_where(one)}: {change.percent}, {change.cause}"), markup=False)
         for one, change in seen.worse:
             console.print(safe_text.terminal(
-                f"slower in the newest runs: {one.first.point} on {one.first.gpu}: "
-                f"{change.percent}, commits {change.commits}"), markup=False)
-        return errors.EXIT_REGRESSION
+                f"slower in the newest runs: {_where(one)}: {change.percent}, "
+                f"{change.cause}"), markup=False)
+        if seen.worse:
+            return errors.EXIT_REGRESSION
     return errors.EXIT_OK
+
+
+def _where(one: Series) -> str:
+    """'pair/work/float32/n=65536/cpu on x86_64', with the folder where its family name
+    has several."""
+    folder = f" [{series_folder(one)}]" if one.show_folder else ""
+    return f"{one.first.point}{folder} on {one.first.gpu}"
 
 
 class _Seen:
@@ -94,6 +107,8 @@ class _Seen:
         self.request = request
         self.totals = Totals()
         self.worse: list[tuple[Series, SeriesChange]] = []
+        # slowdowns among the newest runs where the software changed: said, not failed on
+        self.environment: list[tuple[Series, SeriesChange]] = []
         self.kept: list[Series] = []
         self.exported: list[HistoryRow] = []
 
@@ -102,6 +117,9 @@ class _Seen:
         change = one.worse_lately(self.request.recent)
         if change is not None:
             self.worse.append((one, change))
+        changed = one.environment_lately(self.request.recent)
+        if changed is not None:
+            self.environment.append((one, changed))
         if self.request.html is not None or (self.request.markdown is not None
                                              and one.changes):
             self.kept.append(one)
@@ -114,6 +132,7 @@ def _stream(request: HistoryRequest, since: float | None, console: Console,
     db = _opened(request.rebuild, console)
     try:
         points = [p for p in history_store.points(db, request.family) if _chosen(p, request)]
+        many = history_store.families_of_many_folders(db, request.family)
         with _progress(len(points)) as advance:
             for point in points:
                 rows = [row for row in history_store.point_rows(db, point)
@@ -121,6 +140,8 @@ def _stream(request: HistoryRequest, since: float | None, console: Console,
                 if request.export is not None:
                     seen.exported.extend(rows)
                 for one in build_series(rows, request.threshold):
+                    if one.first.family in many:
+                        one = replace(one, show_folder=True)
                     for line in series_lines(one, request.last):
                         console.print(line, markup=False, highlight=False, soft_wrap=True)
                     console.print()

@@ -1,6 +1,7 @@
 """The history page: one chart per series (the median and its 95% CI by run, the change
 points as rules between two runs, labelled with their size and commit range, SUSPECT and
-failed runs as marks along the top), and a table of the change points. Self-contained
+failed runs as marks along the top, the runs where the software changed as grey rules),
+and a table of the change points. Self-contained
 like the report (html.whole_page): it opens offline. Pure: builds a string."""
 
 from __future__ import annotations
@@ -10,12 +11,21 @@ from collections.abc import Sequence
 
 from gpubench.analysis.history import Series, SeriesChange
 from gpubench.report.chart_style import VariantColors
-from gpubench.report.history_view import change_text, mark_text, series_title, summary_line
+from gpubench.report.history_view import (
+    change_commits,
+    change_text,
+    mark_text,
+    series_folder,
+    series_title,
+    summary_line,
+)
 from gpubench.report.html import Charts, whole_page
 from gpubench.safe_text import html as _e
 
 MEDIAN, CHANGE, MARK = "median, 95% CI", "change point", "not timed (mark)"
-COLORS = {MEDIAN: "#1f77b4", CHANGE: "#c62828", MARK: "#a86b00"}
+ENV = "software changed"
+# grey for the environment: a fact about the runs, not a finding about the code
+COLORS = {MEDIAN: "#1f77b4", CHANGE: "#c62828", MARK: "#a86b00", ENV: "#757575"}
 
 
 def render_history(series: Sequence[Series], worse: Sequence[tuple[Series, SeriesChange]],
@@ -32,7 +42,7 @@ def render_history(series: Sequence[Series], worse: Sequence[tuple[Series, Serie
 
 def history_spec(series: Series) -> dict:
     """The series as a layered Vega-Lite chart, x the run's place in the series."""
-    points, rules, marks = [], [], []
+    points, rules, marks, envs = [], [], [], []
     for place, row in enumerate(series.rows, start=1):
         common = {"run": place, "run_id": row.run_id, "commit": row.commit_label,
                   "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(row.started))
@@ -46,6 +56,9 @@ def history_spec(series: Series) -> dict:
         if change is not None:
             rules.append({**common, "what": CHANGE, "at": place - 0.5,
                           "label": change.percent, "detail": change_text(change)})
+        if series.environment_at(row):
+            envs.append({**common, "what": ENV, "at": place - 0.5,
+                         "detail": f"env: {series.environment_at(row)}"})
     color = {"field": "what", "type": "nominal", "title": None,
              "scale": {"domain": list(COLORS), "range": list(COLORS.values())}}
     x = {"field": "run", "type": "quantitative", "title": "run (oldest first)",
@@ -76,6 +89,10 @@ def history_spec(series: Series) -> dict:
                        "encoding": {"x": {"field": "at", "type": "quantitative"},
                                     "y": {"value": 0}, "text": {"field": "label"},
                                     "color": color}})
+    if envs:
+        layers.append({"data": {"values": envs}, "mark": {"type": "rule", "strokeDash": [1, 3]},
+                       "encoding": {"x": {"field": "at", "type": "quantitative"},
+                                    "color": color, "tooltip": [*tip, {"field": "detail"}]}})
     if marks:
         layers.append({"data": {"values": marks}, "mark": {"type": "point", "shape": "cross"},
                        "encoding": {"x": x, "y": {"value": 6}, "color": color,
@@ -93,7 +110,10 @@ def _changes_table(series: Sequence[Series]) -> str:
     rows = []
     for one, change in changes:
         row = change.after
-        cells = [one.first.point.replace("/", " "), row.gpu, row.run_id, change.commits,
+        point = one.first.point.replace("/", " ")
+        if one.show_folder:
+            point += f" [{series_folder(one)}]"
+        cells = [point, row.gpu, row.run_id, change_commits(change),
                  change.percent,
                  f"{change.change.p_value:.2g}"]
         css = "verdict-SLOWER" if change.change.slower else "verdict-FASTER"

@@ -1,6 +1,7 @@
 """`gpubench history` as text: per series its runs (median, CI, commit) with the change
-points marked, and a markdown summary for a pull request or a nightly job. Pure: lines
-of text; the user's names (variants, commit subjects) go through safe_text."""
+points marked (and the runs where the software changed), and a markdown summary for a pull
+request or a nightly job. Pure: lines of text; the user's names (variants, commit
+subjects) go through safe_text."""
 
 from __future__ import annotations
 
@@ -12,14 +13,25 @@ from gpubench import safe_text
 from gpubench.analysis.change_points import FEWEST_RUNS, RULE
 from gpubench.analysis.history import Series, SeriesChange
 from gpubench.records import result as R
-from gpubench.records.series import HistoryRow
+from gpubench.records.series import HistoryRow, folder_label
 
 
 def series_title(series: Series) -> str:
-    """'square cuda float32 n=1048576 cold, NVIDIA H200'."""
+    """'square cuda float32 n=1048576 cold, NVIDIA H200'; 'square [repo-a:kernels/square]
+    cuda ...' where the family name has several folders (Series.show_folder)."""
     row = series.first
-    return (f"{row.family} {row.variant} {row.dtype} {row.shape} {row.mode}, "
+    return (f"{_family(series)} {row.variant} {row.dtype} {row.shape} {row.mode}, "
             f"{row.gpu or 'unknown device'}")
+
+
+def series_folder(series: Series) -> str:
+    """The series' family folder, compactly ('repo-a:kernels/square'; '?' unknown)."""
+    return folder_label(series.folder)
+
+
+def _family(series: Series) -> str:
+    name = series.first.family
+    return f"{name} [{series_folder(series)}]" if series.show_folder else name
 
 
 def series_lines(series: Series, last: int | None) -> list[str]:
@@ -41,12 +53,16 @@ def _run_line(series: Series, row: HistoryRow) -> str:
     when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(row.started)) if row.started else "?"
     head = f"{when}  {row.commit_label:<13} "
     if not row.timed:
-        return safe_text.terminal(f"{head}{'':>10}  {'':>21}  mark: {mark_text(row)}")
+        env = series.environment_at(row)
+        return safe_text.terminal(f"{head}{'':>10}  {'':>21}  mark: {mark_text(row)}"
+                                  + (f"  env: {env}" if env else ""))
     ci = f"[{fmt.duration(row.ci_low_s)}, {fmt.duration(row.ci_high_s)}]"
     line = f"{head}{fmt.duration(row.median_s):>10}  {ci:>21}"
     change = series.change_at(row)
     if change is not None:
         line += f"  <- change {change_text(change)}"
+    elif series.environment_at(row):  # a change point's text names it already
+        line += f"  env: {series.environment_at(row)}"
     return safe_text.terminal(line)
 
 
@@ -57,8 +73,14 @@ def mark_text(row: HistoryRow) -> str:
 
 
 def change_text(change: SeriesChange) -> str:
-    """'+4.1% [+3.2%, +5.0%] (p=0.004), commits 1a2b3c4..5d6e7f8'."""
-    return f"{change.percent} (p={change.change.p_value:.2g}), commits {change.commits}"
+    """'+4.1% [+3.2%, +5.0%] (p=0.004), commits 1a2b3c4..5d6e7f8', or '..., environment
+    changed: torch 2.12.0 -> 2.13.0' where the software changed at the step."""
+    return f"{change.percent} (p={change.change.p_value:.2g}), {change.cause}"
+
+
+def change_commits(change: SeriesChange) -> str:
+    """A table's commits cell: the range, or the environment change that explains it."""
+    return change.cause if change.environment else change.commits
 
 
 class Totals:
@@ -104,10 +126,10 @@ def markdown(series: Sequence[Series], worse: Sequence[tuple[Series, SeriesChang
     lines += ["| point | GPU | from run | commits | change [95% CI] | p | newest |",
               "|---|---|---|---|---|---|---|"]
     newest = {id(c) for _, c in worse}
-    for _one, change in changes:
+    for one, change in changes:
         row = change.after
-        cells = [f"{row.family} {row.variant} {row.dtype} {row.shape} {row.mode}", row.gpu,
-                 row.run_id, change.commits, change.percent,
+        cells = [f"{_family(one)} {row.variant} {row.dtype} {row.shape} {row.mode}", row.gpu,
+                 row.run_id, change_commits(change), change.percent,
                  f"{change.change.p_value:.2g}", "**slower**" if id(change) in newest else ""]
         lines.append("| " + " | ".join(safe_text.markdown(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"

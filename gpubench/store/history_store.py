@@ -2,18 +2,21 @@
 
 SQLite from the standard library: one file, no server, safe for several readers and a
 writer, and `sqlite3 history.sqlite` or pandas read it as it is. (DuckDB would scan
-millions of rows faster; a year of nightly runs of a dozen families is ~10^5 rows,
-which SQLite answers in milliseconds.)
+millions of rows faster; a year of nightly runs of a dozen families is ~10^5 rows, which
+SQLite answers in milliseconds.)
 
 The run folders stay the source of truth. The store sits beside the index of runs
 (run_index.py), and is brought up to date from it: a folder whose results.json changed
 since it was read (its size or mtime) is read again, a folder gone from disk has its rows
 dropped. Each run updates it when it releases its folder (folder.py); `gpubench history`
 updates it before it reads; `--rebuild` removes it (a damaged file too) and reads every
-folder again. A store that cannot be written costs the history view its freshness, never
-a run: a busy one (another process writes it) is waited for about a second, then a run's
-rows are left for `history` to read from the folder; a read-only one is read as it is.
-"""
+folder again. A store of an older schema (rows without the family folder's identity or the
+software versions, schema 1) gets the new columns, empty, and every folder is read again
+on the next sync, which fills them; read as it is (read-only), its rows read as of an
+unknown folder and unknown versions. A store that cannot be written costs the history view
+its freshness, never a run: a busy one (another process writes it) is waited for about a
+second, then a run's rows are left for `history` to read from the folder; a read-only one
+is read as it is."""
 
 from __future__ import annotations
 
@@ -30,7 +33,8 @@ from gpubench.store import run_index
 from gpubench.store.results_file import RESULTS_JSON, read_run
 
 STORE_NAME = "history.sqlite"
-SCHEMA = 1
+# 2: rows carry the family folder's identity and the software versions (issue 63).
+SCHEMA = 2
 COLUMNS = [f.name for f in fields(HistoryRow)]
 QUOTED = ", ".join(f'"{name}"' for name in COLUMNS)  # 'commit' is an SQL keyword
 # SQLite's types for HistoryRow's fields: text, real, and the one flag as an integer.
@@ -67,11 +71,29 @@ def connect(path: Path | None = None, fresh: bool = False) -> sqlite3.Connection
             db.execute("CREATE INDEX IF NOT EXISTS rows_by_point ON rows "
                        "(family, variant, dtype, shape, mode)")
             if version != SCHEMA:  # a write: only where it changes something
+                _upgrade(db)
                 db.execute(f"PRAGMA user_version = {SCHEMA}")
     except BaseException:
         db.close()
         raise
     return db
+
+
+def _upgrade(db: sqlite3.Connection) -> None:
+    """An older store's rows table gets the columns it lacks (empty text), and every folder
+    is marked for reading again (a size no file has), so the next sync fills them from the
+    run folders; a folder gone from the index still has its rows dropped by that sync."""
+    missing = [name for name in COLUMNS if name not in _present(db)]
+    for name in missing:
+        db.execute(f'ALTER TABLE rows ADD COLUMN "{name}" {_TYPES.get(name, "TEXT")} '
+                   "DEFAULT ''")
+    if missing:
+        db.execute("UPDATE folders SET size = -1")
+
+
+def _present(db: sqlite3.Connection) -> set[str]:
+    """The columns the store's rows table has."""
+    return {row[1] for row in db.execute("PRAGMA table_info(rows)")}
 
 
 def connect_read_only(path: Path | None = None) -> sqlite3.Connection:
@@ -174,11 +196,33 @@ def record_quietly(folder: Path, document: RunDocument | None = None) -> str | N
 
 def read_rows(db: sqlite3.Connection, where: str = "", args: tuple = ()) -> list[HistoryRow]:
     """The store's rows (optionally a WHERE clause with ? arguments), oldest run first."""
-    query = f"SELECT {QUOTED} FROM rows {where} ORDER BY started, run_dir"
+    query = f"SELECT {_selected(db)} FROM rows {where} ORDER BY started, run_dir"
     return [HistoryRow(*_decoded(values)) for values in db.execute(query, args)]
 
 
 POINT = ("family", "variant", "dtype", "shape", "mode")  # rows_by_point's columns
+
+
+def _selected(db: sqlite3.Connection) -> str:
+    """COLUMNS as a SELECT list: an older store read as it is (read-only, not upgraded)
+    lacks the newer text columns, read as '' (an unknown folder, unknown versions)."""
+    present = _present(db)
+    if all(name in present for name in COLUMNS):
+        return QUOTED
+    return ", ".join(f'"{name}"' if name in present else f"'' AS \"{name}\""
+                     for name in COLUMNS)
+
+
+def families_of_many_folders(db: sqlite3.Connection, family: str | None = None) -> set[str]:
+    """The family names whose rows come from more than one known folder (`history` names
+    the folder in those families' titles only); `family`: that one's rows alone, read
+    through rows_by_point."""
+    if "folder" not in _present(db):
+        return set()
+    where, args = ("WHERE family = ? AND", (family,)) if family else ("WHERE", ())
+    query = (f"SELECT family FROM rows {where} folder != '' GROUP BY family "
+             "HAVING COUNT(DISTINCT folder) > 1")
+    return {name for (name,) in db.execute(query, args)}
 
 
 def points_query(family: str | None) -> tuple[str, tuple]:
