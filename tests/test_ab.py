@@ -435,14 +435,14 @@ def test_bad_input_is_one_line_and_exit_2(gpubench, versions, args, message):
 
 
 def test_an_unpaired_mode_is_refused():
-    from gpubench.commands.ab import ABCommand, ABRequest
     from gpubench.errors import UsageError
-    from gpubench.run.config import RunConfig
+    from gpubench.run.ab.pair import paired_timing
     from gpubench.timing.settings import TimingSettings
 
-    request = ABRequest("pair", RunConfig(timing=TimingSettings(modes=("graph",))))
     with pytest.raises(UsageError, match="graph"):
-        ABCommand(request, None)._timing(Machine(has_cuda=True, has_triton=False))
+        paired_timing(TimingSettings(modes=("graph",)), "cuda", 0.005, points=3)
+    paired = paired_timing(TimingSettings(modes=("cold", "warm")), "cuda", 0.005, points=3)
+    assert paired.decisions == 6 and paired.target_rel_ci == 0.005  # points x modes
 
 
 def test_a_failed_side_fails_the_pair_and_is_named():
@@ -614,3 +614,30 @@ def test_a_side_that_skips_work_on_timed_calls_only_is_suspect_in_ab(gpubench, t
     found = verdicts_of(tmp_path / "ab")["mm"]
     assert found["verdict"] == "SUSPECT", (found, done.output)
     assert "new SUSPECT" in found["reason"] and "seen" in found["reason"], found
+
+
+def test_many_points_widen_each_interval_so_a_false_verdict_stays_rare():
+    """Issue 63: the verdicts of one `ab` are decided together. A +1.2% change whose 99%
+    interval clears the 0.5% threshold at one point is not decided among 200 (each
+    interval at family_z(200) ~ 4.06); a +3% change still is."""
+    from gpubench.timing.paired import Z_SEQUENTIAL, family_z
+
+    assert family_z(1) == Z_SEQUENTIAL and 4.0 < family_z(200) < 4.1
+    near = PairEntry("near", "float32", "n=1024", "cold", False,
+                     synthetic_blocks(1.012, 1.0, 60, noise=0.015, seed=3))
+    far = replace(near, variant="far", paired=synthetic_blocks(1.03, 1.0, 60, noise=0.004))
+    alone = {v.variant: v.verdict for v in judge_pairs([near, far])}
+    among = {v.variant: v.verdict for v in judge_pairs([near, far], decisions=200)}
+    assert alone == {"near": SLOWER, "far": SLOWER}
+    assert among == {"near": UNSURE, "far": SLOWER}
+
+
+def test_an_aa_of_many_points_has_no_false_verdict():
+    """200 unchanged points of noisy pairs, a threshold near 0: at one point's z (a 1%
+    chance each) two read FASTER or SLOWER by chance; decided together, none does."""
+    entries = [PairEntry(f"v{i}", "float32", "n=1024", "cold", False,
+                         synthetic_blocks(1.0, 1.0, 40, noise=0.02, seed=i))
+               for i in range(200)]
+    false = lambda verdicts: sum(v.verdict in (FASTER, SLOWER) for v in verdicts)  # noqa: E731
+    assert false(judge_pairs(entries, threshold=1e-4, decisions=1)) > 0
+    assert false(judge_pairs(entries, threshold=1e-4)) == 0

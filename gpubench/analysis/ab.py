@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 
 from gpubench.analysis.comparison import FASTER, SAME, SLOWER, UNSURE, verdict
 from gpubench.records.ab import PairVerdict
-from gpubench.timing.paired import DECIDED, MIN_BLOCKS, PairedTiming
+from gpubench.timing.paired import DECIDED, MIN_BLOCKS, PairedTiming, family_z
 from gpubench.timing.stats import quantile
 
 FAILED, SUSPECT, NOT_RUN = "FAILED", "SUSPECT", "NOT RUN"
@@ -63,14 +63,18 @@ class PairEntry:
         return (self.dtype, self.shape, self.mode)
 
 
-def judge_pairs(entries: Iterable[PairEntry], threshold: float = AB_THRESHOLD
-                ) -> list[PairVerdict]:
+def judge_pairs(entries: Iterable[PairEntry], threshold: float = AB_THRESHOLD,
+                decisions: int | None = None) -> list[PairVerdict]:
     """Every entry's verdict: controls first, at the bare threshold; then each changed
-    variant against the bar its group's drift sets."""
+    variant against the bar its group's drift sets. Each interval is taken at the z that
+    keeps a false FASTER/SLOWER among all `decisions` (default: the entries, controls
+    included) under 5% (timing/paired.family_z): the worker stopped each point's rounds
+    at the same z."""
     entries = list(entries)
-    first = [_verdict(entry, threshold, 0.0) for entry in entries]
+    z = family_z(len(entries) if decisions is None else decisions)
+    first = [_verdict(entry, threshold, 0.0, z) for entry in entries]
     drift = group_drift(first)
-    return [v if v.control else _verdict(e, threshold, drift.get(e.group, 0.0))
+    return [v if v.control else _verdict(e, threshold, drift.get(e.group, 0.0), z)
             for e, v in zip(entries, first, strict=True)]
 
 
@@ -98,16 +102,16 @@ def regressions(verdicts: Iterable[PairVerdict]) -> list[PairVerdict]:
     return [v for v in verdicts if v.verdict in REGRESSIONS]
 
 
-def _verdict(entry: PairEntry, threshold: float, drift: float) -> PairVerdict:
+def _verdict(entry: PairEntry, threshold: float, drift: float, z: float) -> PairVerdict:
     head = PairVerdict(entry.variant, entry.dtype, entry.shape, entry.mode, entry.control,
-                       UNSURE, bar=threshold)
+                       UNSURE, bar=threshold, z=z)
     if entry.status:
         return replace(head, verdict=entry.status, reason=entry.why)
     paired = entry.paired
     if paired is None:
         return replace(head, reason=entry.why or "no pairs were timed")
     bar = (1 + threshold) * (1 + drift) - 1
-    ratio, low, high = paired.interval()
+    ratio, low, high = paired.interval(z)
     head = replace(head, ratio=ratio, low=low, high=high, blocks=paired.blocks, bar=bar,
                    base_median_s=_median(paired.base_s), new_median_s=_median(paired.new_s),
                    stop=paired.stop)

@@ -34,7 +34,6 @@ from gpubench.analysis.comparison import FASTER, SAME, SLOWER, VERDICTS, RunComp
 from gpubench.analysis.repeats import Z_975, t_975
 from gpubench.codec import Record
 from gpubench.records.ab import PairVerdict
-from gpubench.timing.paired import Z_SEQUENTIAL
 
 # The verdicts whose change the suite's mean takes (see the module docstring).
 DECIDED = (FASTER, SLOWER, SAME)
@@ -85,8 +84,8 @@ def summarize(points: Iterable[SuitePoint]) -> SuiteSummary:
 
 
 def ab_summary(verdicts: Iterable[PairVerdict]) -> SuiteSummary:
-    """An A/B run's verdicts (analysis/ab.py), each interval made at Z_SEQUENTIAL."""
-    return summarize(SuitePoint(v.verdict, v.ratio, v.low, v.high, Z_SEQUENTIAL)
+    """An A/B run's verdicts (analysis/ab.py), each interval made at its own z."""
+    return summarize(SuitePoint(v.verdict, v.ratio, v.low, v.high, v.z)
                      for v in verdicts)
 
 

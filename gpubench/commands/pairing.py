@@ -89,7 +89,8 @@ def pair_with_previous(request, machine, points: list, document: RunDocument,
         if base is None or not chosen:
             continue
         try:
-            timing = paired_timing(request.config.timing, machine.device, AB_THRESHOLD)
+            timing = paired_timing(request.config.timing, machine.device, AB_THRESHOLD,
+                                   len(chosen))
         except errors.UsageError as why:
             return [f"not paired with an earlier iteration: {why}"]
         lines += _pair_family(machine, chosen, base, timing, log_dir, console)

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 from gpubench.codec import Record
+from gpubench.timing.paired import Z_SEQUENTIAL
 
 # How BASE's rows are named in an A/B run's record: NAME@base beside NEW's NAME.
 BASE_SUFFIX = "@base"
@@ -33,7 +34,7 @@ class PairVerdict(Record):
     verdict: str  # FASTER, SLOWER, SAME, UNSURE; FAILED or SUSPECT when a side is not PASS;
     # NOT RUN when ab was stopped before the point
     ratio: float = math.nan  # NEW / BASE, the median of the blocks' ratios
-    low: float = math.nan  # its interval (timing/paired.Z_SEQUENTIAL)
+    low: float = math.nan  # its interval, at z
     high: float = math.nan
     blocks: int = 0  # blocks of four calls (two of each version) behind the ratio
     base_median_s: float = math.nan
@@ -41,6 +42,9 @@ class PairVerdict(Record):
     bar: float = 0.0  # the change a FASTER/SLOWER needed (the threshold, and drift)
     reason: str = ""
     stop: str = ""  # why the pairs stopped: decided, max_time
+    # The interval's z: Z_SEQUENTIAL for one point, wider when many are decided together
+    # (timing/paired.family_z); records written before it hold Z_SEQUENTIAL's intervals.
+    z: float = Z_SEQUENTIAL
 
     @property
     def change(self) -> float:

@@ -17,8 +17,9 @@ from gpubench import safe_text
 from gpubench.analysis.suite import ab_summary
 from gpubench.records.ab import PairVerdict
 from gpubench.report.compare_view import STYLE, suite_line
+from gpubench.timing.paired import Z_SEQUENTIAL
 
-HEADERS = ("variant", "shape", "dtype", "mode", "base", "new", "change", "99% CI", "blocks",
+HEADERS = ("variant", "shape", "dtype", "mode", "base", "new", "change", "CI", "blocks",
            "verdict", "why")
 STYLES = {**STYLE, "FAILED": "bold red", "SUSPECT": "bold red", "NOT RUN": "dim"}
 
@@ -89,11 +90,22 @@ def ab_markdown(verdicts: Sequence[PairVerdict], title: str) -> str:
 
 
 def summary_line(verdicts: Sequence[PairVerdict], threshold: float) -> str:
-    """'ab: 2 SLOWER, 6 SAME (threshold +-0.5%; NEW/BASE paired in one process, 99% CI)'."""
+    """'ab: 2 SLOWER, 6 SAME (threshold +-0.5%; ...; CI: 99%, ...)'; with many points, the
+    intervals' z and what it keeps (analysis/ab.judge_pairs)."""
     counts = Counter(v.verdict for v in verdicts)
     said = ", ".join(f"{n} {verdict}" for verdict, n in counts.most_common()) or "no points"
     return (f"ab: {said} (threshold +-{threshold:.1%}; base and new timed in pairs in one "
-            "process, interleaved in random order; CI: 99%, looked at after every round)")
+            f"process, interleaved in random order; CI: {ci_level(verdicts)}, looked at "
+            "after every round)")
+
+
+def ci_level(verdicts: Sequence[PairVerdict]) -> str:
+    """'99%' for one point's intervals; for many decided together, their z and why."""
+    z = max((v.z for v in verdicts), default=Z_SEQUENTIAL)
+    if z <= Z_SEQUENTIAL * 1.0001:
+        return "99%"
+    return (f"each at z = {z:.2f}, so that any false FASTER/SLOWER among the "
+            f"{len(verdicts)} points stays under 5% (Bonferroni)")
 
 
 def paired_line(v: PairVerdict, iteration: int) -> str:

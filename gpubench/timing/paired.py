@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 from gpubench.codec import Record
 from gpubench.timing.measurement import check_samples
@@ -42,6 +43,8 @@ from gpubench.timing.stats import median_ci_order, quantile
 
 # The normal point of a two-sided 99% interval: above Pocock's boundary for up to ~10 looks.
 Z_SEQUENTIAL = 2.5758293035489004
+# Each point's share of the 1% that one point's looks may spend at Z_SEQUENTIAL.
+POINT_ERROR = 0.01
 BASE, NEW = 0, 1
 # Why a paired measurement stopped: its interval decided a verdict, or the time ran out.
 DECIDED, MAX_TIME = "decided", "max_time"
@@ -92,6 +95,24 @@ class PairedTiming(Record):
         for name in ("base_s", "new_s"):
             check_samples(data.get(name, ()), name)
         return data
+
+
+def family_z(decisions: int) -> float:
+    """The z of every look of each of `decisions` paired verdicts decided together, so that
+    the chance of any false FASTER or SLOWER among them stays under 5% (Bonferroni over
+    the points, each with its own sequential boundary).
+
+    One point's looks at Z_SEQUENTIAL (a two-sided 1% per look) keep its own false verdict
+    under 5% over 5-10 looks (the module docstring); giving each of m points 1%/m per look
+    keeps each under 5%/m, and so all of them together under 5%. One point: Z_SEQUENTIAL
+    itself; 200 points: 4.06 (intervals ~1.6x as wide, which the pairs' time buys back as
+    the square: ~2.5x the blocks). Bonferroni rather than Holm or Benjamini-Hochberg:
+    the verdicts are intervals against a threshold, decided while sampling, and a
+    simultaneous interval per point is what a sequential stop can use; Holm's step-down
+    needs every point's final p-value first."""
+    if decisions <= 1:
+        return Z_SEQUENTIAL
+    return NormalDist().inv_cdf(1 - POINT_ERROR / decisions / 2)
 
 
 def paired_interval(ratios: Sequence[float], z: float = Z_SEQUENTIAL) -> tuple[float, float,

@@ -52,6 +52,10 @@ class TimingSettings(Record):
     # A cold load_inline build is 20-35 s with torch headers; 600 s is generous even
     # on 2 cores, yet ends a compiler stuck for good.
     build_timeout_s: float = 600.0
+    # How many paired verdicts are decided together (an `ab`'s points times modes): each
+    # point's interval widens with it, so that all of them together keep one false
+    # FASTER/SLOWER at most 5% of the time (timing/paired.family_z).
+    decisions: int = 1
 
     def __post_init__(self) -> None:
         """Settings that could never measure anything sensible are refused here, whatever

@@ -1,8 +1,9 @@
 """p95_s and p99_s: the 95th and 99th percentiles of a result's timed samples, the tail
 latencies a service budget is written against (the median says what a call usually costs,
 p95 what one in twenty costs at worst, p99 one in a hundred; with fewer than 100 samples
-p99 is interpolated between the largest two, so read it beside `samples`). Computed from the samples every result keeps, so it is a column of
-results.csv (and of results.json's flat fields) for old runs too, with nothing to save."""
+p99 is interpolated between the largest two, so read it beside `samples`). Computed from
+the samples every result keeps, so they are columns of results.csv (and of results.json's
+flat fields) for old runs too, with nothing to save."""
 
 from gpubench.records.extras import Column, ExtraSpec
 from gpubench.timing.stats import quantile

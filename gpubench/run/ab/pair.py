@@ -43,6 +43,7 @@ from gpubench.timing.paired import (
     NEW,
     PairedTiming,
     blocks_of,
+    family_z,
     paired_interval,
     round_budgets,
 )
@@ -194,7 +195,7 @@ def _rounds(executor: Executor, mode: str, calls: AlternatingCalls, task: Task) 
         timing, clocks = measure_watched(timer, calls, executor.machine.has_cuda,
                                          executor.gpu_uuid)
         gathered.add(timing.at_least_zero(), clocks, calls)
-        _, low, high = paired_interval(gathered.paired.ratios())
+        _, low, high = paired_interval(gathered.paired.ratios(), family_z(settings.decisions))
         if gathered.error is None and low == low and \
                 verdict(low, high, threshold, threshold) != UNSURE:
             gathered.stop = DECIDED
@@ -249,13 +250,16 @@ def _pair_result(base: WorkerResult, new: WorkerResult, paired: dict) -> WorkerR
     return replace(_failed_side(base, new) or replace(new, base=base), paired=paired)
 
 
-def paired_timing(timing: TimingSettings, device: str, threshold: float) -> TimingSettings:
+def paired_timing(timing: TimingSettings, device: str, threshold: float,
+                  points: int = 1) -> TimingSettings:
     """run's settings for pairs: the threshold as their target (they stop once their
-    interval decides at it, run/ab/pair.py, or after --max-time); a mode whose samples are
-    not one call each is a UsageError."""
-    unpaired = [m for m in modes_for_device(timing.modes, device) if m not in PAIRED_MODES]
+    interval decides at it, run/ab/pair.py, or after --max-time), and `points` times the
+    modes as the verdicts decided together (family_z); a mode whose samples are not one
+    call each is a UsageError."""
+    modes = modes_for_device(timing.modes, device)
+    unpaired = [m for m in modes if m not in PAIRED_MODES]
     if unpaired:
         raise errors.UsageError(f"ab times in pairs, one call a sample: mode(s) "
                                 f"{', '.join(unpaired)} cannot; use "
                                 f"{', '.join(m for m in PAIRED_MODES if m != 'cpu')}")
-    return replace(timing, target_rel_ci=threshold)
+    return replace(timing, target_rel_ci=threshold, decisions=max(1, points * len(modes)))

@@ -34,7 +34,8 @@ def pair_verdicts(points: list[Point], outcomes: list, timing: TimingSettings, e
     worker's facts, its measured ceilings among them."""
     modes = modes_for_device(timing.modes, "cuda" if env.get("gpu") else "cpu")
     rows = side_rows(points, outcomes, modes, env)
-    return rows, judge_pairs(_entries(points, outcomes, modes, rows, controls), threshold)
+    return rows, judge_pairs(_entries(points, outcomes, modes, rows, controls), threshold,
+                             timing.decisions)
 
 
 def side_rows(points: list[Point], outcomes: list, modes: tuple[str, ...],
