@@ -59,4 +59,21 @@ def test_markdown_numbers_the_reasons_once_too():
     text = ab_markdown(verdicts(), "ab matmul")
     assert text.count("host busy") == 1 and text.count("narrows it") == 1
     assert "| [1] |" in text and "| [2] |" in text
-    assert text.splitlines()[-2:] == [f"1. {BUSY}", f"2. {WIDE}"]
+    assert text.splitlines()[-4:] == [f"1. {BUSY}", f"2. {WIDE}", "", "</details>"]
+
+
+def test_the_pr_comment_keeps_its_marker_and_folds_the_unchanged_points():
+    """Issue 63: a CI job finds its comment by the first line, which no run changes and
+    no family name can break; the changed points come before the fold."""
+    from gpubench.report.ab_view import marker_line
+
+    first = ab_markdown(verdicts(), "ab matmul 1f2e3d", "matmul").splitlines()
+    again = ab_markdown(verdicts()[::-1], "ab matmul 9a8b7c", "matmul").splitlines()
+    assert first[0] == again[0] == "<!-- gpubench ab: matmul -->"
+    assert marker_line("x --> <script>") == "<!-- gpubench ab: x-script -->"
+    fold = first.index("<details><summary>All 6 points</summary>")
+    changed = [line for line in first[:fold] if line.startswith("| ") and "variant" not in line]
+    assert all(("SLOWER" in line or "FASTER" in line or "FAILED" in line
+                or "SUSPECT" in line) for line in changed)
+    assert first[-1] == "</details>"
+

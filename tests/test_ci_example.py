@@ -50,6 +50,7 @@ def test_the_pr_step_fails_a_3x_slowdown_with_13_and_writes_the_comment(repo, tm
     done = steps(repo, "pr", tmp_path / "cache", BASE_REF="HEAD")
     assert done.returncode == 13, done.stdout + done.stderr
     comment = (repo / "gpubench-comment.md").read_text()
+    assert comment.splitlines()[0] == "<!-- gpubench ab: pair -->"  # the job finds it by this
     assert "| SLOWER |" in comment and "| work |" in comment, comment
     assert (repo / "gpubench-ab" / "results.json").is_file()
 

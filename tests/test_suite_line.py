@@ -99,7 +99,8 @@ def test_the_summary_round_trips_through_the_record_codec():
 
 def test_ab_markdown_gives_the_line_first():
     lines = ab_markdown([pair("SAME", 1.001), pair("SLOWER", 1.03)], "ab square").splitlines()
-    assert lines[2].startswith("`suite: ") and lines[4].startswith("| variant |")
+    assert lines[0] == "<!-- gpubench ab -->" and lines[3].startswith("`suite: ")
+    assert lines[5] == "Changed (1):" and lines[7].startswith("| variant |")
 
 
 def test_compare_of_two_recorded_runs_prints_the_line_under_the_tables(gpubench):

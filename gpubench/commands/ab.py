@@ -174,7 +174,8 @@ class ABCommand(Command[ABRequest]):
         for note in drift_notes(verdicts):
             self.console.print(safe_text.terminal(note), markup=False, soft_wrap=True)
         if self.request.markdown:
-            self.console.print(ab_markdown(verdicts, title), markup=False, soft_wrap=True)
+            self.console.print(ab_markdown(verdicts, title, self.request.family), markup=False,
+                               soft_wrap=True)
         self.console.print(f"saved: {paths[0] if paths else folder.path}", markup=False,
                            soft_wrap=True)
         if self.request.fail_on_regression and regressions(verdicts):

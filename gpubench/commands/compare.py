@@ -82,15 +82,16 @@ def _paired(request: CompareRequest, console: Console) -> int:
     threshold = (run.meta.get("ab") or {}).get("threshold", request.threshold)
     title = f"ab {folder}: NEW {run.meta['ab'].get('new')} against BASE " \
             f"{run.meta['ab'].get('base')}"
+    family = ",".join(run.meta.get("families") or ())
     if request.as_json:
         sys.stdout.write(strict_dumps({"ab": str(folder), "threshold": threshold,
                                        "verdicts": [v.to_dict() for v in run.pairs]}) + "\n")
     elif request.markdown == STDOUT:
-        sys.stdout.write(ab_markdown(run.pairs, title) + "\n")
+        sys.stdout.write(ab_markdown(run.pairs, title, family) + "\n")
     else:
         console.print(ab_table(run.pairs, title, threshold))
     if request.markdown is not None and request.markdown != STDOUT:
-        _write_markdown(request.markdown, ab_markdown(run.pairs, title) + "\n")
+        _write_markdown(request.markdown, ab_markdown(run.pairs, title, family) + "\n")
     found = regressions(run.pairs)
     if request.fail_on_regression and found:
         names = ", ".join(f"{v.variant} {v.shape} {v.dtype} {v.mode} ({v.verdict})"

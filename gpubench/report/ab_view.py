@@ -72,21 +72,49 @@ def ab_table(verdicts: Sequence[PairVerdict], title: str, threshold: float) -> G
     return Group(table, notes, suite) if numbers else Group(table, suite)
 
 
-def ab_markdown(verdicts: Sequence[PairVerdict], title: str) -> str:
-    """The suite line first (a PR's reader wants it before the rows), the table, then the
-    reasons as a numbered list (each once), as in the terminal."""
+# Verdicts a pull request's reader must see without unfolding anything.
+CHANGED = ("FASTER", "SLOWER", "FAILED", "SUSPECT")
+
+
+def ab_markdown(verdicts: Sequence[PairVerdict], title: str, family: str = "") -> str:
+    """A pull-request comment that a CI job can update in place: a marker line that stays
+    the same from run to run (an HTML comment naming the family), the title, the suite
+    line, the changed points (FASTER, SLOWER, FAILED, SUSPECT), then every point and the
+    reasons (numbered, each once) folded in <details>."""
     numbers = numbered_reasons(verdicts)
-    lines = [f"**{safe_text.markdown(title)}**", "",
-             f"`{safe_text.markdown(suite_line(ab_summary(verdicts)))}`", "",
-             "| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+    changed = [v for v in verdicts if v.verdict in CHANGED]
+    lines = [marker_line(family), f"**{safe_text.markdown(title)}**", "",
+             f"`{safe_text.markdown(suite_line(ab_summary(verdicts)))}`", ""]
+    if changed:
+        lines += [f"Changed ({len(changed)}):", "", *markdown_table(changed, numbers), ""]
+    else:
+        lines += ["No point changed beyond the threshold.", ""]
+    lines += [f"<details><summary>All {len(verdicts)} points</summary>", "",
+              *markdown_table(verdicts, numbers)]
+    if numbers:
+        lines.append("")
+        lines += [f"{number}. {safe_text.markdown(reason)}" for reason, number in numbers.items()]
+    lines += ["", "</details>"]
+    return "\n".join(lines)
+
+
+def marker_line(family: str) -> str:
+    """'<!-- gpubench ab: square -->': what a CI job finds its earlier comment by. Only
+    letters, digits and '._-' of the name are kept, and no two '-' together, so no name
+    can end the comment."""
+    name = "".join(c for c in family if c.isalnum() or c in "._-")
+    while "--" in name:
+        name = name.replace("--", "-")
+    return f"<!-- gpubench ab{': ' + name if name else ''} -->"
+
+
+def markdown_table(verdicts: Sequence[PairVerdict], numbers: dict[str, int]) -> list[str]:
+    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     for v in verdicts:
         row = [safe_text.markdown(cell) for cell in cells(v)]
         row[10] = f"[{numbers[v.reason]}]" if v.reason else ""
         lines.append("| " + " | ".join(row) + " |")
-    if numbers:
-        lines.append("")
-        lines += [f"{number}. {safe_text.markdown(reason)}" for reason, number in numbers.items()]
-    return "\n".join(lines)
+    return lines
 
 
 def summary_line(verdicts: Sequence[PairVerdict], threshold: float) -> str:
