@@ -18,7 +18,6 @@ import sys
 import time
 
 import pytest
-from rich.console import Console
 
 from gpubench.analysis.history import build_series
 from gpubench.commands import history
@@ -26,6 +25,7 @@ from gpubench.records.series import HistoryRow, folder_label
 from gpubench.store import run_index
 from tests.test_ab import write_version
 from tests.test_history import RUN, row
+from tests.test_history_store_robust import shown
 
 
 def git(repo, *args: str) -> None:
@@ -50,12 +50,6 @@ def two_folders(tmp_path_factory):
                                *RUN], capture_output=True, text=True, env=env, timeout=600)
         assert done.returncode == 0, done.stdout + done.stderr
     return root
-
-
-def shown(request: history.HistoryRequest) -> tuple[int, str]:
-    console = Console(record=True, width=200)
-    code = history.execute(request, console)
-    return code, console.export_text()
 
 
 def test_two_folders_of_one_family_name_are_two_sets_of_series(two_folders, monkeypatch):
