@@ -217,6 +217,11 @@ ab_options = stacked(
                       "SUSPECT on a side."),
     click.option("--markdown", is_flag=True, help="Also print the table as markdown."),
     click.option("--seed", type=click.IntRange(min=0), help="Seed for the random inputs [0]."),
+    click.option("--aa", is_flag=True,
+                 help="Calibrate: the family against an identical copy of itself. Per point, "
+                      "the smallest change an A/B decides at 80% power in the time given, "
+                      "and any false verdict; kept per device model, so a later ab says "
+                      "when an UNSURE change is below what its point resolves."),
 )
 """`gpubench ab`'s: the two versions, what to pair, the threshold, the exit on a regression."""
 

@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpubench import errors, safe_text
+from gpubench.analysis.aa import calibrate, with_resolution
 from gpubench.analysis.ab import AB_THRESHOLD, drift_notes, regressions
 from gpubench.analysis.suite import ab_summary
 from gpubench.commands.command import Command
@@ -29,16 +30,17 @@ from gpubench.families.discovery import load_family
 from gpubench.families.versions import changed_variants
 from gpubench.records import completeness as C
 from gpubench.records.run import TIME_FORMAT, RunDocument
-from gpubench.report.ab_view import ab_markdown, ab_table
+from gpubench.report.ab_view import aa_table, ab_markdown, ab_table
 from gpubench.report.files import new_run_dir
 from gpubench.run.ab.modules import refuse_shared
 from gpubench.run.ab.pair import paired_timing
 from gpubench.run.ab.rows import pair_verdicts
-from gpubench.run.ab.versions import Versions, resolve_versions
+from gpubench.run.ab.versions import Versions, aa_versions, resolve_versions
 from gpubench.run.config import RunConfig
 from gpubench.run.lanes.lane import Lane, Outcome, default_lane
 from gpubench.run.machine import detect_machine
 from gpubench.run.plan import Point, choose_dtypes, choose_shapes, group_seed
+from gpubench.store.aa_calibration import load_calibration, save_calibration
 from gpubench.store.folder import RunFolder
 from gpubench.timing.envinfo import host_env
 from gpubench.timing.settings import TimingSettings
@@ -61,6 +63,7 @@ class ABRequest:
     out: Path | None = None
     fail_on_regression: bool = False
     markdown: bool = False
+    aa: bool = False  # --aa: against an identical copy, to calibrate (analysis/aa.py)
 
     @classmethod
     def from_options(cls, family: str, config: RunConfig, threshold: float,
@@ -80,8 +83,9 @@ class ABCommand(Command[ABRequest]):
         machine = detect_machine(request.device)
         if not machine.has_cuda:  # as the worker: before any @triton.jit runs
             os.environ.setdefault("TRITON_INTERPRET", "1")
-        versions = resolve_versions(request.family, request.config.kernels_dirs,
-                                    request.base, request.new, request.base_rev)
+        pick = aa_versions if request.aa else resolve_versions
+        versions = pick(request.family, request.config.kernels_dirs, base=request.base,
+                        new=request.new, base_rev=request.base_rev)
         if versions.note:
             self.console.print(safe_text.terminal(versions.note), markup=False,
                                soft_wrap=True)
@@ -152,6 +156,10 @@ class ABCommand(Command[ABRequest]):
                   interrupted) -> int:
         rows, verdicts = pair_verdicts(points, outcomes, timing, env, controls,
                                        self.request.threshold)
+        model = env.get("gpu") or env.get("cpu") or ""
+        calibrated = calibrate(verdicts) if self.request.aa else []
+        if not self.request.aa:
+            verdicts = with_resolution(verdicts, load_calibration(self.request.family, model))
         meta = {**host_env(), "run_id": folder.path.name, "run_dir": str(folder.path),
                 "command": "ab", "device": env.get("device") or
                 ("cuda" if env.get("gpu") else "cpu"), "families": [self.request.family],
@@ -161,7 +169,8 @@ class ABCommand(Command[ABRequest]):
                        "new_dir": str(versions.new), "controls": sorted(controls),
                        "verdicts": [v.to_dict() for v in verdicts],
                        # the suite line's figures (analysis/suite.py); older runs lack it
-                       "suite": ab_summary(verdicts).to_dict()}}
+                       "suite": ab_summary(verdicts).to_dict(),
+                       "aa": [c.to_dict() for c in calibrated]}}
         if interrupted is not None:
             unrun = sum(o is None for o in outcomes)
             meta[C.INCOMPLETE] = f"interrupted: {unrun} of {len(outcomes)} pairs not run"
@@ -171,6 +180,11 @@ class ABCommand(Command[ABRequest]):
         title = (f"ab {self.request.family}: NEW {versions.new_label} against BASE "
                  f"{versions.base_label} on {env.get('gpu') or 'CPU'}")
         self.console.print(ab_table(verdicts, title, self.request.threshold))
+        if calibrated and interrupted is None:
+            self.console.print(aa_table(calibrated, f"calibration of {self.request.family} "
+                                                    f"on {model or 'this machine'}"))
+            saved = save_calibration(self.request.family, model, calibrated)
+            self.console.print(f"calibration: {saved}", markup=False, soft_wrap=True)
         for note in drift_notes(verdicts):
             self.console.print(safe_text.terminal(note), markup=False, soft_wrap=True)
         if self.request.markdown:

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from gpubench import format as F
 from gpubench import safe_text
+from gpubench.analysis.aa import Calibration, aa_summary
 from gpubench.analysis.suite import ab_summary
 from gpubench.records.ab import PairVerdict
 from gpubench.report.compare_view import STYLE, suite_line
@@ -148,3 +149,20 @@ def paired_line(v: PairVerdict, iteration: int) -> str:
 
 def _time(seconds: float) -> str:
     return "-" if seconds is None or math.isnan(seconds) else F.duration(seconds)
+
+
+def aa_table(found: Sequence[Calibration], title: str) -> Group:
+    """`ab --aa`: per point the change an A/B decides at 80% power, and any false verdict
+    (an A/A point read FASTER or SLOWER), then the summary line."""
+    table = Table(title=safe_text.terminal(title), box=box.SIMPLE_HEAD, title_justify="left",
+                  collapse_padding=True, pad_edge=False)
+    for header in ("variant", "shape", "dtype", "mode", "blocks", "detectable", "A/A verdict"):
+        table.add_column(header, justify="right" if header in ("blocks", "detectable")
+                         else "left")
+    for c in found:
+        size = "-" if math.isnan(c.detectable) else f"{c.detectable:.2%}"
+        said = Text(f"{c.verdict} (false)" if c.false else c.verdict,
+                    style="bold red" if c.false else "")
+        table.add_row(*(safe_text.terminal(x) for x in (c.variant, c.shape, c.dtype, c.mode)),
+                      str(c.blocks), size, said)
+    return Group(table, Text(aa_summary(list(found))))

@@ -3,10 +3,13 @@ names or from a git revision of NEW's folder (export.py), and how a record label
 
 from __future__ import annotations
 
+import hashlib
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpubench import errors
+from gpubench.build.cache import cache_base
 from gpubench.families.discovery import family_dirs, resolve_families
 from gpubench.run.ab.export import export_revision
 
@@ -49,3 +52,21 @@ def family_folder(folder: Path, name: str, option: str) -> Path:
             return candidate.resolve()
     raise errors.UsageError(f"{option} {folder}: no spec.py in it, nor in {folder / name}: "
                             "give the family's folder")
+
+
+def aa_versions(name: str, kernels_dirs: tuple[Path, ...], new: Path | None = None,
+                base: Path | None = None, base_rev: str | None = None) -> Versions:
+    """`ab --aa`: the family against an identical copy of itself, made afresh in gpubench's
+    cache (<cache>/aa-copies/): two folders, so each side imports and builds its own, as in
+    a real A/B. Bytecode is not copied; symbolic links stay links."""
+    if base is not None or base_rev is not None:
+        raise errors.UsageError("--aa pairs the family with an identical copy of itself: "
+                                "give no --base or --base-rev")
+    found = family_folder(new, name, "--new") if new is not None else \
+        resolve_families((name,), family_dirs(kernels_dirs))[name]
+    digest = hashlib.sha256(str(found).encode()).hexdigest()[:12]
+    copy = cache_base() / "aa-copies" / f"{digest}" / found.name
+    shutil.rmtree(copy.parent, ignore_errors=True)
+    shutil.copytree(found, copy, symlinks=True,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return Versions(copy, found, "an identical copy (A/A)", str(found))

@@ -1,0 +1,90 @@
+"""`gpubench ab --aa`: what an A/B of this family can resolve on this machine, from an A/A
+(the family against an identical copy of itself).
+
+Per point, the smallest true change the same A/B would call FASTER or SLOWER at 80% power:
+its verdict needs the interval, z standard errors wide on each side, to clear the bar
+(threshold and drift), so a true change of bar + (z + z_power) standard errors clears it in
+80% of A/Bs. The standard error comes from the A/A's own interval (half its width in log
+space, over its z), which carries the blocks the time allowed and the pairs' noise. An A/A
+point read FASTER or SLOWER is a false verdict: something differs between two identical
+sides (docs/measurement.md).
+
+Pure: verdicts in, calibrations out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from statistics import NormalDist
+
+from gpubench.codec import Record
+from gpubench.records.ab import PairVerdict
+
+POWER = 0.8  # the share of A/Bs that should decide a change of the detectable size
+Z_POWER = NormalDist().inv_cdf(POWER)
+FALSE = ("FASTER", "SLOWER")
+
+
+@dataclass(frozen=True)
+class Calibration(Record):
+    """One point of an A/A: how small a change an A/B of it decides, and its own verdict."""
+
+    variant: str
+    dtype: str
+    shape: str
+    mode: str
+    detectable: float  # the change decided at 80% power, as a fraction; nan: no interval
+    verdict: str
+    blocks: int = 0
+
+    @property
+    def label(self) -> str:
+        return f"{self.variant} {self.shape} {self.dtype} {self.mode}"
+
+    @property
+    def false(self) -> bool:
+        return self.verdict in FALSE
+
+
+def detectable_change(v: PairVerdict) -> float:
+    """bar + (z + z_power) standard errors, as a fraction (nan without an interval)."""
+    if not (v.low > 0 and v.high > 0) or math.isnan(v.low) or math.isnan(v.high):
+        return math.nan
+    error = (math.log(v.high) - math.log(v.low)) / (2 * v.z)
+    return math.exp(math.log1p(v.bar) + (v.z + Z_POWER) * error) - 1
+
+
+def calibrate(verdicts: Iterable[PairVerdict]) -> list[Calibration]:
+    return [Calibration(v.variant, v.dtype, v.shape, v.mode, detectable_change(v), v.verdict,
+                        v.blocks) for v in verdicts]
+
+
+def aa_summary(found: list[Calibration]) -> str:
+    """'A/A: 12 points, 0 false verdicts; detectable change 0.61% to 2.3% (median 0.9%)'."""
+    sizes = sorted(c.detectable for c in found if not math.isnan(c.detectable))
+    false = sum(c.false for c in found)
+    spread = "" if not sizes else (
+        f"; detectable change {sizes[0]:.2%} to {sizes[-1]:.2%} "
+        f"(median {sizes[len(sizes) // 2]:.2%}) at {POWER:.0%} power")
+    return f"A/A: {len(found)} points, {false} false verdict{'s' * (false != 1)}{spread}"
+
+
+def with_resolution(verdicts: list[PairVerdict], known: dict[str, Calibration]
+                    ) -> list[PairVerdict]:
+    """An UNSURE point that an earlier A/A on this device model calibrated says whether
+    its change is below what the point resolves, rather than a bare UNSURE."""
+    from dataclasses import replace
+
+    marked = []
+    for v in verdicts:
+        found = known.get(Calibration(v.variant, v.dtype, v.shape, v.mode, math.nan,
+                                      v.verdict).label)
+        if v.verdict == "UNSURE" and found is not None and not math.isnan(found.detectable):
+            note = (f"below what this point resolves here (A/A: {found.detectable:.2%} at "
+                    f"{POWER:.0%} power)" if abs(v.change) < found.detectable else
+                    f"this point resolves {found.detectable:.2%} here (A/A)")
+            v = replace(v, reason=f"{v.reason}; {note}" if v.reason else note)
+        marked.append(v)
+    return marked

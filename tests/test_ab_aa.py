@@ -1,0 +1,78 @@
+"""`gpubench ab --aa` (issue 63): the family against an identical copy of itself; per point
+the smallest change an A/B decides at 80% power, any false verdict, and the calibration
+kept per device model for later A/Bs."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from test_ab import write_version
+
+from conftest import FAST
+from gpubench.analysis.aa import Z_POWER, Calibration, calibrate, detectable_change, with_resolution
+from gpubench.records.ab import PairVerdict
+
+
+def verdict(said: str, ratio: float, low: float, high: float, z: float = 2.0,
+            bar: float = 0.005) -> PairVerdict:
+    return PairVerdict("work", "float32", "n=65536", "cpu", False, said, ratio=ratio,
+                       low=low, high=high, blocks=100, bar=bar, z=z)
+
+
+def test_the_detectable_change_is_the_bar_plus_z_and_z_power_standard_errors():
+    v = verdict("SAME", 1.0, math.exp(-0.01), math.exp(0.01))  # 0.01 = z * se: se = 0.005
+    assert detectable_change(v) == pytest.approx(math.exp(math.log1p(0.005)
+                                                          + (2.0 + Z_POWER) * 0.005) - 1)
+    wider = verdict("SAME", 1.0, math.exp(-0.02), math.exp(0.02))
+    assert detectable_change(wider) > detectable_change(v) > 0.005
+    assert math.isnan(detectable_change(verdict("UNSURE", math.nan, math.nan, math.nan)))
+
+
+def test_an_aa_verdict_of_faster_or_slower_is_false():
+    found = calibrate([verdict("SLOWER", 1.01, 1.006, 1.014), verdict("SAME", 1.0, 0.998,
+                                                                          1.002)])
+    assert [c.false for c in found] == [True, False]
+
+
+def test_an_unsure_change_below_what_its_point_resolves_says_so():
+    known = {c.label: c for c in [Calibration("work", "float32", "n=65536", "cpu", 0.012,
+                                              "SAME")]}
+    small = with_resolution([verdict("UNSURE", 1.004, 0.99, 1.02)], known)[0]
+    assert "below what this point resolves here (A/A: 1.20% at 80% power)" in small.reason
+    decided = with_resolution([verdict("SLOWER", 1.05, 1.04, 1.06)], known)[0]
+    assert decided.reason == ""  # a decided point needs no note
+    assert with_resolution([verdict("UNSURE", 1.004, 0.99, 1.02)], {})[0].reason == ""
+
+
+def test_a_calibration_is_kept_per_model_and_no_name_leaves_its_folder(tmp_path,
+                                                                        monkeypatch):
+    from gpubench.store.aa_calibration import calibration_path, load_calibration, save_calibration
+
+    monkeypatch.setenv("GPUBENCH_CACHE_DIR", str(tmp_path))
+    found = [Calibration("work", "float32", "n=1", "cold", 0.006, "SAME", 40),
+             Calibration("torch", "float32", "n=1", "cold", math.nan, "UNSURE", 3)]
+    save_calibration("pair", "NVIDIA H200", found)
+    again = load_calibration("pair", "NVIDIA H200")
+    assert again["work n=1 float32 cold"].detectable == 0.006
+    assert math.isnan(again["torch n=1 float32 cold"].detectable)
+    assert load_calibration("pair", "NVIDIA H100") == {}  # another model: none
+    path = calibration_path("../../etc/x", "../..")
+    assert path.is_relative_to(tmp_path / "aa")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{damaged")
+    assert load_calibration("../../etc/x", "../..") == {}
+
+
+@pytest.mark.slow
+def test_aa_prints_each_points_detectable_change_and_keeps_it(gpubench, tmp_path):
+    family = tmp_path / "fam" / "pair"
+    write_version(family, cuda=False)
+    done = gpubench("ab", "pair", "--aa", "--kernels-dir", str(family.parent), "--device",
+                    "cpu", "--out", str(tmp_path / "aa"), *FAST)
+    assert done.code == 0, done.output
+    assert "detectable" in done.stdout and "A/A: 2 points" in done.stdout, done.stdout
+    assert "calibration: " in done.stdout
+    refused = gpubench("ab", "pair", "--aa", "--base", str(family), "--kernels-dir",
+                       str(family.parent), "--device", "cpu")
+    assert refused.code == 2 and "identical copy" in refused.output
