@@ -76,3 +76,31 @@ def test_aa_prints_each_points_detectable_change_and_keeps_it(gpubench, tmp_path
     refused = gpubench("ab", "pair", "--aa", "--base", str(family), "--kernels-dir",
                        str(family.parent), "--device", "cpu")
     assert refused.code == 2 and "identical copy" in refused.output
+
+
+SLEEPY = "lambda a, b, out: (__import__('time').sleep(0.004), torch.add(a, b, out=out))[1]"
+
+
+@pytest.mark.slow
+def test_a_long_call_gets_its_blocks_within_the_budget_and_says_so_without(gpubench,
+                                                                          tmp_path):
+    """Issue 63, time where it decides: a 4 ms call times ~2 blocks in a 30 ms --max-time;
+    with --budget it takes the ~0.6 s more that 30 blocks need, and without one the
+    reason says how much more it would need."""
+    import json
+
+    base, new = tmp_path / "v1" / "pair", tmp_path / "v2" / "pair"
+    for folder in (base, new):
+        write_version(folder, cuda=False, work=SLEEPY)
+    args = ("ab", "pair", "--base", str(base), "--new", str(new), "--variants", "work",
+            "--device", "cpu", *FAST)
+    given = gpubench(*args, "--budget", "5", "--out", str(tmp_path / "given"))
+    assert given.code == 0, given.output
+    found = json.loads((tmp_path / "given" / "results.json").read_text())["meta"]["ab"]
+    work = found["verdicts"][0]
+    assert work["blocks"] >= 30 and work["stop"] in ("extended", "decided"), work
+    assert "1 point took more to reach 30 blocks" in given.stdout, given.stdout
+    none = gpubench(*args, "--budget", "0", "--out", str(tmp_path / "none"))
+    found = json.loads((tmp_path / "none" / "results.json").read_text())["meta"]["ab"]
+    work = found["verdicts"][0]
+    assert work["blocks"] < 30 and "s more of pairs: --budget" in work["reason"], work

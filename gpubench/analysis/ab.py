@@ -27,7 +27,14 @@ from dataclasses import dataclass, replace
 
 from gpubench.analysis.comparison import FASTER, SAME, SLOWER, UNSURE, verdict
 from gpubench.records.ab import PairVerdict
-from gpubench.timing.paired import DECIDED, MIN_BLOCKS, PairedTiming, family_z
+from gpubench.timing.paired import (
+    BLOCK_MARGIN,
+    DECIDED,
+    EXTENDED,
+    MIN_BLOCKS,
+    PairedTiming,
+    family_z,
+)
 from gpubench.timing.stats import quantile
 
 FAILED, SUSPECT, NOT_RUN = "FAILED", "SUSPECT", "NOT RUN"
@@ -116,8 +123,11 @@ def _verdict(entry: PairEntry, threshold: float, drift: float, z: float) -> Pair
                    base_median_s=_median(paired.base_s), new_median_s=_median(paired.new_s),
                    stop=paired.stop)
     if math.isnan(low):
+        block_s = 2 * (_median(paired.base_s) + _median(paired.new_s))
+        more = (MIN_BLOCKS - paired.blocks) * block_s * BLOCK_MARGIN
+        needs = "" if math.isnan(more) else f" (~{more:.1f} s more of pairs: --budget)"
         return replace(head, reason=f"{paired.blocks} blocks of four calls; a verdict needs "
-                                    f"{MIN_BLOCKS}")
+                                    f"{MIN_BLOCKS}{needs}")
     said = verdict(low, high, threshold, bar)
     spread = uneven_load_spread(paired.ratios())
     if said in (FASTER, SLOWER) and entry.busy > 1 and abs(ratio - 1) <= spread:
@@ -150,7 +160,8 @@ def _why(said: str, low: float, high: float, threshold: float, bar: float,
     if said in (FASTER, SLOWER, SAME):
         return "" if bar <= threshold * 1.000001 else \
             f"beyond the group's drift: the bar was {_signed(bar)}"
-    spent = "" if paired.stop == DECIDED else " after the whole --max-time"
+    spent = {DECIDED: "", EXTENDED: " after --max-time and its share of --budget"}.get(
+        paired.stop, " after the whole --max-time")
     if low < 1 + bar and high > 1 / (1 + bar) and (high - low) / 2 > threshold:
         return (f"the interval [{_signed(low - 1)}, {_signed(high - 1)}] is wider than "
                 f"+-{threshold:.1%}{spent}: more --max-time narrows it")

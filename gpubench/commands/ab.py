@@ -30,7 +30,7 @@ from gpubench.families.discovery import load_family
 from gpubench.families.versions import changed_variants
 from gpubench.records import completeness as C
 from gpubench.records.run import TIME_FORMAT, RunDocument
-from gpubench.report.ab_view import aa_table, ab_markdown, ab_table
+from gpubench.report.ab_view import aa_table, ab_markdown, ab_table, budget_line
 from gpubench.report.files import new_run_dir
 from gpubench.run.ab.modules import refuse_shared
 from gpubench.run.ab.pair import paired_timing
@@ -64,6 +64,7 @@ class ABRequest:
     fail_on_regression: bool = False
     markdown: bool = False
     aa: bool = False  # --aa: against an identical copy, to calibrate (analysis/aa.py)
+    budget_s: float | None = None  # --budget: beyond --max-time, for the blocks (pair.py)
 
     @classmethod
     def from_options(cls, family: str, config: RunConfig, threshold: float,
@@ -91,7 +92,7 @@ class ABCommand(Command[ABRequest]):
                                soft_wrap=True)
         points, controls = self._plan(versions, machine)
         timing = paired_timing(request.config.timing, machine.device, request.threshold,
-                               len(points))
+                               len(points), request.budget_s)
         out = request.out or new_run_dir(PROFILES, [request.family, "ab"])
         folder = RunFolder(out, latest_base=None if request.out else PROFILES).claim()
         lane = default_lane(machine.device, folder.path, "ab-worker")
@@ -185,6 +186,7 @@ class ABCommand(Command[ABRequest]):
                                                     f"on {model or 'this machine'}"))
             saved = save_calibration(self.request.family, model, calibrated)
             self.console.print(f"calibration: {saved}", markup=False, soft_wrap=True)
+        self.console.print(budget_line(verdicts, timing), markup=False, soft_wrap=True)
         for note in drift_notes(verdicts):
             self.console.print(safe_text.terminal(note), markup=False, soft_wrap=True)
         if self.request.markdown:

@@ -18,7 +18,8 @@ from gpubench.analysis.aa import Calibration, aa_summary
 from gpubench.analysis.suite import ab_summary
 from gpubench.records.ab import PairVerdict
 from gpubench.report.compare_view import STYLE, suite_line
-from gpubench.timing.paired import Z_SEQUENTIAL
+from gpubench.timing.paired import EXTENDED, MIN_BLOCKS, Z_SEQUENTIAL
+from gpubench.timing.settings import TimingSettings
 
 HEADERS = ("variant", "shape", "dtype", "mode", "base", "new", "change", "CI", "blocks",
            "verdict", "why")
@@ -166,3 +167,16 @@ def aa_table(found: Sequence[Calibration], title: str) -> Group:
         table.add_row(*(safe_text.terminal(x) for x in (c.variant, c.shape, c.dtype, c.mode)),
                       str(c.blocks), size, said)
     return Group(table, Text(aa_summary(list(found))))
+
+
+def budget_line(verdicts: Sequence[PairVerdict], timing: TimingSettings) -> str:
+    """Where the time beyond --max-time went: 'time: up to 5.0 s a point beyond --max-time
+    (--budget); 3 points took more to reach 30 blocks; 1 still short'."""
+    extended = sum(v.stop == EXTENDED for v in verdicts)
+    short = sum(0 < v.blocks < MIN_BLOCKS or (v.blocks == 0 and v.verdict == "UNSURE"
+                                              and "blocks" in v.reason) for v in verdicts)
+    return (f"time: up to {timing.blocks_time_s:.1f} s a point beyond --max-time (--budget "
+            f"{timing.blocks_time_s * timing.decisions:.0f} s in all); {extended} point"
+            f"{'s' * (extended != 1)} took more to reach {MIN_BLOCKS} blocks; {short} still "
+            "short")
+

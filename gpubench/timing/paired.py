@@ -148,6 +148,25 @@ def blocks_of(order: Sequence[tuple[int, int]], samples: Sequence[float]
     return base, new, new_first
 
 
+# Why a paired measurement stopped after its --max-time: it took more, up to its share of
+# the suite's budget, to reach the blocks a verdict needs (time_for_blocks).
+EXTENDED = "extended"
+# A fifth more than the bare count: a round loses the blocks cut at its edges.
+BLOCK_MARGIN = 1.2
+
+
+def time_for_blocks(blocks: int, timed_s: float, allowance_s: float) -> float:
+    """Seconds more of pairs a point needs to reach MIN_BLOCKS at the pace it timed so far,
+    its calls' own duration (`timed_s`: the time its blocks' calls took); 0 when it has
+    them, or when that is more than `allowance_s` (its share of the suite's budget). With
+    no whole block yet, one block is taken to cost all the time timed: an upper bound."""
+    if blocks >= MIN_BLOCKS or allowance_s <= 0:
+        return 0.0
+    pace = timed_s / blocks if blocks else max(timed_s, 1e-6)
+    needed = (MIN_BLOCKS - blocks) * pace * BLOCK_MARGIN
+    return needed if needed <= allowance_s else 0.0
+
+
 def round_budgets(total_s: float, first_s: float) -> list[float]:
     """Seconds of blocks per round: doubling from `first_s` until `total_s` is spent, so a
     clear change stops after a few tens of ms while a close one gets the whole budget,

@@ -56,6 +56,9 @@ class TimingSettings(Record):
     # point's interval widens with it, so that all of them together keep one false
     # FASTER/SLOWER at most 5% of the time (timing/paired.family_z).
     decisions: int = 1
+    # Seconds a paired point may add beyond max_time to reach the blocks a verdict needs
+    # (an `ab`'s --budget shared over its points); 0: never (timing/paired.time_for_blocks).
+    blocks_time_s: float = 0.0
 
     def __post_init__(self) -> None:
         """Settings that could never measure anything sensible are refused here, whatever

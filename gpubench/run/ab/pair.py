@@ -39,6 +39,7 @@ from gpubench.timing.measurement import Measurement, in_loop_evidence
 from gpubench.timing.paired import (
     BASE,
     DECIDED,
+    EXTENDED,
     MAX_TIME,
     NEW,
     PairedTiming,
@@ -46,6 +47,7 @@ from gpubench.timing.paired import (
     family_z,
     paired_interval,
     round_budgets,
+    time_for_blocks,
 )
 from gpubench.timing.settings import TimingSettings
 from gpubench.timing.timers import make_timer, modes_for_device
@@ -184,23 +186,38 @@ class _Rounds:
 
 def _rounds(executor: Executor, mode: str, calls: AlternatingCalls, task: Task) -> _Rounds:
     """Rounds of pairs until the interval decides (at the task's threshold) or the task's
-    max time is spent. The first round warms up as a `run` does; later ones need not."""
-    gathered, threshold = _Rounds(mode), task.timing.target_rel_ci
-    settings = task.timing
+    max time is spent; then, if the blocks a verdict needs are still missing, one more
+    round long enough to reach them at the pace timed so far, within the point's share of
+    the suite's budget (timing/paired.time_for_blocks). The first round warms up as a
+    `run` does; later ones need not."""
+    gathered, settings = _Rounds(mode), task.timing
     for index, budget in enumerate(round_budgets(settings.max_time_s, FIRST_ROUND_S)):
-        timer = make_timer(mode, replace(
-            settings, warmup_s=settings.warmup_s if index == 0 else 0.0, min_time_s=budget,
-            max_time_s=budget, max_samples=2 * settings.max_samples), executor.shared)
-        calls.start_round()
-        timing, clocks = measure_watched(timer, calls, executor.machine.has_cuda,
-                                         executor.gpu_uuid)
-        gathered.add(timing.at_least_zero(), clocks, calls)
-        _, low, high = paired_interval(gathered.paired.ratios(), family_z(settings.decisions))
-        if gathered.error is None and low == low and \
-                verdict(low, high, threshold, threshold) != UNSURE:
+        if _round(executor, calls, gathered, settings, budget, warm=index == 0):
             gathered.stop = DECIDED
-            break
+            return gathered
+    paired = gathered.paired
+    extra = time_for_blocks(paired.blocks, sum(paired.base_s) + sum(paired.new_s),
+                            settings.blocks_time_s)
+    if extra > 0 and gathered.error is None:
+        _round(executor, calls, gathered, settings, extra, warm=False)
+        gathered.stop = EXTENDED  # decided or not: the verdict says which
     return gathered
+
+
+def _round(executor: Executor, calls: AlternatingCalls, gathered: _Rounds,
+           settings: TimingSettings, budget: float, warm: bool) -> bool:
+    """One round of `budget` seconds of pairs into `gathered`; whether they now decide."""
+    timer = make_timer(gathered.mode, replace(
+        settings, warmup_s=settings.warmup_s if warm else 0.0, min_time_s=budget,
+        max_time_s=budget, max_samples=2 * settings.max_samples), executor.shared)
+    calls.start_round()
+    timing, clocks = measure_watched(timer, calls, executor.machine.has_cuda,
+                                     executor.gpu_uuid)
+    gathered.add(timing.at_least_zero(), clocks, calls)
+    _, low, high = paired_interval(gathered.paired.ratios(), family_z(settings.decisions))
+    threshold = settings.target_rel_ci
+    return gathered.error is None and low == low and \
+        verdict(low, high, threshold, threshold) != UNSURE
 
 
 def _measurement(rounds: _Rounds, side: int, check) -> Measurement:
@@ -250,16 +267,24 @@ def _pair_result(base: WorkerResult, new: WorkerResult, paired: dict) -> WorkerR
     return replace(_failed_side(base, new) or replace(new, base=base), paired=paired)
 
 
+# The suite's budget beyond --max-time when none is given: ten times each point's
+# --max-time, which a 10 ms kernel (30 blocks: 1.2 s) fits and a 100 ms one does not.
+BUDGET_PER_POINT = 10.0
+
+
 def paired_timing(timing: TimingSettings, device: str, threshold: float,
-                  points: int = 1) -> TimingSettings:
+                  points: int = 1, budget_s: float | None = None) -> TimingSettings:
     """run's settings for pairs: the threshold as their target (they stop once their
-    interval decides at it, run/ab/pair.py, or after --max-time), and `points` times the
-    modes as the verdicts decided together (family_z); a mode whose samples are not one
-    call each is a UsageError."""
+    interval decides at it, run/ab/pair.py, or after --max-time), `points` times the
+    modes as the verdicts decided together (family_z), and each one's share of `budget_s`
+    (--budget; default BUDGET_PER_POINT times --max-time each) to reach the blocks a
+    verdict needs; a mode whose samples are not one call each is a UsageError."""
     modes = modes_for_device(timing.modes, device)
     unpaired = [m for m in modes if m not in PAIRED_MODES]
     if unpaired:
         raise errors.UsageError(f"ab times in pairs, one call a sample: mode(s) "
                                 f"{', '.join(unpaired)} cannot; use "
                                 f"{', '.join(m for m in PAIRED_MODES if m != 'cpu')}")
-    return replace(timing, target_rel_ci=threshold, decisions=max(1, points * len(modes)))
+    decisions = max(1, points * len(modes))
+    share = BUDGET_PER_POINT * timing.max_time_s if budget_s is None else budget_s / decisions
+    return replace(timing, target_rel_ci=threshold, decisions=decisions, blocks_time_s=share)
