@@ -102,6 +102,7 @@ def test_a_long_call_gets_its_blocks_within_the_budget_and_says_so_without(gpube
     assert "1 point took more to reach 30 blocks" in given.stdout, given.stdout
     none = gpubench(*args, "--budget", "0", "--out", str(tmp_path / "none"))
     assert none.code == 0, none.output
-    assert "0 points took more" in none.stdout    found = json.loads((tmp_path / "none" / "results.json").read_text())["meta"]["ab"]
+    assert "0 points took more" in none.stdout
+    found = json.loads((tmp_path / "none" / "results.json").read_text())["meta"]["ab"]
     work = found["verdicts"][0]
     assert work["blocks"] < 30 and "s more of pairs: --budget" in work["reason"], work
