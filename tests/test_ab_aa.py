@@ -68,11 +68,16 @@ def test_a_calibration_is_kept_per_model_and_no_name_leaves_its_folder(tmp_path,
 def test_aa_prints_each_points_detectable_change_and_keeps_it(gpubench, tmp_path):
     family = tmp_path / "fam" / "pair"
     write_version(family, cuda=False)
-    done = gpubench("ab", "pair", "--aa", "--kernels-dir", str(family.parent), "--device",
-                    "cpu", "--out", str(tmp_path / "aa"), *FAST)
+    own = {"GPUBENCH_CACHE_DIR": str(tmp_path / "cache")}  # its calibration its own
+    args = ("ab", "pair", "--kernels-dir", str(family.parent), "--device", "cpu", *FAST)
+    before = gpubench(*args, "--base", str(family), "--threshold-from-aa", env=own)
+    assert "no A/A of pair on " in before.stdout, before.output
+    done = gpubench(*args, "--aa", "--out", str(tmp_path / "aa"), env=own)
     assert done.code == 0, done.output
     assert "detectable" in done.stdout and "A/A: 2 points" in done.stdout, done.stdout
     assert "calibration: " in done.stdout
+    after = gpubench(*args, "--base", str(family), "--threshold-from-aa", env=own)
+    assert after.code == 0 and "no A/A" not in after.stdout, after.output
     refused = gpubench("ab", "pair", "--aa", "--base", str(family), "--kernels-dir",
                        str(family.parent), "--device", "cpu")
     assert refused.code == 2 and "identical copy" in refused.output
@@ -106,3 +111,26 @@ def test_a_long_call_gets_its_blocks_within_the_budget_and_says_so_without(gpube
     found = json.loads((tmp_path / "none" / "results.json").read_text())["meta"]["ab"]
     work = found["verdicts"][0]
     assert work["blocks"] < 30 and "s more of pairs: --budget" in work["reason"], work
+
+
+def test_a_threshold_from_the_aa_decides_what_the_fixed_one_calls_same():
+    """Issue 63: a +0.4% change with a +-0.03% interval is SAME at the fixed +-0.5%; with
+    the point's threshold from its A/A (its interval's far end, at least 0.1%) it is SLOWER.
+    A point without a calibration keeps the fixed threshold."""
+    from dataclasses import replace
+
+    from test_ab import synthetic_blocks
+
+    from gpubench.analysis.aa import NOISE_FLOOR, noise_thresholds
+    from gpubench.analysis.ab import PairEntry, judge_pairs
+
+    aa = Calibration("work", "float32", "n=1024", "cold", 0.002, "SAME", 400, 0.9997, 1.0004)
+    assert aa.noise_threshold == NOISE_FLOOR  # 0.04% apart at most: the floor
+    wide = replace(aa, low=0.995, high=1.003)
+    assert wide.noise_threshold == pytest.approx(0.005)
+    thresholds = noise_thresholds({aa.label: aa})
+    entry = PairEntry("work", "float32", "n=1024", "cold", False,
+                      synthetic_blocks(1.004, 1.0, 400, noise=0.001, seed=2))
+    fixed = judge_pairs([entry], threshold=0.005)[0]
+    own = judge_pairs([replace(entry, threshold=thresholds[aa.label])], threshold=0.005)[0]
+    assert fixed.verdict == "SAME" and own.verdict == "SLOWER", (fixed, own)

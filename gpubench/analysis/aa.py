@@ -25,6 +25,10 @@ from gpubench.records.ab import PairVerdict
 POWER = 0.8  # the share of A/Bs that should decide a change of the detectable size
 Z_POWER = NormalDist().inv_cdf(POWER)
 FALSE = ("FASTER", "SLOWER")
+# The smallest threshold a calibration gives: one part in a thousand, a few times the
+# narrowest paired intervals measured on an H200 (+-0.02-0.04% from 50 us), so a point's
+# threshold never rests on one lucky A/A.
+NOISE_FLOOR = 0.001
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,17 @@ class Calibration(Record):
     detectable: float  # the change decided at 80% power, as a fraction; nan: no interval
     verdict: str
     blocks: int = 0
+    low: float = math.nan  # the A/A's own interval of NEW/BASE (identical sides)
+    high: float = math.nan
+
+    @property
+    def noise_threshold(self) -> float:
+        """`ab --threshold-from-aa`: the farthest end of the A/A's interval from no change,
+        what two identical sides can read apart here; at least NOISE_FLOOR. nan without an
+        interval."""
+        if math.isnan(self.low) or math.isnan(self.high):
+            return math.nan
+        return max(abs(self.low - 1), abs(self.high - 1), NOISE_FLOOR)
 
     @property
     def label(self) -> str:
@@ -58,7 +73,14 @@ def detectable_change(v: PairVerdict) -> float:
 
 def calibrate(verdicts: Iterable[PairVerdict]) -> list[Calibration]:
     return [Calibration(v.variant, v.dtype, v.shape, v.mode, detectable_change(v), v.verdict,
-                        v.blocks) for v in verdicts]
+                        v.blocks, v.low, v.high) for v in verdicts]
+
+
+def noise_thresholds(known: dict[str, Calibration]) -> dict[str, float]:
+    """Each calibrated point's threshold from its A/A (Calibration.noise_threshold), by
+    label; a point whose A/A had no interval is left out (it keeps --threshold)."""
+    return {label: c.noise_threshold for label, c in known.items()
+            if not math.isnan(c.noise_threshold)}
 
 
 def aa_summary(found: list[Calibration]) -> str:

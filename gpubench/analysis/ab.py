@@ -64,6 +64,7 @@ class PairEntry:
     # have made the calls (timing/hostload.busy_factor), and why. 1.0: a quiet host.
     busy: float = 1.0
     busy_why: str = ""
+    threshold: float | None = None  # this point's own (ab --threshold-from-aa); None: the run's
 
     @property
     def group(self) -> tuple[str, str, str]:
@@ -110,6 +111,7 @@ def regressions(verdicts: Iterable[PairVerdict]) -> list[PairVerdict]:
 
 
 def _verdict(entry: PairEntry, threshold: float, drift: float, z: float) -> PairVerdict:
+    threshold = threshold if entry.threshold is None else entry.threshold
     head = PairVerdict(entry.variant, entry.dtype, entry.shape, entry.mode, entry.control,
                        UNSURE, bar=threshold, z=z)
     if entry.status:

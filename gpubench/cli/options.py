@@ -221,6 +221,10 @@ ab_options = stacked(
                  help="Seconds the whole A/B may add beyond --max-time, shared over its "
                       "points, so that long kernels reach the blocks a verdict needs "
                       "instead of an UNSURE [10x --max-time a point]."),
+    click.option("--threshold-from-aa", is_flag=True,
+                 help="Each point's threshold from its A/A on this device model (`ab --aa`):"
+                      " the farthest end of its A/A interval from no change, at least 0.1%; "
+                      "points without one keep --threshold."),
     click.option("--aa", is_flag=True,
                  help="Calibrate: the family against an identical copy of itself. Per point, "
                       "the smallest change an A/B decides at 80% power in the time given, "

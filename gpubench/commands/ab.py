@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpubench import errors, safe_text
-from gpubench.analysis.aa import calibrate, with_resolution
+from gpubench.analysis.aa import calibrate, noise_thresholds, with_resolution
 from gpubench.analysis.ab import AB_THRESHOLD, drift_notes, regressions
 from gpubench.analysis.suite import ab_summary
 from gpubench.commands.command import Command
@@ -42,7 +42,7 @@ from gpubench.run.machine import detect_machine
 from gpubench.run.plan import Point, choose_dtypes, choose_shapes, group_seed
 from gpubench.store.aa_calibration import load_calibration, save_calibration
 from gpubench.store.folder import RunFolder
-from gpubench.timing.envinfo import host_env
+from gpubench.timing.envinfo import device_model, host_env
 from gpubench.timing.settings import TimingSettings
 
 PROFILES = Path("profiles")
@@ -65,6 +65,7 @@ class ABRequest:
     markdown: bool = False
     aa: bool = False  # --aa: against an identical copy, to calibrate (analysis/aa.py)
     budget_s: float | None = None  # --budget: beyond --max-time, for the blocks (pair.py)
+    threshold_from_aa: bool = False  # each point's threshold from its A/A (analysis/aa.py)
 
     @classmethod
     def from_options(cls, family: str, config: RunConfig, threshold: float,
@@ -78,6 +79,7 @@ class ABRequest:
 @dataclass(eq=False)
 class ABCommand(Command[ABRequest]):
     started: float = field(default_factory=time.perf_counter)  # the record's wall_s from here
+    thresholds: dict[str, float] = field(default_factory=dict)  # --threshold-from-aa's
 
     def execute(self) -> int:
         request = self.request
@@ -99,7 +101,8 @@ class ABCommand(Command[ABRequest]):
         outcomes: list[Outcome | None] = [None] * len(points)
         interrupted = None
         try:
-            measure_pairs(lane, points, versions.base, timing, outcomes, self.console)
+            measure_pairs(lane, points, versions.base, timing, outcomes, self.console,
+                          self._thresholds(machine))
         except KeyboardInterrupt as exc:
             interrupted = exc
         finally:
@@ -153,10 +156,24 @@ class ABCommand(Command[ABRequest]):
 
     # ------------------------------------------------------------ the record
 
+    def _thresholds(self, machine) -> dict[str, float]:
+        """--threshold-from-aa: each calibrated point's own threshold (analysis/aa.py), from
+        `ab --aa` on this device model; said when there is none."""
+        if not self.request.threshold_from_aa:
+            return {}
+        model = device_model(machine.device)
+        self.thresholds = noise_thresholds(load_calibration(self.request.family, model))
+        if not self.thresholds:
+            self.console.print(safe_text.terminal(
+                f"--threshold-from-aa: no A/A of {self.request.family} on {model} (run "
+                f"`gpubench ab {self.request.family} --aa`): every point keeps --threshold"),
+                markup=False, soft_wrap=True)
+        return self.thresholds
+
     def _conclude(self, points, controls, outcomes, versions, timing, folder, env,
                   interrupted) -> int:
         rows, verdicts = pair_verdicts(points, outcomes, timing, env, controls,
-                                       self.request.threshold)
+                                       self.request.threshold, self.thresholds)
         model = env.get("gpu") or env.get("cpu") or ""
         calibrated = calibrate(verdicts) if self.request.aa else []
         if not self.request.aa:
@@ -200,7 +217,8 @@ class ABCommand(Command[ABRequest]):
 
 
 def measure_pairs(lane: Lane, points: list[Point], base: Path, timing: TimingSettings,
-                  outcomes: list, console: Console) -> None:
+                  outcomes: list, console: Console,
+                  thresholds: dict[str, float] | None = None) -> None:
     """Each point as a pair task on `lane` (NEW: the point's family folder; BASE: `base`),
     its outcome into `outcomes` as it comes (what Ctrl-C leaves is kept)."""
     progress = Progress(TextColumn("{task.description}"), BarColumn(),
@@ -211,7 +229,10 @@ def measure_pairs(lane: Lane, points: list[Point], base: Path, timing: TimingSet
         for index, point in enumerate(points):
             progress.update(bar, description=safe_text.terminal(
                 f"{point.variant.name} {point.shape.label()} {point.dtype}"))
-            task = replace(point.task(index + 1, timing), base_dir=str(base))
+            prefix = f"{point.variant.name} {point.shape.text()} {point.dtype} "
+            own = [t for label, t in (thresholds or {}).items() if label.startswith(prefix)]
+            aimed = replace(timing, target_rel_ci=min(own)) if own else timing
+            task = replace(point.task(index + 1, aimed), base_dir=str(base))
             # two builds and two checks: twice a point's limits
             outcomes[index] = lane.execute(task, 2 * timing.timeout_s,
                                            2 * timing.build_timeout_s)

@@ -17,6 +17,16 @@ from gpubench.timing.git_reader import repository_of, run_git
 from gpubench.version import __version__
 
 
+def device_model(device: str) -> str:
+    """The model a device's figures are kept under (`ab --aa`'s calibration): the GPU's
+    name as device_env gives it, or the CPU's."""
+    if device == "cuda":
+        import torch
+
+        return torch.cuda.get_device_properties(torch.cuda.current_device()).name
+    return platform.processor() or platform.machine()
+
+
 def device_env(device: str) -> dict:
     """GPU and library facts, read in the process that will run the kernels."""
     import torch

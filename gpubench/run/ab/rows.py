@@ -29,13 +29,17 @@ from gpubench.verdicts.derive import finish_group
 
 
 def pair_verdicts(points: list[Point], outcomes: list, timing: TimingSettings, env: dict,
-                  controls: set[str], threshold: float) -> tuple[list, list]:
+                  controls: set[str], threshold: float,
+                  thresholds: dict[str, float] | None = None) -> tuple[list, list]:
     """(both sides' rows, derived as `run` derives them; the PairVerdicts). `env`: the
-    worker's facts, its measured ceilings among them."""
+    worker's facts, its measured ceilings among them; `thresholds`: a point's own, by its
+    label 'VARIANT SHAPE DTYPE MODE' (ab --threshold-from-aa)."""
     modes = modes_for_device(timing.modes, "cuda" if env.get("gpu") else "cpu")
     rows = side_rows(points, outcomes, modes, env)
-    return rows, judge_pairs(_entries(points, outcomes, modes, rows, controls), threshold,
-                             timing.decisions)
+    entries = [replace(e, threshold=(thresholds or {}).get(
+                   f"{e.variant} {e.shape} {e.dtype} {e.mode}"))
+               for e in _entries(points, outcomes, modes, rows, controls)]
+    return rows, judge_pairs(entries, threshold, timing.decisions)
 
 
 def side_rows(points: list[Point], outcomes: list, modes: tuple[str, ...],
