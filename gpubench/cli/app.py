@@ -156,6 +156,36 @@ def ab(family, threshold_pct, **options):
 
 
 @cli.command()
+@click.argument("family")
+@click.option("--good", required=True, metavar="REV", help="A revision where FAMILY was fast.")
+@click.option("--bad", required=True, metavar="REV", help="A later revision where it is slow.")
+@opts.shape_options
+@click.option("--dtype", "dtypes", multiple=True, help="float32 (default), bf16, ..., 'all'.")
+@click.option("--variants", multiple=True, help="Only these variants (comma-separated).")
+@opts.timing_options
+@opts.threshold_option(0.5, "Changes within +-this % count as SAME; a probe is SLOWER "
+                            "beyond it.")
+@click.option("--markdown", is_flag=True, help="Also print the finding as markdown.")
+@opts.out_option("the bisect's record")
+@opts.kernels_dir_option
+@opts.device_option()
+def bisect(family, good, bad, threshold_pct, **options):
+    """Which commit made FAMILY slower? An A/B of BAD against GOOD, then of the commits that
+    changed the family's folder between them (binary search, each against GOOD), the
+    first SLOWER one confirmed against its parent. Exit 13 when a culprit is confirmed."""
+    from gpubench.commands import bisect
+
+    def body() -> int:
+        config = merge_options(RunConfig(), {**options, "families": (family,)})
+        request = bisect.BisectRequest(family, good, bad, config, threshold_pct / 100,
+                                       options["device"], options["out"],
+                                       options["markdown"])
+        return bisect.execute(request, make_console())
+
+    guarded(body)
+
+
+@cli.command()
 @click.argument("runs", nargs=-1, required=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="The HTML file [report.html in the (last) run's folder].")

@@ -1,0 +1,105 @@
+"""`gpubench bisect` (issue 64): the search's logic, and on the CPU a 12-commit repository
+whose variant does 4x the work from commit 7."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gpubench.analysis.bisect import NOT_SLOWER, SKIP, SLOWER, Bisection
+
+
+def search(count: int, first_slow: int, skipped: frozenset = frozenset()) -> tuple:
+    """(culprit, probes) of a search whose commits from `first_slow` on are slower."""
+    state, probes = Bisection(count), 0
+    while (index := state.next()) is not None:
+        probes += 1
+        outcome = SKIP if index in skipped else SLOWER if index >= first_slow else NOT_SLOWER
+        state.record(index, outcome)
+    return state.culprit(), probes, state
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 7, 11, 16, 33])
+def test_every_first_slow_commit_is_found_in_log2_probes(count):
+    for first in range(count):
+        culprit, probes, _ = search(count, first)
+        assert culprit == first
+        assert probes <= math.ceil(math.log2(count)) if count > 1 else probes == 0
+
+
+def test_a_skipped_commit_costs_a_probe_and_is_named_as_a_doubt():
+    culprit, probes, state = search(12, 6, skipped=frozenset({5}))
+    assert culprit == 6 and probes <= math.ceil(math.log2(12)) + 1
+    culprit, _, state = search(12, 6, skipped=frozenset({5, 4}))
+    assert culprit == 6 and state.skipped_before() in ([], [5], [4, 5])
+
+
+def test_an_unknown_outcome_is_refused():
+    with pytest.raises(ValueError):
+        Bisection(3).record(0, "faster")
+
+
+# ---------------------------------------------------------------- on the CPU, end to end
+
+def git(repo, *args: str) -> str:
+    import subprocess
+
+    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                          cwd=repo, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def twelve_commits(tmp_path_factory):
+    """A repository of 12 commits of the family `pair`, each changing its folder; from
+    the 7th on, its `work` variant does 4x the work. (commits, repository)."""
+    from test_ab import write_version
+
+    repo = tmp_path_factory.mktemp("bisect") / "repo"
+    family = repo / "kernels" / "pair"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    commits = []
+    for n in range(1, 13):
+        write_version(family, repeats=4 if n >= 7 else 1, cuda=False)
+        (family / "notes.txt").write_text(f"commit {n}\n")
+        git(repo, "add", ".")
+        git(repo, "commit", "-qm", f"commit {n}")
+        commits.append(git(repo, "rev-parse", "HEAD"))
+    return commits, repo
+
+
+@pytest.mark.slow
+def test_bisect_names_the_commit_that_quadrupled_the_work(gpubench, twelve_commits,
+                                                         tmp_path):
+    from conftest import FAST
+
+    commits, repo = twelve_commits
+    done = gpubench("bisect", "pair", "--good", commits[0], "--bad", commits[-1],
+                    "--kernels-dir", str(repo / "kernels"), "--device", "cpu", "--out",
+                    str(tmp_path / "bisect"), "--markdown", *FAST)
+    assert done.code == 13, done.output
+    assert f"culprit: {commits[6][:12]} 'commit 7'" in done.stdout, done.stdout
+    assert "confirmed against its parent" in done.stdout
+    probes = [line for line in done.stdout.splitlines() if line.startswith("probe-")]
+    # the first A/B (BAD against GOOD), the search over 11 commits, the confirmation
+    assert len(probes) <= math.ceil(math.log2(11)) + 1, done.stdout
+    record = done.results(tmp_path / "bisect")
+    assert record["meta"]["bisect"]["culprit"] == commits[6]
+    assert any(line.startswith("bisect pair: ") and line.endswith(" s") for line in
+               done.stdout.splitlines())  # its wall time
+
+
+@pytest.mark.slow
+def test_an_unchanged_range_has_no_culprit(gpubench, twelve_commits, tmp_path):
+    from conftest import FAST
+
+    commits, repo = twelve_commits
+    done = gpubench("bisect", "pair", "--good", commits[0], "--bad", commits[5],
+                    "--kernels-dir", str(repo / "kernels"), "--device", "cpu", "--out",
+                    str(tmp_path / "bisect"), *FAST)
+    assert done.code == 0, done.output
+    lines = done.stdout.splitlines()
+    assert "no culprit: BAD is not slower than GOOD" in lines, done.stdout
+    assert not any(line.startswith("culprit:") for line in lines)
