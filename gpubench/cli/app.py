@@ -1,9 +1,8 @@
 """The `gpubench` command line. Each command parses, builds its request, delegates, and maps
 errors to exit codes.
 
-This is the only module that prints errors and chooses exit statuses: bad
-input becomes one line on stderr and a non-zero code (see errors.py), never a
-traceback. The options several commands share are defined once, in options.py; an
+This is the only module that prints errors and chooses exit statuses: bad input becomes
+one line on stderr and a non-zero code (see errors.py), never a traceback. The options several commands share are defined once, in options.py; an
 option's destination name is its request field's name, so a request is built from the
 parsed options directly. Each command imports its module when it runs: importing all of
 them costs ~0.9 s, which `gpubench --help` and a typo should not pay.
@@ -157,30 +156,21 @@ def ab(family, threshold_pct, **options):
 
 @cli.command()
 @click.argument("family")
-@click.option("--good", required=True, metavar="REV", help="A revision where FAMILY was fast.")
-@click.option("--bad", required=True, metavar="REV", help="A later revision where it is slow.")
-@opts.shape_options
-@click.option("--dtype", "dtypes", multiple=True, help="float32 (default), bf16, ..., 'all'.")
-@click.option("--variants", multiple=True, help="Only these variants (comma-separated).")
-@opts.timing_options
-@opts.threshold_option(0.5, "Changes within +-this % count as SAME; a probe is SLOWER "
-                            "beyond it.")
-@click.option("--markdown", is_flag=True, help="Also print the finding as markdown.")
+@opts.bisect_options
 @opts.out_option("the bisect's record")
 @opts.kernels_dir_option
 @opts.device_option()
 def bisect(family, good, bad, threshold_pct, **options):
-    """Which commit made FAMILY slower? An A/B of BAD against GOOD, then of the commits that
-    changed the family's folder between them (binary search, each against GOOD), the
-    first SLOWER one confirmed against its parent. Exit 13 when a culprit is confirmed."""
+    """Which commit made FAMILY slower? An A/B of BAD against GOOD, then binary search over
+    the commits that changed the family's folder, each against GOOD; the first SLOWER one
+    is confirmed against its parent. Exit 13 when a culprit is confirmed."""
     from gpubench.commands import bisect
 
     def body() -> int:
         config = merge_options(RunConfig(), {**options, "families": (family,)})
-        request = bisect.BisectRequest(family, good, bad, config, threshold_pct / 100,
-                                       options["device"], options["out"],
-                                       options["markdown"])
-        return bisect.execute(request, make_console())
+        return bisect.execute(bisect.BisectRequest(
+            family, good, bad, config, threshold_pct / 100, options["device"],
+            options["out"], options["markdown"]), make_console())
 
     guarded(body)
 

@@ -233,6 +233,20 @@ ab_options = stacked(
 )
 """`gpubench ab`'s: the two versions, what to pair, the threshold, the exit on a regression."""
 
+bisect_options = stacked(
+    click.option("--good", required=True, metavar="REV",
+                 help="A revision where FAMILY was fast."),
+    click.option("--bad", required=True, metavar="REV",
+                 help="A later revision where it is slow."),
+    shape_options,
+    click.option("--dtype", "dtypes", multiple=True, help="float32 (default), bf16, ..., 'all'."),
+    click.option("--variants", multiple=True, help="Only these variants (comma-separated)."),
+    timing_options,
+    threshold_option(0.5, "Changes within +-this % count as SAME; a probe is SLOWER beyond it."),
+    click.option("--markdown", is_flag=True, help="Also print the finding as markdown."),
+)
+"""`gpubench bisect`'s: the range, what to pair, the threshold."""
+
 compiled_options = stacked(
     click.option("--compiled/--no-compiled", "compiled", default=None,
                  help="Add the `compiled` variant, torch.compile of each family's reference "
