@@ -2,10 +2,11 @@
 errors to exit codes.
 
 This is the only module that prints errors and chooses exit statuses: bad input becomes
-one line on stderr and a non-zero code (see errors.py), never a traceback. The options several commands share are defined once, in options.py; an
-option's destination name is its request field's name, so a request is built from the
-parsed options directly. Each command imports its module when it runs: importing all of
-them costs ~0.9 s, which `gpubench --help` and a typo should not pay.
+one line on stderr and a non-zero code (see errors.py), never a traceback. The options
+several commands share are defined once, in options.py; an option's destination name is
+its request field's name, so a request is built from the parsed options directly. Each
+command imports its module when it runs: importing all of them costs ~0.9 s, which
+`gpubench --help` and a typo should not pay.
 """
 
 from __future__ import annotations
