@@ -161,7 +161,7 @@ def ab(family, threshold_pct, **options):
 @opts.out_option("the bisect's record")
 @opts.kernels_dir_option
 @opts.device_option()
-def bisect(family, good, bad, threshold_pct, **options):
+def bisect(family, threshold_pct, **options):
     """Which commit made FAMILY slower? An A/B of BAD against GOOD, then binary search over
     the commits that changed the family's folder, each against GOOD; the first SLOWER one
     is confirmed against its parent. Exit 13 when a culprit is confirmed."""
@@ -169,9 +169,8 @@ def bisect(family, good, bad, threshold_pct, **options):
 
     def body() -> int:
         config = merge_options(RunConfig(), {**options, "families": (family,)})
-        return bisect.execute(bisect.BisectRequest(
-            family, good, bad, config, threshold_pct / 100, options["device"],
-            options["out"], options["markdown"]), make_console())
+        request = bisect.BisectRequest.from_options(family, config, threshold_pct / 100, options)
+        return bisect.execute(request, make_console())
 
     guarded(body)
 

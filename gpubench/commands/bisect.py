@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -44,6 +44,14 @@ class BisectRequest:
     device: str = "auto"
     out: Path | None = None
     markdown: bool = False
+
+    @classmethod
+    def from_options(cls, family: str, config: RunConfig, threshold: float,
+                     options: dict) -> BisectRequest:
+        """The command line's options that this request names (the rest are in config)."""
+        named = {f.name for f in fields(cls)} - {"family", "config", "threshold"}
+        return cls(family=family, config=config, threshold=threshold,
+                   **{k: v for k, v in options.items() if k in named})
 
 
 @dataclass(frozen=True)
