@@ -300,3 +300,31 @@ def test_the_history_page_draws_the_change_point_offline(eight_runs):
     drawn = rendered_dom(page).split("<script")[0]
     label = re.search(r'"label": "(\+[0-9.]+% \[[^"]+\])"', text).group(1)
     assert label in drawn  # the change point's size, drawn as text beside its rule
+
+
+def test_check_confirm_ab_tests_the_step_and_exits_13_when_it_holds(eight_runs):
+    """Issue 64: `--check --confirm` A/Bs the step's two commits (the sixth run's code
+    against the fifth's) and exits 13 only because the A/B reads SLOWER."""
+    _, commits, history = eight_runs
+    done = history("pair", "--check", "--confirm")
+    assert done.returncode == 13, done.stdout + done.stderr
+    assert "confirmed: +" in done.stdout and f"ab {commits[5][:12]} against " \
+        f"{commits[0][:12]}" in done.stdout, done.stdout
+    assert history("pair", "--confirm").returncode == 2  # --confirm needs --check
+
+
+def test_a_step_between_runs_of_one_commit_is_not_confirmed(tmp_path):
+    """A step whose runs measured the same code (other work on the machine made it) is not
+    in the code: not confirmed, with no A/B to run."""
+    from dataclasses import replace
+
+    from gpubench.analysis.history import SeriesChange, build_series
+    from gpubench.commands.confirm import confirm_step
+
+    rows = [replace(row(run, 1.0 if run < 6 else 1.5), changed="abc", commit="abc")
+            for run in range(1, 9)]
+    series = build_series(rows)[0]
+    step = series.worse_lately()
+    assert step is not None  # the rows do step: --check alone would fail on it
+    found = confirm_step(series, SeriesChange(step.change, step.before, step.after), tmp_path)
+    assert not found.confirmed and "the same code" in found.said

@@ -235,8 +235,7 @@ def runs(last, show_all):
 @click.option("-n", "--last", type=click.IntRange(min=1), default=20, show_default=True,
               help="Runs shown per series (every run is searched for change points).")
 @opts.threshold_option(1.0, "A change point's 95% CI must lie beyond +-this %.")
-@click.option("--check", is_flag=True, help="Exit 13 when a series' newest runs stepped "
-              "slower (for a nightly job).")
+@opts.history_check_options
 @click.option("--markdown", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
               help="Also write a markdown summary of the change points ('-': stdout).")
 @click.option("--html", type=click.Path(dir_okay=False, path_type=Path),

@@ -247,6 +247,15 @@ bisect_options = stacked(
 )
 """`gpubench bisect`'s: the range, what to pair, the threshold."""
 
+history_check_options = stacked(
+    click.option("--check", is_flag=True,
+                 help="Exit 13 when a series' newest runs stepped slower (a nightly job)."),
+    click.option("--confirm", is_flag=True,
+                 help="With --check: A/B each flagged step's two commits now; exit 13 only "
+                      "for a step the A/B confirms (SLOWER)."),
+)
+"""`history --check [--confirm]`: the nightly gate, and the A/B behind each alarm."""
+
 compiled_options = stacked(
     click.option("--compiled/--no-compiled", "compiled", default=None,
                  help="Add the `compiled` variant, torch.compile of each family's reference "

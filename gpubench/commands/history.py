@@ -50,6 +50,7 @@ class HistoryRequest:
     since: str | None = None  # 'YYYY-MM-DD' or '14d'
     last: int | None = 20  # runs shown per series (all are searched)
     check: bool = False
+    confirm: bool = False  # --check --confirm: each flagged step A/B'd (commands/confirm.py)
     markdown: Path | None = None  # '-': stdout
     html: Path | None = None
     export: Path | None = None
@@ -64,6 +65,8 @@ def execute(request: HistoryRequest, console: Console) -> int:
     if request.export is not None and request.export.suffix not in EXPORTS:
         raise errors.UsageError(f"--export writes {' or '.join(EXPORTS)}, not "
                                 f"'{safe_text.one_line(request.export.name)}'")
+    if request.confirm and not request.check:
+        raise errors.UsageError("--confirm A/Bs the steps --check flags: add --check")
     seen = _Seen(request)
     _stream(request, since, console, seen)
     if request.export is not None:
@@ -82,13 +85,28 @@ def execute(request: HistoryRequest, console: Console) -> int:
             console.print(safe_text.terminal(
                 f"slower in the newest runs, not failed on (the software changed): "
                 f"{_where(one)}: {change.percent}, {change.cause}"), markup=False)
+        confirmed = 0
         for one, change in seen.worse:
             console.print(safe_text.terminal(
                 f"slower in the newest runs: {_where(one)}: {change.percent}, "
                 f"{change.cause}"), markup=False)
-        if seen.worse:
+            if request.confirm:
+                found = _confirm(one, change)
+                confirmed += found.confirmed
+                console.print(safe_text.terminal(f"  {found.said}"), markup=False)
+        if seen.worse and (confirmed or not request.confirm):
             return errors.EXIT_REGRESSION
     return errors.EXIT_OK
+
+
+def _confirm(one: Series, change):
+    """The step's A/B (commands/confirm.py), its run folders in a scratch folder."""
+    import tempfile
+
+    from gpubench.commands.confirm import confirm_step
+
+    with tempfile.TemporaryDirectory(prefix="gpubench-confirm-") as scratch:
+        return confirm_step(one, change, Path(scratch))
 
 
 def _where(one: Series) -> str:

@@ -1,0 +1,58 @@
+"""`history --check --confirm`: is a flagged step real? An in-process `ab` of the code the
+first run after the step measured against the code the last run before it measured, on the
+series' variant; the step is confirmed only where that A/B reads SLOWER at the series'
+point. A step that other work on the machine made (a busy GPU, a throttled run) is not in
+the code, and the A/B of the two commits, made now, says so.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from gpubench import errors
+from gpubench.analysis.history import Series, SeriesChange
+from gpubench.commands import ab
+from gpubench.run.ab.export import export_revision
+from gpubench.run.config import RunConfig
+from gpubench.store.folder import load_run
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    confirmed: bool
+    said: str  # 'confirmed: +300% [+296%, +305%] (ab 1a2b3c4 against 9f8e7d6)'
+
+
+def confirm_step(series: Series, change: SeriesChange, scratch: Path) -> Confirmation:
+    """The A/B of the step's two commits at the series' point (module docstring)."""
+    before, after = change.before, change.after
+    old, new = before.changed or before.commit, after.changed or after.commit
+    if not old or not new:
+        return Confirmation(False, "not confirmed: a run of the step recorded no commit")
+    if old == new:
+        return Confirmation(False, "not confirmed: both runs measured the same code, so "
+                                   "the step is not in it")
+    try:
+        folder = Path(load_run(Path(after.run_dir)).meta["revisions"]["families"]
+                      [after.family]["folder"])
+        request = ab.ABRequest(after.family, RunConfig(variants=(after.variant,)),
+                               base=export_revision(folder, old).folder,
+                               new=export_revision(folder, new).folder,
+                               out=scratch / f"{after.variant}-{old[:12]}-{new[:12]}")
+        ab.execute(request, Console(file=io.StringIO(), width=200))
+        pairs = load_run(request.out).pairs
+    except (errors.GpubenchError, KeyError, TypeError, OSError) as exc:
+        return Confirmation(False, f"not confirmed: the A/B could not run ({exc})")
+    label = f"ab {new[:12]} against {old[:12]}"
+    for v in pairs:
+        if (v.variant, v.dtype, v.shape, v.mode) == (after.variant, after.dtype, after.shape,
+                                                     after.mode):
+            change_text = f"{v.change:+.1%} [{v.low - 1:+.1%}, {v.high - 1:+.1%}]"
+            if v.verdict == "SLOWER":
+                return Confirmation(True, f"confirmed: {change_text} ({label})")
+            return Confirmation(False, f"not confirmed: {v.verdict} {change_text} ({label})")
+    return Confirmation(False, f"not confirmed: the A/B did not pair this point ({label})")
