@@ -25,7 +25,7 @@ if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site-ncu .whl/ncu_report*.whl 2>/dev/null
 fi
-with_pypi_reader() { PYTHONPATH=/tmp/site-ncu:$PYTHONPATH "$@"; }
+with_pypi_reader() { PYTHONPATH=/tmp/site-ncu:${PYTHONPATH:-} "$@"; }
 python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -3
 {
   date -u
