@@ -31,6 +31,11 @@ FALSE = ("FASTER", "SLOWER")
 NOISE_FLOOR = 0.001
 
 
+def point_label(variant: str, shape: str, dtype: str, mode: str) -> str:
+    """'work n=65536 float32 cold': how a calibration names its point (its file's key)."""
+    return f"{variant} {shape} {dtype} {mode}"
+
+
 @dataclass(frozen=True)
 class Calibration(Record):
     """One point of an A/A: how small a change an A/B of it decides, and its own verdict."""
@@ -56,7 +61,7 @@ class Calibration(Record):
 
     @property
     def label(self) -> str:
-        return f"{self.variant} {self.shape} {self.dtype} {self.mode}"
+        return point_label(self.variant, self.shape, self.dtype, self.mode)
 
     @property
     def false(self) -> bool:
@@ -101,8 +106,7 @@ def with_resolution(verdicts: list[PairVerdict], known: dict[str, Calibration]
 
     marked = []
     for v in verdicts:
-        found = known.get(Calibration(v.variant, v.dtype, v.shape, v.mode, math.nan,
-                                      v.verdict).label)
+        found = known.get(point_label(v.variant, v.shape, v.dtype, v.mode))
         if v.verdict == "UNSURE" and found is not None and not math.isnan(found.detectable):
             note = (f"below what this point resolves here (A/A: {found.detectable:.2%} at "
                     f"{POWER:.0%} power)" if abs(v.change) < found.detectable else

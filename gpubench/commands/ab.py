@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpubench import errors, safe_text
-from gpubench.analysis.aa import calibrate, noise_thresholds, with_resolution
+from gpubench.analysis.aa import calibrate, noise_thresholds, point_label, with_resolution
 from gpubench.analysis.ab import AB_THRESHOLD, drift_notes, regressions
 from gpubench.analysis.suite import ab_summary
 from gpubench.commands.command import Command
@@ -229,7 +229,7 @@ def measure_pairs(lane: Lane, points: list[Point], base: Path, timing: TimingSet
         for index, point in enumerate(points):
             progress.update(bar, description=safe_text.terminal(
                 f"{point.variant.name} {point.shape.label()} {point.dtype}"))
-            prefix = f"{point.variant.name} {point.shape.text()} {point.dtype} "
+            prefix = point_label(point.variant.name, point.shape.text(), point.dtype, "")
             own = [t for label, t in (thresholds or {}).items() if label.startswith(prefix)]
             aimed = replace(timing, target_rel_ci=min(own)) if own else timing
             task = replace(point.task(index + 1, aimed), base_dir=str(base))

@@ -10,22 +10,19 @@ results.json holds the confirming A/B's rows and, in meta["bisect"], the probes.
 
 from __future__ import annotations
 
-import io
 import time
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-
-from rich.console import Console
 
 from gpubench import errors, safe_text
 from gpubench.analysis.ab import FAILED, SUSPECT
 from gpubench.analysis.bisect import NOT_SLOWER, SKIP, SLOWER, Bisection
 from gpubench.commands import ab
 from gpubench.commands.command import Command
+from gpubench.commands.revision_ab import ab_of_revisions
 from gpubench.families.discovery import family_dirs, resolve_families
 from gpubench.records.ab import PairVerdict
 from gpubench.report.files import new_run_dir
-from gpubench.run.ab.export import export_revision
 from gpubench.run.config import RunConfig
 from gpubench.store.folder import RunFolder, load_run
 from gpubench.timing.git_reader import run_git
@@ -121,14 +118,10 @@ class BisectCommand(Command[BisectRequest]):
                config: RunConfig, name: str = "") -> Probe:
         """One `ab` of `commit` against `against`, quietly, into its own run folder."""
         name = name or f"probe-{len(self.probes) + 1}"
-        base = export_revision(folder, against).folder
-        new = export_revision(folder, commit.sha).folder
-        request = ab.ABRequest(self.request.family, replace(config, kernels_dirs=()),
-                               base=base, new=new, threshold=self.request.threshold,
-                               device=self.request.device, out=root / name)
         try:
-            ab.execute(request, Console(file=io.StringIO(), width=200))
-            verdicts = tuple(load_run(root / name).pairs)
+            verdicts = ab_of_revisions(self.request.family, folder, against, commit.sha,
+                                       root / name, config, self.request.threshold,
+                                       self.request.device)
         except errors.GpubenchError as exc:
             verdicts, outcome = (), SKIP
             self._say(f"{name} {commit.sha[:12]}: skipped ({exc})")

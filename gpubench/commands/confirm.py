@@ -7,16 +7,12 @@ the code, and the A/B of the two commits, made now, says so.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.console import Console
-
 from gpubench import errors
 from gpubench.analysis.history import Series, SeriesChange
-from gpubench.commands import ab
-from gpubench.run.ab.export import export_revision
+from gpubench.commands.revision_ab import ab_of_revisions
 from gpubench.run.config import RunConfig
 from gpubench.store.folder import load_run
 
@@ -39,12 +35,9 @@ def confirm_step(series: Series, change: SeriesChange, scratch: Path) -> Confirm
     try:
         folder = Path(load_run(Path(after.run_dir)).meta["revisions"]["families"]
                       [after.family]["folder"])
-        request = ab.ABRequest(after.family, RunConfig(variants=(after.variant,)),
-                               base=export_revision(folder, old).folder,
-                               new=export_revision(folder, new).folder,
-                               out=scratch / f"{after.variant}-{old[:12]}-{new[:12]}")
-        ab.execute(request, Console(file=io.StringIO(), width=200))
-        pairs = load_run(request.out).pairs
+        pairs = ab_of_revisions(after.family, folder, old, new,
+                                scratch / f"{after.variant}-{old[:12]}-{new[:12]}",
+                                RunConfig(variants=(after.variant,)))
     except (errors.GpubenchError, KeyError, TypeError, OSError) as exc:
         return Confirmation(False, f"not confirmed: the A/B could not run ({exc})")
     label = f"ab {new[:12]} against {old[:12]}"

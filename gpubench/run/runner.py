@@ -240,7 +240,7 @@ class Runner:
         """Act on one event of a lane, the build phase or the deriver; 1 when it says a
         lane has finished. The lanes' own events go on to the listeners as they are."""
         match event:
-            case E.PointStarted() if not self.results and not self._started:
+            case E.PointStarted() if not self._started:
                 self._started = True
                 timeline.mark("parent: first point handed out")
                 self.emit(event)

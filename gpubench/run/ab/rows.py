@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gpubench.analysis.aa import point_label
 from gpubench.analysis.ab import FAILED, NOT_RUN, SUSPECT, PairEntry, judge_pairs
 from gpubench.records import result as R
 from gpubench.records.ab import base_name
@@ -37,7 +38,7 @@ def pair_verdicts(points: list[Point], outcomes: list, timing: TimingSettings, e
     modes = modes_for_device(timing.modes, "cuda" if env.get("gpu") else "cpu")
     rows = side_rows(points, outcomes, modes, env)
     entries = [replace(e, threshold=(thresholds or {}).get(
-                   f"{e.variant} {e.shape} {e.dtype} {e.mode}"))
+                   point_label(e.variant, e.shape, e.dtype, e.mode)))
                for e in _entries(points, outcomes, modes, rows, controls)]
     return rows, judge_pairs(entries, threshold, timing.decisions)
 
