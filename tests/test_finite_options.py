@@ -12,6 +12,8 @@ CASES = [
     (["ab", "matmul", "--threshold", "nan"], "--threshold"),
     (["ab", "matmul", "--threshold", "inf"], "--threshold"),
     (["ab", "matmul", "--target-ci", "nan"], "--target-ci"),
+    (["ab", "matmul", "--budget", "nan"], "--budget"),
+    (["bisect", "matmul", "--good", "a", "--bad", "b", "--threshold", "inf"], "--threshold"),
     (["tune", "matmul", "--variant", "v", "--threshold", "nan"], "--threshold"),
     (["tune", "matmul", "--variant", "v", "--min-time", "inf"], "--min-time"),
     (["run", "matmul", "--warmup", "inf"], "--warmup"),

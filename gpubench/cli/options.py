@@ -217,7 +217,7 @@ ab_options = stacked(
                       "SUSPECT on a side."),
     click.option("--markdown", is_flag=True, help="Also print the table as markdown."),
     click.option("--seed", type=click.IntRange(min=0), help="Seed for the random inputs [0]."),
-    click.option("--budget", "budget_s", type=click.FloatRange(min=0), metavar="SECONDS",
+    click.option("--budget", "budget_s", type=FiniteFloat(min=0), metavar="SECONDS",
                  help="Seconds the whole A/B may add beyond --max-time, shared over its "
                       "points, so that long kernels reach the blocks a verdict needs "
                       "instead of an UNSURE [10x --max-time a point]."),
