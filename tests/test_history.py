@@ -328,3 +328,35 @@ def test_a_step_between_runs_of_one_commit_is_not_confirmed(tmp_path):
     assert step is not None  # the rows do step: --check alone would fail on it
     found = confirm_step(series, SeriesChange(step.change, step.before, step.after), tmp_path)
     assert not found.confirmed and "the same code" in found.said
+
+
+def test_an_undecided_ab_is_asked_once_more_with_twice_the_time(tmp_path, monkeypatch):
+    """A confirming A/B that reads SUSPECT (a judge held a side on a busy host) has no
+    speed verdict: `--confirm` runs it again with twice max_time before it says no."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from gpubench.analysis.history import SeriesChange, build_series
+    from gpubench.commands import confirm
+    from gpubench.records.ab import PairVerdict
+
+    rows = [replace(row(run, 1.0 if run < 6 else 1.5), changed=f"c{run // 6}" * 8,
+                    commit=f"c{run // 6}" * 8) for run in range(1, 9)]
+    series = build_series(rows)[0]
+    step = series.worse_lately()
+    after = step.after
+    asked = []
+
+    def fake_ab(family, folder, old, new, out, config, **_):
+        asked.append(config.timing.max_time_s)
+        verdict = "SUSPECT" if len(asked) == 1 else "SLOWER"
+        return (PairVerdict(after.variant, after.dtype, after.shape, after.mode, False,
+                            verdict, 1.5, 1.45, 1.55),)
+
+    monkeypatch.setattr(confirm, "ab_of_revisions", fake_ab)
+    monkeypatch.setattr(confirm, "load_run", lambda _: SimpleNamespace(meta={"revisions": {
+        "families": {after.family: {"folder": str(tmp_path)}}}}))
+    found = confirm.confirm_step(series, SeriesChange(step.change, step.before, after),
+                                 tmp_path)
+    assert found.confirmed and "after 2 A/Bs" in found.said, found.said
+    assert asked[1] == 2 * asked[0]

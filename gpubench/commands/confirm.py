@@ -7,14 +7,21 @@ the code, and the A/B of the two commits, made now, says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpubench import errors
 from gpubench.analysis.history import Series, SeriesChange
 from gpubench.commands.revision_ab import ab_of_revisions
+from gpubench.records.ab import PairVerdict
 from gpubench.run.config import RunConfig
 from gpubench.store.folder import load_run
+
+# An A/B that reads SUSPECT (the judge held a side: other work on a busy host slowed its
+# re-check) or UNSURE (too few blocks in its time) has no speed verdict: it is asked once
+# more, with twice the time, before the step is called not confirmed.
+UNDECIDED = ("SUSPECT", "UNSURE")
+ATTEMPTS = 2
 
 
 @dataclass(frozen=True)
@@ -35,17 +42,34 @@ def confirm_step(series: Series, change: SeriesChange, scratch: Path) -> Confirm
     try:
         folder = Path(load_run(Path(after.run_dir)).meta["revisions"]["families"]
                       [after.family]["folder"])
-        pairs = ab_of_revisions(after.family, folder, old, new,
-                                scratch / f"{after.variant}-{old[:12]}-{new[:12]}",
-                                RunConfig(variants=(after.variant,)))
     except (errors.GpubenchError, KeyError, TypeError, OSError) as exc:
         return Confirmation(False, f"not confirmed: the A/B could not run ({exc})")
     label = f"ab {new[:12]} against {old[:12]}"
+    config = RunConfig(variants=(after.variant,))
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            pairs = ab_of_revisions(after.family, folder, old, new, scratch /
+                                    f"{after.variant}-{old[:12]}-{new[:12]}-{attempt}", config)
+        except (errors.GpubenchError, KeyError, TypeError, OSError) as exc:
+            return Confirmation(False, f"not confirmed: the A/B could not run ({exc})")
+        pair = _pair_at(pairs, after)
+        if pair is None:
+            return Confirmation(False, f"not confirmed: the A/B did not pair this point ({label})")
+        if pair.verdict not in UNDECIDED:
+            break
+        config = replace(config, timing=replace(config.timing,
+                                                max_time_s=2 * config.timing.max_time_s))
+    change_text = f"{pair.change:+.1%} [{pair.low - 1:+.1%}, {pair.high - 1:+.1%}]"
+    tries = f", after {attempt} A/Bs" if attempt > 1 else ""
+    if pair.verdict == "SLOWER":
+        return Confirmation(True, f"confirmed: {change_text} ({label}{tries})")
+    return Confirmation(False, f"not confirmed: {pair.verdict} {change_text} ({label}{tries})")
+
+
+def _pair_at(pairs: tuple[PairVerdict, ...], run) -> PairVerdict | None:
+    """The A/B's verdict at the run's point (variant, dtype, shape, mode), if it paired it."""
     for v in pairs:
-        if (v.variant, v.dtype, v.shape, v.mode) == (after.variant, after.dtype, after.shape,
-                                                     after.mode):
-            change_text = f"{v.change:+.1%} [{v.low - 1:+.1%}, {v.high - 1:+.1%}]"
-            if v.verdict == "SLOWER":
-                return Confirmation(True, f"confirmed: {change_text} ({label})")
-            return Confirmation(False, f"not confirmed: {v.verdict} {change_text} ({label})")
-    return Confirmation(False, f"not confirmed: the A/B did not pair this point ({label})")
+        if (v.variant, v.dtype, v.shape, v.mode) == (run.variant, run.dtype, run.shape,
+                                                     run.mode):
+            return v
+    return None
