@@ -225,6 +225,10 @@ ab_options = stacked(
                  help="Each point's threshold from its A/A on this device model (`ab --aa`):"
                       " the farthest end of its A/A interval from no change, at least 0.1%; "
                       "points without one keep --threshold."),
+    click.option("--explain", is_flag=True,
+                 help="Profile both sides of each FASTER or SLOWER point with ncu (one run "
+                      "a side) and show the counters that moved, ranked by their share of "
+                      "the time change, and ncu's hints that came or went. Needs a GPU."),
     click.option("--aa", is_flag=True,
                  help="Calibrate: the family against an identical copy of itself. Per point, "
                       "the smallest change an A/B decides at 80% power in the time given, "
@@ -244,6 +248,9 @@ bisect_options = stacked(
     timing_options,
     threshold_option(0.5, "Changes within +-this % count as SAME; a probe is SLOWER beyond it."),
     click.option("--markdown", is_flag=True, help="Also print the finding as markdown."),
+    click.option("--explain", is_flag=True,
+                 help="Profile the culprit and its parent with ncu (the confirming A/B's "
+                      "--explain): the counters that moved, ranked by share of the time."),
 )
 """`gpubench bisect`'s: the range, what to pair, the threshold."""
 

@@ -14,36 +14,35 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from gpubench import errors, safe_text
-from gpubench.analysis.aa import calibrate, noise_thresholds, point_label, with_resolution
+from gpubench.analysis.aa import calibrate, noise_thresholds, with_resolution
 from gpubench.analysis.ab import AB_THRESHOLD, drift_notes, regressions
 from gpubench.analysis.suite import ab_summary
 from gpubench.commands.command import Command
+from gpubench.commands.explain import explain_pairs
 from gpubench.families import compiled
 from gpubench.families.discovery import load_family
 from gpubench.families.versions import changed_variants
 from gpubench.records import completeness as C
 from gpubench.records.run import TIME_FORMAT, RunDocument
 from gpubench.report.ab_view import aa_table, ab_markdown, ab_table, budget_line
+from gpubench.report.explain_view import explain_view
 from gpubench.report.files import new_run_dir
+from gpubench.run.ab.measure import measure_pairs
 from gpubench.run.ab.modules import refuse_shared
 from gpubench.run.ab.pair import paired_timing
 from gpubench.run.ab.rows import pair_verdicts
 from gpubench.run.ab.versions import Versions, aa_versions, resolve_versions
 from gpubench.run.config import RunConfig
-from gpubench.run.lanes.lane import Lane, Outcome, default_lane
+from gpubench.run.lanes.lane import Outcome, default_lane
 from gpubench.run.machine import detect_machine
 from gpubench.run.plan import Point, choose_dtypes, choose_shapes, group_seed
 from gpubench.store.aa_calibration import load_calibration, save_calibration
 from gpubench.store.folder import RunFolder
 from gpubench.timing.envinfo import device_model, host_env
-from gpubench.timing.settings import TimingSettings
 
 PROFILES = Path("profiles")
 SEED = 0
@@ -66,6 +65,7 @@ class ABRequest:
     aa: bool = False  # --aa: against an identical copy, to calibrate (analysis/aa.py)
     budget_s: float | None = None  # --budget: beyond --max-time, for the blocks (pair.py)
     threshold_from_aa: bool = False  # each point's threshold from its A/A (analysis/aa.py)
+    explain: bool = False  # --explain: ncu on both sides of each moved point (explain.py)
 
     @classmethod
     def from_options(cls, family: str, config: RunConfig, threshold: float,
@@ -175,6 +175,8 @@ class ABCommand(Command[ABRequest]):
         rows, verdicts = pair_verdicts(points, outcomes, timing, env, controls,
                                        self.request.threshold, self.thresholds)
         model = env.get("gpu") or env.get("cpu") or ""
+        explained = explain_pairs(self.request.family, versions.base, points, verdicts,
+                                  folder.path) if self.request.explain and not interrupted else []
         calibrated = calibrate(verdicts) if self.request.aa else []
         if not self.request.aa:
             verdicts = with_resolution(verdicts, load_calibration(self.request.family, model))
@@ -188,7 +190,8 @@ class ABCommand(Command[ABRequest]):
                        "verdicts": [v.to_dict() for v in verdicts],
                        # the suite line's figures (analysis/suite.py); older runs lack it
                        "suite": ab_summary(verdicts).to_dict(),
-                       "aa": [c.to_dict() for c in calibrated]}}
+                       "aa": [c.to_dict() for c in calibrated],
+                       "explain": [c.to_dict() for c in explained]}}
         if interrupted is not None:
             unrun = sum(o is None for o in outcomes)
             meta[C.INCOMPLETE] = f"interrupted: {unrun} of {len(outcomes)} pairs not run"
@@ -204,6 +207,8 @@ class ABCommand(Command[ABRequest]):
             saved = save_calibration(self.request.family, model, calibrated)
             self.console.print(f"calibration: {saved}", markup=False, soft_wrap=True)
         self.console.print(budget_line(verdicts, timing), markup=False, soft_wrap=True)
+        if explained:
+            self.console.print(explain_view(explained))
         for note in drift_notes(verdicts):
             self.console.print(safe_text.terminal(note), markup=False, soft_wrap=True)
         if self.request.markdown:
@@ -214,29 +219,6 @@ class ABCommand(Command[ABRequest]):
         if self.request.fail_on_regression and regressions(verdicts):
             return errors.EXIT_REGRESSION
         return errors.EXIT_OK
-
-
-def measure_pairs(lane: Lane, points: list[Point], base: Path, timing: TimingSettings,
-                  outcomes: list, console: Console,
-                  thresholds: dict[str, float] | None = None) -> None:
-    """Each point as a pair task on `lane` (NEW: the point's family folder; BASE: `base`),
-    its outcome into `outcomes` as it comes (what Ctrl-C leaves is kept)."""
-    progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                        MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                        transient=True)
-    with progress:
-        bar = progress.add_task("pairs", total=len(points))
-        for index, point in enumerate(points):
-            progress.update(bar, description=safe_text.terminal(
-                f"{point.variant.name} {point.shape.label()} {point.dtype}"))
-            prefix = point_label(point.variant.name, point.shape.text(), point.dtype, "")
-            own = [t for label, t in (thresholds or {}).items() if label.startswith(prefix)]
-            aimed = replace(timing, target_rel_ci=min(own)) if own else timing
-            task = replace(point.task(index + 1, aimed), base_dir=str(base))
-            # two builds and two checks: twice a point's limits
-            outcomes[index] = lane.execute(task, 2 * timing.timeout_s,
-                                           2 * timing.build_timeout_s)
-            progress.advance(bar)
 
 
 def _names(variants) -> str:

@@ -22,6 +22,8 @@ from gpubench.commands.command import Command
 from gpubench.commands.revision_ab import ab_of_revisions
 from gpubench.families.discovery import family_dirs, resolve_families
 from gpubench.records.ab import PairVerdict
+from gpubench.records.kernel_change import explanations
+from gpubench.report.explain_view import explain_view
 from gpubench.report.files import new_run_dir
 from gpubench.run.config import RunConfig
 from gpubench.store.folder import RunFolder, load_run
@@ -41,6 +43,7 @@ class BisectRequest:
     device: str = "auto"
     out: Path | None = None
     markdown: bool = False
+    explain: bool = False  # --explain: the confirming A/B profiles its moved points (ncu)
 
     @classmethod
     def from_options(cls, family: str, config: RunConfig, threshold: float,
@@ -110,18 +113,19 @@ class BisectCommand(Command[BisectRequest]):
                                             config).outcome)
         culprit = commits[state.culprit()]
         parent = commit_of(folder, f"{culprit.sha}^")
-        confirm = self._probe(folder, culprit, parent.sha, record.path, config, "confirm")
+        confirm = self._probe(folder, culprit, parent.sha, record.path, config, "confirm",
+                              explain=request.explain)
         doubt = [commits[i].sha[:12] for i in state.skipped_before()]
         return self._finish(record, culprit, confirm, "", doubt)
 
     def _probe(self, folder: Path, commit: Commit, against: str, root: Path,
-               config: RunConfig, name: str = "") -> Probe:
+               config: RunConfig, name: str = "", explain: bool = False) -> Probe:
         """One `ab` of `commit` against `against`, quietly, into its own run folder."""
         name = name or f"probe-{len(self.probes) + 1}"
         try:
             verdicts = ab_of_revisions(self.request.family, folder, against, commit.sha,
                                        root / name, config, self.request.threshold,
-                                       self.request.device)
+                                       self.request.device, explain)
         except errors.GpubenchError as exc:
             verdicts, outcome = (), SKIP
             self._say(f"{name} {commit.sha[:12]}: skipped ({exc})")
@@ -150,6 +154,8 @@ class BisectCommand(Command[BisectRequest]):
                 lines.append(f"doubt: skipped commits just before it: {', '.join(doubt)}")
         for line in lines:
             self._say(line)
+        if confirm is not None and self.request.explain:
+            self.console.print(explain_view(explanations(load_run(confirm.folder).meta)))
         if self.request.markdown:
             self.console.print("\n".join(["**" + safe_text.markdown(lines[0]) + "**", "",
                                           *(f"- {safe_text.markdown(x)}" for x in lines[1:]),

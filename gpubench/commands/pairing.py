@@ -22,11 +22,11 @@ from rich.console import Console
 
 from gpubench import errors
 from gpubench.analysis.ab import AB_THRESHOLD
-from gpubench.commands.ab import measure_pairs
 from gpubench.families.leaderboard import problem_sources
 from gpubench.families.versions import changed_variants, copy_sources
 from gpubench.records.run import RunDocument
 from gpubench.report.ab_view import paired_line
+from gpubench.run.ab.measure import measure_pairs
 from gpubench.run.ab.pair import paired_timing
 from gpubench.run.ab.rows import pair_verdicts
 from gpubench.run.lanes.lane import default_lane

@@ -18,14 +18,14 @@ from gpubench.store.folder import load_run
 
 def ab_of_revisions(family: str, folder: Path, old: str, new: str, out: Path,
                     config: RunConfig, threshold: float = ab.AB_THRESHOLD,
-                    device: str = "auto") -> tuple[PairVerdict, ...]:
+                    device: str = "auto", explain: bool = False) -> tuple[PairVerdict, ...]:
     """The paired verdicts of `folder` at `new` against it at `old` (both exported from
     git as `ab --base-rev` does), the record in `out`; its table is not printed. Raises
     GpubenchError where the A/B cannot run."""
     request = ab.ABRequest(family, replace(config, kernels_dirs=()),  # both sides named
                            base=export_revision(folder, old).folder,
                            new=export_revision(folder, new).folder, threshold=threshold,
-                           device=device, out=out)
+                           device=device, out=out, explain=explain)
     ab.execute(request, Console(file=io.StringIO(), width=200))
     return tuple(load_run(out).pairs)
 

@@ -79,10 +79,33 @@ _LAUNCH = ("launch__grid_dim_x", "launch__grid_dim_y", "launch__grid_dim_z",
            "launch__registers_per_thread", "launch__grid_size", "launch__block_size",
            "launch__shared_mem_per_block", "device__attribute_display_name")
 
+# The time identity `ab --explain` splits a duration change with (tools/ncu/change.py):
+# per scheduler, active cycles = instructions x warp cycles per issued instruction / active
+# warps, and duration = active cycles / busy share / clock. All from the hint sections
+# (InstructionStats, WarpStateStats, Occupancy, LaunchStats).
+INSTRUCTIONS = "smsp__inst_executed.sum"
+WARP_CYCLES_PER_ISSUE = "smsp__average_warp_latency_per_inst_issued.ratio"
+ACTIVE_WARPS = "smsp__warps_active.avg.per_cycle_active"
+SMSP_ACTIVE_CYCLES = "smsp__cycles_active.avg"
+SMSP_ELAPSED_CYCLES = "smsp__cycles_elapsed.avg"
+SMSP_HZ = _SMSP_HZ
+REGISTER_LIMIT = "launch__occupancy_limit_registers"
+# Warp stall reasons per issued instruction (WarpStateStats), the names ncu 2025.3 gives on
+# Hopper; a reason a report lacks is skipped.
+STALL_RATIO = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+STALL_REASONS = ("barrier", "branch_resolving", "dispatch_stall", "drain", "gmma", "imc_miss",
+                 "lg_throttle", "long_scoreboard", "math_pipe_throttle", "membar",
+                 "mio_throttle", "misc", "no_instruction", "not_selected", "selected",
+                 "short_scoreboard", "sleeping", "tex_throttle", "wait")
+TIME_MODEL = (INSTRUCTIONS, WARP_CYCLES_PER_ISSUE, ACTIVE_WARPS, SMSP_ACTIVE_CYCLES,
+              SMSP_ELAPSED_CYCLES, SMSP_HZ, REGISTER_LIMIT,
+              *(STALL_RATIO.format(reason) for reason in STALL_REASONS))
+
 # Every ncu metric a KernelProfile is built from (a full-set report holds ~2200 per kernel).
 READ_METRICS = tuple(dict.fromkeys(
     [s.ncu_name for s in SOL_METRICS] + list(_FP32_INPUTS + _FP64_INPUTS + _DRAM_BYTES + _LAUNCH)
-    + [_SMSP_HZ, _SM_HZ, _PEAK_FP32, _PEAK_FP64, _DRAM_PEAK_PER_CYCLE, _DRAM_HZ]))
+    + [_SMSP_HZ, _SM_HZ, _PEAK_FP32, _PEAK_FP64, _DRAM_PEAK_PER_CYCLE, _DRAM_HZ]
+    + list(TIME_MODEL)))
 
 # Per-instruction counters of ncu's Source Counters section (one instance per SASS address,
 # the address being its correlation id), summed per source line: gpubench's key -> ncu's

@@ -177,11 +177,11 @@ HALVES_ENTRIES = 32  # 2 MiB an entry at 1024^2 fp32 on a GPU: 64 MiB
 
 
 def _timed_by(is_timer_frame) -> bool:
-    """Whether a frame above the variant (within 12) passes `is_timer_frame`."""
+    """Whether any frame above the variant passes `is_timer_frame`. The whole stack: a
+    graph's capture sits further up than a sampling loop (the capture's lambda and the
+    graph's own call wrapper come between), and a bounded walk let its calls escape."""
     frame = sys._getframe(2)
-    for _ in range(12):
-        if frame is None:
-            return False
+    while frame is not None:
         if is_timer_frame(frame):
             return True
         frame = frame.f_back
