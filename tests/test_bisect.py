@@ -103,3 +103,37 @@ def test_an_unchanged_range_has_no_culprit(gpubench, twelve_commits, tmp_path):
     lines = done.stdout.splitlines()
     assert "no culprit: BAD is not slower than GOOD" in lines, done.stdout
     assert not any(line.startswith("culprit:") for line in lines)
+
+
+@pytest.mark.slow
+def test_backfill_runs_each_commit_into_the_folders_series(gpubench, twelve_commits, tmp_path):
+    """`history --backfill A..B` runs commits 2-4 (git's A..B: after A) from git exports,
+    each recorded as the family folder at that commit, so one series holds them."""
+    import json
+
+    from conftest import FAST
+
+    commits, repo = twelve_commits
+    done = gpubench("history", "pair", "--backfill", f"{commits[0]}..{commits[3]}",
+                    "--kernels-dir", str(repo / "kernels"), "--variants", "work")
+    assert done.code == 0, done.output
+    assert [line.split()[1] for line in done.stdout.splitlines()
+            if line.startswith("backfill ")] == ["1/3:", "2/3:", "3/3:"]
+    records = sorted((tmp_path / "profiles").glob("*-pair-backfill/*/results.json"))
+    assert len(records) == 3
+    recorded = [json.loads(r.read_text())["meta"]["revisions"]["families"]["pair"]
+                for r in records]
+    assert [r["commit"] for r in recorded] == commits[1:4]
+    assert all(r["changed"] == r["commit"] and r["dirty"] is False for r in recorded)
+    nightly = gpubench("run", "pair", "--kernels-dir", str(repo / "kernels"), "--variants",
+                       "work", "--out", str(tmp_path / "nightly"), *FAST)
+    assert nightly.code == 0, nightly.output
+    here = json.loads((tmp_path / "nightly" / "results.json").read_text())["meta"]
+    mine = here["revisions"]["families"]["pair"]
+    assert (mine["repository"], mine["path"]) == (recorded[0]["repository"],
+                                                  recorded[0]["path"])
+    listing = gpubench("history", "pair", "--variants", "work").stdout
+    assert "4 timed runs" in listing, listing  # one series: three backfilled, one nightly
+    bad = gpubench("history", "pair", "--backfill", "HEAD", "--kernels-dir",
+                   str(repo / "kernels"))
+    assert bad.code == 2 and "A..B" in bad.output and "Traceback" not in bad.output

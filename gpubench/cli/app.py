@@ -236,13 +236,8 @@ def runs(last, show_all):
               help="Runs shown per series (every run is searched for change points).")
 @opts.threshold_option(1.0, "A change point's 95% CI must lie beyond +-this %.")
 @opts.history_check_options
-@click.option("--markdown", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
-              help="Also write a markdown summary of the change points ('-': stdout).")
-@click.option("--html", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the history page: a chart per series, offline.")
-@click.option("--export", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the chosen rows as .csv or .parquet, for a notebook.")
-@click.option("--rebuild", is_flag=True, help="Read every run folder again into the store.")
+@opts.history_backfill_options
+@opts.history_output_options
 def history(family, variants, threshold_pct, **options):
     """Every recorded run as points of series (one point, one GPU model, one timing
     method): medians with their CIs by run and commit, the change points found (PELT,

@@ -263,6 +263,27 @@ history_check_options = stacked(
 )
 """`history --check [--confirm]`: the nightly gate, and the A/B behind each alarm."""
 
+history_backfill_options = stacked(
+    click.option("--backfill", metavar="A..B",
+                 help="First run FAMILY at each commit of A..B that changed its folder "
+                      "(exported from git, oldest first), as a nightly job would have: a "
+                      "series from the repository's past."),
+    kernels_dir_option,
+)
+"""`history --backfill A..B`: a new user's series from an existing repository."""
+
+history_output_options = stacked(
+    click.option("--markdown", type=click.Path(dir_okay=False, allow_dash=True,
+                                               path_type=Path),
+                 help="Also write a markdown summary of the change points ('-': stdout)."),
+    click.option("--html", type=click.Path(dir_okay=False, path_type=Path),
+                 help="Also write the history page: a chart per series, offline."),
+    click.option("--export", type=click.Path(dir_okay=False, path_type=Path),
+                 help="Also write the chosen rows as .csv or .parquet, for a notebook."),
+    click.option("--rebuild", is_flag=True, help="Read every run folder again into the store."),
+)
+"""What `history` writes besides its lines, and --rebuild."""
+
 compiled_options = stacked(
     click.option("--compiled/--no-compiled", "compiled", default=None,
                  help="Add the `compiled` variant, torch.compile of each family's reference "

@@ -25,12 +25,11 @@ from gpubench.records.ab import PairVerdict
 from gpubench.records.kernel_change import explanations
 from gpubench.report.explain_view import explain_view
 from gpubench.report.files import new_run_dir
+from gpubench.run.ab.commits import Commit, changes_between, commit_of
 from gpubench.run.config import RunConfig
 from gpubench.store.folder import RunFolder, load_run
-from gpubench.timing.git_reader import run_git
 
 PROFILES = Path("profiles")
-GIT_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -52,13 +51,6 @@ class BisectRequest:
         named = {f.name for f in fields(cls)} - {"family", "config", "threshold"}
         return cls(family=family, config=config, threshold=threshold,
                    **{k: v for k, v in options.items() if k in named})
-
-
-@dataclass(frozen=True)
-class Commit:
-    sha: str
-    subject: str
-    date: str  # author date, ISO 8601
 
 
 @dataclass(frozen=True)
@@ -195,32 +187,6 @@ def probe_outcome(verdicts: tuple[PairVerdict, ...]) -> str:
     if not verdicts or any(v.verdict in (FAILED, SUSPECT) for v in verdicts):
         return SKIP
     return NOT_SLOWER
-
-
-def commit_of(folder: Path, revision: str) -> Commit:
-    done = _git(folder, "log", "-1", "--format=%H%x00%s%x00%aI", "--end-of-options",
-                revision)
-    sha, subject, date = done.split("\x00")
-    return Commit(sha, subject, date.strip())
-
-
-def changes_between(folder: Path, good: str, bad: str) -> list[Commit]:
-    """The commits that changed `folder` after GOOD up to BAD, oldest first."""
-    listing = _git(folder, "log", "--reverse", "--ancestry-path",
-                   "--format=%H%x00%s%x00%aI", f"{good}..{bad}", "--", ".")
-    return [Commit(*line.split("\x00")) for line in listing.splitlines() if line]
-
-
-def _git(folder: Path, *args: str) -> str:
-    try:
-        done = run_git(folder, *args, timeout=GIT_TIMEOUT_S)
-    except OSError as exc:
-        raise errors.UsageError(f"bisect needs git: {exc}") from None
-    if done.returncode != 0:
-        why = done.stderr.strip().splitlines()
-        raise errors.UsageError(f"git {args[0]} failed in {folder}: "
-                                f"{why[-1] if why else done.returncode}")
-    return done.stdout.strip()
 
 
 execute = BisectCommand.entry  # the module's one entry (command.py): cli/app.py calls it

@@ -57,6 +57,8 @@ class HistoryRequest:
     rebuild: bool = False
     threshold: float = THRESHOLD
     recent: int = RECENT_RUNS
+    backfill: str | None = None  # A..B: run each commit that changed FAMILY first (backfill.py)
+    kernels_dirs: tuple[Path, ...] = ()  # where FAMILY is, for --backfill
 
 
 def execute(request: HistoryRequest, console: Console) -> int:
@@ -67,6 +69,14 @@ def execute(request: HistoryRequest, console: Console) -> int:
                                 f"'{safe_text.one_line(request.export.name)}'")
     if request.confirm and not request.check:
         raise errors.UsageError("--confirm A/Bs the steps --check flags: add --check")
+    if request.backfill is not None:
+        from gpubench.commands.backfill import backfill  # runs: the run command's imports
+        from gpubench.run.config import RunConfig
+
+        if not request.family:
+            raise errors.UsageError("--backfill runs one family's commits: name the family")
+        backfill(request.family, request.backfill, RunConfig(
+            kernels_dirs=request.kernels_dirs), console)
     seen = _Seen(request)
     _stream(request, since, console, seen)
     if request.export is not None:

@@ -239,6 +239,7 @@ class RunCommand:
                 "timing": self.request.config.timing.to_dict(),
                 "revisions": revisions(GPUBENCH_DIR, dirs),
                 "started": time.strftime(TIME_FORMAT)}
+        meta["revisions"]["families"].update(self.request.recorded_revisions or {})
         if baseline is not None:
             meta["baseline"] = baseline.meta.get("run_dir") or baseline.meta.get("run_id")
         if lanes:

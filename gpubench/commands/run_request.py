@@ -41,6 +41,9 @@ class RunRequest:
     watch: bool = False  # --watch: run again on every save (commands/watch.py)
     compiled: bool | None = None  # --compiled/--no-compiled; None: on a GPU, not on a CPU
     compile_mode: str = "default"  # --compile-mode: torch.compile's mode for `compiled`
+    # A family's revision as recorded, instead of git's answer in its folder: a `history
+    # --backfill` run of an export of one commit (timing/revision.py: revision_at)
+    recorded_revisions: dict | None = None
 
 
 def start_workers(request: RunRequest) -> Prestart:

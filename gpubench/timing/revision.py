@@ -68,6 +68,24 @@ def revision_of(folder: Path | str) -> Revision:
                     subject=subject or None, **place)
 
 
+def revision_at(folder: Path | str, commit: str) -> Revision:
+    """The folder's Revision as it was at `commit` (`history --backfill`: a run of an export
+    of that commit records the folder's place and that commit, clean, as a nightly run of
+    it would have)."""
+    now = revision_of(folder)
+    head = _git(now.folder or str(folder), "log", "-1", "--format=%H%x00%ct%x00%s",
+                "--end-of-options", commit)
+    if head is None or "\0" not in head:
+        return Revision(unknown=f"no commit {commit!r}", folder=now.folder)
+    sha, committed, subject = ([*head.split("\x00"), "", ""])[:3]
+    changed = _git(now.folder or str(folder), "log", "-1", "--format=%H", "--end-of-options",
+                   sha, "--", ".")
+    return Revision(commit=sha, dirty=False, changed=changed or None,
+                    committed=float(committed) if committed.isdigit() else None,
+                    subject=subject or None, folder=now.folder, repository=now.repository,
+                    path=now.path)
+
+
 def _remote(folder: str) -> str | None:
     """origin's URL as a name: the repository wherever it is cloned (reading config runs
     nothing of it)."""
