@@ -64,14 +64,15 @@ def main() -> int:
     parser.add_argument("extra", nargs="*", help="more `ab` options, after --")
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="gpubench-aa-"))
-    rows = [row(run_family(f, args.modes, args.dtype, out, args.extra))
-            for f in args.families.split(",") if f]
     print(f"{'family':12} {'points':>6} {'false':>5} {'UNSURE':>6} {'short':>5} "
-          f"{'detectable':>10}")
-    for r in rows:
+          f"{'detectable':>10}", flush=True)
+    rows = []
+    for family in (f for f in args.families.split(",") if f):  # each row as it comes
+        r = row(run_family(family, args.modes, args.dtype, out, args.extra))
+        rows.append(r)
         size = "-" if math.isnan(r["detectable"]) else f"{r['detectable']:.2%}"
         print(f"{r['family']:12} {r['points']:6} {r['false']:5} {r['unsure']:6} "
-              f"{r['short']:5} {size:>10} {r['error'][:60]}")
+              f"{r['short']:5} {size:>10} {r['error'][:60]}", flush=True)
     points = sum(r["points"] for r in rows)
     false, short = sum(r["false"] for r in rows), sum(r["short"] for r in rows)
     print(f"{'all':12} {points:6} {false:5} {sum(r['unsure'] for r in rows):6} {short:5}")

@@ -6,6 +6,7 @@
 #            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests watch
 #            process-spread
 #            leaderboard tune compiled startup first-use wheel judge sort-real families
+#            exploits bisect confirm explain aa
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py, watchfiles and ncu-report come as wheels in .whl/, with what
 # they need: markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata, anyio), then
@@ -82,6 +83,15 @@ for ref in ('latest~1', 'latest'):
         last=$(ls -d "$LOGS"/cost/new-* | sort -V | tail -1)
         timed judge-compare gpubench compare "${last/new-/base-}" "$last"
       fi ;;
+    exploits)  # the exploit suite alone (cold, graph, cupti)
+      timed exploits with_pypi_reader python3 -m pytest -q -m gpu tests/test_adversarial.py ;;
+    bisect|confirm|explain)  # issue 64: benchmarks/bisect_acceptance.py's parts
+      timed "issue64-$step" timeout "${PART_TIMEOUT:-560}" with_pypi_reader \
+        python3 benchmarks/bisect_acceptance.py "$step" --out "$LOGS/issue64"
+      grep -E "MET" "$LOGS/issue64-$step.txt" | tee -a "$OUT/summary.txt" ;;
+    aa)  # issue 63: the A/A false-alarm rate over the shipped families
+      timed aa timeout "${PART_TIMEOUT:-560}" python3 benchmarks/aa_false_alarms.py \
+        --out "$LOGS/aa" ;;
     sort-real)  # issue 50: reference-kernels' own pmpp/sort_py (its generator hard-codes CUDA),
       # `git archive HEAD problems/pmpp | tar -x -C .ext/reference-kernels` of
       # github.com/gpu-mode/reference-kernels, carried: its correct and wrong solutions, a copy
