@@ -250,7 +250,14 @@ def test_history_names_the_sixth_run_and_its_commit_and_check_exits_13(eight_run
     summary = (root / "summary.md").read_text()
     assert "| pair work float32 n=65536 cpu |" in summary and "**slower**" in summary
     assert "run6" in summary
-    checked = history("pair", "--check")
+    # Two series tested: the step's rank test (p = 2/C(8,3) = 0.036, the smallest 3 runs
+    # after 5 can give) misses Holm's 0.05/2, so plain --check holds it (issue 63) ...
+    both = history("pair", "--check")
+    assert both.returncode == 0, both.stdout + both.stderr
+    assert "slower in the newest runs, held (p = 0.036; over 2 series Holm needs < " \
+        "0.0250" in both.stdout and "over 2 series (Holm)" in both.stdout
+    # ... and checking the one series alone fails on it
+    checked = history("pair", "--check", "--variants", "work")
     assert checked.returncode == 13, checked.stdout + checked.stderr
     assert "slower in the newest runs: pair/work/" in checked.stdout
     assert history("pair", "--check", "--variants", "torch").returncode == 0
@@ -360,3 +367,31 @@ def test_an_undecided_ab_is_asked_once_more_with_twice_the_time(tmp_path, monkey
                                  tmp_path)
     assert found.confirmed and "after 2 A/Bs" in found.said, found.said
     assert asked[1] == 2 * asked[0]
+
+
+def test_holm_holds_a_suites_false_alarms_under_five_percent():
+    """`--check` over many series (issue 63): Holm's step-down over the series tested. A
+    suite of unchanged series whose rank tests give uniform p-values fails a nightly job
+    in about 5% of nights; each series at its own 5% would fail it almost every night."""
+    import random
+    from types import SimpleNamespace
+
+    from gpubench.analysis.history import holm
+
+    def steps(ps):
+        return [(f"s{i}", SimpleNamespace(change=SimpleNamespace(p_value=p)))
+                for i, p in enumerate(ps)]
+
+    rng = random.Random(63)
+    nights, series = 2000, 100
+    alone = suite = 0
+    for _ in range(nights):
+        ps = [rng.random() for _ in range(series)]
+        alone += any(p < 0.05 for p in ps)
+        failed, _ = holm(steps([p for p in ps if p < 0.05]), series)
+        suite += bool(failed)
+    assert alone / nights > 0.99 and suite / nights < 0.07
+    # a real step among them still fails, and the step-down holds every larger p
+    failed, held = holm(steps([1e-6, 0.01, 0.02]), 100)
+    assert [s for s, _ in failed] == ["s0"] and [bar for *_, bar in held] == \
+        [0.05 / 99, 0.05 / 98]

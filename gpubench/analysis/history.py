@@ -15,7 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from gpubench.analysis.change_points import THRESHOLD, ChangePoint, change_points
+from gpubench.analysis.change_points import (
+    ALPHA,
+    FEWEST_RUNS,
+    THRESHOLD,
+    ChangePoint,
+    change_points,
+)
 from gpubench.records.series import HistoryRow, environment_change, series_key
 
 # `--check` calls a change "the newest runs" when its first run is among this many of the
@@ -184,3 +190,35 @@ def regressions(series: Sequence[Series], recent: int = RECENT_RUNS
         if change is not None:
             found.append((one, change))
     return found
+
+
+def can_step(one: Series) -> bool:
+    """Whether the series has the runs a change point needs (change_points.FEWEST_RUNS):
+    a series `--check` tests, and counts in its correction across series."""
+    return len(one.timed) >= FEWEST_RUNS
+
+
+def holm(worse: Sequence[tuple[Series, SeriesChange]], tested: int, alpha: float = ALPHA
+         ) -> tuple[list[tuple[Series, SeriesChange]], list[tuple[Series, SeriesChange, float]]]:
+    """(failed on, held with the bar each missed): `--check`'s slowdowns through Holm's
+    step-down over the `tested` series, so that the chance of any false alarm over the
+    whole suite stays under `alpha` however many series a nightly job checks.
+
+    Each series already passed its own rank test at `alpha`; with 200 series that alone
+    lets ~10 unchanged series through a year of nights (TypeScript's 9 of 166). Holm
+    rather than Bonferroni: the decisions are made once, on final p-values, where its
+    step-down is never less powerful; rather than Benjamini-Hochberg: one false alarm
+    fails a nightly job, so the family-wise rate is the one that matters. The cost is
+    runs: the rank test's smallest p after 3 runs beside 5 is 2/C(8,3) = 0.036, so over
+    two series (bar 0.025) a step needs a fourth run after it (2/C(9,4) = 0.016) before
+    it fails the job; `--confirm` A/Bs a held step at once instead."""
+    ordered = sorted(worse, key=lambda w: w[1].change.p_value)
+    failed: list[tuple[Series, SeriesChange]] = []
+    held: list[tuple[Series, SeriesChange, float]] = []
+    for rank, (one, change) in enumerate(ordered):
+        bar = alpha / max(tested - rank, 1)
+        if not held and change.change.p_value < bar:
+            failed.append((one, change))
+        else:  # step-down: once one is held, every larger p-value is held too
+            held.append((one, change, bar))
+    return failed, held

@@ -27,8 +27,15 @@ from pathlib import Path
 from rich.console import Console
 
 from gpubench import errors, safe_text
-from gpubench.analysis.change_points import THRESHOLD
-from gpubench.analysis.history import RECENT_RUNS, Series, SeriesChange, build_series
+from gpubench.analysis.change_points import ALPHA, THRESHOLD
+from gpubench.analysis.history import (
+    RECENT_RUNS,
+    Series,
+    SeriesChange,
+    build_series,
+    can_step,
+    holm,
+)
 from gpubench.files import write_output
 from gpubench.parsing import parse_size
 from gpubench.records.run import NewerSchema
@@ -95,17 +102,33 @@ def execute(request: HistoryRequest, console: Console) -> int:
             console.print(safe_text.terminal(
                 f"slower in the newest runs, not failed on (the software changed): "
                 f"{_where(one)}: {change.percent}, {change.cause}"), markup=False)
-        confirmed = 0
-        for one, change in seen.worse:
-            console.print(safe_text.terminal(
-                f"slower in the newest runs: {_where(one)}: {change.percent}, "
-                f"{change.cause}"), markup=False)
-            if request.confirm:
-                found = _confirm(one, change)
-                confirmed += found.confirmed
-                console.print(safe_text.terminal(f"  {found.said}"), markup=False)
-        if seen.worse and (confirmed or not request.confirm):
-            return errors.EXIT_REGRESSION
+        return _check(request, seen, console)
+    return errors.EXIT_OK
+
+
+def _check(request: HistoryRequest, seen: _Seen, console: Console) -> int:
+    """--check: exit 13 for a slowdown that passes Holm's correction over the series
+    tested (analysis/history.holm), or with --confirm for one its A/B confirms (a held
+    one too: the A/B decides it now instead of more nights)."""
+    failed, held = holm(seen.worse, seen.tested)
+    confirmed = 0
+    steps = [(one, change, "") for one, change in failed] + [
+        (one, change, f"held (p = {change.change.p_value:.3f}; over {seen.tested} series "
+                      f"Holm needs < {bar:.4f}: more runs after the step, or --confirm)")
+        for one, change, bar in held]
+    for one, change, why in steps:
+        console.print(safe_text.terminal(
+            f"slower in the newest runs{', ' + why if why else ''}: {_where(one)}: "
+            f"{change.percent}, {change.cause}"), markup=False, soft_wrap=True)
+        if request.confirm:
+            found = _confirm(one, change)
+            confirmed += found.confirmed
+            console.print(safe_text.terminal(f"  {found.said}"), markup=False)
+    if seen.worse:
+        console.print(f"--check: false alarms held under {ALPHA:.0%} over {seen.tested} "
+                      f"series (Holm)", markup=False)
+    if confirmed or (failed and not request.confirm):
+        return errors.EXIT_REGRESSION
     return errors.EXIT_OK
 
 
@@ -139,9 +162,11 @@ class _Seen:
         self.environment: list[tuple[Series, SeriesChange]] = []
         self.kept: list[Series] = []
         self.exported: list[HistoryRow] = []
+        self.tested = 0  # series with the runs a change point needs: Holm's count
 
     def add(self, one: Series) -> None:
         self.totals.add(one)
+        self.tested += can_step(one)
         change = one.worse_lately(self.request.recent)
         if change is not None:
             self.worse.append((one, change))
