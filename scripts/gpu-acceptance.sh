@@ -86,7 +86,7 @@ for ref in ('latest~1', 'latest'):
     exploits)  # the exploit suite alone (cold, graph, cupti)
       timed exploits with_pypi_reader python3 -m pytest -q -m gpu tests/test_adversarial.py ;;
     bisect|confirm|explain)  # issue 64: benchmarks/bisect_acceptance.py's parts
-      timed "issue64-$step" timeout "${PART_TIMEOUT:-560}" with_pypi_reader \
+      timed "issue64-$step" with_pypi_reader timeout "${PART_TIMEOUT:-560}" \
         python3 benchmarks/bisect_acceptance.py "$step" --out "$LOGS/issue64"
       grep -E "MET" "$LOGS/issue64-$step.txt" | tee -a "$OUT/summary.txt" ;;
     aa)  # issue 63: the A/A false-alarm rate over the shipped families

@@ -39,14 +39,28 @@ def explain_view(changes: Sequence[KernelChange]) -> Group:
 
 def _table(change: KernelChange, title: str) -> Table:
     caption = (f"ncu duration {_ns(change.base_ns)} -> {_ns(change.new_ns)} "
-               f"({_signed_ns(change.delta_ns)}); shares add up to it")
+               f"({_signed_ns(change.delta_ns)}); the shares add up to it: first what "
+               f"moved it, then what offset it, then context")
     table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD, title_justify="left",
                   caption_justify="left", pad_edge=False)
     for header in HEADERS:
         table.add_column(header, justify="left" if header == "counter" else "right")
+    toward = True
     for row in change.counters[:SHOWN_ROWS]:
+        offsets = _offsets(row, change.delta_ns)
+        if toward and offsets:  # the factors that pulled the other way, after a rule
+            table.add_section()
+            toward = False
         table.add_row(*counter_cells(row))
     return table
+
+
+def _offsets(row: CounterChange, delta_ns: float) -> bool:
+    """A factor (not a cause or a part) whose share is against the change, or none."""
+    if row.via or row.within:
+        return False
+    return row.share_ns is None or math.isnan(row.share_ns) or \
+        (row.share_ns > 0) != (delta_ns > 0)
 
 
 def counter_cells(row: CounterChange) -> list[str]:

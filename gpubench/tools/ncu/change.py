@@ -11,7 +11,9 @@ The ranking rests on an identity ncu's own counters satisfy, per warp scheduler 
 sum of each factor's log-ratio, so each factor gets the share of NEW - BASE that its own
 log-ratio is of the total: instructions executed, warp cycles per issued instruction (split
 further by stall reason), achieved occupancy (active warps), the SMs' busy share (tail
-and launch gaps), the clock, and what the identity leaves over. A percent change alone would
+and launch gaps), the clock, and what the identity leaves over. The factors that moved the
+time the way it went come first, largest share first; those that offset it follow. A
+percent change alone would
 rank a 40% drop in a hit rate that costs nothing above a 3% rise in instructions that costs
 everything; this ranks by time.
 
@@ -63,10 +65,19 @@ def kernel_change(base: KernelProfile, new: KernelProfile, variant: str, dtype: 
         rest = _share(total - explained, total, delta, base_ns)
         counters.append((abs(rest), [CounterChange("not in the identity (launch, averaging)",
                                                    "", None, None, rest)]))
-    counters.sort(key=lambda c: -c[0])
+    counters.sort(key=lambda c: (not _toward(c[1][0].share_ns, delta), -c[0]))
     ranked = [row for _, rows in counters for row in rows]
     return KernelChange(variant, dtype, shape, new.base_name or new.name, base_ns, new_ns,
                         tuple(ranked + _context(base, new)), *_hints(base, new))
+
+
+def _toward(share: float | None, delta_ns: float) -> bool:
+    """Whether a factor moved the time the way it went (a positive share of a slowdown):
+    those rank first. In a latency-bound kernel the factors pull both ways at once: a
+    quarter of the warps (+3.2 ms) left each warp's loads less contention, so its cycles
+    per issued instruction fell (-4.0 ms), and the +0.66 ms slowdown is their difference;
+    by size alone the offsetting fall would head the table of a slowdown."""
+    return share is not None and not math.isnan(share) and (share > 0) == (delta_ns > 0)
 
 
 def _values(profile: KernelProfile) -> dict[str, float]:
