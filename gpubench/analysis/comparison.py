@@ -2,47 +2,45 @@
 
 The question has two sources of doubt, and a verdict must survive both:
 
-1. **Within a run**: the median of a few hundred noisy samples is itself uncertain.
-   The ratio of medians NEW/BASE gets a 95% percentile-bootstrap interval, each
-   run's samples resampled on their own (the runs have different sample counts and
-   skewed, often multi-modal distributions: no normal model fits, the bootstrap
-   needs none). Medians because gpubench reports medians, and outliers move them
-   least.
-2. **Between runs**: a second process on the same machine lands somewhere else —
-   other physical pages, another clock ramp, other work on the host. The bootstrap
-   cannot see this (it only knows one process per side), and it is large: on an
-   H200, 5 us kernels of unchanged code moved by up to 4.8% between runs whose
-   within-run CIs were +-0.5% (docs/measurement.md, "compare"); on a
-   2-core CPU one point moved 2x. Kalibera & Jones (2013) show that this
-   between-execution variance can only be measured by repeating executions, so a
-   pair of runs must bound it from what it holds:
+1. **Within a run**: the median of a few hundred noisy samples is itself uncertain. The
+   ratio of medians NEW/BASE gets a percentile-bootstrap interval, each run's samples
+   resampled on their own (the runs have different sample counts and skewed, often
+   multi-modal distributions: no normal model fits, the bootstrap needs none). Medians
+   because gpubench reports medians, and outliers move them least. Its level: 1 - 5%/m
+   over a compare's m points, Bonferroni, 5% family-wise (ratio_ci.family_level).
+2. **Between runs**: a second process on the same machine lands somewhere else — other
+   physical pages, another clock ramp, other work on the host. The bootstrap cannot see
+   this (it only knows one process per side), and it is large: on an H200, 5 us kernels
+   of unchanged code moved by up to 4.8% between runs whose within-run CIs were +-0.5%
+   (docs/measurement.md, "compare"); on a 2-core CPU one point moved 2x. Kalibera & Jones
+   (2013) show that this between-execution variance can only be measured by repeating
+   executions, so a pair of runs must bound it from what it holds:
 
-   - **the point's own noise**: the interquartile range of its samples as a fraction
-     of the median (the IQR column of gpubench's tables; the larger of the two runs).
+   - **the point's own noise**: the interquartile range of its samples as a fraction of
+     the median (the IQR column of gpubench's tables; the larger of the two runs).
      NVBench's compare likewise calls a difference within the samples' noise (their
      relative standard deviation) "same"; the IQR is its robust form, which the
-     seconds-long stalls of a host clock do not blow up. On the H200, every
-     between-run shift of unchanged code stayed within the larger of the 1% threshold
-     and 0.41x this figure (18 points, 3-4 runs each: docs/measurement.md, "compare").
-   - **the group's shift**: the other variants of the same family, dtype, shape and
-     mode were measured in the same two processes. A shift all variants share is
-     drift; a shift one variant has alone is its code. With three or more variants,
-     a change must show both in the point's ratio and in its ratio over the group's
-     median ratio (robust while fewer than half changed: on the CPU machine a whole
-     run was 2.5x slower, one variant's doubled work still stood out). With two, the
-     move both made in the same direction (the smaller of the two) raises the bar
-     (which of two changed cannot be told).
-   - **the clocks**: a throttled or power-capped point ran up to
-     max_possible / min MHz slower for that reason alone.
+     seconds-long stalls of a host clock do not blow up. On the H200, every between-run
+     shift of unchanged code stayed within the larger of the 1% threshold and 0.41x this
+     figure (18 points, 3-4 runs each: docs/measurement.md, "compare").
+   - **the group's shift**: the other variants of the same family, dtype, shape and mode
+     were measured in the same two processes. A shift all variants share is drift; a
+     shift one variant has alone is its code. With three or more variants, a change must
+     show both in the point's ratio and in its ratio over the group's median ratio
+     (robust while fewer than half changed: on the CPU machine a whole run was 2.5x
+     slower, one variant's doubled work still stood out). With two, the move both made in
+     the same direction (the smaller of the two) raises the bar (which of two changed
+     cannot be told).
+   - **the clocks**: a throttled or power-capped point ran up to max_possible / min MHz
+     slower for that reason alone.
    - **the host clock**: 150% on the CPU path, 75% in wall mode (HOST_CLOCK_ALLOWANCE).
 
-   A change counts (FASTER/SLOWER) only when its whole CI lies beyond the group's
-   shift and, on top of it, the largest of the user's threshold and the other bounds.
-   From a CPU timing that timed the host's other work too (preempted, or other
-   processes busy: see hostload.py) a change counts only beyond the larger of the bar and
-   what that work can explain (hostload.busy_factor: a fair share of its core when few
-   calls were preempted, nothing bounds it when the median call may have been); below,
-   UNSURE.
+   A change counts (FASTER/SLOWER) only when its whole CI lies beyond the group's shift
+   and, on top of it, the largest of the user's threshold and the other bounds. From a
+   CPU timing that timed the host's other work too (preempted, or other processes busy:
+   see hostload.py) a change counts only beyond the larger of the bar and what that work
+   can explain (hostload.busy_factor: a fair share of its core when few calls were
+   preempted, nothing bounds it when the median call may have been); below, UNSURE.
 
 Verdicts (threshold t, default 1%; bounds taken as ratios, so +-1% means 1.01 and
 1/1.01, which keeps 2x slower and 2x faster symmetric):
@@ -82,7 +80,7 @@ from gpubench.analysis.status_change import STATUS_VERDICTS, missing_in_new, sta
 from gpubench.codec import Record, saved_as
 from gpubench.records.result import CORRECTNESS_ONLY, correctness_only
 from gpubench.timing.hostload import busy_factor, busy_reason
-from gpubench.timing.ratio_ci import RESAMPLES, SEED, ratio_ci  # noqa: F401 (re-exported)
+from gpubench.timing.ratio_ci import RESAMPLES, SEED, family_level, ratio_ci  # noqa: F401 (re-exported)
 from gpubench.timing.stats import quantile
 from gpubench.verdicts.derive import same_model
 
@@ -222,21 +220,21 @@ def verdict(ci_low: float, ci_high: float, threshold: float, bar: float) -> str:
 
 def compare_samples(base: Sequence[float], new: Sequence[float],
                     threshold: float = DEFAULT_THRESHOLD,
-                    allowances: Allowances | None = None) -> Comparison:
-    """NEW against BASE from two sample sets (seconds) and what the runs' context allows."""
+                    allowances: Allowances | None = None, level: float = 0.95) -> Comparison:
+    """NEW against BASE from two sample sets (seconds), what the runs allow, at `level`."""
     allowances = allowances or Allowances(noise=max(relative_iqr(base), relative_iqr(new)))
     base_median, new_median = quantile(sorted(base), 0.5), quantile(sorted(new), 0.5)
     if len(base) < MIN_SAMPLES or len(new) < MIN_SAMPLES:
         return Comparison(base_median, new_median, new_median / base_median, math.nan,
                           math.nan, UNSURE, f"too few samples ({len(base)} and {len(new)}; "
                           f"a verdict needs {MIN_SAMPLES} in each)", threshold, allowances)
-    ratio, low, high = ratio_ci(base, new)
+    ratio, low, high = ratio_ci(base, new, level)
     return judge(base_median, new_median, (ratio, low, high), threshold, allowances)
 
 
 def judge(base_median: float, new_median: float, interval: tuple[float, float, float],
           threshold: float, allowances: Allowances, runs: tuple[int, int] = (1, 1)) -> Comparison:
-    """The verdict on a ratio and its 95% interval (ratio, low, high), given the bounds."""
+    """The verdict on a ratio and its interval (ratio, low, high), given the bounds."""
     ratio, low, high = interval
     bar = allowances.bar(threshold)
     said = verdict(low, high, threshold, bar)
@@ -314,7 +312,7 @@ def _signed(fraction: float) -> str:
 
 def compare_results(base, new, threshold: float = DEFAULT_THRESHOLD,
                     group: GroupShift | None = None,
-                    repeats: RunsInterval | None = None) -> Comparison:
+                    repeats: RunsInterval | None = None, level: float = 0.95) -> Comparison:
     """Two Results (records/result.py) of one point, measured in two runs; `repeats`: the
     interval over several runs a side, which then decides in place of the bootstrap (the
     runs' spread is measured, so the samples' IQR no longer stands in for it)."""
@@ -333,7 +331,7 @@ def compare_results(base, new, threshold: float = DEFAULT_THRESHOLD,
         return judge(repeats.base_median_s, repeats.new_median_s,
                      (repeats.ratio, repeats.low, repeats.high), threshold,
                      replace(allowances, noise=0.0), repeats.runs)
-    return compare_samples(base.samples_s, new.samples_s, threshold, allowances)
+    return compare_samples(base.samples_s, new.samples_s, threshold, allowances, level)
 
 
 # ---------------------------------------------------------------- two runs
@@ -363,7 +361,7 @@ class PointComparison(Record):
 
 @dataclass(frozen=True)
 class RunComparison(Record):
-    WRITTEN = ("threshold", "points", "only_base", "only_new", "env_differences",
+    WRITTEN = ("threshold", "level", "points", "only_base", "only_new", "env_differences",
                "missing_in_new", "counts")
 
     points: tuple[PointComparison, ...]
@@ -376,6 +374,7 @@ class RunComparison(Record):
     # Points BASE measured that NEW did not (status_change.missing_in_new): a subset of
     # only_base, plus those NEW left unrun.
     missing_in_new: tuple[str, ...] = ()
+    level: float = 0.95  # of every point's interval (family_level); older records: 95%
 
     def regressions(self) -> list[PointComparison]:
         """SLOWER points, and points PASS in BASE but SUSPECT or failed in NEW."""
@@ -398,13 +397,15 @@ class RunComparison(Record):
 
 
 def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD,
-                 base_repeats: Sequence = (), new_repeats: Sequence = ()) -> RunComparison:
+                 base_repeats: Sequence = (), new_repeats: Sequence = (),
+                 level: float | None = None) -> RunComparison:
     """Two RunDocuments joined on the point key. Points that did not pass in either run
     get no speed verdict: a regression when PASS in BASE became SUSPECT or failed in NEW,
     else only listed (status_change.py); when the runs' machines or software differ every
     verdict is marked, and the differences named. `base_repeats`, `new_repeats`: more runs
     of each side's code; a point passed in three runs or more between the sides is judged
-    over their medians (analysis/repeats.py)."""
+    over their medians (analysis/repeats.py). Each point at `level`, by default family_level
+    over those that get a speed verdict (same GPU model): 5% family-wise."""
     base_runs, new_runs = (base, *base_repeats), (new, *new_repeats)
     check_sides(base_runs, new_runs)
     sides = ([run.by_key() for run in base_runs], [run.by_key() for run in new_runs])
@@ -416,7 +417,8 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD,
     # Points timed on a busy host say nothing about the machine's drift: not witnesses.
     witnesses = [k for k in shared if k in timed
                  and not (_host_busy(base_rows[k]) or _host_busy(new_rows[k]))]
-    intervals = {k: runs_interval(*(run_medians(k, side) for side in sides)) for k in timed}
+    level = level or family_level(sum(same_model(base_rows[k], new_rows[k]) for k in timed))
+    intervals = {k: runs_interval(*(run_medians(k, s) for s in sides), level) for k in timed}
     shifts = group_shifts({k: _log_ratio(base_rows[k], new_rows[k], intervals[k])
                            for k in witnesses}, {k: base_rows[k].key for k in witnesses})
     differences = (environment_differences(base.env, new.env)
@@ -438,13 +440,13 @@ def compare_runs(base, new, threshold: float = DEFAULT_THRESHOLD,
                                                          f"{fresh.device_name} in NEW"))
             continue
         comparison = compare_results(old, fresh, threshold, shifts.get(key, GroupShift()),
-                                     intervals[key])
+                                     intervals[key], level)
         reason = "; ".join(r for r in (comparison.reason, config_change(old, fresh)) if r)
         points.append(PointComparison(old.key, replace(comparison, reason=reason,
                                                        marked=bool(differences))))
     return RunComparison(tuple(points), tuple(k for k in base_rows if k not in new_rows),
                          tuple(k for k in new_rows if k not in base_rows), differences,
-                         threshold, missing_in_new(base_rows, new_rows))
+                         threshold, missing_in_new(base_rows, new_rows), level)
 
 
 def _host_busy(result) -> str | None:

@@ -13,9 +13,10 @@ their points: a bootstrap over one process's samples cannot see the process's dr
 Kalibera & Jones (*Rigorous benchmarking in reasonable time*, 2013): only repeated
 executions measure it. With several runs of BASE's code and of NEW's, each run's median is
 one draw of its process, and the interval is Student's t over them: the ratio of the two
-sides' geometric means, its 95% interval from the runs' pooled spread. It holds the
+sides' geometric means, its interval from the runs' pooled spread: 95%, or the level
+compare decides its points at together (timing/ratio_ci.family_level). It holds the
 within-run noise too (each run's median carries it), so it replaces the bootstrap, which
-needs only the samples of one run a side. Pure arithmetic.
+needs only the samples of one run a side. Pure arithmetic (scipy's t quantile beyond 95%).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 from gpubench import safe_text
 from gpubench.errors import UsageError
@@ -41,7 +43,8 @@ Z_975 = 1.96
 @dataclass(frozen=True)
 class RunsInterval:
     """NEW / BASE over several runs a side: the ratio of the sides' geometric mean
-    medians, its 95% t interval, and how many runs each side had."""
+    medians, its t interval (95%, or compare's simultaneous level), and how many runs
+    each side had."""
 
     ratio: float
     low: float
@@ -56,10 +59,27 @@ def t_975(freedom: int) -> float:
     return T_975[freedom - 1] if freedom <= len(T_975) else Z_975
 
 
-def runs_interval(base_medians: Sequence[float],
-                  new_medians: Sequence[float]) -> RunsInterval | None:
-    """The interval over the runs' medians, or None when they cannot give one: a side
-    without a run, a median that is not positive, or one run a side (no spread to pool)."""
+def t_quantile(freedom: int | None, level: float = 0.95) -> float:
+    """The two-sided `level` quantile of Student's t (its 1 - (1 - level) / 2 point) with
+    `freedom` degrees of freedom; None: the normal's. At 95% the table above (t_975), so
+    a comparison at one point reads as it always did; above it scipy's, where the tails
+    matter most: at 99.975% (200 points) with 4 degrees of freedom (3 runs a side) t is 12.3,
+    4.4x t_975, and the normal's 3.66 would be far too narrow."""
+    if level == 0.95:
+        return Z_975 if freedom is None else t_975(freedom)
+    point = 1 - (1 - level) / 2
+    if freedom is None:
+        return NormalDist().inv_cdf(point)
+    from scipy.special import stdtrit  # the t inverse without scipy.stats' import cost
+
+    return float(stdtrit(freedom, point))
+
+
+def runs_interval(base_medians: Sequence[float], new_medians: Sequence[float],
+                  level: float = 0.95) -> RunsInterval | None:
+    """The interval over the runs' medians at `level`, or None when they cannot give one: a
+    side without a run, a median that is not positive, or one run a side (no spread to
+    pool)."""
     base, new = list(base_medians), list(new_medians)
     if not base or not new or len(base) + len(new) < 3 or min(base + new) <= 0:
         return None
@@ -69,7 +89,7 @@ def runs_interval(base_medians: Sequence[float],
     squares = (sum((x - base_mean) ** 2 for x in base_logs)
                + sum((x - new_mean) ** 2 for x in new_logs))
     spread = math.sqrt(squares / freedom)
-    half = t_975(freedom) * spread * math.sqrt(1 / len(base) + 1 / len(new))
+    half = t_quantile(freedom, level) * spread * math.sqrt(1 / len(base) + 1 / len(new))
     shift = new_mean - base_mean
     return RunsInterval(math.exp(shift), math.exp(shift - half), math.exp(shift + half),
                         (len(base), len(new)), math.exp(base_mean), math.exp(new_mean))

@@ -15,9 +15,11 @@ This ASSUMES THE POINTS ARE INDEPENDENT: a drift that moved every point of a run
 clock, another tenant) is shared, not independent, and makes the interval too narrow;
 `compare`'s group allowances and `ab`'s controls are where such drift shows. It says how
 well the measured points pin down their own mean change, not how the suite would move on
-other kernels. z per input: `compare`'s intervals are 95% (1.96, or Student's t over the
-runs' medians with repeats), `ab`'s are 99% at each sequential look (timing/paired.py), so
-an ab point's half-width is over 2.576; the suite's own interval is 95%. A decided point
+other kernels. z per input: `compare`'s intervals are at its points' simultaneous level
+(timing/ratio_ci.family_level: 95% for one point, 99.975% for 200; the normal's z, or
+Student's t over the runs' medians with repeats), `ab`'s are 99% at each sequential look
+(timing/paired.py), so an ab point's half-width is over 2.576; the suite's own interval is
+95%: it is one interval, of one mean, so no family of them to correct for. A decided point
 without an interval (none is made today, but a record may lack one) counts in the mean and
 the counts, not in the interval, and the summary says how many did. Pure: no I/O.
 """
@@ -31,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from gpubench.analysis.comparison import FASTER, SAME, SLOWER, VERDICTS, RunComparison
-from gpubench.analysis.repeats import Z_975, t_975
+from gpubench.analysis.repeats import Z_975, t_quantile
 from gpubench.codec import Record
 from gpubench.records.ab import PairVerdict
 
@@ -93,16 +95,17 @@ def compare_summary(result: RunComparison) -> SuiteSummary:
     """A comparison of two runs (analysis/comparison.py). A point without a comparison
     (SUSPECT, FAILED, not compared) is only counted, under its table's verdict."""
     return summarize(
-        SuitePoint(p.verdict, c.ratio, c.ci_low, c.ci_high, _compare_z(c.runs))
+        SuitePoint(p.verdict, c.ratio, c.ci_low, c.ci_high, _compare_z(c.runs, result.level))
         if (c := p.comparison) is not None else
         SuitePoint(p.verdict, math.nan, math.nan, math.nan, Z_975)
         for p in result.points)
 
 
-def _compare_z(runs: tuple[int, int]) -> float:
-    """The z (or t) a comparison's 95% interval was made at: the bootstrap's is normal-like
-    (1.96); with repeats it is Student's t over the runs' medians (analysis/repeats.py)."""
-    return Z_975 if tuple(runs) == (1, 1) else t_975(sum(runs) - 2)
+def _compare_z(runs: tuple[int, int], level: float) -> float:
+    """The z (or t) a comparison's interval was made at, at its `level`: the bootstrap's is
+    normal-like (1.96 at 95%, 3.66 at 99.975%); with repeats it is Student's t over the
+    runs' medians (analysis/repeats.py)."""
+    return t_quantile(None if tuple(runs) == (1, 1) else sum(runs) - 2, level)
 
 
 def _interval(points: list[SuitePoint]) -> tuple[float, float, int]:

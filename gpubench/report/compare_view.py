@@ -5,6 +5,8 @@ tables. Pure: builds, never prints."""
 
 from __future__ import annotations
 
+import math
+
 from rich import box
 from rich.console import Group
 from rich.table import Table
@@ -31,15 +33,20 @@ from gpubench.report.compare_groups import (
     point_cells,
     ratio_with_ci,
 )
+from gpubench.timing.ratio_ci import FAMILY_ERROR, family_level
 
 __all__ = ["HEADERS", "change_text", "ci_text", "compare_cells", "compare_markdown",
-           "compare_table", "counts_text", "ratio_with_ci", "suite_line", "summary_line",
-           "verdict_cell"]
+           "compare_table", "counts_text", "level_text", "ratio_with_ci", "suite_line",
+           "summary_line", "verdict_cell"]
 
 STYLE = {FASTER: "green", SLOWER: "bold red", SAME: "", UNSURE: "yellow",
          BECAME_SUSPECT: "bold red", BECAME_FAILED: "bold red"}
+# Column headers as shown, by compare_groups.py's cell names: a compare's intervals are
+# at the level its points are decided at together (family_level), which the caption says
+# once, so the header names no level.
+SHOWN = {"95% CI": "CI"}
 # The flat form, one row per point with its full label (the HTML report's table).
-HEADERS = ("point", "base", "new", "change", "95% CI", "verdict", "why")
+HEADERS = ("point", "base", "new", "change", "CI", "verdict", "why")
 # The terminal leaves the CI of the change out: `speed` carries the same interval (as a
 # ratio with its ±), and 11 characters more would wrap every reason at 80 columns.
 TERMINAL_HIDDEN = frozenset({"95% CI"})
@@ -56,7 +63,7 @@ def verdict_cell(comparison: Comparison | None) -> Text:
 
 def compare_cells(point) -> list[str]:
     """The flat row of one point, by HEADERS (the verdict at index 5)."""
-    cells = point_cells(point)
+    cells = {SHOWN.get(name, name): text for name, text in point_cells(point).items()}
     return [point.key.label(), *(cells[h] for h in HEADERS[1:])]
 
 
@@ -143,7 +150,7 @@ def compare_markdown(result: RunComparison, base_name: str, new_name: str) -> st
     for group in compare_groups(result):
         columns = group.columns()
         lines += [f"**{safe_text.markdown(group.heading())}**", "",
-                  "| " + " | ".join(columns) + " |",
+                  "| " + " | ".join(SHOWN.get(c, c) for c in columns) + " |",
                   "|" + "|".join("---:" if _right(c, group) else "---" for c in columns) + "|"]
         for row in group.rows():
             cells = {c: safe_text.markdown(row[c]) for c in columns}
@@ -208,6 +215,28 @@ def suite_line(summary: SuiteSummary) -> str:
            f"{counts}"
 
 
+def level_text(result: RunComparison) -> str:
+    """'CIs at 99.75% each: 5% family-wise over 20 points (Bonferroni: ...)': the level
+    every point's interval was made at, and why (timing/ratio_ci.family_level). A record
+    from before the family level holds 95% intervals, each point decided on its own."""
+    points = len(result.compared())
+    shown = level_percent(result.level)
+    if points <= 1:
+        return f"CI at {shown}"
+    if not math.isclose(result.level, family_level(points)):  # a record from before, or
+        return f"CIs at {shown} each"  # a part of a larger family (compare_runs' level)
+    return (f"CIs at {shown} each: {FAMILY_ERROR:.0%} family-wise over {points} points "
+            f"(Bonferroni: unchanged code gets a false FASTER or SLOWER in at most 1 compare "
+            f"of {round(1 / FAMILY_ERROR)}, not 1 point of {round(1 / FAMILY_ERROR)})")
+
+
+def level_percent(level: float) -> str:
+    """'95%', '99.75%', '99.975%', '99.17%': enough digits for two of the error's."""
+    error = (1 - level) * 100
+    digits = max(0, 1 - math.floor(math.log10(error))) if error > 0 else 0
+    return f"{level * 100:.{digits}f}".rstrip("0").rstrip(".") + "%"
+
+
 def _percent(fraction: float) -> str:
     """'+0.42%', '-1.3%', '+324%': two decimals below 1% (an ab suite is gated at 0.5%), one
     up to 100%, whole percents beyond, where a tenth says nothing."""
@@ -226,11 +255,11 @@ def caption(result: RunComparison, list_unmatched: bool = True) -> str:
                 "else the bootstrap of both runs' samples" if repeated
                 else "bootstrap of both runs' samples")
     parts = [f"change: NEW vs BASE median; speed: BASE/NEW (above 1: NEW is faster) ± its "
-             f"95% CI ({interval}). FASTER/SLOWER: the whole CI beyond "
+             f"CI ({interval}). FASTER/SLOWER: the whole CI beyond "
              f"{t} and beyond what the point varies between runs of unchanged code (its "
              f"noise, its group's shift, its clocks); SAME: the whole CI within {t}. why: the "
              f"bound an UNSURE change is within (noise: the samples' IQR / median; host "
-             f"clock: the CPU or wall-mode timer's drift between runs)"]
+             f"clock: the CPU or wall-mode timer's drift between runs)", level_text(result)]
     if repeated:
         runs = ", ".join(f"{b} BASE and {n} NEW" for b, n in repeated)
         parts.append(f"Runs: {runs}; the t interval holds how far a fresh process moves a "

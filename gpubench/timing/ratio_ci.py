@@ -1,4 +1,5 @@
-"""The ratio of two runs' medians and its 95% percentile-bootstrap interval.
+"""The ratio of two runs' medians and its percentile-bootstrap interval (95%, or the
+simultaneous level of a compare's points: family_level).
 
 One method for every ratio gpubench shows with an uncertainty: `gpubench compare`'s
 NEW/BASE (analysis/comparison.py) and the run table's `vs base`, baseline/variant
@@ -10,6 +11,7 @@ move them least. Pure: numpy and the samples.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 # 20,000 resamples: drawn through order statistics (_resampled_medians) they cost ~4 ms a
@@ -22,14 +24,58 @@ from collections.abc import Sequence
 RESAMPLES = 20_000
 # A fixed seed: the same two runs always get the same interval (and verdict).
 SEED = 20261122
+# The chance of any false FASTER or SLOWER over all the points one compare decides.
+FAMILY_ERROR = 0.05
+# A percentile interval's end is read among the resamples beyond it: at 99.975% (200
+# points) 20,000 resamples leave 2.5 in each tail, and the ends moved by 0.006% between
+# seeds (8 seeds, 3,000 smooth samples a side, a CI 0.22% wide); 50 a tail held them to
+# 0.0013%, what 20,000 give at 95% (500 a tail) in relative terms.
+TAIL_RESAMPLES = 50
+# The cap: 0.25 us a resample on the 2-core CPU machine (two Beta draws of ~75 ns, a
+# power and the percentiles), so 400,000 cost ~0.1 s a ratio (80-107 ms measured at 200,
+# 3,000 and 50,000 samples a side; 20,000: 6-12 ms). It holds 50 a tail up to 200 points;
+# a compare of m points draws ~2,000 m resamples each from 11 points on, m^2 x 0.5 ms in
+# all: 40 points 0.8 s, 100 points 5 s, 200 points 20 s (1-2 s before), 1,000 points
+# 100 s at the cap (10 a tail).
+MAX_RESAMPLES = 400_000
+
+
+def family_level(points: int) -> float:
+    """The level of each of `points` intervals decided together, so that the chance of any
+    false FASTER or SLOWER among them stays under FAMILY_ERROR (5%): Bonferroni, 1 - 5%/m.
+
+    One point decided at 95% is wrong 1 time in 20, so a compare of 200 unchanged points
+    called ~10 of them FASTER or SLOWER. Giving each of m points 5%/m keeps the sum, and so
+    the chance of any, under 5%: m = 1: 95% (as before); 20: 99.75%; 200: 99.975% (a normal
+    interval 3.66 / 1.96 = 1.87x as wide, which ~3.5x the samples buy back). Bonferroni
+    rather than Holm or Benjamini-Hochberg: the verdicts are intervals against a threshold
+    (beyond the bar: FASTER/SLOWER, within it: SAME), and the table shows each point's
+    interval; a simultaneous interval per point is exactly that, while Holm's step-down and
+    BH rank p-values (of a test against no change, not against a bar) and give no interval
+    to show. It needs no independence between the points (a drift shared by two runs makes
+    them dependent), as Sidak's 1 - 0.95^(1/m) would for an error per point only 1-3%
+    larger. `gpubench ab` does the same (timing/paired.family_z)."""
+    if points <= 1:
+        return 1 - FAMILY_ERROR
+    return 1 - FAMILY_ERROR / points
+
+
+def resamples_for(level: float) -> int:
+    """The bootstrap resamples that leave TAIL_RESAMPLES beyond each end of a `level`
+    interval, never fewer than RESAMPLES nor more than MAX_RESAMPLES: 95% and 99% keep
+    20,000, 99.75% (20 points) draws 40,000, 99.975% (200 points) 400,000."""
+    # rounded first: 100 / (1 - 0.9975) is 40000.00000000085 in floating point
+    wanted = math.ceil(round(2 * TAIL_RESAMPLES / (1 - level), 6))
+    return min(MAX_RESAMPLES, max(RESAMPLES, wanted))
 
 
 def ratio_ci(base: Sequence[float], new: Sequence[float], level: float = 0.95,
-             resamples: int = RESAMPLES, seed: int = SEED) -> tuple[float, float, float]:
+             resamples: int | None = None, seed: int = SEED) -> tuple[float, float, float]:
     """(ratio of medians NEW/BASE, CI low, CI high): the percentile bootstrap, each side
-    resampled independently."""
+    resampled independently; `resamples`: resamples_for(level) unless given."""
     import numpy as np
 
+    resamples = resamples or resamples_for(level)
     rng = np.random.default_rng(seed)
     base_a, new_a = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
     ratio = float(np.median(new_a) / np.median(base_a))
