@@ -120,7 +120,7 @@ def load_run(reference="latest", base=None):
 
 def compare(base, new, threshold=0.01):
     """NEW against BASE. Two Results of one point -> a Comparison (ratio of medians NEW/BASE,
-    its 95% CI, verdict and reason); two runs (RunDocuments, run folders, 'latest~1') -> a
+    its CI, verdict and reason); two runs (RunDocuments, run folders, 'latest~1') -> a
     RunComparison, point by point. See gpubench.analysis.comparison for the method."""
     from gpubench.api import compare as _compare
 

@@ -117,7 +117,8 @@ def _run(config_path: Path | None, options: dict) -> int:
 @opts.json_option("Print the comparison as JSON.")
 def compare(threshold_pct, **options):
     """Is NEW faster than BASE, really? Two runs (run folders, 'latest', 'latest~1') joined
-    point by point: both medians, the change with its 95% CI, and a verdict (FASTER,
+    point by point: both medians, the change with its CI (95%, wider over many points: 5%
+    family-wise), and a verdict (FASTER,
     SLOWER, SAME, UNSURE) with its reason; SUSPECT or FAILED for a point that passed in
     BASE and no longer does. Runs with no point in common exit 2, naming what differs.
     Short kernels move by a few percent from one process to the next, which one run a

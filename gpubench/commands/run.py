@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from gpubench import errors, safe_text
-from gpubench.analysis.baseline_pass import BaselineComparison
+from gpubench.analysis.baseline_pass import BaselineComparison, baseline_level
 from gpubench.analysis.comparison import compare_runs
 from gpubench.commands.run_places import RunPlaces
 from gpubench.commands.run_request import RunRequest, start_workers
@@ -266,9 +266,10 @@ class RunCommand:
             self.console.print(f"[bold red]error:[/] the run is incomplete: "
                                f"{escape(final.incomplete)}", soft_wrap=True)
         if baseline is not None:
+            against = compare_runs(baseline, final, level=baseline_level(baseline))
             self.console.print(safe_text.terminal(
-                f"vs --baseline {saver.meta['baseline']}: "
-                f"{summary_line(compare_runs(baseline, final))}"), markup=False, soft_wrap=True)
+                f"vs --baseline {saver.meta['baseline']}: {summary_line(against)}"),
+                markup=False, soft_wrap=True)
         if write_json is not None:
             write_json(final.to_json() + "\n")
         if self.request.report:
