@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -86,16 +87,101 @@ def gpubench(tmp_path, build_cache):
     """Run `python -m gpubench ARGS` in a fresh folder, as a user would."""
 
     def run(*args: str, timeout: float = 600, env: dict | None = None) -> CliResult:
-        # GPUBENCH_COMPILED=off: no `compiled` row unless a test asks (--compiled), so a
-        # test's rows stay its family's, and a GPU run compiles nothing it does not check.
-        full_env = {**os.environ, "GPUBENCH_CACHE_DIR": str(build_cache), "COLUMNS": "160",
-                    "GPUBENCH_RUN_INDEX": str(run_index_for(tmp_path)),
-                    "GPUBENCH_COMPILED": "off", **(env or {})}
-        completed = subprocess.run([sys.executable, "-m", "gpubench", *args], cwd=tmp_path,
-                                   capture_output=True, text=True, timeout=timeout, env=full_env)
-        return CliResult(completed, tmp_path)
+        return gpubench_in(tmp_path, build_cache, *args, timeout=timeout, env=env)
 
     return run
+
+
+def gpubench_in(cwd: Path, build_cache: Path, *args: str, timeout: float = 600,
+                env: dict | None = None) -> CliResult:
+    """`python -m gpubench ARGS` in `cwd`: the `gpubench` fixture's call, for a module
+    fixture whose one run several tests read."""
+    # GPUBENCH_COMPILED=off: no `compiled` row unless a test asks (--compiled), so a
+    # test's rows stay its family's, and a GPU run compiles nothing it does not check.
+    full_env = {**os.environ, "GPUBENCH_CACHE_DIR": str(build_cache), "COLUMNS": "160",
+                "GPUBENCH_RUN_INDEX": str(run_index_for(cwd)),
+                "GPUBENCH_COMPILED": "off", **(env or {})}
+    completed = subprocess.run([sys.executable, "-m", "gpubench", *args], cwd=cwd,
+                               capture_output=True, text=True, timeout=timeout, env=full_env)
+    return CliResult(completed, cwd)
+
+
+class InProcessResult:
+    """What CliResult offers for a command that ends before any run starts: the exit code
+    and the two streams. An exception the command did not turn into an exit code is put in
+    the output as the traceback it would print, so `"Traceback" not in output` still holds
+    only for a clean, one-line error."""
+
+    def __init__(self, result, cwd: Path):
+        import traceback
+
+        self.code = result.exit_code
+        self.stdout = result.stdout
+        self.stderr = result.stderr
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            self.stderr += "".join(traceback.format_exception(*result.exc_info))
+        self.cwd = cwd
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+@pytest.fixture
+def gpubench_in_process(tmp_path, build_cache, monkeypatch):
+    """Run `gpubench ARGS` in this process (click's CliRunner on the `gpubench.cli` group),
+    in a fresh folder and with the environment of `gpubench`: for a usage error (bad
+    options, a wrong family, variant, shape or suite file), which exits before a point
+    runs, so the ~2.5 s of a new Python and torch are not paid for one line of stderr.
+    A run's start may still spawn its prestarted worker; the command's guard kills what is
+    left below this process, which here spares the children this process already had. The
+    process state a command changes (the stop signals' handlers, the subreaper flag, the
+    ceilings guard's copies from the prestarted worker's hello, whose check at exit would
+    otherwise compare another test's cache, or the user's, with them) is put back
+    afterwards."""
+    from click.testing import CliRunner
+
+    import gpubench.cli.guard as guard
+    from gpubench.cli import cli
+    from gpubench.run.lanes import ceilings_guard
+    from gpubench.run.lanes.processes import descendants
+
+    monkeypatch.chdir(tmp_path)
+
+    def run(*args: str, env: dict | None = None) -> InProcessResult:
+        before = tuple(descendants(os.getpid()))
+        monkeypatch.setattr(guard, "kill_tree",
+                            lambda pid, keep=(): _kill_tree(pid, keep=(*keep, *before)))
+        handlers = {signum: signal.getsignal(signum) for signum in guard.STOP_SIGNALS}
+        full_env = {"GPUBENCH_CACHE_DIR": str(build_cache), "COLUMNS": "160",
+                    "GPUBENCH_RUN_INDEX": str(run_index_for(tmp_path)),
+                    "GPUBENCH_COMPILED": "off", **(env or {})}
+        try:
+            result = CliRunner().invoke(cli, list(args), env=full_env, prog_name="gpubench")
+        finally:
+            for signum, handler in handlers.items():
+                signal.signal(signum, handler)
+            _not_a_subreaper()
+            ceilings_guard.forget()
+        return InProcessResult(result, tmp_path)
+
+    return run
+
+
+def _kill_tree(pid: int, keep: tuple[int, ...]) -> int:
+    from gpubench.run.lanes.processes import kill_tree
+
+    return kill_tree(pid, keep=keep)
+
+
+def _not_a_subreaper() -> None:
+    """Undo guard's become_subreaper() in this process (Linux's PR_SET_CHILD_SUBREAPER)."""
+    import ctypes
+
+    from gpubench.run.lanes.processes import PR_SET_CHILD_SUBREAPER
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 
 
 def load_script(relative: str, name: str | None = None):

@@ -10,13 +10,29 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FAST, TEST_KERNELS, run_index_for, start_hanging_run, wait_for_worker_log
+from conftest import (
+    FAST,
+    TEST_KERNELS,
+    gpubench_in,
+    has_cuda,
+    run_index_for,
+    start_hanging_run,
+    wait_for_worker_log,
+)
 
 pytestmark = pytest.mark.slow
 
 
-def test_square_runs_torch_triton_interpreter_and_cpu_cpp(gpubench):
-    done = gpubench("run", "square", "--sizes", "4096", *FAST, "--seed", "3", "--device", "cpu")
+@pytest.fixture(scope="module")
+def square_run(tmp_path_factory, build_cache):
+    """One `gpubench run square` on the CPU, read by the tests below it (a run costs a
+    worker's start and the C++ variant's build)."""
+    return gpubench_in(tmp_path_factory.mktemp("square-run"), build_cache, "run", "square",
+                       "--sizes", "4096", *FAST, "--seed", "3", "--device", "cpu")
+
+
+def test_square_runs_torch_triton_interpreter_and_cpu_cpp(square_run):
+    done = square_run
     assert done.code == 0, done.output
     rows = done.by_variant()
     assert {v: r["status"] for v, r in rows.items()} == \
@@ -42,10 +58,14 @@ def test_square_runs_torch_triton_interpreter_and_cpu_cpp(gpubench):
     assert "[3/3] square/" in done.stdout
 
 
-def test_second_process_reuses_the_cpp_build(gpubench):
-    first = gpubench("run", "square", "--variants", "cuda", "--sizes", "1024", *FAST)
+def test_second_process_reuses_the_cpp_build(square_run, gpubench):
+    # On a CPU the shared square run is the process that built (or found) the build the
+    # second one reuses; on a GPU the variant builds for CUDA, so a first run does here.
+    first = gpubench("run", "square", "--variants", "cuda", "--sizes", "1024", *FAST) \
+        if has_cuda() else square_run
     again = gpubench("run", "square", "--variants", "cuda", "--sizes", "1024", *FAST)
     assert first.code == 0 and again.code == 0, again.output
+    assert first.by_variant()["cuda"]["status"] == "ok"
     row = again.by_variant()["cuda"]
     assert row["compile_cached"] is True and row["compile_s"] < 1.0
 
@@ -149,8 +169,8 @@ def test_suite_file_selects_families_sizes_and_variants(gpubench, tmp_path):
     (["run", "--config", "/no/such.toml"], 3, "no such config file"),
     (["run", "square", "--timeout", "0"], 2, "Invalid value"),
 ])
-def test_bad_input_is_one_line_and_an_exit_code(gpubench, args, code, message):
-    done = gpubench(*args, timeout=120)
+def test_bad_input_is_one_line_and_an_exit_code(gpubench_in_process, args, code, message):
+    done = gpubench_in_process(*args)
     assert done.code == code, done.output
     assert message in done.stderr
     assert "Traceback" not in done.output
@@ -253,16 +273,16 @@ def test_softmax_sweeps_an_axis_and_matmul_sizes_fill_every_axis(gpubench):
     (["run", "matmul", "--shape", "M=64,N=64,K=six"], 2, "invalid size 'six'"),
     (["run", "softmax", "--sizes", "1024"], 2, "family 'softmax' has axes rows, cols"),
 ])
-def test_bad_shapes_are_one_line_and_exit_2(gpubench, args, code, message):
-    done = gpubench(*args, *FAST, timeout=120)
+def test_bad_shapes_are_one_line_and_exit_2(gpubench_in_process, args, code, message):
+    done = gpubench_in_process(*args, *FAST)
     assert done.code == code, done.output
     assert message in done.stderr and "Traceback" not in done.output
 
 
-def test_bad_shape_in_a_suite_file_exits_3_naming_the_file(gpubench, tmp_path):
+def test_bad_shape_in_a_suite_file_exits_3_naming_the_file(gpubench_in_process, tmp_path):
     suite = tmp_path / "shapes.toml"
     suite.write_text('families = ["matmul"]\n[shapes]\nmatmul = ["M=64,N=64,Q=1"]\n')
-    done = gpubench("run", "--config", str(suite))
+    done = gpubench_in_process("run", "--config", str(suite))
     assert done.code == 3, done.output
     assert "shapes.toml" in done.stderr and "no axis 'Q'" in done.stderr
 
@@ -278,9 +298,17 @@ def test_json_stdout_stays_pure_when_a_spec_prints(gpubench):
     assert tool.returncode == 0
 
 
-def test_ncu_check_on_the_cpu_says_what_it_needs_and_loses_nothing(gpubench):
-    done = gpubench("run", "vector_add", "--variants", "torch", "--sizes", "256", *FAST,
-                    "--device", "cpu", "--ncu-check")
+@pytest.fixture(scope="module")
+def vector_add_markdown_run(tmp_path_factory, build_cache):
+    """One small CPU run of vector_add with --ncu-check (skipped on a CPU) and --markdown,
+    read by the two tests below."""
+    return gpubench_in(tmp_path_factory.mktemp("vector-add-run"), build_cache, "run",
+                       "vector_add", "--variants", "torch", "--sizes", "256", *FAST,
+                       "--device", "cpu", "--ncu-check", "--markdown")
+
+
+def test_ncu_check_on_the_cpu_says_what_it_needs_and_loses_nothing(vector_add_markdown_run):
+    done = vector_add_markdown_run
     assert done.code == 0, done.output
     assert "--ncu-check: skipped" in done.output and "needs ncu and a CUDA GPU" in done.output
     (row,) = done.results()["results"]
@@ -288,9 +316,8 @@ def test_ncu_check_on_the_cpu_says_what_it_needs_and_loses_nothing(gpubench):
     assert "vs ncu" not in done.stdout
 
 
-def test_run_markdown_prints_the_tables_for_a_pr(gpubench):
-    done = gpubench("run", "vector_add", "--variants", "torch", "--sizes", "256", *FAST,
-                    "--device", "cpu", "--markdown")
+def test_run_markdown_prints_the_tables_for_a_pr(vector_add_markdown_run, gpubench):
+    done = vector_add_markdown_run
     assert done.code == 0, done.output
     assert "**vector_add  n=256  float32 on CPU**" in done.stdout
     assert "| variant | kind | check | median |" in done.stdout
