@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import FAST, REPO, has_cuda
+from conftest import FAST, REPO, gpubench_in, has_cuda
 from gpubench.families.leaderboard import common
 from gpubench.families.leaderboard.family import Scoring
 from gpubench.families.leaderboard.score import geometric_mean, score_lines, scores
@@ -46,14 +46,27 @@ def test_reference_kernels_problem_check_decides_and_hostile_submissions_fail(gp
     assert done.code == 1
 
 
-def test_kernelbench_problem_tolerance_decides_and_a_cached_model_fails(gpubench):
+@pytest.fixture(scope="module")
+def linear_run(tmp_path_factory, build_cache):
+    """One run of the KernelBench problem at one shape with every submission the tests
+    below judge (a run costs its worker's start and the problem's import): the honest and
+    wrong solutions first, in the order they ran in alone, then the hostile ones. The
+    import limit of 3 s is the loop-at-import test's."""
     solutions = EXAMPLES / "kernelbench" / "solutions"
-    done = gpubench("run", "--problem", str(LINEAR),
-                    "--submission", str(solutions / "2_Linear_ReLU_Sum_fused.py"),
-                    "--submission", str(solutions / "2_Linear_ReLU_Sum_nobias.py"),
-                    "--submission", str(HOSTILE / "linear_cached.py"),
-                    "--shape", "batch_size=16,in_features=64,out_features=32",
-                    "--device", DEVICE, *FAST)
+    submissions = [solutions / "2_Linear_ReLU_Sum_fused.py",
+                   solutions / "2_Linear_ReLU_Sum_nobias.py", HOSTILE / "linear_cached.py",
+                   HOSTILE / "linear_patches_model_late.py",
+                   HOSTILE / "linear_loops_at_import.py"]
+    return gpubench_in(tmp_path_factory.mktemp("linear-run"), build_cache, "run",
+                       "--problem", str(LINEAR),
+                       *[arg for path in submissions for arg in ("--submission", str(path))],
+                       "--shape", "batch_size=16,in_features=64,out_features=32",
+                       "--device", DEVICE, *FAST, "--build-timeout", "300",
+                       env={"GPUBENCH_SPEC_TIMEOUT_S": "3"})
+
+
+def test_kernelbench_problem_tolerance_decides_and_a_cached_model_fails(linear_run):
+    done = linear_run
     assert "Traceback" not in done.output
     rows = done.by_variant()
     assert rows["reference"]["status"] == "ok"
@@ -237,24 +250,16 @@ def test_a_submission_that_rewrites_the_reference_fails(gpubench):
     assert rows["submission"]["status"] == "ok" and rows["reference"]["status"] == "ok"
 
 
-def test_a_solution_that_patches_the_problems_model_late_fails_for_that(gpubench):
+def test_a_solution_that_patches_the_problems_model_late_fails_for_that(linear_run):
     """Honest for 20 calls, then Model.forward (the reference) made to return zeros, and
     zeros returned: FAIL naming the patch (it read SUSPECT, 'work escapes the window')."""
-    done = gpubench("run", "--problem", str(LINEAR),
-                    "--submission", str(HOSTILE / "linear_patches_model_late.py"),
-                    "--shape", "batch_size=16,in_features=64,out_features=32",
-                    "--device", DEVICE, *FAST)
-    row = done.by_variant()["linear_patches_model_late"]
+    row = linear_run.by_variant()["linear_patches_model_late"]
     assert row["status"] == "fail" and row["error"].endswith(".Model.forward"), row["error"]
 
 
-def test_a_submission_that_loops_at_import_is_stopped_by_the_import_limit(gpubench):
+def test_a_submission_that_loops_at_import_is_stopped_by_the_import_limit(linear_run):
     """Issue 52: a KernelBench file that loops at import was ended only by --build-timeout."""
-    done = gpubench("run", "--problem", str(LINEAR),
-                    "--submission", str(HOSTILE / "linear_loops_at_import.py"),
-                    "--shape", "batch_size=16,in_features=64,out_features=32",
-                    "--device", DEVICE, *FAST, "--build-timeout", "300",
-                    env={"GPUBENCH_SPEC_TIMEOUT_S": "3"})
+    done = linear_run
     assert "Traceback" not in done.output
     row = done.by_variant()["linear_loops_at_import"]
     assert row["status"] == "error", row
