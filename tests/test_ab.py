@@ -7,6 +7,7 @@ A/A (a version against itself) with no FASTER or SLOWER at all."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -125,6 +126,7 @@ def test_rounds_double_until_the_time_is_spent():
 class Side:
     def __init__(self):
         self.calls = []
+        self.sets, self.next_set = [0, 1, 2], None
 
     def before(self):
         self.calls.append("before")
@@ -152,6 +154,45 @@ def test_the_calls_go_in_blocks_holding_one_pair_of_each_order():
     firsts = sum(b[0] == NEW for b in blocks)
     assert 30 < firsts < 70  # the order is drawn, not fixed
     assert calls.calls == [200, 200] and base.calls.count("call") == 200
+
+
+def test_in_every_block_each_side_makes_one_call_on_the_set_the_other_just_used():
+    """The first two calls of a block share a set, the last two another, however the
+    rotations draw: a call on a never-seen set (here NEW's only) draws no set, and left to
+    their own draws the sides drifted apart, one making every call on the set the other
+    had just warmed (-30% in a CPU A/A)."""
+    import torch
+
+    from gpubench.run.worker.rotation import InputSet, Rotation
+
+    sets = [InputSet((torch.randn(8),), torch.empty(8)) for _ in range(3)]
+    fresh = [InputSet((torch.randn(8),), torch.empty(8)) for _ in range(4)]
+    used = []
+
+    def side(name):
+        def invoke(inputs, out):
+            used.append((name, next((i for i, s in enumerate(sets) if s.inputs is inputs),
+                                    "fresh")))
+            return torch.mul(inputs[0], 2, out=out)
+        return invoke
+
+    seed = random.getrandbits(64)
+    base = Rotation(side("base"), sets, lambda pairs: [], rng=random.Random(seed))
+    new = Rotation(side("new"), sets, lambda pairs: [], rng=random.Random(seed), fresh=fresh)
+    calls = AlternatingCalls(base, new, random.Random(5))
+    calls.sampling()
+    for _ in range(400):
+        calls.before()
+        calls()
+        calls.after()
+    assert sum(where == "fresh" for _, where in used) == 4
+    blocks = [used[i:i + 4] for i in range(0, 400, 4)]
+    whole = [b for b in blocks if all(where != "fresh" for _, where in b)]
+    assert len(whole) >= 96
+    assert all(b[0][1] == b[1][1] != b[2][1] == b[3][1] for b in whole)
+    for name in ("base", "new"):
+        mine = [where for who, where in used if who == name]
+        assert all(a != b for a, b in itertools.pairwise(mine))
 
 
 # ---------------------------------------------------------------- the verdicts

@@ -48,8 +48,8 @@ class Measurement(Record):
     fresh: FreshEvidence | None = None  # the fresh-input probe's calls (run/worker/)
     host_load: HostLoad | None = None  # on a CPU: what else ran while it was timed
     # Timed calls on never-seen inputs made inside the loop (run/worker/rotation.py), beside
-    # the calls on seen inputs of the same stretch: all among samples_s; None where the
-    # timer's samples are not one per call (graph).
+    # the calls on seen inputs of the same stretch: all among samples_s; in graph mode a
+    # graph captured on never-seen sets, replayed beside the first samples (timers/graph.py).
     fresh_in_loop: FreshEvidence | None = None
 
     def __post_init__(self) -> None:

@@ -65,7 +65,7 @@ from gpubench.run.worker.tune_apply import Tuning
 from gpubench.timing import nvtx_ranges
 from gpubench.timing.clocks import measure_watched
 from gpubench.timing.measurement import Measurement, in_loop_evidence
-from gpubench.timing.timers import ONE_SAMPLE_PER_CALL, make_timer, modes_for_device
+from gpubench.timing.timers import make_timer, modes_for_device
 
 # A Triton kernel without a GPU runs in the interpreter (numpy, ~1e4x the kernel's time):
 # its output is checked, and timing it would only spend minutes (70% of the README's first
@@ -372,8 +372,7 @@ class Executor:
         """Time one mode over rotating input sets (run/worker/rotation.py), then re-check the
         timed calls drawn at random. Errors stay with the mode."""
         rotation = Rotation(ready.fn, sets, self._judge_all, warm=mode == "warm",
-                            fresh=self._fresh_sets(ready, task, sets)
-                            if mode in ONE_SAMPLE_PER_CALL else [],
+                            fresh=self._fresh_sets(ready, task, sets),
                             touch_fresh=not self.machine.has_cuda)
         parts = rotation.parts()  # held in this frame, out of the variant's reach
         try:
@@ -383,7 +382,7 @@ class Executor:
                 clocks = replace(clocks, remeasured=True) if clocks else None
             tampered = rotation.tampered(parts, len(timing.samples_s))
             recheck, failure = (None, tampered) if tampered else rotation.verdict()
-            timing = timing.completed(fresh_in_loop=in_loop_evidence(
+            timing = timing.completed(fresh_in_loop=timing.fresh_in_loop or in_loop_evidence(
                 rotation.fresh_samples(timing.samples_s)))
         except Exception as exc:
             if _is_cuda_fault(exc) or isinstance(exc, JudgeError):

@@ -109,16 +109,20 @@ class Rotation:
     tags: list[bool] = field(default_factory=list)  # per sample since sampling(): fresh?
     chosen: InputSet | None = None
     on_fresh: bool = False
+    fresh_captured: bool = False  # calls go to never-seen sets: a graph captured on them
+    next_set: int | None = None  # the set of the next call, where the caller chose it
 
     def before(self) -> None:
         self._retire_output()
-        self.on_fresh = self._fresh_turn()
+        self.on_fresh = self._fresh_turn() or (self.fresh_captured and bool(self.fresh))
+
         if self.on_fresh:
             self.chosen = self.fresh.pop()
         else:
-            choices = [i for i in range(len(self.sets)) if i != self.current] or [0]
-            self.current = self.rng.choice(choices)
+            self.current = self.next_set if self.next_set is not None else self.rng.choice(
+                [i for i in range(len(self.sets)) if i != self.current] or [0])
             self.chosen = self.sets[self.current]
+        self.next_set = None
         self.finite = self.rng.random() < 0.5
         poison(self.chosen.out, finite=self.finite)
         if self.warm or (self.on_fresh and self.touch_fresh):
@@ -141,9 +145,11 @@ class Rotation:
         if self.positions:
             self.tags.append(self.on_fresh)
         if self.capturing:  # copies would be captured too: keep the outputs themselves
-            if _stream_capturing():  # not the eager run before a capture: its sets may
-                # be left out of the graph, and the flush graph may poison them after
-                self.kept.append(Drawn(self.calls, self.current, self.produced, self.finite))
+            if self.fresh_captured or _stream_capturing():  # not the eager run before a
+                # capture: its sets may be left out of the graph, and the flush graph may
+                # poison them after
+                self.kept.append(Drawn(self.calls, self.current, self.produced, self.finite,
+                                       fresh=self.chosen if self.on_fresh else None))
             return
         if self.on_fresh:  # every call on a never-seen set is checked
             self.fresh_drawn.append(self._copy(self.chosen, fresh=True))
@@ -234,6 +240,14 @@ class Rotation:
     def keep_outputs(self, capturing: bool) -> None:
         self.capturing = capturing
 
+    def capture_fresh(self, on: bool) -> int:
+        """While on, each call goes to a never-seen set, until none is left: the calls a
+        graph timer captures to time a variant on inputs it has never seen (a graph's
+        replays pass no hook, so its calls cannot be mixed into the timed graph's).
+        Returns how many never-seen sets are left."""
+        self.fresh_captured = on
+        return len(self.fresh)
+
     def _slot(self) -> int | None:
         """Reservoir sampling: where call n's copy goes (None: not drawn)."""
         if len(self.drawn) < RECHECKS:
@@ -296,7 +310,7 @@ def _last_per_output(kept: list[Drawn]) -> list[Drawn]:
     for drawn in kept:
         last[id(drawn.output)] = drawn
     return [Drawn(d.call, d.set_index, d.output, d.finite_poison,
-                  output_problem(d.output, ())) for d in last.values()]
+                  output_problem(d.output, ()), d.fresh) for d in last.values()]
 
 
 def output_problem(produced, inputs: tuple) -> str | None:

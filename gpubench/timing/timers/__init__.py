@@ -23,9 +23,6 @@ from gpubench.timing.settings import GPU_MODES, TimingSettings
 
 CPU_MODE = "cpu"
 MODES = (*GPU_MODES, CPU_MODE)
-# Modes whose timer takes one sample per call, in call order, after `calls.sampling()`
-# (timers/calls.py): a graph replays K captured calls as one sample.
-ONE_SAMPLE_PER_CALL = tuple(mode for mode in MODES if mode != "graph")
 
 __all__ = ["CPU_MODE", "GPU_MODES", "MODES", "Measurement", "TimingSettings", "make_timer",
            "modes_for_device"]

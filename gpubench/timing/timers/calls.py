@@ -38,6 +38,11 @@ class TimedCalls(Protocol):
         """While a CUDA graph is captured, keep references to the outputs (read after the
         last replay) instead of copying them: a copy would be captured into the graph."""
 
+    def capture_fresh(self, on: bool) -> int:
+        """While on, each call goes to inputs the variant has never seen, one set a call:
+        a graph timer captures such calls beside its timed graph, to time the variant on
+        them. Returns how many such sets are left (0: the timer captures none)."""
+
 
 class PlainCalls:
     """A bare callable as TimedCalls: nothing before, nothing after."""
@@ -59,6 +64,9 @@ class PlainCalls:
 
     def keep_outputs(self, capturing: bool) -> None:
         pass
+
+    def capture_fresh(self, on: bool) -> int:
+        return 0
 
 
 def as_calls(fn: Callable[[], object] | TimedCalls) -> TimedCalls:

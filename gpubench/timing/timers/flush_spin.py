@@ -74,16 +74,18 @@ class CudaSupport:
         self.recalibrate()
         return result
 
-    def capture(self, body: Callable[[], object], keep_graph: bool = False):
+    def capture(self, body: Callable[[], object], keep_graph: bool = False,
+                eager: Callable[[], object] | None = None):
         """`body` captured into a CUDA graph, after a warmup on the capture's side stream
-        (cuBLAS and friends set up workspaces on first use, which capture forbids).
-        With keep_graph the raw graph stays readable (raw_cuda_graph) and nothing is
-        replayed; otherwise the graph is replayed once, so its first replay is not timed."""
+        (cuBLAS and friends set up workspaces on first use, which capture forbids): `eager`
+        there when given, else `body` itself. With keep_graph the raw graph stays readable
+        (raw_cuda_graph) and nothing is replayed; otherwise the graph is replayed once, so
+        its first replay is not timed."""
         torch = self.torch
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
-            body()
+            (eager or body)()
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph(keep_graph=True) if keep_graph else torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
