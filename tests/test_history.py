@@ -369,6 +369,69 @@ def test_an_undecided_ab_is_asked_once_more_with_twice_the_time(tmp_path, monkey
     assert asked[1] == 2 * asked[0]
 
 
+def _confirm_with(tmp_path, monkeypatch, pairs):
+    """confirm_step on a +50% step of two commits, its A/B answering `pairs(after)`."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from gpubench.analysis.history import SeriesChange, build_series
+    from gpubench.commands import confirm
+
+    rows = [replace(row(run, 1.0 if run < 6 else 1.5), changed=f"c{run // 6}" * 8,
+                    commit=f"c{run // 6}" * 8) for run in range(1, 9)]
+    series = build_series(rows)[0]
+    step = series.worse_lately()
+    monkeypatch.setattr(confirm, "ab_of_revisions", lambda *a, **k: pairs(step.after))
+    monkeypatch.setattr(confirm, "load_run", lambda _: SimpleNamespace(meta={"revisions": {
+        "families": {step.after.family: {"folder": str(tmp_path)}}}}))
+    return confirm.confirm_step(series, SeriesChange(step.change, step.before, step.after),
+                                tmp_path)
+
+
+def test_an_ab_far_smaller_than_the_step_does_not_confirm_it(tmp_path, monkeypatch):
+    """A +50% step that other work made, whose A/B now finds +2% SLOWER (a compiled row's
+    two builds differ by that much): the A/B found something else, not the step."""
+    from gpubench.records.ab import PairVerdict
+
+    def small(after):
+        return (PairVerdict(after.variant, after.dtype, after.shape, after.mode, False,
+                            "SLOWER", 1.02, 1.015, 1.025),)
+
+    found = _confirm_with(tmp_path, monkeypatch, small)
+    assert not found.confirmed and not found.stands
+    assert "under half the step's +50" in found.said, found.said
+
+
+def test_an_ab_that_does_not_pair_the_point_leaves_the_step_standing(tmp_path, monkeypatch):
+    """Nothing measured is no refusal: the flag stands, and --check's exit stays 13."""
+    found = _confirm_with(tmp_path, monkeypatch, lambda after: ())
+    assert not found.confirmed and found.stands and "the step stands" in found.said
+
+
+def test_ab_pairs_a_compiled_row_only_when_it_is_named(tmp_path):
+    """Left out of a whole-family A/B (two builds may differ with no source changed), the
+    compiled row is paired when named, as --confirm names a flagged series' variant."""
+    from gpubench.commands.ab import ABCommand, ABRequest
+    from gpubench.families.spec import Machine
+    from gpubench.run.ab.versions import Versions
+    from gpubench.run.config import RunConfig
+    from tests.test_ab import write_version
+
+    base, new = tmp_path / "base" / "pair", tmp_path / "new" / "pair"
+    write_version(base, cuda=False)
+    write_version(new, cuda=False)
+    gpu = Machine(has_cuda=True, has_triton=False)  # planning only: a CPU runs it when asked
+
+    def planned(*names):
+        command = ABCommand(ABRequest("pair", RunConfig(variants=names or None),
+                                      base=base, new=new), None)
+        points, _ = command._plan(Versions(base, new, "BASE", "NEW"), gpu)
+        return {p.variant.name for p in points}
+
+    assert "compiled" not in planned()
+    assert planned("compiled") == {"compiled"}
+
+
 def test_holm_holds_a_suites_false_alarms_under_five_percent():
     """`--check` over many series (issue 63): Holm's step-down over the series tested. A
     suite of unchanged series whose rank tests give uniform p-values fails a nightly job

@@ -122,12 +122,12 @@ class ABCommand(Command[ABRequest]):
         base = load_family(name, versions.base)
         new = load_family(name, versions.new)
         refuse_shared(name, versions.base, versions.new)  # one helper would serve both
-        # not the compiled row: torch.compile generates its code in each process and
-        # autotunes it there, so BASE's and NEW's may differ with no source changed (the
-        # A/A in docs/measurement.md, "A/B in one process")
-        shared = [v for v in new.variants if v.name in {b.name for b in base.variants}
-                  and v.kind != compiled.KIND]
+        # not the compiled row unless named: torch.compile generates its code in each
+        # process and autotunes it there, so BASE's and NEW's may differ with no source
+        # changed (the A/A in docs/measurement.md, "A/B in one process")
         wanted = set(config.variants or ())
+        shared = [v for v in new.variants if v.name in {b.name for b in base.variants}
+                  and (v.kind != compiled.KIND or v.name in wanted)]
         chosen = [v for v in shared if not wanted or v.name in wanted]
         if not chosen:
             raise errors.UsageError(

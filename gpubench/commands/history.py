@@ -109,9 +109,10 @@ def execute(request: HistoryRequest, console: Console) -> int:
 def _check(request: HistoryRequest, seen: _Seen, console: Console) -> int:
     """--check: exit 13 for a slowdown that passes Holm's correction over the series
     tested (analysis/history.holm), or with --confirm for one its A/B confirms (a held
-    one too: the A/B decides it now instead of more nights)."""
+    one too: the A/B decides it now instead of more nights) or could not measure (the
+    flag stands)."""
     failed, held = holm(seen.worse, seen.tested)
-    confirmed = 0
+    confirmed = stands = 0
     steps = [(one, change, "") for one, change in failed] + [
         (one, change, f"held (p = {change.change.p_value:.3f}; over {seen.tested} series "
                       f"Holm needs < {bar:.4f}: more runs after the step, or --confirm)")
@@ -123,11 +124,12 @@ def _check(request: HistoryRequest, seen: _Seen, console: Console) -> int:
         if request.confirm:
             found = _confirm(one, change)
             confirmed += found.confirmed
+            stands += found.stands and not why  # a held step stays held
             console.print(safe_text.terminal(f"  {found.said}"), markup=False)
     if seen.worse:
         console.print(f"--check: false alarms held under {ALPHA:.0%} over {seen.tested} "
                       f"series (Holm)", markup=False)
-    if confirmed or (failed and not request.confirm):
+    if confirmed or stands or (failed and not request.confirm):
         return errors.EXIT_REGRESSION
     return errors.EXIT_OK
 
