@@ -115,7 +115,6 @@ class Rotation:
     def before(self) -> None:
         self._retire_output()
         self.on_fresh = self._fresh_turn() or (self.fresh_captured and bool(self.fresh))
-
         if self.on_fresh:
             self.chosen = self.fresh.pop()
         else:
@@ -124,8 +123,10 @@ class Rotation:
             self.chosen = self.sets[self.current]
         self.next_set = None
         self.finite = self.rng.random() < 0.5
+        if self.on_fresh and self.touch_fresh:  # read before the poison: see _touch
+            _touch(self.chosen.inputs)
         poison(self.chosen.out, finite=self.finite)
-        if self.warm or (self.on_fresh and self.touch_fresh):
+        if self.warm:
             _touch(self.chosen.inputs)
 
     def aim(self, chosen: InputSet) -> Rotation:
@@ -356,9 +357,11 @@ def _stream_capturing() -> bool:
 
 def _touch(inputs: tuple) -> None:
     """Read every input tensor (a sum), so it sits in L2 for a warm call, and a CPU's
-    never-seen set sits as a rotation's does. Twice: after one read, the first call on a
-    never-seen 4 MB set still ran 1.3-1.45x a rotation set's call on the 2-core CPU
-    machine (1.8x in a run, which reads as a skipped-work shortcut); after two, 1.0-1.06x."""
+    never-seen set sits as a rotation's does. For the latter the output is poisoned after
+    the reads, as it is right before every call: read after it, 4 MB of input pushed the
+    poisoned output out of a 2 MB L2, and the first call on a never-seen set ran 1.8x a
+    rotation set's call (a skipped-work shortcut's figure). Read twice, then poisoned:
+    1.05-1.2x (journal, "A CPU's never-seen 4 MB set")."""
     import torch
 
     for _ in range(2):
