@@ -82,12 +82,13 @@ def run_pair(executor: Executor, task: Task) -> WorkerResult:
     shared = executor._timing_sets(new, new_task)  # one set of buffers: see the docstring
     sets = (shared, shared)
     prepared = (base, new)
-    timed = {mode: _time_pair(executor, mode, prepared, sets, task)
+    retired: list[InputSet] = []  # what the shared buffers held before new values (CPU)
+    timed = {mode: _time_pair(executor, mode, prepared, sets, task, retired)
              for mode in modes_for_device(task.timing.modes, executor.machine.device)}
     results = [replace(checked, measurements={m: t[side] for m, t in timed.items()})
                for side, checked in enumerate((base_checked, new_checked))]
     paired = {mode: t[2] for mode, t in timed.items() if t[2] is not None}
-    culprit = _shared_inputs_written(executor, new, shared)
+    culprit = _shared_inputs_written(executor, new, shared + retired)
     if culprit:  # the timed calls share their inputs: which side wrote them is not known
         error = f"while timed: base or new (their timed calls share inputs): {culprit}"
         base_failed, new_failed = (replace(r, status=FAIL, error=error) for r in results)
@@ -122,8 +123,10 @@ def _unpaired(new: WorkerResult, base: WorkerResult) -> WorkerResult | None:
     return None
 
 
-def _time_pair(executor: Executor, mode: str, prepared: tuple, sets: tuple, task: Task):
-    """(BASE's Measurement, NEW's, their PairedTiming or None) for one mode."""
+def _time_pair(executor: Executor, mode: str, prepared: tuple, sets: tuple, task: Task,
+               retired: list[InputSet]):
+    """(BASE's Measurement, NEW's, their PairedTiming or None) for one mode; `retired`
+    gathers what the shared buffers held before they took never-seen values."""
     if mode not in PAIRED_MODES:
         error = (f"{mode} is not timed in pairs (its samples are not one call each); "
                  f"ab times {', '.join(PAIRED_MODES)}")
@@ -132,7 +135,7 @@ def _time_pair(executor: Executor, mode: str, prepared: tuple, sets: tuple, task
     rotations = [Rotation(ready.fn, side_sets, executor._judge_all, warm=mode == "warm",
                           rng=random.Random(seed),
                           fresh=executor._fresh_sets(ready, task, side_sets),
-                          touch_fresh=not executor.machine.has_cuda)
+                          on_cpu=not executor.machine.has_cuda, retired=retired)
                  for ready, side_sets in zip(prepared, sets, strict=True)]
     parts = [rotation.parts() for rotation in rotations]  # held here, out of reach
     calls = AlternatingCalls(*rotations)

@@ -373,7 +373,7 @@ class Executor:
         timed calls drawn at random. Errors stay with the mode."""
         rotation = Rotation(ready.fn, sets, self._judge_all, warm=mode == "warm",
                             fresh=self._fresh_sets(ready, task, sets),
-                            touch_fresh=not self.machine.has_cuda)
+                            on_cpu=not self.machine.has_cuda)
         parts = rotation.parts()  # held in this frame, out of the variant's reach
         try:
             timing, clocks = self._measure(mode, rotation, task)
