@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 
-from gpubench.run.worker.rotation import Rotation
+from gpubench.run.worker.rotation import Rotation, another_set
 from gpubench.timing.paired import BASE, NEW
 
 
@@ -58,8 +58,8 @@ class AlternatingCalls:
         256 KB add runs in half the time there, and an A/A reads -30% (the journal). Neither
         set is the previous block's last, so no side sees one set twice in a row."""
         count = len(self.sides[BASE].sets)
-        first = self.rng.choice([i for i in range(count) if i != self.last_set] or [0])
-        self.last_set = self.rng.choice([i for i in range(count) if i != first] or [0])
+        first = another_set(self.rng, count, self.last_set)
+        self.last_set = another_set(self.rng, count, first)
         return first, self.last_set
 
     def __call__(self) -> object:

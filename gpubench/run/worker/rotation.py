@@ -105,9 +105,10 @@ class Rotation:
     fresh: list[InputSet] = field(default_factory=list)
     fresh_drawn: list[Drawn] = field(default_factory=list)  # their outputs' copies
     on_cpu: bool = False  # never-seen values go into a rotation's buffer (_fresh_set)
-    # The values a buffer held before it took never-seen ones, with their seed: an input a
-    # call wrote is still found by the check of the inputs after the timing (ab's pairs).
-    retired: list[InputSet] = field(default_factory=list)
+    # Where given, the values a buffer held before it took never-seen ones, with their seed:
+    # an input a call wrote is still found by the check of the inputs after the timing (ab's
+    # pairs check every shared set; a run checks the group's first, which keeps its values).
+    retired: list[InputSet] | None = None
     seen_calls: int = 0  # calls on the rotation's own sets: the reservoir's count
     positions: frozenset = frozenset()  # sample positions that take a fresh set
     tags: list[bool] = field(default_factory=list)  # per sample since sampling(): fresh?
@@ -122,8 +123,8 @@ class Rotation:
         if self.on_fresh:
             self.chosen = self._fresh_set()
         else:
-            self.current = self.next_set if self.next_set is not None else self.rng.choice(
-                [i for i in range(len(self.sets)) if i != self.current] or [0])
+            self.current = self.next_set if self.next_set is not None else \
+                another_set(self.rng, len(self.sets), self.current)
             self.chosen = self.sets[self.current]
         self.next_set = None
         self.finite = self.rng.random() < 0.5
@@ -144,12 +145,15 @@ class Rotation:
         check reads it against its own seed) nor the set just used."""
         drawn = self.fresh.pop()
         spare = [i for i in range(1, len(self.sets)) if i != self.current]
-        if not self.on_cpu or not spare or not _same_layout(drawn, self.sets[spare[0]]):
+        if not self.on_cpu or not spare:
             return drawn
         index = self.rng.choice(spare)
         used = self.sets[index]
-        self.retired.append(InputSet(tuple(x.clone() if hasattr(x, "clone") else x
-                                           for x in used.inputs), used.out, used.seed))
+        if not _same_layout(drawn, used):
+            return drawn
+        if self.retired is not None:
+            self.retired.append(InputSet(tuple(x.clone() if hasattr(x, "clone") else x
+                                               for x in used.inputs), used.out, used.seed))
         for mine, theirs in zip(used.inputs, drawn.inputs, strict=True):
             if hasattr(mine, "copy_"):
                 mine.copy_(theirs)
@@ -384,6 +388,11 @@ def _stream_capturing() -> bool:
     return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
 
 
+def another_set(rng: random.Random, count: int, last: int) -> int:
+    """One of `count` sets drawn at random, never `last` (0 when there is only that one)."""
+    return rng.choice([i for i in range(count) if i != last] or [0])
+
+
 def _same_layout(one: InputSet, other: InputSet) -> bool:
     """Whether `one`'s values fit `other`'s buffers: the same arguments, each tensor of the
     same shape, dtype and strides, anything else equal."""
@@ -403,11 +412,11 @@ def _same_layout(one: InputSet, other: InputSet) -> bool:
 
 def _touch(inputs: tuple) -> None:
     """Read every input tensor (a sum), so it sits in L2 for a warm call, and a CPU's
-    never-seen set sits as a rotation's does. For the latter the output is poisoned after
-    the reads, as it is right before every call: read after it, 4 MB of input pushed the
-    poisoned output out of a 2 MB L2, and the first call on a never-seen set ran 1.8x a
-    rotation set's call (a skipped-work shortcut's figure). Read twice, then poisoned:
-    1.05-1.2x (journal, "A CPU's never-seen 4 MB set")."""
+    never-seen set sits as a rotation's does: read twice, then its output poisoned, as
+    every call finds its output. In one loop on the 2-core CPU machine that took the first
+    call on a never-used 4 MB set from 1.8x a rotation set's call to 1.05-1.2x; the rest was
+    the memory's newness, which _fresh_set answers (journal, "A CPU's never-seen 4 MB
+    set")."""
     import torch
 
     for _ in range(2):

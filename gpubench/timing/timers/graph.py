@@ -19,6 +19,7 @@ evidence (Measurement.fresh_in_loop, read by verdicts/behaviour.py).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from gpubench.timing.measurement import FreshEvidence
 from gpubench.timing.timers.base import Measurement, sample_until_stopped
@@ -30,6 +31,15 @@ MAX_CALLS_PER_GRAPH = 100
 # Replays of the never-seen sets' graphs, one beside each of the first timed samples: 8
 # per-call times against the 8 samples beside them; each costs (sets, at most 4) calls.
 FRESH_REPLAYS = 8
+
+
+@dataclass(frozen=True)
+class _Graphs:
+    """K x (before, flush, call) and K x (before, flush), replayed as a pair."""
+
+    calls: object
+    flushes: object
+    per_graph: int
 
 
 class GraphTimer(CudaTimer):
@@ -52,10 +62,10 @@ class GraphTimer(CudaTimer):
         warmup_calls, warmup_s = gpu.warm_up(calls, self.settings)
         count = self._calls_per_graph(call)
         calls.keep_outputs(True)  # a capture cannot copy outputs out
-        timed = (gpu.capture(lambda: [call() for _ in range(count)]),
-                 gpu.capture(lambda: [flush_only() for _ in range(count)]), count)
+        timed = _Graphs(gpu.capture(lambda: [call() for _ in range(count)]),
+                        gpu.capture(lambda: [flush_only() for _ in range(count)]), count)
         fresh = self._fresh_graphs(calls, call, flush_only)
-        cycles, spin_us = gpu.spin_cycles(timed[0].replay)
+        cycles, spin_us = gpu.spin_cycles(timed.calls.replay)
         fresh_s: list[float] = []
         seen_s: list[float] = []
 
@@ -73,20 +83,20 @@ class GraphTimer(CudaTimer):
             return samples
 
         samples, reason, spent = sample_until_stopped(take, self.settings)
-        timed[0].replay()  # the flush graph poisons the outputs: leave the calls' outputs in them
+        timed.calls.replay()  # the flush graph poisons the outputs: leave the calls' in them
         gpu.synchronize()
         calls.keep_outputs(False)
         return Measurement(self.mode, self.method, samples, warmup_calls, warmup_s, reason, spent,
                            {"calls_per_graph": count, "spin_us": spin_us,
-                            "fresh_calls_per_graph": fresh[2] if fresh else 0,
+                            "fresh_calls_per_graph": fresh.per_graph if fresh else 0,
                             **gpu.flush_details()},
                            fresh_in_loop=FreshEvidence(tuple(fresh_s), tuple(seen_s))
                            if fresh_s else None)
 
     def _fresh_graphs(self, calls: TimedCalls, call: Callable[[], None],
-                      flush_only: Callable[[], None]) -> tuple | None:
-        """(calls graph, flushes graph, calls per graph) captured on the never-seen sets,
-        one call a set; None where the harness holds none. The eager run that a capture
+                      flush_only: Callable[[], None]) -> _Graphs | None:
+        """The pair of graphs captured on the never-seen sets, one call a set; None where
+        the harness holds none. The eager run that a capture
         makes first goes to the timed sets, so the captured calls are the first the
         variant ever makes on these inputs."""
         count = calls.capture_fresh(False)
@@ -101,20 +111,22 @@ class GraphTimer(CudaTimer):
             finally:
                 calls.capture_fresh(False)
 
-        return (self.support.capture(on_fresh_sets, eager=lambda: [call() for _ in range(count)]),
-                self.support.capture(lambda: [flush_only() for _ in range(count)]), count)
+        capture = self.support.capture
+        return _Graphs(capture(on_fresh_sets, eager=lambda: [call() for _ in range(count)]),
+                       capture(lambda: [flush_only() for _ in range(count)]), count)
 
-    def _replay(self, graphs: tuple) -> Callable[[], float]:
-        """A (calls, flushes, K) pair of graphs replayed back to back between three events;
-        returns what reads one call's time, (t_calls - t_flushes) / K, once they completed."""
+    def _replay(self, graphs: _Graphs) -> Callable[[], float]:
+        """The pair replayed back to back between three events; returns what reads one
+        call's time, (t_calls - t_flushes) / K, once they completed."""
         gpu = self.support
         first, middle, last = gpu.event(), gpu.event(), gpu.event()
         gpu.record(first)
-        graphs[0].replay()
+        graphs.calls.replay()
         gpu.record(middle)
-        graphs[1].replay()
+        graphs.flushes.replay()
         gpu.record(last)
-        return lambda: (gpu.elapsed_s(first, middle) - gpu.elapsed_s(middle, last)) / graphs[2]
+        return lambda: (gpu.elapsed_s(first, middle) - gpu.elapsed_s(middle, last)) \
+            / graphs.per_graph
 
     def _calls_per_graph(self, call: Callable[[], None]) -> int:
         gpu = self.support
