@@ -151,7 +151,7 @@ class Plant:
     times_ns: tuple[tuple[int, float], ...] = ()  # (n, the unplanted kernel's median)
     mhz: float = 1980.0  # the SM clock the spin counts cycles of
 
-    def source(self, name: str, pct: int) -> str:
+    def source(self, name: str, pct: float) -> str:
         spin, extra = (pct, 0) if self.kind == "spin" else (0, pct)
         table = ", ".join(f"{{{n}.0, {ns:.1f}}}" for n, ns in self.times_ns) or "{0.0, 0.0}"
         return KERNEL.format(name=name, plant=PLANTS[self.kind].format(pct=pct),
@@ -159,7 +159,7 @@ class Plant:
                              mhz=f"{self.mhz:.0f}")
 
 
-def write_family(folder: Path, pct: int, plant: Plant = Plant()) -> Path:
+def write_family(folder: Path, pct: float, plant: Plant = Plant()) -> Path:
     family = folder / "planted"
     family.mkdir(parents=True, exist_ok=True)
     (family / "spec.py").write_text(SPEC)
@@ -198,9 +198,11 @@ def verdicts(run: Path) -> list[dict]:
     return json.loads((run / "results.json").read_text())["meta"]["ab"]["verdicts"]
 
 
-def ab(name: str, base: Path, new: Path, out: Path, sizes: str | None, extra: list[str],
-       log: Path) -> tuple[list[dict], float]:
-    args = ["ab", name, "--base", str(base), "--new", str(new), "--out", str(out), *extra]
+def ab(name: str, base: Path | None, new: Path, out: Path, sizes: str | None,
+       extra: list[str], log: Path) -> tuple[list[dict], float]:
+    """One `gpubench ab` (BASE None: `--aa` against a copy of NEW, in extra)."""
+    args = ["ab", name, *(["--base", str(base)] if base else []), "--new", str(new),
+            "--out", str(out), *extra]
     code, wall, text = gpubench(*args, *(["--sizes", sizes] if sizes else []))
     log.write_text(text)
     if code not in (0, 13):
@@ -208,16 +210,26 @@ def ab(name: str, base: Path, new: Path, out: Path, sizes: str | None, extra: li
     return verdicts(out), wall
 
 
-def power_table(plus: dict[int, list[dict]]) -> list[str]:
-    lines = ["| size | base median | +1%: change [99% CI] | verdict | +2%: change [99% CI] | "
-             "verdict |", "|---|---|---|---|---|---|"]
+def power_table(plus: dict[float, list[dict]]) -> list[str]:
+    pcts = list(plus)
+    head = "| size | base median | " + " | ".join(f"+{p:g}%: change [CI] | verdict"
+                                                for p in pcts) + " |"
+    lines = [head, "|---|---|" + "---|---|" * len(pcts)]
     rows = {pct: {v["shape"]: v for v in found if v["variant"] == "planted"}
             for pct, found in plus.items()}
-    for shape, one in rows[1].items():
-        two = rows[2].get(shape, {})
-        lines.append(f"| {shape} | {_us(one.get('base_median_s'))} | {_change(one)} | "
-                     f"{one['verdict']} | {_change(two)} | {two.get('verdict', '-')} |")
+    for shape, first in rows[pcts[0]].items():
+        cells = [f"{_change(rows[p].get(shape, {}))} | {rows[p].get(shape, {}).get('verdict', '-')}"
+                 for p in pcts]
+        lines.append(f"| {shape} | {_us(first.get('base_median_s'))} | {' | '.join(cells)} |")
     return lines
+
+
+def decided_share(planted: list[dict], from_us: float) -> str:
+    """'SLOWER at 7 of 7 points >= 50 us': the issue's bar, over the points at least this
+    long in BASE."""
+    long = [v for v in planted if (v.get("base_median_s") or 0) * 1e6 >= from_us]
+    slower = sum(v["verdict"] == "SLOWER" for v in long)
+    return f"SLOWER at {slower} of {len(long)} points >= {from_us:g} us"
 
 
 def _us(seconds) -> str:
@@ -238,6 +250,11 @@ def main() -> int:
     parser.add_argument("--aa-family", action="append", default=None,
                         help="shipped families for the A/A (default: vector_add, square)")
     parser.add_argument("--plant", choices=sorted(PLANTS), default="spin")
+    parser.add_argument("--pcts", default="1,2",
+                        help="the planted slowdowns, in %% (comma-separated; 0.5 allowed)")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="the planted family's A/A as `ab --aa` (kept per device model), "
+                             "and every plant's A/B with --threshold-from-aa")
     parser.add_argument("extra", nargs="*", help="options for every ab run (after --)")
     args = parser.parse_args()
     out = args.out
@@ -254,13 +271,21 @@ def main() -> int:
     plant = Plant(args.plant, medians_ns(out / "run-fit"), sm_clock_mhz()) \
         if args.plant == "spin" else Plant(args.plant)
     print(f"plant: {plant}")
-    news = {pct: write_family(out / "families" / f"plus{pct}", pct, plant) for pct in (1, 2)}
+    pcts = [float(p) for p in args.pcts.split(",") if p]
+    news = {pct: write_family(out / "families" / f"plus{pct:g}", pct, plant) for pct in pcts}
     plus = {}
-    aa, walls["ab A/A planted"] = ab("planted", base, copy, out / "aa-planted", args.sizes,
-                                     args.extra, out / "aa-planted.log")
+    if args.calibrate:  # ab --aa: the A/A and the calibration the plants' thresholds read
+        aa, walls["ab A/A planted"] = ab("planted", None, base, out / "aa-planted",
+                                         args.sizes, ["--aa", *args.extra],
+                                         out / "aa-planted.log")
+    else:
+        aa, walls["ab A/A planted"] = ab("planted", base, copy, out / "aa-planted",
+                                         args.sizes, args.extra, out / "aa-planted.log")
+    plant_extra = [*args.extra, *(["--threshold-from-aa"] if args.calibrate else [])]
     for pct, new in news.items():
-        plus[pct], walls[f"ab +{pct}%"] = ab("planted", base, new, out / f"ab-plus{pct}",
-                                             args.sizes, args.extra, out / f"ab-plus{pct}.log")
+        plus[pct], walls[f"ab +{pct:g}%"] = ab("planted", base, new, out / f"ab-plus{pct:g}",
+                                               args.sizes, plant_extra,
+                                               out / f"ab-plus{pct:g}.log")
     for family in args.aa_family or ["vector_add", "square"]:
         shipped = REPO / "kernels" / family
         twin = out / "families" / "shipped" / family
@@ -271,11 +296,12 @@ def main() -> int:
     code, walls["run (BASE's points)"], text = gpubench(*run_args, "--out", str(out / "run"))
     (out / "run.log").write_text(text)
     print("\n".join(power_table(plus)))
-    for pct in (1, 2):
+    for pct in pcts:
         planted = [v for v in plus[pct] if v["variant"] == "planted"]
         slower = sum(v["verdict"] == "SLOWER" for v in planted)
         controls = Counter(v["verdict"] for v in plus[pct] if v["control"])
-        print(f"\n+{pct}%: SLOWER at {slower} of {len(planted)} points; controls: "
+        print(f"\n+{pct:g}%: SLOWER at {slower} of {len(planted)} points "
+              f"({decided_share(planted, 5)}; {decided_share(planted, 50)}); controls: "
               f"{dict(controls)}")
     counts = Counter(v["verdict"] for v in aa)
     false = counts.get("FASTER", 0) + counts.get("SLOWER", 0)

@@ -6,7 +6,7 @@
 #            trace nsys fidelity report sanitize ncu-source profile scale-out gpu-tests watch
 #            process-spread
 #            leaderboard tune compiled startup first-use wheel judge sort-real families
-#            exploits bisect confirm explain aa
+#            exploits bisect confirm explain aa power
 # Installs gpubench without dependencies (the GPU image has torch and triton; click, rich,
 # pandas, nvtx, nvidia-ml-py, watchfiles and ncu-report come as wheels in .whl/, with what
 # they need: markdown-it-py, mdurl, pygments, python-dateutil, six, tzdata, anyio), then
@@ -89,9 +89,18 @@ for ref in ('latest~1', 'latest'):
       timed "issue64-$step" with_pypi_reader timeout "${PART_TIMEOUT:-560}" \
         python3 benchmarks/bisect_acceptance.py "$step" --out "$LOGS/issue64"
       grep -E "MET" "$LOGS/issue64-$step.txt" | tee -a "$OUT/summary.txt" ;;
-    aa)  # issue 63: the A/A false-alarm rate over the shipped families
+    aa)  # issue 63: the A/A false-alarm rate over the shipped families (AA_FAMILIES picks
+      # some); the records stay in /tmp, so a second call on the warm machine goes on
+      # where a timed-out one stopped (--resume reads the families already recorded)
       timed aa timeout "${PART_TIMEOUT:-560}" python3 benchmarks/aa_false_alarms.py \
-        --out "$LOGS/aa" ;;
+        --out /tmp/gpubench-aa --resume ${AA_FAMILIES:+--families "$AA_FAMILIES"}
+      cp -r /tmp/gpubench-aa "$LOGS/aa" ;;
+    power)  # issue 63: planted 1% and 0.5% slowdowns, decided with each point's threshold
+      # from the planted family's own A/A (ab --aa, then --threshold-from-aa)
+      timed power timeout "${PART_TIMEOUT:-560}" python3 benchmarks/ab_power.py \
+        --out /tmp/gpubench-power --pcts "${POWER_PCTS:-1,0.5}" --calibrate \
+        --aa-family square ${POWER_SIZES:+--sizes "$POWER_SIZES"}
+      cp -r /tmp/gpubench-power "$LOGS/power" ;;
     sort-real)  # issue 50: reference-kernels' own pmpp/sort_py (its generator hard-codes CUDA),
       # `git archive HEAD problems/pmpp | tar -x -C .ext/reference-kernels` of
       # github.com/gpu-mode/reference-kernels, carried: its correct and wrong solutions, a copy
