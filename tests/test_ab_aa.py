@@ -29,6 +29,19 @@ def test_the_detectable_change_is_the_bar_plus_z_and_z_power_standard_errors():
     assert math.isnan(detectable_change(verdict("UNSURE", math.nan, math.nan, math.nan)))
 
 
+def test_the_footer_says_which_threshold_each_point_had_to_clear():
+    from gpubench.report.ab_view import threshold_text
+
+    points = [PairVerdict("work", "float32", f"n={n}", "cold", False, "SAME") for n in (1, 2)]
+    assert threshold_text(points, 0.005, None) == "threshold +-0.5%"
+    own = {"work n=1 float32 cold": 0.0012, "work n=9 float32 cold": 0.5}  # n=9: not here
+    assert threshold_text(points, 0.005, own) == (
+        "threshold from the A/A at 1 of 2 points (+-0.12%), +-0.5% at the rest")
+    own["work n=2 float32 cold"] = 0.003
+    assert threshold_text(points, 0.005, own) == (
+        "threshold from the A/A at 2 of 2 points (+-0.12% to +-0.30%)")
+
+
 def test_an_aa_verdict_of_faster_or_slower_is_false():
     found = calibrate([verdict("SLOWER", 1.01, 1.006, 1.014), verdict("SAME", 1.0, 0.998,
                                                                           1.002)])
@@ -76,8 +89,12 @@ def test_aa_prints_each_points_detectable_change_and_keeps_it(gpubench, tmp_path
     assert done.code == 0, done.output
     assert "detectable" in done.stdout and "A/A: 2 points" in done.stdout, done.stdout
     assert "calibration: " in done.stdout
-    after = gpubench(*args, "--base", str(family), "--threshold-from-aa", env=own)
+    after = gpubench(*args, "--base", str(family), "--threshold-from-aa", "--out",
+                     str(tmp_path / "after"), env=own)
     assert after.code == 0 and "no A/A" not in after.stdout, after.output
+    said = "threshold from the A/A at 2 of 2 points (+-"  # the footer says what was cleared
+    assert said in " ".join(after.stdout.split()), after.stdout
+    assert said in " ".join(gpubench("compare", str(tmp_path / "after")).stdout.split())
     refused = gpubench("ab", "pair", "--aa", "--base", str(family), "--kernels-dir",
                        str(family.parent), "--device", "cpu")
     assert refused.code == 2 and "identical copy" in refused.output

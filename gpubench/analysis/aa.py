@@ -88,6 +88,14 @@ def noise_thresholds(known: dict[str, Calibration]) -> dict[str, float]:
             if not math.isnan(c.noise_threshold)}
 
 
+def own_thresholds(verdicts: Iterable[PairVerdict], thresholds: dict[str, float]
+                   ) -> dict[str, float]:
+    """The thresholds of these points, by label: what an A/B run records of
+    --threshold-from-aa, so its footer (and `compare` of it later) says what each cleared."""
+    labels = (point_label(v.variant, v.shape, v.dtype, v.mode) for v in verdicts)
+    return {label: thresholds[label] for label in labels if label in thresholds}
+
+
 def aa_summary(found: list[Calibration]) -> str:
     """'A/A: 12 points, 0 false verdicts; detectable change 0.61% to 2.3% (median 0.9%)'."""
     sizes = sorted(c.detectable for c in found if not math.isnan(c.detectable))

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from gpubench import errors, safe_text
-from gpubench.analysis.aa import calibrate, noise_thresholds, with_resolution
+from gpubench.analysis.aa import calibrate, noise_thresholds, own_thresholds, with_resolution
 from gpubench.analysis.ab import AB_THRESHOLD, drift_notes, regressions
 from gpubench.analysis.suite import ab_summary
 from gpubench.commands.command import Command
@@ -178,13 +178,15 @@ class ABCommand(Command[ABRequest]):
         explained = explain_pairs(self.request.family, versions.base, points, verdicts,
                                   folder.path) if self.request.explain and not interrupted else []
         calibrated = calibrate(verdicts) if self.request.aa else []
+        own = own_thresholds(verdicts, self.thresholds)
         if not self.request.aa:
             verdicts = with_resolution(verdicts, load_calibration(self.request.family, model))
         meta = {**host_env(), "run_id": folder.path.name, "run_dir": str(folder.path),
                 "command": "ab", "device": env.get("device") or
                 ("cuda" if env.get("gpu") else "cpu"), "families": [self.request.family],
                 "timing": timing.to_dict(), "wall_s": time.perf_counter() - self.started,
-                "ab": {"threshold": self.request.threshold, "base": versions.base_label,
+                "ab": {"threshold": self.request.threshold, "own_thresholds": own,
+                       "base": versions.base_label,
                        "new": versions.new_label, "base_dir": str(versions.base),
                        "new_dir": str(versions.new), "controls": sorted(controls),
                        "verdicts": [v.to_dict() for v in verdicts],
@@ -200,7 +202,7 @@ class ABCommand(Command[ABRequest]):
         paths = folder.save(RunDocument(meta, env, tuple(rows)))
         title = (f"ab {self.request.family}: NEW {versions.new_label} against BASE "
                  f"{versions.base_label} on {env.get('gpu') or 'CPU'}")
-        self.console.print(ab_table(verdicts, title, self.request.threshold))
+        self.console.print(ab_table(verdicts, title, self.request.threshold, own))
         if calibrated and interrupted is None:
             self.console.print(aa_table(calibrated, f"calibration of {self.request.family} "
                                                     f"on {model or 'this machine'}"))

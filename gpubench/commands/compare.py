@@ -89,7 +89,8 @@ def _paired(request: CompareRequest, console: Console) -> int:
     elif request.markdown == STDOUT:
         sys.stdout.write(ab_markdown(run.pairs, title, family) + "\n")
     else:
-        console.print(ab_table(run.pairs, title, threshold))
+        console.print(ab_table(run.pairs, title, threshold,
+                               (run.meta.get("ab") or {}).get("own_thresholds")))
     if request.markdown is not None and request.markdown != STDOUT:
         _write_markdown(request.markdown, ab_markdown(run.pairs, title, family) + "\n")
     found = regressions(run.pairs)

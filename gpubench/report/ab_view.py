@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rich import box
 from rich.console import Group
@@ -14,7 +14,7 @@ from rich.text import Text
 
 from gpubench import format as F
 from gpubench import safe_text
-from gpubench.analysis.aa import Calibration, aa_summary
+from gpubench.analysis.aa import Calibration, aa_summary, point_label
 from gpubench.analysis.suite import ab_summary
 from gpubench.records.ab import PairVerdict
 from gpubench.report.compare_view import STYLE, suite_line
@@ -47,14 +47,15 @@ def numbered_reasons(verdicts: Sequence[PairVerdict]) -> dict[str, int]:
     return numbers
 
 
-def ab_table(verdicts: Sequence[PairVerdict], title: str, threshold: float) -> Group:
+def ab_table(verdicts: Sequence[PairVerdict], title: str, threshold: float,
+             own: Mapping[str, float] | None = None) -> Group:
     """The table, its why column a note's number, the notes under it, and the suite line
-    (analysis/suite.py) last."""
+    (analysis/suite.py) last. `own`: --threshold-from-aa's thresholds, by point label."""
     numbers = numbered_reasons(verdicts)
     # Two spaces between columns, not three, and none at the edges: eleven columns of a
     # control's matmul row (its name the longest) then fit one line at 120 columns.
     table = Table(title=safe_text.terminal(title), box=box.SIMPLE_HEAD, title_justify="left",
-                  caption=summary_line(verdicts, threshold), caption_justify="left",
+                  caption=summary_line(verdicts, threshold, own), caption_justify="left",
                   collapse_padding=True, pad_edge=False)
     for header in HEADERS:
         numeric = header in ("base", "new", "change", "blocks")
@@ -119,14 +120,30 @@ def markdown_table(verdicts: Sequence[PairVerdict], numbers: dict[str, int]) -> 
     return lines
 
 
-def summary_line(verdicts: Sequence[PairVerdict], threshold: float) -> str:
+def summary_line(verdicts: Sequence[PairVerdict], threshold: float,
+                 own: Mapping[str, float] | None = None) -> str:
     """'ab: 2 SLOWER, 6 SAME (threshold +-0.5%; ...; CI: 99%, ...)'; with many points, the
     intervals' z and what it keeps (analysis/ab.judge_pairs)."""
     counts = Counter(v.verdict for v in verdicts)
     said = ", ".join(f"{n} {verdict}" for verdict, n in counts.most_common()) or "no points"
-    return (f"ab: {said} (threshold +-{threshold:.1%}; base and new timed in pairs in one "
+    return (f"ab: {said} ({threshold_text(verdicts, threshold, own)}; base and new timed "
+            "in pairs in one "
             f"process, interleaved in random order; CI: {ci_level(verdicts)}, looked at "
             "after every round)")
+
+
+def threshold_text(verdicts: Sequence[PairVerdict], threshold: float,
+                   own: Mapping[str, float] | None) -> str:
+    """'threshold +-0.5%', or with --threshold-from-aa 'threshold from the A/A at 12 of 14
+    points (+-0.10% to +-0.31%), +-0.5% at the rest': what a verdict had to clear."""
+    fixed = f"threshold +-{threshold:.1%}"
+    mine = [own[label] for v in verdicts
+            if (label := point_label(v.variant, v.shape, v.dtype, v.mode)) in (own or {})]
+    if not mine:
+        return fixed
+    rest = "" if len(mine) == len(verdicts) else f", +-{threshold:.1%} at the rest"
+    spread = f"+-{min(mine):.2%}" + ("" if min(mine) == max(mine) else f" to +-{max(mine):.2%}")
+    return f"threshold from the A/A at {len(mine)} of {len(verdicts)} points ({spread}){rest}"
 
 
 def ci_level(verdicts: Sequence[PairVerdict]) -> str:
