@@ -151,3 +151,33 @@ def test_a_threshold_from_the_aa_decides_what_the_fixed_one_calls_same():
     fixed = judge_pairs([entry], threshold=0.005)[0]
     own = judge_pairs([replace(entry, threshold=thresholds[aa.label])], threshold=0.005)[0]
     assert fixed.verdict == "SAME" and own.verdict == "SLOWER", (fixed, own)
+
+
+def test_the_aa_threshold_bounds_the_bias_not_the_aa_intervals_far_end():
+    """A calibration with its ratio and z: |change| + 1.645 standard errors, which a 0.5%
+    change with a +-0.19% interval clears where the far end (+-0.45%) would not; an
+    unchanged point under that small threshold is still SAME within the run's +-0.5%."""
+    from dataclasses import replace
+
+    from test_ab import synthetic_blocks
+
+    from gpubench.analysis.aa import Z_BIAS
+    from gpubench.analysis.ab import PairEntry, judge_pairs
+
+    z = 3.59  # a 30-point A/A's intervals (timing/paired.family_z)
+    aa = Calibration("work", "float32", "n=1024", "cold", 0.009, "SAME", 300, 0.9956,
+                     1.0047, 1.0001, z)
+    error = (math.log(1.0047) - math.log(0.9956)) / (2 * z)
+    assert aa.noise_threshold == pytest.approx(math.expm1(math.log(1.0001) + Z_BIAS * error))
+    assert 0.001 < aa.noise_threshold < 0.0025 < max(aa.high - 1, 1 - aa.low)
+    plant = PairEntry("work", "float32", "n=1024", "cold", False,
+                      synthetic_blocks(1.005, 1.0, 400, noise=0.015, seed=3),
+                      threshold=aa.noise_threshold)
+    steady = replace(plant, variant="steady", control=True,
+                     paired=synthetic_blocks(1.0, 1.0, 400, noise=0.015, seed=4))
+    slower, same = judge_pairs([plant, steady], threshold=0.005)
+    assert slower.verdict == "SLOWER" and slower.low - 1 < 0.0045, slower
+    outside = same.low < 1 - aa.noise_threshold or same.high > 1 + aa.noise_threshold
+    assert same.verdict == "SAME" and outside, same  # SAME by the run's +-0.5% alone
+    farthest = judge_pairs([replace(plant, threshold=0.0047)], threshold=0.005)[0]
+    assert farthest.verdict == "UNSURE" and "for a change" in farthest.reason, farthest

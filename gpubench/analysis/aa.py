@@ -29,6 +29,13 @@ FALSE = ("FASTER", "SLOWER")
 # narrowest paired intervals measured on an H200 (+-0.02-0.04% from 50 us), so a point's
 # threshold never rests on one lucky A/A.
 NOISE_FLOOR = 0.001
+# A threshold from an A/A bounds what two identical sides read apart there (a bias the A/B's
+# own interval cannot see): |the A/A's change| plus this many of its standard errors, a
+# one-sided 95% upper bound. Not the A/A interval's far end (2.6-4 standard errors out):
+# the A/B's own interval already holds the sampling noise, and a threshold as wide again
+# asks a change to clear two intervals, which halves the power at 0.5% (an H100's planted
+# 0.5%: SLOWER at 3 of 6 points of 50 us and more with the far end, 6 of 6 with the bound).
+Z_BIAS = NormalDist().inv_cdf(0.95)
 
 
 def point_label(variant: str, shape: str, dtype: str, mode: str) -> str:
@@ -49,15 +56,21 @@ class Calibration(Record):
     blocks: int = 0
     low: float = math.nan  # the A/A's own interval of NEW/BASE (identical sides)
     high: float = math.nan
+    ratio: float = math.nan  # the A/A's NEW/BASE; nan in calibrations made before it
+    z: float = math.nan  # the z its interval was made at; nan likewise
 
     @property
     def noise_threshold(self) -> float:
-        """`ab --threshold-from-aa`: the farthest end of the A/A's interval from no change,
-        what two identical sides can read apart here; at least NOISE_FLOOR. nan without an
-        interval."""
+        """`ab --threshold-from-aa`: how far apart two identical sides can read here, a
+        one-sided 95% upper bound (Z_BIAS); at least NOISE_FLOOR. A calibration without its
+        ratio and z (an older file) gives its interval's far end, the wider bound. nan
+        without an interval."""
         if math.isnan(self.low) or math.isnan(self.high):
             return math.nan
-        return max(abs(self.low - 1), abs(self.high - 1), NOISE_FLOOR)
+        if not (self.ratio > 0 and self.z > 0 and self.low > 0):
+            return max(abs(self.low - 1), abs(self.high - 1), NOISE_FLOOR)
+        error = (math.log(self.high) - math.log(self.low)) / (2 * self.z)
+        return max(math.expm1(abs(math.log(self.ratio)) + Z_BIAS * error), NOISE_FLOOR)
 
     @property
     def label(self) -> str:
@@ -78,7 +91,7 @@ def detectable_change(v: PairVerdict) -> float:
 
 def calibrate(verdicts: Iterable[PairVerdict]) -> list[Calibration]:
     return [Calibration(v.variant, v.dtype, v.shape, v.mode, detectable_change(v), v.verdict,
-                        v.blocks, v.low, v.high) for v in verdicts]
+                        v.blocks, v.low, v.high, v.ratio, v.z) for v in verdicts]
 
 
 def noise_thresholds(known: dict[str, Calibration]) -> dict[str, float]:

@@ -111,7 +111,13 @@ def regressions(verdicts: Iterable[PairVerdict]) -> list[PairVerdict]:
 
 
 def _verdict(entry: PairEntry, threshold: float, drift: float, z: float) -> PairVerdict:
-    threshold = threshold if entry.threshold is None else entry.threshold
+    """With a point's own threshold (--threshold-from-aa), a change must clear that, what
+    two identical sides can read apart there, and SAME lies within the larger of it and
+    the run's threshold, the change not worth a verdict: a threshold below the A/B's own
+    interval would otherwise leave an unchanged point UNSURE however long it ran."""
+    own = entry.threshold
+    band = threshold if own is None else max(own, threshold)
+    threshold = threshold if own is None else own
     head = PairVerdict(entry.variant, entry.dtype, entry.shape, entry.mode, entry.control,
                        UNSURE, bar=threshold, z=z)
     if entry.status:
@@ -130,13 +136,14 @@ def _verdict(entry: PairEntry, threshold: float, drift: float, z: float) -> Pair
         needs = "" if math.isnan(more) else f" (~{more:.1f} s more of pairs: --budget)"
         return replace(head, reason=f"{paired.blocks} blocks of four calls; a verdict needs "
                                     f"{MIN_BLOCKS}{needs}")
-    said = verdict(low, high, threshold, bar)
+    said = verdict(low, high, band, bar)
     spread = uneven_load_spread(paired.ratios())
     if said in (FASTER, SLOWER) and entry.busy > 1 and abs(ratio - 1) <= spread:
         return replace(head, reason=f"host busy: {entry.busy_why}; the change is within "
                                     f"the pairs' own spread (+-{spread:.1%}), which load "
                                     f"that hits one side more than the other can make")
-    return replace(head, verdict=said, reason=_why(said, low, high, threshold, bar, paired))
+    return replace(head, verdict=said, reason=_why(said, low, high, threshold, band, bar,
+                                                   paired))
 
 
 def uneven_load_spread(ratios: list[float]) -> float:
@@ -157,18 +164,21 @@ def uneven_load_spread(ratios: list[float]) -> float:
     return (quantile(ordered, 0.75) - quantile(ordered, 0.25)) / 2 / middle
 
 
-def _why(said: str, low: float, high: float, threshold: float, bar: float,
+def _why(said: str, low: float, high: float, threshold: float, band: float, bar: float,
          paired: PairedTiming) -> str:
+    """`threshold`: what a change had to clear; `band`: what SAME had to lie within."""
     if said in (FASTER, SLOWER, SAME):
         return "" if bar <= threshold * 1.000001 else \
             f"beyond the group's drift: the bar was {_signed(bar)}"
     spent = {DECIDED: "", EXTENDED: " after --max-time and its share of --budget"}.get(
         paired.stop, " after the whole --max-time")
-    if low < 1 + bar and high > 1 / (1 + bar) and (high - low) / 2 > threshold:
+    against = f"+-{band:.1%}" if band <= threshold * 1.000001 else \
+        f"+-{threshold:.2%} (its A/A) for a change, +-{band:.1%} for SAME"
+    if low < 1 + bar and high > 1 / (1 + bar) and (high - low) / 2 > band:
         return (f"the interval [{_signed(low - 1)}, {_signed(high - 1)}] is wider than "
-                f"+-{threshold:.1%}{spent}: more --max-time narrows it")
+                f"+-{band:.1%}{spent}: more --max-time narrows it")
     return (f"the change sits at the threshold: [{_signed(low - 1)}, {_signed(high - 1)}] "
-            f"against +-{threshold:.1%}{spent}")
+            f"against {against}{spent}")
 
 
 def _median(samples: tuple[float, ...]) -> float:
