@@ -223,8 +223,9 @@ ab_options = stacked(
                       "instead of an UNSURE [10x --max-time a point]."),
     click.option("--threshold-from-aa", is_flag=True,
                  help="Each point's threshold from its A/A on this device model (`ab --aa`):"
-                      " the farthest end of its A/A interval from no change, at least 0.1%; "
-                      "points without one keep --threshold."),
+                      " what two identical sides read apart there (|A/A change| + 1.645 "
+                      "standard errors, at least 0.1%); SAME stays within --threshold. "
+                      "Points without one keep --threshold."),
     click.option("--explain", is_flag=True,
                  help="Profile both sides of each FASTER or SLOWER point with ncu (one run "
                       "a side) and show the counters that moved, ranked by their share of "
