@@ -181,3 +181,14 @@ def test_the_aa_threshold_bounds_the_bias_not_the_aa_intervals_far_end():
     assert same.verdict == "SAME" and outside, same  # SAME by the run's +-0.5% alone
     farthest = judge_pairs([replace(plant, threshold=0.0047)], threshold=0.005)[0]
     assert farthest.verdict == "UNSURE" and "for a change" in farthest.reason, farthest
+
+
+def test_an_ab_of_a_variant_that_cannot_run_here_says_why(gpubench, tmp_path):
+    """`ab --variants X` where X cannot run (wmma: float16 and bfloat16 only) says so, as
+    `run` does, rather than print an empty table; with --fail-on-regression, no verdict is
+    exit 13."""
+    done = gpubench("ab", "matmul", "--aa", "--variants", "wmma", "--device", "cpu",
+                    "--sizes", "64", "--out", str(tmp_path / "ab"), "--fail-on-regression")
+    assert "skipped 1 point(s) of matmul/wmma: supports float16, bfloat16 only" in \
+        done.stdout, done.output
+    assert done.code == 13, done.output

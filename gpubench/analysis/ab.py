@@ -45,6 +45,7 @@ FAILED, SUSPECT, NOT_RUN = "FAILED", "SUSPECT", "NOT RUN"
 AB_THRESHOLD = 0.005
 # What makes `ab --fail-on-regression` exit 13: a slower point, or one NEW no longer passes.
 REGRESSIONS = (SLOWER, FAILED, SUSPECT)
+GATE_NAMED = 5  # points a gate's stderr line names; the table has them all
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,25 @@ def drift_notes(verdicts: Iterable[PairVerdict]) -> list[str]:
 
 def regressions(verdicts: Iterable[PairVerdict]) -> list[PairVerdict]:
     return [v for v in verdicts if v.verdict in REGRESSIONS]
+
+
+def timed_pairs(verdicts: Iterable[PairVerdict]) -> list[PairVerdict]:
+    """The points whose two sides were both timed (a ratio, whatever the verdict)."""
+    return [v for v in verdicts if not math.isnan(v.ratio)]
+
+
+def gate_reasons(verdicts: list[PairVerdict]) -> list[str]:
+    """Why --fail-on-regression exits 13, one line each; none: it passes. As `compare`'s
+    gate: no point timed on both sides is not a pass (an A/B of nothing vouched for
+    nothing: every variant skipped here, or every side failed)."""
+    found = regressions(verdicts)
+    if found:
+        names = ", ".join(f"{v.variant} {v.shape} {v.dtype} {v.mode} ({v.verdict})"
+                          for v in found[:GATE_NAMED])
+        return [f"regression: {len(found)} A/B points: {names}"]
+    if not timed_pairs(verdicts):
+        return [f"no point timed on both sides ({len(verdicts)} points): nothing to gate on"]
+    return []
 
 
 def _verdict(entry: PairEntry, threshold: float, drift: float, z: float) -> PairVerdict:

@@ -13,13 +13,14 @@ The record is a run folder like `run`'s: NEW's rows under their names, BASE's as
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from gpubench import errors, safe_text
 from gpubench.analysis.aa import calibrate, noise_thresholds, own_thresholds, with_resolution
-from gpubench.analysis.ab import AB_THRESHOLD, drift_notes, regressions
+from gpubench.analysis.ab import AB_THRESHOLD, drift_notes, gate_reasons
 from gpubench.analysis.suite import ab_summary
 from gpubench.commands.command import Command
 from gpubench.commands.explain import explain_pairs
@@ -137,14 +138,26 @@ class ABCommand(Command[ABRequest]):
         self._say_unpaired(base, new)
         changed = changed_variants(name, versions.base, versions.new, new, machine)
         controls = set() if changed is None else {v.name for v in chosen} - set(changed)
-        points = []
+        points, skipped = [], {}
         for dtype in choose_dtypes(new, config.dtypes):
             for shape in choose_shapes(new, config.shapes, machine):
                 seed = group_seed(config.seed if config.seed is not None else SEED, name,
                                   dtype, shape)
-                points += [Point(new, v, shape, dtype, seed) for v in chosen
-                           if not v.unavailable_reason(dtype, machine)]
+                for v in chosen:
+                    if why := v.unavailable_reason(dtype, machine):
+                        skipped.setdefault((v.name, why), []).append(shape)
+                    else:
+                        points.append(Point(new, v, shape, dtype, seed))
+        self._say_skipped(name, skipped)
         return points, controls
+
+    def _say_skipped(self, name: str, skipped: dict[tuple[str, str], list]) -> None:
+        """What `run` says of a variant that cannot run here, so that an A/B of nothing
+        says why rather than print an empty table."""
+        for (variant, why), shapes in skipped.items():
+            self.console.print(safe_text.terminal(
+                f"skipped {len(shapes)} point(s) of {name}/{variant}: {why}"), markup=False,
+                soft_wrap=True)
 
     def _say_unpaired(self, base, new) -> None:
         only_base = sorted({v.name for v in base.variants} - {v.name for v in new.variants})
@@ -218,9 +231,10 @@ class ABCommand(Command[ABRequest]):
                                soft_wrap=True)
         self.console.print(f"saved: {paths[0] if paths else folder.path}", markup=False,
                            soft_wrap=True)
-        if self.request.fail_on_regression and regressions(verdicts):
-            return errors.EXIT_REGRESSION
-        return errors.EXIT_OK
+        reasons = gate_reasons(verdicts) if self.request.fail_on_regression else []
+        for reason in reasons:  # where `compare`'s gate writes its reasons
+            sys.stderr.write(safe_text.terminal(reason) + "\n")
+        return errors.EXIT_REGRESSION if reasons else errors.EXIT_OK
 
 
 def _names(variants) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 
 from gpubench import errors, safe_text
-from gpubench.analysis.ab import regressions
+from gpubench.analysis.ab import gate_reasons
 from gpubench.analysis.comparison import RunComparison, compare_runs
 from gpubench.analysis.run_overlap import what_differs
 from gpubench.files import write_output
@@ -93,13 +93,10 @@ def _paired(request: CompareRequest, console: Console) -> int:
                                (run.meta.get("ab") or {}).get("own_thresholds")))
     if request.markdown is not None and request.markdown != STDOUT:
         _write_markdown(request.markdown, ab_markdown(run.pairs, title, family) + "\n")
-    found = regressions(run.pairs)
-    if request.fail_on_regression and found:
-        names = ", ".join(f"{v.variant} {v.shape} {v.dtype} {v.mode} ({v.verdict})"
-                          for v in found[:MAX_NAMED])
-        sys.stderr.write(f"regression: {len(found)} A/B points: {names}\n")
-        return errors.EXIT_REGRESSION
-    return errors.EXIT_OK
+    reasons = gate_reasons(list(run.pairs)) if request.fail_on_regression else []
+    for reason in reasons:  # names from the record: shown safely
+        sys.stderr.write(safe_text.terminal(reason) + "\n")
+    return errors.EXIT_REGRESSION if reasons else errors.EXIT_OK
 
 
 def _incomplete_runs(*runs: tuple[str, Path, RunDocument]) -> list[str]:
