@@ -38,12 +38,47 @@ def build_cache(tmp_path_factory) -> Path:
     """One extension cache for the whole session: each C++ build (~20-40 s) happens once.
     Under pytest-xdist every worker is a session of its own, so the workers share one
     folder beside their temp folders; gpubench's build lock makes a second worker wait for
-    a build the first one started and then import it (tests/test_build.py tests that lock)."""
+    a build the first one started and then import it (tests/test_build.py tests that lock).
+    Its precompiled headers are shared wider still (shared_pch)."""
+    base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = tmp_path_factory.getbasetemp().parent / "gpubench-cache"
-        shared.mkdir(exist_ok=True)
-        return shared
-    return tmp_path_factory.mktemp("gpubench-cache")
+        cache = base.parent / "gpubench-cache"
+        cache.mkdir(exist_ok=True)
+    else:
+        cache = tmp_path_factory.mktemp("gpubench-cache")
+    return with_pch(cache, shared_pch(base))
+
+
+def shared_pch(base: Path) -> Path:
+    """The folder of torch's precompiled headers (build/pch.py) that every test cache on
+    this machine links to, kept between sessions: README command 2 runs two pytest
+    sessions (the parallel part, then the serial one), and each PCH costs ~50 s of a 2-core
+    machine (~800 MB a flag set). Reuse is safe: a PCH is keyed by compiler, flags and
+    torch's headers and checked against them before each use. It lives in pytest's own
+    root for this user (pytest-of-USER, which pytest makes private and checks is ours), not
+    in a pytest-N folder, which pytest rotates away; with --basetemp, in that folder.
+    scripts/check_install.py still builds a PCH from scratch in every CI run."""
+    root = next((f for f in (base, *base.parents) if f.name.startswith("pytest-of-")), base)
+    folder = root / "gpubench-pch"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def with_pch(cache: Path, pch: Path) -> Path:
+    """`cache` with its pch folder a link to `pch` (two workers may race to make it)."""
+    with contextlib.suppress(FileExistsError):
+        (cache / "pch").symlink_to(pch, target_is_directory=True)
+    return cache
+
+
+@pytest.fixture
+def private_cache(tmp_path, build_cache) -> Path:
+    """A build cache of this test's own (its extensions built afresh, its locks its own)
+    whose precompiled headers are the session's: a test about building extensions is not
+    about torch's header."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    return with_pch(cache, (build_cache / "pch").resolve())
 
 
 class CliResult:

@@ -69,9 +69,10 @@ def make_family(root: Path, tag: str, heavy: bool = False) -> Path:
     return root / "kernels"
 
 
-def test_builds_run_side_by_side_once_each_and_a_failure_is_build_error(tmp_path):
+def test_builds_run_side_by_side_once_each_and_a_failure_is_build_error(tmp_path,
+                                                                       private_cache):
     kernels = make_family(tmp_path, tmp_path.name)
-    env, mark = marked_env(tmp_path / "cache")
+    env, mark = marked_env(private_cache)
     env["GPUBENCH_BUILD_CORES"] = "8"  # 8 - 2 lanes - 1 = 5 free: two builders side by side
     out = tmp_path / "run"
     done = run(["run", "twobuilds", "--kernels-dir", str(kernels), "--workers", "2", *FAST,
@@ -103,9 +104,9 @@ def test_builds_run_side_by_side_once_each_and_a_failure_is_build_error(tmp_path
     assert_nothing_left(mark)
 
 
-def test_ctrl_c_during_the_build_phase_leaves_no_compiler(tmp_path):
+def test_ctrl_c_during_the_build_phase_leaves_no_compiler(tmp_path, private_cache):
     kernels = make_family(tmp_path, tmp_path.name, heavy=True)
-    env, mark = marked_env(tmp_path / "cache")
+    env, mark = marked_env(private_cache)
     env["GPUBENCH_BUILD_CORES"] = "8"
     child = start_gpubench(["run", "twobuilds", "--kernels-dir", str(kernels), *FAST,
                             "--out", str(tmp_path / "run")], tmp_path, env)
