@@ -248,7 +248,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=REPO / "profiles" / "ab-power")
     parser.add_argument("--sizes", default=SIZES)
     parser.add_argument("--aa-family", action="append", default=None,
-                        help="shipped families for the A/A (default: vector_add, square)")
+                        help="shipped families for the A/A (default: vector_add, square; "
+                             "'none': only the planted family's)")
     parser.add_argument("--plant", choices=sorted(PLANTS), default="spin")
     parser.add_argument("--pcts", default="1,2",
                         help="the planted slowdowns, in %% (comma-separated; 0.5 allowed)")
@@ -286,7 +287,7 @@ def main() -> int:
         plus[pct], walls[f"ab +{pct:g}%"] = ab("planted", base, new, out / f"ab-plus{pct:g}",
                                                args.sizes, plant_extra,
                                                out / f"ab-plus{pct:g}.log")
-    for family in args.aa_family or ["vector_add", "square"]:
+    for family in [f for f in args.aa_family or ["vector_add", "square"] if f != "none"]:
         shipped = REPO / "kernels" / family
         twin = out / "families" / "shipped" / family
         shutil.copytree(shipped, twin, ignore=shutil.ignore_patterns("__pycache__"))

@@ -99,7 +99,7 @@ for ref in ('latest~1', 'latest'):
       # from the planted family's own A/A (ab --aa, then --threshold-from-aa)
       timed power timeout "${PART_TIMEOUT:-560}" python3 benchmarks/ab_power.py \
         --out /tmp/gpubench-power --pcts "${POWER_PCTS:-1,0.5}" --calibrate \
-        --aa-family square ${POWER_SIZES:+--sizes "$POWER_SIZES"}
+        --aa-family "${POWER_AA:-square}" ${POWER_SIZES:+--sizes "$POWER_SIZES"}
       cp -r /tmp/gpubench-power "$LOGS/power" ;;
     sort-real)  # issue 50: reference-kernels' own pmpp/sort_py (its generator hard-codes CUDA),
       # `git archive HEAD problems/pmpp | tar -x -C .ext/reference-kernels` of

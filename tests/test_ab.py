@@ -137,6 +137,9 @@ class Side:
     def after(self):
         self.calls.append("after")
 
+    def release_output(self):
+        self.calls.append("release")
+
     def keep_outputs(self, capturing):
         pass
 
@@ -154,6 +157,7 @@ def test_the_calls_go_in_blocks_holding_one_pair_of_each_order():
     firsts = sum(b[0] == NEW for b in blocks)
     assert 30 < firsts < 70  # the order is drawn, not fixed
     assert calls.calls == [200, 200] and base.calls.count("call") == 200
+    assert base.calls[:4] == ["before", "call", "after", "release"]  # its output let go
 
 
 def test_in_every_block_each_side_makes_one_call_on_the_set_the_other_just_used():
@@ -193,6 +197,39 @@ def test_in_every_block_each_side_makes_one_call_on_the_set_the_other_just_used(
     for name in ("base", "new"):
         mine = [where for who, where in used if who == name]
         assert all(a != b or a == "fresh" for a, b in itertools.pairwise(mine))
+
+
+def test_a_sides_returned_output_is_poisoned_and_dropped_before_the_next_call():
+    """An allocating variant's output is retired when its call ends, not at its side's next
+    call: kept, each side's outputs would sit in a block of their own for the whole run
+    (one placement per side), and the next call of either side could not reuse it."""
+    import torch
+
+    from gpubench.run.worker.rotation import InputSet, Rotation
+
+    sets = [InputSet((torch.randn(64),), torch.empty(64)) for _ in range(3)]
+    outputs = []
+
+    def invoke(inputs, out):
+        outputs.append(inputs[0] * 2)  # allocates its own, as F.layer_norm does
+        return outputs[-1]
+
+    seed = random.getrandbits(64)
+    sides = [Rotation(invoke, sets, lambda pairs: [], rng=random.Random(seed))
+             for _ in range(2)]
+    calls = AlternatingCalls(*sides, random.Random(3))
+    calls.sampling()
+    for _ in range(12):
+        calls.before()
+        calls()
+        assert outputs[-1].isfinite().all()  # the answer, while the call is timed
+        calls.after()
+        assert all(side.produced is None for side in sides)  # neither side holds one
+        last = outputs[-1]  # poisoned before it was let go: NaN, or the finite poison
+        assert last.isnan().all() or (last == -torch.finfo(last.dtype).max).all(), last
+    assert len(outputs) == 12
+    drawn = [d for side in sides for d in side.drawn]  # the re-checks' copies: answers
+    assert drawn and all(d.output.isfinite().all() for d in drawn)
 
 
 # ---------------------------------------------------------------- the verdicts

@@ -66,7 +66,17 @@ class AlternatingCalls:
         return self.sides[self.side]()
 
     def after(self) -> None:
-        self.sides[self.side].after()
+        """The side's own after(), then its returned output poisoned and dropped at once. A
+        side that kept its output until its own next call (as a `run` does) would make
+        every call of an allocating variant in a block of its own, the other side's in
+        another: one placement per side for the whole run, a difference between identical
+        sides that no interval can see (the suspect behind the A/A that read layernorm's
+        torch row at 8192 x 4096 apart, a sign that changed from run to run:
+        docs/measurement.md, "A/B in one process"). Dropped now, the block goes to the next
+        call, of either side."""
+        side = self.sides[self.side]
+        side.after()
+        side.release_output()
 
     def sampling(self) -> None:
         """Each side plans its own timed calls on never-seen inputs (rotation.py), in

@@ -289,6 +289,12 @@ class Rotation:
         slot = self.rng.randrange(self.seen_calls)
         return slot if slot < RECHECKS else None
 
+    def release_output(self) -> None:
+        """Retire the last call's returned output now rather than at this rotation's next
+        call: ab's two sides (run/ab/calls.py) then allocate from the block the call before
+        freed, whichever side made it, instead of each keeping a block of its own."""
+        self._retire_output()
+
     def _retire_output(self) -> None:
         """Poison the previous call's returned output before it is dropped: the block it
         frees must not hand the answer to a variant that allocates with empty_like."""
