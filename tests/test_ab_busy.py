@@ -40,5 +40,7 @@ def test_a_paired_3x_slowdown_beside_two_busy_processes_is_slower_with_exit_13(
     assert all(hog.poll() is None for hog in two_busy_processes)  # busy all along
     found = verdicts_of(tmp_path / "ab")
     assert found["work"]["verdict"] == "SLOWER", found["work"]
-    assert 2 < found["work"]["ratio"] < 4.5, found["work"]
+    # 3x the work plus a per-call cost that is not repeated: under 3x; a fresh-clone CI on
+    # a slow afternoon read 1.997. Far from 1 (no change seen) either way.
+    assert 1.5 < found["work"]["ratio"] < 4.5, found["work"]
     assert done.code == 13, done.output
