@@ -45,7 +45,9 @@ FAILED, SUSPECT, NOT_RUN = "FAILED", "SUSPECT", "NOT RUN"
 AB_THRESHOLD = 0.005
 # What makes `ab --fail-on-regression` exit 13: a slower point, or one NEW no longer passes.
 REGRESSIONS = (SLOWER, FAILED, SUSPECT)
-GATE_NAMED = 5  # points a gate's stderr line names; the table has them all
+# Points a gate's stderr line names before '...' (ab's and compare's): the table has them
+# all, and a killed run can miss hundreds.
+GATE_NAMED = 5
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 
 from gpubench import errors, safe_text
-from gpubench.analysis.ab import gate_reasons
+from gpubench.analysis.ab import GATE_NAMED, gate_reasons
 from gpubench.analysis.comparison import RunComparison, compare_runs
 from gpubench.analysis.run_overlap import what_differs
 from gpubench.files import write_output
@@ -27,8 +27,6 @@ from gpubench.store.folder import load_run, read_run, resolve_run
 from gpubench.tune.summary import best_change
 
 STDOUT = Path("-")  # --markdown -: the markdown on stdout, in place of the table
-# Keys named in one gate message before '...': a killed run can miss hundreds.
-MAX_NAMED = 5
 
 
 @dataclass(frozen=True)
@@ -146,7 +144,7 @@ def gate(result: RunComparison, problems: list[str] | None = None) -> int:
         reasons.append(f"regression: {counts_text(result)}: {names}")
     if result.missing_in_new:
         missing = result.missing_in_new
-        named = ", ".join(missing[:MAX_NAMED]) + (", ..." if len(missing) > MAX_NAMED else "")
+        named = ", ".join(missing[:GATE_NAMED]) + (", ..." if len(missing) > GATE_NAMED else "")
         reasons.append(f"{len(missing)} points of BASE missing in NEW (not measured there: "
                        f"a NEW run stopped early, or a narrower one): {named}")
     if not regressions and not result.compared():

@@ -118,7 +118,7 @@ class Rotation:
     next_set: int | None = None  # the set of the next call, where the caller chose it
 
     def before(self) -> None:
-        self._retire_output()
+        self.release_output()
         self.on_fresh = self._fresh_turn() or (self.fresh_captured and bool(self.fresh))
         if self.on_fresh:
             self.chosen = self._fresh_set()
@@ -290,14 +290,10 @@ class Rotation:
         return slot if slot < RECHECKS else None
 
     def release_output(self) -> None:
-        """Retire the last call's returned output now rather than at this rotation's next
-        call: ab's two sides (run/ab/calls.py) then allocate from the block the call before
-        freed, whichever side made it, instead of each keeping a block of its own."""
-        self._retire_output()
-
-    def _retire_output(self) -> None:
         """Poison the previous call's returned output before it is dropped: the block it
-        frees must not hand the answer to a variant that allocates with empty_like."""
+        frees must not hand the answer to a variant that allocates with empty_like. A run
+        calls it at its next call; ab (run/ab/calls.py) as each call ends, so that its two
+        sides allocate from the block the call before freed, whichever side made it."""
         produced, self.produced = self.produced, None
         if produced is not None and self.chosen is not None and not self.capturing:
             retire(produced, self.chosen)
@@ -305,7 +301,7 @@ class Rotation:
     def close(self) -> None:
         """After the last call: retire its output too, and let go of the kept ones and of
         the fresh sets (theirs is memory as large as the rotation's own)."""
-        self._retire_output()
+        self.release_output()
         self.kept = []
         self.fresh = []
 
