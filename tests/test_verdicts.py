@@ -5,6 +5,8 @@ Rotation's calls (sets, poison, reservoir draws) on CPU tensors."""
 from __future__ import annotations
 
 import itertools
+import json
+import statistics
 
 import pytest
 import torch
@@ -205,14 +207,14 @@ def test_a_probe_on_a_busy_host_is_not_judged():
     assert trust.repeat_shortcut(calm) is not None
 
 
-def looped(result: R.Result, fresh_s, seen_s) -> R.Result:
+def looped(result: R.Result, fresh_s, seen_s, fresh_at=()) -> R.Result:
     """`result` whose mode timed `fresh_s` on never-seen inputs inside its loop, beside
-    `seen_s` (run/worker/rotation.py's evidence)."""
+    `seen_s` (run/worker/rotation.py's evidence), the fresh calls at `fresh_at` among them."""
     from dataclasses import replace
 
     from gpubench.timing.measurement import FreshEvidence
 
-    evidence = FreshEvidence(tuple(fresh_s), tuple(seen_s))
+    evidence = FreshEvidence(tuple(fresh_s), tuple(seen_s), fresh_at=tuple(fresh_at))
     return replace(result, measurement=result.measurement.completed(fresh_in_loop=evidence))
 
 
@@ -272,6 +274,52 @@ def test_a_small_cpu_op_s_first_use_of_a_fresh_set_is_not_a_shortcut():
     seen = [14.6e-6] * 10 + [15.5e-6] * 20
     honest = looped(row(mode="cpu", median=15.5e-6), [34.2e-6, 36e-6], seen)
     assert trust.timed_shortcut(honest) is None
+
+
+# An honest torch x*x*x over 64K floats, timed on the 2-core CPU machine beside two
+# memory-copy hogs (rotation.fresh_samples's stretch, us, in call order; fresh calls at 2,
+# 4, 9 and 29): the loop settles from ~60 us to ~30 us over its first calls.
+SETTLING_LOOP_US = [
+    168.1, 422.4, 68.2, 72.7, 66.0, 377.6, 54.1, 35.7, 29.1, 57.3, 52.6, 46.5, 34.9, 154.6,
+    432.6, 231.7, 39.4, 42.2, 288.9, 58.0, 47.2, 71.4, 49.1, 38.8, 41.7, 34.0, 28.5, 70.2,
+    28.0, 64.9, 161.7, 54.0, 72.4, 42.3, 43.3, 37.8, 42.7, 352.5, 61.9, 63.2, 50.8, 29.6,
+    27.3, 28.1, 38.4, 24.4, 24.6, 27.6, 34.6, 28.6, 26.1, 24.8, 19.9, 34.8, 34.1, 22.6,
+    40.5, 31.3, 28.5, 31.2]
+SETTLING_FRESH_AT = (2, 4, 9, 29)
+
+
+def settling(loop_us, fresh_at) -> R.Result:
+    calls = [t * 1e-6 for t in loop_us]
+    fresh = [calls[i] for i in fresh_at]
+    seen = [t for i, t in enumerate(calls) if i not in fresh_at]
+    return looped(row(mode="cpu", median=statistics.median(seen)), fresh, seen, fresh_at)
+
+
+def test_on_a_cpu_each_fresh_call_is_read_beside_its_neighbours():
+    """The recorded settling loop: every fresh call sits among its neighbours, but its
+    fastest is 1.6x the stretch's median (mostly later, settled calls): read against the
+    stretch it was accused, beside its neighbours it is trusted. The same loop with every
+    fresh call doubled (a shortcut's seen calls at half the work) is still caught."""
+    honest = settling(SETTLING_LOOP_US, SETTLING_FRESH_AT)
+    assert trust.timed_shortcut(honest) is None
+    unordered = looped(honest, honest.measurement.fresh_in_loop.fresh_s,
+                       honest.measurement.fresh_in_loop.repeat_s)
+    assert trust.timed_shortcut(unordered) is not None  # the stretch's median alone
+    doubled = [t * 2 if i in SETTLING_FRESH_AT else t for i, t in enumerate(SETTLING_LOOP_US)]
+    found = trust.timed_shortcut(settling(doubled, SETTLING_FRESH_AT))
+    assert found is not None and "timed inside the loop" in found.message
+
+
+def test_fresh_evidence_keeps_its_order_across_rounds_and_files():
+    from gpubench.timing.measurement import FreshEvidence
+
+    first = FreshEvidence((5.0,), (1.0, 2.0), fresh_at=(1,))
+    second = FreshEvidence((6.0, 7.0), (3.0,), fresh_at=(0, 2))
+    both = first.then(second)
+    assert both.calls() == [(1.0, False), (5.0, True), (2.0, False), (6.0, True),
+                            (3.0, False), (7.0, True)]
+    assert FreshEvidence.from_dict(json.loads(json.dumps(both.to_dict()))) == both
+    assert FreshEvidence((5.0,), (1.0,)).calls() is None  # an older record: no order
 
 
 def test_the_loop_s_own_fresh_calls_stand_for_the_probe_against_the_median():

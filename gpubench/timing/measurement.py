@@ -28,6 +28,28 @@ class FreshEvidence(Record):
     fresh_s: tuple[float, ...] = ()
     repeat_s: tuple[float, ...] = ()
     host_load: HostLoad | None = None  # on a CPU: what else ran meanwhile
+    # Inside a loop: where each fresh call sat among the stretch's calls (fresh and seen,
+    # in call order), so that a verdict reads each beside its own neighbours; empty where
+    # the order is unknown (a graph's replays, the probe, older records).
+    fresh_at: tuple[int, ...] = ()
+
+    def then(self, later: FreshEvidence) -> FreshEvidence:
+        """This stretch followed by a later one (ab's rounds): the later positions shifted
+        past this stretch's calls, so each fresh call keeps its own neighbours."""
+        shift = len(self.fresh_s) + len(self.repeat_s)
+        return FreshEvidence(self.fresh_s + later.fresh_s, self.repeat_s + later.repeat_s,
+                             self.host_load or later.host_load,
+                             self.fresh_at + tuple(shift + at for at in later.fresh_at))
+
+    def calls(self) -> list[tuple[float, bool]] | None:
+        """The stretch's calls in order as (seconds, fresh?), or None where the order is
+        not known."""
+        if len(self.fresh_at) != len(self.fresh_s):
+            return None
+        count = len(self.fresh_s) + len(self.repeat_s)
+        fresh = dict(zip(self.fresh_at, self.fresh_s, strict=True))
+        seen = iter(self.repeat_s)
+        return [(fresh[i], True) if i in fresh else (next(seen), False) for i in range(count)]
 
 
 @dataclass(frozen=True)
@@ -91,11 +113,9 @@ class Measurement(Record):
         return data
 
 
-def in_loop_evidence(found: tuple[list[float], list[float]] | None) -> FreshEvidence | None:
-    """The (fresh, seen) samples a rotation found in its loop as evidence (None: none)."""
-    if not found or not found[0]:
-        return None
-    return FreshEvidence(tuple(found[0]), tuple(found[1]))
+def in_loop_evidence(found: FreshEvidence | None) -> FreshEvidence | None:
+    """What a rotation found in its loop, where it holds a fresh call (None: none)."""
+    return found if found is not None and found.fresh_s else None
 
 
 def check_samples(samples, name: str = "samples_s") -> None:

@@ -35,7 +35,7 @@ from gpubench.run.worker.execute import Executor, Prepared
 from gpubench.run.worker.rotation import InputSet, Rotation
 from gpubench.timing.clocks import measure_watched
 from gpubench.timing.hostload import busy_factor
-from gpubench.timing.measurement import Measurement, in_loop_evidence
+from gpubench.timing.measurement import FreshEvidence, Measurement, in_loop_evidence
 from gpubench.timing.paired import (
     BASE,
     DECIDED,
@@ -161,15 +161,16 @@ class _Rounds:
         self.clocks, self.sampling_s, self.count, self.stop = None, 0.0, 0, MAX_TIME
         self.error: str | None = None
         self.host_load = None  # on a CPU: the busiest round's (a verdict reads it)
-        # per side: (fresh, seen) samples of every round's loop (rotation.fresh_samples)
-        self.fresh: tuple[tuple[list, list], ...] = (([], []), ([], []))
+        # per side: the fresh calls of every round's loop, one stretch after another
+        # (rotation.fresh_samples)
+        self.fresh: list[FreshEvidence] = [FreshEvidence(), FreshEvidence()]
 
     def add(self, timing: Measurement, clocks, calls: AlternatingCalls) -> None:
         order = calls.order
         for side, rotation in enumerate(calls.sides):
             found = rotation.fresh_samples(calls.side_samples(timing.samples_s, side))
-            for kept, more in zip(self.fresh[side], found or ([], []), strict=True):
-                kept.extend(more)
+            if found is not None:
+                self.fresh[side] = self.fresh[side].then(found)
         base, new, new_first = blocks_of(order, timing.samples_s)
         self.base += base
         self.new += new

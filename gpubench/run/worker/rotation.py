@@ -41,6 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gpubench.families.check import CheckResult, poison
+from gpubench.timing.measurement import FreshEvidence
 
 # Outputs re-checked per mode: 8 copies, each drawn with probability 8/n at call n
 # (reservoir sampling), so ~8 ln(n/8) copies are made over n calls: ~60 for 10^4 calls.
@@ -104,6 +105,11 @@ class Rotation:
     # Never-seen sets for timed calls inside the loop (module docstring), each used once.
     fresh: list[InputSet] = field(default_factory=list)
     fresh_drawn: list[Drawn] = field(default_factory=list)  # their outputs' copies
+    # On a CPU, the sets whose values went into a rotation buffer, held until close():
+    # freed just before the call, their pages would go back to the system and a call
+    # that allocates would fault its output's pages in inside its window (2-5x an honest
+    # 256 KB torch op's neighbours beside memory-bound hogs, read as a shortcut).
+    spent: list[InputSet] = field(default_factory=list)
     on_cpu: bool = False  # never-seen values go into a rotation's buffer (_fresh_set)
     # Where given, the values a buffer held before it took never-seen ones, with their seed:
     # an input a call wrote is still found by the check of the inputs after the timing (ab's
@@ -157,6 +163,7 @@ class Rotation:
         for mine, theirs in zip(used.inputs, drawn.inputs, strict=True):
             if hasattr(mine, "copy_"):
                 mine.copy_(theirs)
+        self.spent.append(drawn)
         self.sets[index] = InputSet(used.inputs, used.out, drawn.seed)
         self.current = index
         return self.sets[index]
@@ -221,22 +228,24 @@ class Rotation:
         """Whether the call about to be made is one of the planned fresh ones."""
         return bool(self.fresh) and not self.capturing and len(self.tags) in self.positions
 
-    def fresh_samples(self, samples_s) -> tuple[list[float], list[float]] | None:
-        """(times of the calls made on fresh sets, times of the calls on seen sets in the
-        same stretch of the loop), out of the timer's samples (one per call since
-        sampling(), in call order); None where they do not line up one to one (a timer
-        that drops calls, as CUPTI does a call that launched nothing). The stretch ends at
-        twice the last fresh call's position: the fresh calls are early ones, and a loop's
-        early samples may run slower than its later thousands (clocks, caches settling),
-        which must not read as a shortcut."""
+    def fresh_samples(self, samples_s) -> FreshEvidence | None:
+        """The calls made on fresh sets and the calls on seen sets in the same stretch of
+        the loop, out of the timer's samples (one per call since sampling(), in call order),
+        with each fresh call's place among them; None where they do not line up one to one
+        (a timer that drops calls, as CUPTI does a call that launched nothing). The stretch
+        ends at twice the last fresh call's position: the fresh calls are early ones, and a
+        loop's early samples may run slower than its later thousands (clocks, caches
+        settling), which must not read as a shortcut; the places let a verdict read each
+        fresh call beside its neighbours rather than beside the whole stretch."""
         if not self.positions or len(self.tags) != len(samples_s):
             return None
         stretch = 2 * max(i for i, fresh in enumerate(self.tags) if fresh) + 2 \
             if any(self.tags) else 0
+        tags = self.tags[:stretch]
         fresh = [s for s, tag in zip(samples_s, self.tags, strict=True) if tag]
-        seen = [s for s, tag in zip(samples_s[:stretch], self.tags[:stretch], strict=True)
-                if not tag]
-        return fresh, seen
+        seen = [s for s, tag in zip(samples_s[:stretch], tags, strict=True) if not tag]
+        return FreshEvidence(tuple(fresh), tuple(seen),
+                             fresh_at=tuple(i for i, tag in enumerate(tags) if tag))
 
     def parts(self) -> tuple:
         """What decides this rotation's verdict, by identity: taken before the variant runs
@@ -304,6 +313,7 @@ class Rotation:
         self.release_output()
         self.kept = []
         self.fresh = []
+        self.spent = []
 
     def verdict(self) -> tuple[CheckResult | None, str | None]:
         """(the worst re-check, why it failed or None), over the drawn calls' copies, or
