@@ -24,6 +24,35 @@ def has_cuda() -> bool:
     return torch.cuda.is_available()
 
 
+def pytest_sessionstart(session):
+    """Under pytest-xdist, the controller makes torch's precompiled header (build/pch.py)
+    before the workers start, through one real CPU build into the workers' shared cache:
+    a build that finds no PCH ready compiles without it, so without this every test's
+    first build in the first minute or two parsed torch/extension.h itself (~20 s of
+    a core each, beside the PCH's own ~50 s), while a build with it takes 5-7 s. The
+    build's ceilings and extension are the workers' too. Skipped where a PCH is there
+    already (shared_pch keeps them between sessions), off (GPUBENCH_PCH=0), or outside
+    xdist's controller; a failure here is left to the tests that build to report."""
+    config = session.config
+    if hasattr(config, "workerinput") or not config.getoption("numprocesses", None):
+        return
+    base = config._tmp_path_factory.getbasetemp()
+    pch = shared_pch(base)
+    if any(pch.glob("*/pch.json")) or os.environ.get("GPUBENCH_PCH", "1") in ("0", "off"):
+        return
+    cache = base / "gpubench-cache"  # the workers' build_cache
+    cache.mkdir(exist_ok=True)
+    with_pch(cache, pch)
+    env = {**os.environ, "GPUBENCH_CACHE_DIR": str(cache), "GPUBENCH_COMPILED": "off",
+           "GPUBENCH_RUN_INDEX": str(base / "pch-prebuild-runs.json")}
+    command = [sys.executable, "-m", "gpubench", "run", "returning", "--kernels-dir",
+               str(TEST_KERNELS), "--device", "cpu", "--variants", "inline_cpp",
+               "--warmup", "1", "--min-time", "1", "--max-time", "2",
+               "--out", str(base / "pch-prebuild")]
+    with contextlib.suppress(subprocess.SubprocessError, OSError):
+        subprocess.run(command, env=env, cwd=base, capture_output=True, timeout=600)
+
+
 def pytest_collection_modifyitems(config, items):
     if has_cuda():
         return
