@@ -1,5 +1,5 @@
 // oddpath_cpu.cpp: out = 2 * x + 1 for contiguous float32 CPU tensors.
-#include <torch/extension.h>
+#include <ATen/core/Tensor.h>  // the lean header: this family is about its path, not torch
 
 #include "oddpath.h"
 
