@@ -310,6 +310,35 @@ def test_on_a_cpu_each_fresh_call_is_read_beside_its_neighbours():
     assert found is not None and "timed inside the loop" in found.message
 
 
+def test_a_cpu_loop_s_fresh_calls_keep_their_places_and_their_drawn_sets_live_on():
+    """rotation.fresh_samples puts each fresh call where it ran among the stretch's calls;
+    on a CPU the drawn set whose values went into a rotation buffer is held until close(),
+    so its pages are not given back right before the call that uses them."""
+    def twice(inputs, out):
+        return torch.mul(inputs[0], 2, out=out)
+
+    spin, _ = rotation(twice, sets=4, on_cpu=True,
+                       fresh=[InputSet((torch.randn(64),), torch.empty(64)) for _ in range(3)])
+    spin.sampling()
+    drive(spin, 40)
+    times = [float(i) for i in range(40)]
+    found = spin.fresh_samples(times)
+    assert found.fresh_at == tuple(i for i, fresh in enumerate(spin.tags) if fresh)
+    assert [t for t, _ in found.calls()] == times[:len(found.calls())]
+    assert len(spin.spent) == 3 and not spin.fresh
+    spin.close()
+    assert not spin.spent
+
+
+def test_a_zero_seen_time_in_a_record_does_not_break_the_reading():
+    """A file read back may hold seen calls of no time: calls that take 30 us where their
+    neighbours take none read as a shortcut, not as a ZeroDivisionError."""
+    loop = [30.0 if i in SETTLING_FRESH_AT else 0.0 for i in range(60)]
+    assert trust.beside_neighbours(settling(loop, SETTLING_FRESH_AT)
+                                   .measurement.fresh_in_loop) == float("inf")
+    assert trust.timed_shortcut(settling(loop, SETTLING_FRESH_AT)) is not None
+
+
 def test_fresh_evidence_keeps_its_order_across_rounds_and_files():
     from gpubench.timing.measurement import FreshEvidence
 

@@ -17,6 +17,7 @@ check returns a TimingWarning whose message is the SUSPECT row's reason.
 
 from __future__ import annotations
 
+import math
 import statistics
 
 from gpubench.records.result import Result
@@ -165,19 +166,23 @@ def beside_neighbours(evidence: FreshEvidence) -> float:
     calls (not one right after a fresh call); where the order is unknown, the fastest
     fresh call over the stretch's median. A shortcut is above its neighbours at every
     fresh call; an honest row's slow early calls have slow neighbours too."""
-    calls = evidence.calls()
-    if calls is None:
-        return min(evidence.fresh_s) / statistics.median(evidence.repeat_s)
+    calls = evidence.calls() or []
     seen = [i for i, (_, fresh) in enumerate(calls)
             if not fresh and not (i and calls[i - 1][1])]
     if not seen:
-        return min(evidence.fresh_s) / statistics.median(evidence.repeat_s)
+        return _over(min(evidence.fresh_s), statistics.median(evidence.repeat_s))
     ratios = []
     for at, (seconds, fresh) in enumerate(calls):
         if fresh:
             near = sorted(seen, key=lambda i, at=at: (abs(i - at), i))[:NEIGHBOURS]
-            ratios.append(seconds / statistics.median(calls[i][0] for i in near))
+            ratios.append(_over(seconds, statistics.median(calls[i][0] for i in near)))
     return min(ratios)
+
+
+def _over(seconds: float, seen_s: float) -> float:
+    """seconds / seen_s; infinite over a seen time of zero (a record read back may hold
+    one), which no honest call has."""
+    return seconds / seen_s if seen_s > 0 else math.inf
 
 
 def _mostly_preempted(result: Result) -> bool:
