@@ -33,24 +33,24 @@ def pytest_sessionstart(session):
     build's ceilings and extension are the workers' too. Skipped where a PCH is there
     already (shared_pch keeps them between sessions), off (GPUBENCH_PCH=0), or outside
     xdist's controller; a failure here is left to the tests that build to report."""
+    from gpubench.build import pch
+
     config = session.config
     if hasattr(config, "workerinput") or not config.getoption("numprocesses", None):
         return
     base = config._tmp_path_factory.getbasetemp()
-    pch = shared_pch(base)
-    if any(pch.glob("*/pch.json")) or os.environ.get("GPUBENCH_PCH", "1") in ("0", "off"):
+    headers = shared_pch(base)
+    if any(headers.glob("*/pch.json")) or not pch.enabled():
         return
     cache = base / "gpubench-cache"  # the workers' build_cache
     cache.mkdir(exist_ok=True)
-    with_pch(cache, pch)
-    env = {**os.environ, "GPUBENCH_CACHE_DIR": str(cache), "GPUBENCH_COMPILED": "off",
-           "GPUBENCH_RUN_INDEX": str(base / "pch-prebuild-runs.json")}
-    command = [sys.executable, "-m", "gpubench", "run", "returning", "--kernels-dir",
-               str(TEST_KERNELS), "--device", "cpu", "--variants", "inline_cpp",
-               "--warmup", "1", "--min-time", "1", "--max-time", "2",
-               "--out", str(base / "pch-prebuild")]
+    folder = base / "pch-prebuild"
+    folder.mkdir(exist_ok=True)
     with contextlib.suppress(subprocess.SubprocessError, OSError):
-        subprocess.run(command, env=env, cwd=base, capture_output=True, timeout=600)
+        gpubench_in(folder, with_pch(cache, headers), "run", "returning", "--kernels-dir",
+                    str(TEST_KERNELS), "--device", "cpu", "--variants", "inline_cpp",
+                    "--warmup", "1", "--min-time", "1", "--max-time", "2",
+                    "--out", str(folder / "run"))
 
 
 def pytest_collection_modifyitems(config, items):

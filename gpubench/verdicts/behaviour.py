@@ -172,10 +172,9 @@ def beside_neighbours(evidence: FreshEvidence) -> float:
     if not seen:
         return _over(min(evidence.fresh_s), statistics.median(evidence.repeat_s))
     ratios = []
-    for at, (seconds, fresh) in enumerate(calls):
-        if fresh:
-            near = sorted(seen, key=lambda i, at=at: (abs(i - at), i))[:NEIGHBOURS]
-            ratios.append(_over(seconds, statistics.median(calls[i][0] for i in near)))
+    for at in evidence.fresh_at:
+        near = sorted(seen, key=lambda i, at=at: (abs(i - at), i))[:NEIGHBOURS]
+        ratios.append(_over(calls[at][0], statistics.median(calls[i][0] for i in near)))
     return min(ratios)
 
 
