@@ -349,6 +349,8 @@ def test_fresh_evidence_keeps_its_order_across_rounds_and_files():
                             (3.0, False), (7.0, True)]
     assert FreshEvidence.from_dict(json.loads(json.dumps(both.to_dict()))) == both
     assert FreshEvidence((5.0,), (1.0,)).calls() is None  # an older record: no order
+    for places in ((0, 0), (0, 5), (-1, 1)):  # a record read back whose places cannot be
+        assert FreshEvidence((5.0, 6.0), (1.0, 2.0), fresh_at=places).calls() is None
 
 
 def test_the_loop_s_own_fresh_calls_stand_for_the_probe_against_the_median():

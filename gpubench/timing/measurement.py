@@ -43,10 +43,13 @@ class FreshEvidence(Record):
 
     def calls(self) -> list[tuple[float, bool]] | None:
         """The stretch's calls in order as (seconds, fresh?), or None where the order is
-        not known."""
-        if len(self.fresh_at) != len(self.fresh_s):
-            return None
+        not known, or where the places cannot be (a record read back: repeated or out of
+        the stretch's range)."""
         count = len(self.fresh_s) + len(self.repeat_s)
+        if len(self.fresh_at) != len(self.fresh_s) or \
+                len(set(self.fresh_at)) != len(self.fresh_at) or \
+                not all(0 <= at < count for at in self.fresh_at):
+            return None
         fresh = dict(zip(self.fresh_at, self.fresh_s, strict=True))
         seen = iter(self.repeat_s)
         return [(fresh[i], True) if i in fresh else (next(seen), False) for i in range(count)]
