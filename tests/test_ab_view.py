@@ -77,3 +77,18 @@ def test_the_pr_comment_keeps_its_marker_and_folds_the_unchanged_points():
                 or "SUSPECT" in line) for line in changed)
     assert first[-1] == "</details>"
 
+
+
+def test_the_gate_passes_a_point_timed_on_both_sides_but_short_of_blocks():
+    """An unchanged point that ran out of time before 30 blocks is UNSURE, not an A/B of
+    nothing: it was timed on both sides. A point with no pairs at all is nothing to gate on."""
+    from gpubench.analysis.ab import gate_reasons
+
+    short = PairVerdict("work", "float32", "n=65536", "cpu", True, "UNSURE", blocks=20,
+                        base_median_s=25.9e-6, new_median_s=26.5e-6,
+                        reason="20 blocks of four calls; a verdict needs 30")
+    assert gate_reasons([short]) == []
+    untimed = PairVerdict("work", "float32", "n=65536", "cpu", True, "UNSURE",
+                          reason="no pairs were timed")
+    assert gate_reasons([untimed]) == [
+        "no point timed on both sides (1 points): nothing to gate on"]

@@ -114,8 +114,9 @@ def regressions(verdicts: Iterable[PairVerdict]) -> list[PairVerdict]:
 
 
 def timed_pairs(verdicts: Iterable[PairVerdict]) -> list[PairVerdict]:
-    """The points whose two sides were both timed (a ratio, whatever the verdict)."""
-    return [v for v in verdicts if not math.isnan(v.ratio)]
+    """The points whose two sides were both timed: at least one block of pairs, whatever
+    the verdict (a point short of the blocks a ratio needs was still timed on both)."""
+    return [v for v in verdicts if v.blocks > 0]
 
 
 def gate_reasons(verdicts: list[PairVerdict]) -> list[str]:
