@@ -152,3 +152,43 @@ def test_local_workers_run_without_dasks_profiler_unless_asked():
     with dask.config.set({key: True}):
         dask_local.quiet_profiler({dask_local.PROFILER_ENV: "True"})
         assert dask.config.get(key) is True
+
+
+class StaleClient:
+    """A client whose cached scheduler_info predates the workers (what Client keeps when
+    its identity query fails on a busy host) and whose first direct query fails too."""
+
+    def __init__(self, failures: int):
+        self.failures = failures
+        self.scheduler = self
+
+    def scheduler_info(self, n_workers=-1):
+        return {"workers": {}}
+
+    def identity(self, n_workers=-1):
+        return {"workers": {"tcp://127.0.0.1:1": {"nthreads": 1},
+                            "tcp://127.0.0.1:2": {"nthreads": 1}}}
+
+    def sync(self, function, *args, **kwargs):
+        if self.failures:
+            self.failures -= 1
+            raise OSError("timed out")
+        return function(*args, **kwargs)
+
+
+def test_lanes_come_from_the_scheduler_not_a_stale_cache(monkeypatch):
+    """Under load a `--cluster local` run found no lane (scheduler_info's cache held no
+    worker) and ran its points on this machine's own worker; the lanes are now asked of
+    the scheduler, a failed query asked again, and no worker at all is an error."""
+    monkeypatch.setattr(cluster, "WORKER_POLL_S", 0.01)
+    run = cluster.Cluster("local", "cpu", cpu_workers=2)
+    run.client = StaleClient(failures=1)
+    lanes = run.lanes()
+    assert [lane.worker for lane in lanes] == ["tcp://127.0.0.1:1", "tcp://127.0.0.1:2"]
+    run.client = StaleClient(failures=cluster.IDENTITY_TRIES)
+    with pytest.raises(EnvironmentProblem, match="which workers"):
+        run.lanes()
+    run.client.failures, run.client.identity = 0, lambda n_workers=-1: {"workers": {}}
+    monkeypatch.setattr(run, "_wait_for_workers", lambda count: None)
+    with pytest.raises(EnvironmentProblem, match="no Dask worker"):
+        run.lanes()

@@ -57,6 +57,7 @@ from gpubench.run.lanes.scratch import owned_dir
 # timeout (distributed.comm.timeouts.connect, 30 s unless configured).
 WORKER_TIMEOUT_S = 60.0
 WORKER_POLL_S = 0.5  # how often that wait looks whether a local cluster's workers died
+IDENTITY_TRIES = 3  # asking the scheduler for its workers: a comm error may pass
 KILL_POLL_S = 0.2  # how often a lane waiting on an actor looks whether Ctrl-C came
 # A local cluster's Dask scratch folder: <prefix><pid>-<start time>-<random> (scratch.py)
 DASK_PREFIX = "gpubench-dask-"
@@ -189,7 +190,10 @@ class Cluster:
 
     def lanes(self) -> list[DaskLane]:
         """One lane per slot: a GPU of a worker (resource GPU), or a worker's thread."""
-        workers = self.client.scheduler_info(n_workers=-1)["workers"]
+        workers = registered_workers(self.client)
+        if not workers:  # all lost since __enter__ saw one: wait for one as it did
+            self._wait_for_workers(1)
+            workers = registered_workers(self.client)
         if self.device == "cuda":
             slots = [address for address, w in sorted(workers.items())
                      for _ in range(int(w.get("resources", {}).get("GPU", 0)))]
@@ -200,6 +204,8 @@ class Cluster:
         else:
             slots = [address for address, w in sorted(workers.items())
                      for _ in range(int(w.get("nthreads", 1)))]
+            if not slots:  # a run never falls back to this machine's own worker
+                raise EnvironmentProblem(f"--cluster {self.address}: no Dask worker left")
         return [DaskLane(self.client, self.device, index, address, self._lane_logs(),
                          direct=self.local is not None, interrupted=self.interrupted)
                 for index, address in enumerate(slots)]
@@ -224,6 +230,22 @@ class Cluster:
     def machine_facts(self) -> dict:
         """What a worker of the cluster can run (the parent may have no GPU at all)."""
         return self.client.submit(remote_machine_facts, pure=False).result()
+
+
+def registered_workers(client) -> dict[str, dict]:
+    """The scheduler's workers now, by address, asked of the scheduler itself. Not
+    Client.scheduler_info(): where its query fails (a scheduler slow to answer on a busy
+    host) it returns, without a word, what it cached at connect time, which may be no
+    worker at all, and a run with no lane ran its points on this machine instead."""
+    for attempt in range(IDENTITY_TRIES):
+        try:
+            return client.sync(client.scheduler.identity, n_workers=-1)["workers"]
+        except OSError:
+            if attempt + 1 == IDENTITY_TRIES:
+                raise EnvironmentProblem("the Dask scheduler did not say which workers it "
+                                         "has") from None
+            time.sleep(WORKER_POLL_S)
+    return {}
 
 
 def _check_tls_settings(distributed, address: str) -> None:
@@ -371,7 +393,7 @@ class DaskLane:
         scheduler may not have noticed the loss yet, and a task it sent to the dead worker
         would count as its second loss (allowed-failures 0)."""
         with contextlib.suppress(Exception):
-            workers = self.client.scheduler_info(n_workers=-1)["workers"]
+            workers = registered_workers(self.client)
             others = sorted(address for address in workers if address != self.worker)
             if others:
                 return others[self.index % len(others)]
