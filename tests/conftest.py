@@ -105,7 +105,22 @@ def shared_pch(base: Path) -> Path:
     root = next((f for f in (base, *base.parents) if f.name.startswith("pytest-of-")), base)
     folder = root / "gpubench-pch"
     folder.mkdir(exist_ok=True)
+    drop_orphaned_pchs(folder)
     return folder
+
+
+def drop_orphaned_pchs(folder: Path) -> None:
+    """Remove the PCHs whose header is gone (a deleted venv, a CI clone's): none can be
+    used again, and each holds ~800 MB. A PCH whose header is there is kept, whoever's."""
+    import shutil
+
+    for made in folder.glob("*/pch.json"):
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            header = Path(json.loads(made.read_text())["recipe"]["header"])
+            if not header.exists():
+                shutil.rmtree(made.parent)
+                with contextlib.suppress(OSError):
+                    made.parent.with_name(made.parent.name + ".flock").unlink()
 
 
 def with_pch(cache: Path, pch: Path) -> Path:
