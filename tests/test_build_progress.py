@@ -194,3 +194,33 @@ def test_the_build_phase_reports_each_running_build(tmp_path):
                 os.kill(pid, signal.SIGKILL)
         worker.kill()
         worker.wait()
+
+
+def test_a_process_reaped_while_its_tree_is_read_has_no_children(tmp_path, monkeypatch):
+    """/proc/PID/task vanishes when PID is reaped; a read of it then was a FileNotFoundError
+    that ended the build phase's progress thread (seen once in CI), and would end a kill of
+    a process tree the same way. A vanished process has no children; a live one's are read;
+    and a walk of this process's tree while children end and are reaped raises nothing (the
+    old code raised there about once in 5 s of such walks)."""
+    from gpubench.run.lanes import processes
+
+    monkeypatch.setattr(processes, "PROC", tmp_path)
+    task = tmp_path / "123" / "task" / "123"
+    task.mkdir(parents=True)
+    (task / "children").write_text("456 789")
+    assert processes.children(123) == [456, 789]
+    (task / "children").unlink()
+    task.rmdir()
+    task.parent.rmdir()  # reaped between the look at /proc/123 and the listing of its threads
+    assert processes.children(123) == []
+    monkeypatch.undo()
+    # and on the real /proc, children that come and go while the tree is walked
+    spawned = [subprocess.Popen(["sleep", "0.01"]) for _ in range(20)]
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        descendants(os.getpid())
+        for index, child in enumerate(spawned):
+            if child.poll() is not None:
+                spawned[index] = subprocess.Popen(["sleep", "0.01"])
+    for child in spawned:
+        child.wait()

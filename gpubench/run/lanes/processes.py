@@ -81,9 +81,16 @@ def become_subreaper() -> bool:
 
 
 def children(pid: int) -> list[int]:
-    """The direct children of `pid`, zombies included (Linux /proc; [] elsewhere)."""
+    """The direct children of `pid`, zombies included (Linux /proc; [] elsewhere). A
+    process that is reaped while this reads has none: its /proc folder goes away under the
+    listing of its threads, an OSError that would end the caller (a kill, a build's
+    progress) at the moment processes end, which is when they are asked about."""
     found: list[int] = []
-    for task in (PROC / str(pid) / "task").glob("*"):
+    try:
+        tasks = list((PROC / str(pid) / "task").iterdir())
+    except OSError:
+        return found
+    for task in tasks:
         with contextlib.suppress(OSError, ValueError):
             found += [int(item) for item in (task / "children").read_text().split()]
     return found
