@@ -56,16 +56,27 @@ def pytest_sessionstart(session):
 def frontend_pch_made(headers: Path) -> bool:
     """Whether `headers` holds a PCH of this torch's torch/extension.h: the shared folder
     also keeps those of other venvs (CI's own, a fresh clone's), and of the lean header,
-    none of which the tests' first builds can use."""
+    none of which the tests' first builds can use. The path is build/torch_pch.py's,
+    found without importing torch (~1.5 s of the controller's start)."""
     import importlib.util
 
+    from gpubench.build.layout import FRONTEND
+
     torch_dir = importlib.util.find_spec("torch").submodule_search_locations[0]
-    wanted = str(Path(torch_dir) / "include" / "torch" / "extension.h")
-    for made in headers.glob("*/pch.json"):
+    wanted = Path(torch_dir) / "include" / FRONTEND
+    return any(header == wanted for _, header in made_pchs(headers))
+
+
+def made_pchs(folder: Path) -> list[tuple[Path, Path]]:
+    """(PCH folder, the header it was built from) of each finished PCH in `folder`, as its
+    marker (build/pch.py MARKER) records them; an unreadable marker is left out."""
+    from gpubench.build.pch import MARKER
+
+    made = []
+    for marker in folder.glob(f"*/{MARKER}"):
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-            if json.loads(made.read_text())["recipe"]["header"] == wanted:
-                return True
-    return False
+            made.append((marker.parent, Path(json.loads(marker.read_text())["recipe"]["header"])))
+    return made
 
 
 def pytest_collection_modifyitems(config, items):
@@ -114,13 +125,11 @@ def drop_orphaned_pchs(folder: Path) -> None:
     used again, and each holds ~800 MB. A PCH whose header is there is kept, whoever's."""
     import shutil
 
-    for made in folder.glob("*/pch.json"):
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-            header = Path(json.loads(made.read_text())["recipe"]["header"])
-            if not header.exists():
-                shutil.rmtree(made.parent)
-                with contextlib.suppress(OSError):
-                    made.parent.with_name(made.parent.name + ".flock").unlink()
+    for directory, header in made_pchs(folder):
+        if not header.exists():
+            shutil.rmtree(directory, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                directory.with_name(f"{directory.name}.flock").unlink()
 
 
 def with_pch(cache: Path, pch: Path) -> Path:

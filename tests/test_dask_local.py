@@ -196,6 +196,5 @@ def test_lanes_come_from_the_scheduler_not_a_stale_cache(monkeypatch):
     with pytest.raises(EnvironmentProblem, match="which workers"):
         run.lanes()
     run.client.failures, run.client.identity = 0, lambda n_workers=-1: {"workers": {}}
-    monkeypatch.setattr(run, "_wait_for_workers", lambda count: None)
     with pytest.raises(EnvironmentProblem, match="no Dask worker"):
         run.lanes()

@@ -191,9 +191,6 @@ class Cluster:
     def lanes(self) -> list[DaskLane]:
         """One lane per slot: a GPU of a worker (resource GPU), or a worker's thread."""
         workers = registered_workers(self.client)
-        if not workers:  # all lost since __enter__ saw one: wait for one as it did
-            self._wait_for_workers(1)
-            workers = registered_workers(self.client)
         if self.device == "cuda":
             slots = [address for address, w in sorted(workers.items())
                      for _ in range(int(w.get("resources", {}).get("GPU", 0)))]
@@ -238,14 +235,11 @@ def registered_workers(client) -> dict[str, dict]:
     host) it returns, without a word, what it cached at connect time, which may be no
     worker at all, and a run with no lane ran its points on this machine instead."""
     for attempt in range(IDENTITY_TRIES):
-        try:
-            return client.sync(client.scheduler.identity, n_workers=-1)["workers"]
-        except OSError:
-            if attempt + 1 == IDENTITY_TRIES:
-                raise EnvironmentProblem("the Dask scheduler did not say which workers it "
-                                         "has") from None
+        if attempt:
             time.sleep(WORKER_POLL_S)
-    return {}
+        with contextlib.suppress(OSError):
+            return client.sync(client.scheduler.identity, n_workers=-1)["workers"]
+    raise EnvironmentProblem("the Dask scheduler did not say which workers it has")
 
 
 def _check_tls_settings(distributed, address: str) -> None:
