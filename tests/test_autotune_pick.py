@@ -2,7 +2,8 @@
 (run/worker/tune_apply.py), and `compare` naming it when two runs ran other configs
 (analysis/config_change.py). Triton's Autotuner is stood in for by a class of its name:
 it cannot benchmark without a GPU (no driver under TRITON_INTERPRET); the real one is
-tested on the GPU in tests/test_gpu_autotune_pick.py."""
+tested on the GPU in tests/test_gpu.py
+(test_the_triton_autotuners_pick_is_kept_with_the_point)."""
 
 from gpubench.analysis import comparison as C
 from gpubench.analysis.config_change import config_change

@@ -13,6 +13,8 @@ A/A in docs/measurement.md, "A/B in one process"); shared, the code is the only
 difference. Every check a `run` makes is made for each side: the first call, the
 input-mutation check (after the pairs: of both sides at once), the re-checked timed
 calls, the fresh-input probe. A side that fails fails the pair, named.
+When both sides hold the same autotuned Triton kernel and their autotuners kept two
+configs, both run one (shared_pick.py): the pairs then compare the code, not two draws.
 
 The threshold the pairs' interval must decide at is the task's `target_rel_ci`
 (commands/ab.py puts `--threshold` there): SAME within it, FASTER/SLOWER beyond it.
@@ -30,6 +32,7 @@ from gpubench.records.point import Task
 from gpubench.records.result import FAIL, OK
 from gpubench.records.worker_result import WorkerResult
 from gpubench.run.ab.calls import AlternatingCalls
+from gpubench.run.ab.shared_pick import share_pick
 from gpubench.run.worker.draws import make_group, twin_group
 from gpubench.run.worker.execute import Executor, Prepared
 from gpubench.run.worker.rotation import InputSet, Rotation
@@ -78,6 +81,9 @@ def run_pair(executor: Executor, task: Task) -> WorkerResult:
     unpaired = _unpaired(new_checked, base_checked)
     if unpaired is not None:
         return unpaired
+    shared = share_pick(base.tuned, new.tuned)  # one kernel, two autotuner picks: one
+    if shared is not None:
+        base_checked, new_checked = shared.applied(base_checked), shared.applied(new_checked)
     executor.report_phase("time")
     shared = executor._timing_sets(new, new_task)  # one set of buffers: see the docstring
     sets = (shared, shared)

@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from gpubench.analysis.aa import point_label
 from gpubench.analysis.ab import FAILED, NOT_RUN, SUSPECT, PairEntry, judge_pairs
+from gpubench.analysis.config_change import config_change
 from gpubench.records import result as R
 from gpubench.records.ab import base_name
 from gpubench.run.lanes.lane import Outcome
@@ -40,7 +41,22 @@ def pair_verdicts(points: list[Point], outcomes: list, timing: TimingSettings, e
     entries = [replace(e, threshold=(thresholds or {}).get(
                    point_label(e.variant, e.shape, e.dtype, e.mode)))
                for e in _entries(points, outcomes, modes, rows, controls)]
-    return rows, judge_pairs(entries, threshold, timing.decisions)
+    return rows, with_config_moves(judge_pairs(entries, threshold, timing.decisions), rows)
+
+
+def with_config_moves(verdicts: list, rows: list) -> list:
+    """Each verdict whose two sides ran other configs (the autotuner kept another one for
+    a changed kernel: run/ab/shared_pick.py) says so in its reason: the change is the
+    pick's as much as the code's."""
+    by_key = {(r.key.variant, r.key.dtype, r.key.shape.text(), r.key.mode): r for r in rows}
+    out = []
+    for v in verdicts:
+        new = by_key.get((v.variant, v.dtype, v.shape, v.mode))
+        base = by_key.get((base_name(v.variant), v.dtype, v.shape, v.mode))
+        moved = config_change(base, new) if new is not None and base is not None else ""
+        out.append(replace(v, reason="; ".join(r for r in (v.reason, moved) if r))
+                   if moved else v)
+    return out
 
 
 def side_rows(points: list[Point], outcomes: list, modes: tuple[str, ...],

@@ -61,7 +61,7 @@ from gpubench.run.worker.rotation import (
     set_bytes,
     set_count,
 )
-from gpubench.run.worker.tune_apply import Tuning
+from gpubench.run.worker.tune_apply import Tuned, Tuning
 from gpubench.timing import nvtx_ranges
 from gpubench.timing.clocks import measure_watched
 from gpubench.timing.measurement import Measurement, in_loop_evidence
@@ -96,6 +96,7 @@ class Prepared:
     state: dict
     first_call_s: float  # the checked call, synchronised: Triton's compile is in it
     check: CheckResult
+    tuned: Tuned | None = None  # the config it runs with, and its autotuner (tune_apply)
 
 
 class CudaFault(Exception):
@@ -292,7 +293,7 @@ class Executor:
         with self.tuning.first_call(family, tuned):
             first_call_s, check = self._check(fn, group, task)
         build = tuned.build(build)
-        return Prepared(family, variant, fn, build, group, state, first_call_s, check)
+        return Prepared(family, variant, fn, build, group, state, first_call_s, check, tuned)
 
     def _family(self, task: Task) -> Family:
         if task.family_dir not in self.families:

@@ -58,6 +58,9 @@ class Tuned:
     autotuner: object = None  # a Triton variant's Autotuner
     facts: dict = field(default_factory=dict)  # registers, shared memory, occupancy
     picked: TuneConfig | None = None  # the autotuner's pick, when run as written
+    # What the autotuner timed when the first call tuned it, by config label (its own
+    # unit, ms); empty when that call reused an earlier pick or nothing was tuned.
+    autotune_times: dict[str, float] = field(default_factory=dict)
 
     def build(self, build: BuildInfo | None = None) -> BuildInfo:
         """`build` (the result's build facts) with the config and its note added; a note
@@ -163,9 +166,12 @@ class Tuning:
                tuned.config.label if tuned.config else "")
         before = _compiled(tuned.autotuner) if tuned.config is not None else None
         watched = _forget_pick(tuned.autotuner) if tuned.config is None else False
+        timed_before = getattr(tuned.autotuner, "configs_timings", None)
         yield
         if tuned.config is None:
             tuned.picked = _picked(tuned.autotuner) if watched else None
+            if watched:
+                tuned.autotune_times = _times_if_tuned(tuned.autotuner, timed_before)
             return
         if key not in self.facts and before is not None:
             new = [k for k in _compiled(tuned.autotuner) if id(k) not in before]
@@ -214,16 +220,61 @@ def _picked(autotuner) -> TuneConfig | None:
     when the call did not go through it, or when the module's "Autotuner" is not one whose
     pick can be read: bookkeeping never fails a point)."""
     try:
-        chosen = getattr(autotuner, "best_config", None)
-        if chosen is None:
-            return None
-        configs = _all_configs(autotuner)
-        index = next((i for i, c in enumerate(configs) if c is chosen), None)
-        if index is None:  # early_config_prune may hand back copies of the list's configs
-            index = next((i for i, c in enumerate(configs) if str(c) == str(chosen)), None)
-        return triton_space(_Listed(configs))[index] if index is not None else None
+        return listed_config(autotuner, getattr(autotuner, "best_config", None))
     except Exception:
         return None
+
+
+def listed_config(autotuner, config) -> TuneConfig | None:
+    """A Triton Config as the TuneConfig of the autotuner's declared list (None: not in it)."""
+    if config is None:
+        return None
+    configs = _all_configs(autotuner)
+    index = next((i for i, c in enumerate(configs) if c is config), None)
+    if index is None:  # early_config_prune may hand back copies of the list's configs
+        index = next((i for i, c in enumerate(configs) if str(c) == str(config)), None)
+    return declared(autotuner)[index] if index is not None else None
+
+
+def declared(autotuner) -> tuple[TuneConfig, ...]:
+    """The autotuner's list as the module declared it, as TuneConfigs."""
+    return triton_space(_Listed(_all_configs(autotuner)))
+
+
+def declared_config(autotuner, label: str):
+    """The autotuner's own Config object whose label is `label` (None: not in its list)."""
+    return next((c for c, t in zip(_all_configs(autotuner), declared(autotuner), strict=True)
+                 if t.label == label), None)
+
+
+def pin(autotuner, label: str) -> bool:
+    """Make the autotuner run config `label` from its next call on, without tuning (a list
+    of one: see the module docstring); False when its list has no such config. The next
+    task's resolve() gives it its whole list back."""
+    config = declared_config(autotuner, label)
+    if config is None:
+        return False
+    autotuner.configs = [config]
+    return True
+
+
+def _times_if_tuned(autotuner, before) -> dict[str, float]:
+    """{label: time} of the tuning the first call ran; {} when it ran none. Triton's
+    Autotuner replaces `configs_timings` each time it benchmarks its list, so the same
+    object as before the call means a pick reused (or a list pruned to one config)."""
+    try:
+        timings = getattr(autotuner, "configs_timings", None)
+        if timings is None or timings is before or not isinstance(timings, dict):
+            return {}
+        times = {}
+        for config, timing in timings.items():
+            listed = listed_config(autotuner, config)
+            value = timing[0] if isinstance(timing, (list, tuple)) else timing  # p50 first
+            if listed is not None and isinstance(value, (int, float)):
+                times[listed.label] = float(value)
+        return times
+    except Exception:  # bookkeeping: it never fails a point
+        return {}
 
 
 class _Listed:

@@ -1,0 +1,155 @@
+"""One autotune pick for both sides of an A/B pair whose Triton kernel is the same
+(run/ab/shared_pick.py), and the verdict's reason naming a pick that moved with a changed
+kernel (run/ab/rows.with_config_moves). Triton's Autotuner and JIT function are stood in
+for by classes of their names and attributes: the real ones cannot tune without a GPU;
+on the GPU, benchmarks/aa_false_alarms.py runs the matmul family's autotuned kernel
+against itself (journal, issue 63)."""
+
+from gpubench.analysis.comparison import FASTER
+from gpubench.families.spec import Machine, TritonVariant
+from gpubench.records.ab import PairVerdict, base_name
+from gpubench.records.build_info import BuildInfo
+from gpubench.records.point import PointKey
+from gpubench.records.result import OK, Result
+from gpubench.records.shape import Shape
+from gpubench.records.worker_result import WorkerResult
+from gpubench.run.ab.rows import with_config_moves
+from gpubench.run.ab.shared_pick import jointly_fastest, share_pick
+from gpubench.run.worker import tune_apply
+
+
+class Config:
+    def __init__(self, block: int):
+        self.kwargs, self.num_warps, self.num_stages = {"BLOCK": block}, 4, 3
+
+    def __str__(self) -> str:
+        return f"BLOCK: {self.kwargs['BLOCK']}"
+
+
+class JITFunction:
+    def __init__(self, key: str):
+        self.cache_key = key
+
+
+class Heuristics:  # Triton's heuristics wrapper: the JIT function under `.fn`
+    def __init__(self, fn):
+        self.fn = fn
+
+
+class Autotuner:
+    """Triton's tuning as the worker sees it: a pick per call, and a new timings dict
+    each time the list is benchmarked."""
+
+    def __init__(self, key: str, blocks=(64, 128, 256)):
+        self.configs = [Config(b) for b in blocks]
+        self.fn = Heuristics(JITFunction(key))
+
+    def tune(self, times_ms: list[float]):
+        self.configs_timings = {c: [t, t * 0.9, t * 1.1]
+                                for c, t in zip(self.configs, times_ms, strict=True)}
+        self.best_config = min(self.configs_timings, key=self.configs_timings.get)
+
+    def reuse(self):  # a key tuned before: the pick again, no benchmark
+        self.best_config = self.configs[0]
+
+
+def tuned_side(tuner: Autotuner, call) -> tune_apply.Tuned:
+    tuned = tune_apply.Tuned(TritonVariant("tc", module="k.py", function="f"),
+                             autotuner=tuner)
+    with tune_apply.Tuning(Machine(has_cuda=False, has_triton=True)).first_call(_Family(),
+                                                                           tuned):
+        call()
+    return tuned
+
+
+class _Family:
+    directory = "kernels/demo"
+
+
+def test_one_kernel_with_two_picks_runs_the_config_fastest_in_both_tunings():
+    base_tuner, new_tuner = Autotuner("k1"), Autotuner("k1")
+    base = tuned_side(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))  # keeps 64
+    new = tuned_side(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))  # keeps 128
+    shared = share_pick(base, new)
+    assert shared is not None
+    assert shared.label == "BLOCK=128 w4 s3"  # 9.2 + 7.6 < 9.0 + 9.6
+    assert (shared.base_pick, shared.new_pick) == ("BLOCK=64 w4 s3", "BLOCK=128 w4 s3")
+    # each autotuner now runs its own config object of that label, untuned
+    for tuner in (base_tuner, new_tuner):
+        assert tuner.configs == [getattr(tuner, tune_apply.ALL_CONFIGS)[1]]
+
+
+def test_the_shared_pick_goes_to_both_sides_build_facts_with_a_note():
+    base_tuner, new_tuner = Autotuner("k1"), Autotuner("k1")
+    base = tuned_side(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
+    new = tuned_side(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
+    shared = share_pick(base, new)
+    checked = WorkerResult(OK, build=new.build(BuildInfo(note="slow build")))
+    build = shared.applied(checked).build
+    assert build.config["label"] == "BLOCK=128 w4 s3" and build.config["index"] == 1
+    assert build.config["source"] == "autotune"
+    assert build.note.startswith("slow build; the same Triton kernel on both sides")
+    assert "BASE's autotuner kept BLOCK=64 w4 s3, NEW's BLOCK=128 w4 s3" in build.note
+
+
+def test_a_changed_kernel_keeps_each_sides_own_pick():
+    base_tuner, new_tuner = Autotuner("k1"), Autotuner("k2")
+    base = tuned_side(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
+    new = tuned_side(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
+    assert share_pick(base, new) is None
+    assert len(base_tuner.configs) == len(new_tuner.configs) == 3
+
+
+def test_another_config_list_or_an_unreadable_kernel_key_shares_nothing():
+    base_tuner, new_tuner = Autotuner("k1"), Autotuner("k1", blocks=(64, 128, 512))
+    base = tuned_side(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
+    new = tuned_side(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
+    assert share_pick(base, new) is None
+    base_tuner, new_tuner = Autotuner("k1"), Autotuner("k1")
+    base_tuner.fn = new_tuner.fn = Heuristics(object())  # no cache_key anywhere
+    base = tuned_side(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
+    new = tuned_side(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
+    assert share_pick(base, new) is None
+
+
+def test_the_same_pick_on_both_sides_is_left_alone():
+    base_tuner, new_tuner = Autotuner("k1"), Autotuner("k1")
+    base = tuned_side(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
+    new = tuned_side(new_tuner, lambda: new_tuner.tune([8.0, 9.6, 12.0]))
+    assert share_pick(base, new) is None and len(new_tuner.configs) == 3
+
+
+def test_a_reused_pick_has_no_times_and_the_pair_runs_news_pick():
+    base_tuner, new_tuner = Autotuner("k1"), Autotuner("k1")
+    new_tuner.tune([9.6, 7.6, 12.0])  # an earlier point's tuning: stale times
+    new = tuned_side(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
+    base_tuner.tune([1.0, 9.0, 9.0])
+    base = tuned_side(base_tuner, base_tuner.reuse)  # tuned before: this call timed nothing
+    assert base.autotune_times == {} and set(new.autotune_times) == {
+        "BLOCK=64 w4 s3", "BLOCK=128 w4 s3", "BLOCK=256 w4 s3"}
+    shared = share_pick(base, new)
+    assert shared is not None and shared.label == new.picked.label == "BLOCK=128 w4 s3"
+
+
+def test_jointly_fastest_sums_only_the_configs_both_timed():
+    assert jointly_fastest({"a": 10.0, "b": 8.0}, {"a": 7.0, "b": 10.0}) == "a"
+    assert jointly_fastest({"a": 10.0}, {"b": 1.0, "a": 20.0}) == "a"
+    assert jointly_fastest({}, {"b": 1.0}) is None
+
+
+def row(variant: str, index: int) -> Result:
+    key = PointKey("matmul", variant, "bfloat16", Shape({"M": 1024}), "cold")
+    config = {"index": index, "label": f"BLOCK={64 << index}", "source": "autotune"}
+    return Result(key=key, kind="triton", status=OK, device="cuda",
+                  build=BuildInfo(config=config))
+
+
+def test_a_verdict_whose_sides_ran_other_picks_says_so_and_keeps_its_verdict():
+    shape = Shape({"M": 1024}).text()
+    verdict = PairVerdict("tc", "bfloat16", shape, "cold", False, FASTER, reason="")
+    rows = [row("tc", 0), row(base_name("tc"), 1)]
+    moved = with_config_moves([verdict], rows)[0]
+    assert moved.verdict == FASTER
+    assert moved.reason == "autotune picked config #1 in BASE, #0 in NEW"
+    same = with_config_moves([verdict], [row("tc", 1), row(base_name("tc"), 1)])
+    assert same[0].reason == ""
