@@ -5,7 +5,7 @@ for by classes of their names and attributes: the real ones cannot tune without 
 on the GPU, benchmarks/aa_false_alarms.py runs the matmul family's autotuned kernel
 against itself (journal, issue 63)."""
 
-from gpubench.analysis.comparison import FASTER
+from gpubench.analysis.comparison import FASTER, SAME
 from gpubench.families.spec import Machine, TritonVariant
 from gpubench.records.ab import PairVerdict, base_name
 from gpubench.records.build_info import BuildInfo
@@ -73,23 +73,29 @@ def test_one_kernel_with_two_picks_runs_the_config_fastest_in_both_tunings():
     shared = share_pick(base, new)
     assert shared is not None
     assert shared.label == "BLOCK=128 w4 s3"  # 9.2 + 7.6 < 9.0 + 9.6
-    assert (shared.base_pick, shared.new_pick) == ("BLOCK=64 w4 s3", "BLOCK=128 w4 s3")
+    assert (shared.base_pick.index, shared.new_pick.index) == (0, 1)
     # each autotuner now runs its own config object of that label, untuned
     for tuner in (base_tuner, new_tuner):
         assert tuner.configs == [getattr(tuner, tune_apply.ALL_CONFIGS)[1]]
 
 
-def test_the_shared_pick_goes_to_both_sides_build_facts_with_a_note():
+def test_the_shared_pick_goes_to_both_sides_build_facts_and_the_verdicts_reason():
     base_tuner, new_tuner = Autotuner("k1"), Autotuner("k1")
     base = tuned_side(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
-    new = tuned_side(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
+    new = tuned_side(new_tuner, lambda: new_tuner.tune([9.2, 7.6, 12.0]))
     shared = share_pick(base, new)
     checked = WorkerResult(OK, build=new.build(BuildInfo(note="slow build")))
     build = shared.applied(checked).build
-    assert build.config["label"] == "BLOCK=128 w4 s3" and build.config["index"] == 1
-    assert build.config["source"] == "autotune"
-    assert build.note.startswith("slow build; the same Triton kernel on both sides")
-    assert "BASE's autotuner kept BLOCK=64 w4 s3, NEW's BLOCK=128 w4 s3" in build.note
+    assert build.note == "slow build"
+    assert (build.config["label"], build.config["index"]) == ("BLOCK=128 w4 s3", 1)
+    assert build.config["source"] == "autotune" and build.config["kept"] == {"base": 0,
+                                                                             "new": 1}
+    shape = Shape({"M": 1024}).text()
+    verdict = PairVerdict("tc", "bfloat16", shape, "cold", True, SAME, reason="")
+    rows = [row("tc", 1, build.config), row(base_name("tc"), 1, build.config)]
+    assert with_config_moves([verdict], rows)[0].reason == (
+        "one Triton kernel on both sides: both ran config #1, the faster in both tunings; "
+        "their autotuners kept #0 in BASE, #1 in NEW")
 
 
 def test_a_changed_kernel_keeps_each_sides_own_pick():
@@ -137,9 +143,9 @@ def test_jointly_fastest_sums_only_the_configs_both_timed():
     assert jointly_fastest({}, {"b": 1.0}) is None
 
 
-def row(variant: str, index: int) -> Result:
+def row(variant: str, index: int, config: dict | None = None) -> Result:
     key = PointKey("matmul", variant, "bfloat16", Shape({"M": 1024}), "cold")
-    config = {"index": index, "label": f"BLOCK={64 << index}", "source": "autotune"}
+    config = config or {"index": index, "label": f"BLOCK={64 << index}", "source": "autotune"}
     return Result(key=key, kind="triton", status=OK, device="cuda",
                   build=BuildInfo(config=config))
 

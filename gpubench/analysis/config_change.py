@@ -14,6 +14,9 @@ from __future__ import annotations
 # the "source" of a BuildInfo.config Triton's autotuner picked in the worker's process
 # (written by run/worker/tune_apply.py).
 AUTOTUNE = "autotune"
+# In `ab`, the picks of two autotuners of one kernel that both sides then ran as one
+# config ({"base": index, "new": index}; run/ab/shared_pick.py).
+KEPT = "kept"
 
 
 def config_of(result) -> dict:
@@ -47,3 +50,16 @@ def config_change(base, new) -> str:
 def _name(config: dict) -> str:
     index = config.get("index")
     return f"#{index}" if isinstance(index, int) else repr(str(config.get("label", "?")))
+
+
+def shared_pick(result) -> str:
+    """'one Triton kernel on both sides: both ran config #1; their autotuners kept #4 in
+    BASE, #1 in NEW' for an `ab` result whose two sides ran one config in place of two
+    picks; '' otherwise."""
+    config = config_of(result)
+    kept = config.get(KEPT)
+    if not isinstance(kept, dict):
+        return ""
+    return (f"one Triton kernel on both sides: both ran config {_name(config)}, the faster "
+            f"in both tunings; their autotuners kept #{kept.get('base')} in BASE, "
+            f"#{kept.get('new')} in NEW")

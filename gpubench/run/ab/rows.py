@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from gpubench.analysis.aa import point_label
 from gpubench.analysis.ab import FAILED, NOT_RUN, SUSPECT, PairEntry, judge_pairs
-from gpubench.analysis.config_change import config_change
+from gpubench.analysis.config_change import config_change, shared_pick
 from gpubench.records import result as R
 from gpubench.records.ab import base_name
 from gpubench.run.lanes.lane import Outcome
@@ -45,17 +45,18 @@ def pair_verdicts(points: list[Point], outcomes: list, timing: TimingSettings, e
 
 
 def with_config_moves(verdicts: list, rows: list) -> list:
-    """Each verdict whose two sides ran other configs (the autotuner kept another one for
-    a changed kernel: run/ab/shared_pick.py) says so in its reason: the change is the
-    pick's as much as the code's."""
+    """Each verdict whose sides' autotuners kept two configs says so in its reason: for a
+    changed kernel each side ran its own (the change is the pick's as much as the code's);
+    for one kernel both ran one (run/ab/shared_pick.py)."""
     by_key = {(r.key.variant, r.key.dtype, r.key.shape.text(), r.key.mode): r for r in rows}
     out = []
     for v in verdicts:
         new = by_key.get((v.variant, v.dtype, v.shape, v.mode))
         base = by_key.get((base_name(v.variant), v.dtype, v.shape, v.mode))
-        moved = config_change(base, new) if new is not None and base is not None else ""
-        out.append(replace(v, reason="; ".join(r for r in (v.reason, moved) if r))
-                   if moved else v)
+        said = "" if new is None or base is None else \
+            config_change(base, new) or shared_pick(new)
+        out.append(replace(v, reason="; ".join(r for r in (v.reason, said) if r))
+                   if said else v)
     return out
 
 

@@ -10,15 +10,15 @@ source and the functions it calls) with the same config list, and their tunings 
 different configs, both sides run one config: the one fastest in the two tunings' times
 together (each side timed every config once; their mean per config is a better look than
 either alone), NEW's pick when the times cannot be read. When the kernel differs, each
-side keeps its own pick, as it would in use, and the verdict names the move (rows.py,
-analysis/config_change.py).
+side keeps its own pick, as it would in use. The verdict's reason says which of the two
+happened (rows.py, analysis/config_change.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from gpubench.analysis.config_change import AUTOTUNE
+from gpubench.analysis.config_change import AUTOTUNE, KEPT
 from gpubench.records.worker_result import WorkerResult
 from gpubench.run.worker.tune_apply import Tuned, declared, pin
 from gpubench.tune.space import TuneConfig
@@ -29,25 +29,20 @@ class SharedPick:
     """The config both sides of a pair run, and what each side's autotuner had kept."""
 
     config: TuneConfig
-    base_pick: str
-    new_pick: str
+    base_pick: TuneConfig
+    new_pick: TuneConfig
 
     @property
     def label(self) -> str:
         return self.config.label
 
-    @property
-    def note(self) -> str:
-        return (f"the same Triton kernel on both sides: both ran {self.label}, the fastest "
-                f"in both tunings' times (BASE's autotuner kept {self.base_pick}, NEW's "
-                f"{self.new_pick}; the pairs compare the code, not the autotuner's draw)")
-
     def applied(self, result: WorkerResult) -> WorkerResult:
-        """A side's checked result, its build facts saying which config it now runs."""
-        build = result.build
-        note = "; ".join(n for n in (build.note, self.note) if n)
-        config = {**self.config.to_dict(), "source": AUTOTUNE}
-        return replace(result, build=replace(build, note=note, config=config))
+        """A side's checked result, its build facts naming the config it now runs and the
+        two picks (`kept`, by index), which the verdict's reason tells
+        (analysis/config_change.shared_pick)."""
+        config = {**self.config.to_dict(), "source": AUTOTUNE,
+                  KEPT: {"base": self.base_pick.index, "new": self.new_pick.index}}
+        return replace(result, build=replace(result.build, config=config))
 
 
 def share_pick(base: Tuned | None, new: Tuned | None) -> SharedPick | None:
@@ -62,7 +57,7 @@ def share_pick(base: Tuned | None, new: Tuned | None) -> SharedPick | None:
     config = next(c for c in declared(new.autotuner) if c.label == label)
     if not (pin(base.autotuner, label) and pin(new.autotuner, label)):
         return None
-    return SharedPick(config, base.picked.label, new.picked.label)
+    return SharedPick(config, base.picked, new.picked)
 
 
 def jointly_fastest(base: dict[str, float], new: dict[str, float]) -> str | None:
