@@ -159,3 +159,29 @@ def test_a_verdict_whose_sides_ran_other_picks_says_so_and_keeps_its_verdict():
     assert moved.reason == "autotune picked config #1 in BASE, #0 in NEW"
     same = with_config_moves([verdict], [row("tc", 1), row(base_name("tc"), 1)])
     assert same[0].reason == ""
+
+
+class Raising(Autotuner):
+    """A kernel module's own class named like Triton's, whose attributes raise."""
+
+    @property
+    def configs_timings(self):
+        raise RuntimeError("no")
+
+    def tune(self, times_ms: list[float]):
+        self.best_config = self.configs[times_ms.index(min(times_ms))]
+
+
+class RaisingKey:
+    @property
+    def cache_key(self):
+        raise RuntimeError("no")
+
+
+def test_a_hostile_autotuner_shares_nothing_and_fails_nothing():
+    base_tuner, new_tuner = Raising("k1"), Raising("k1")
+    base_tuner.fn = new_tuner.fn = Heuristics(RaisingKey())
+    base = tuned_side(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
+    new = tuned_side(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
+    assert base.autotune_times == {} and base.picked.label == "BLOCK=64 w4 s3"
+    assert share_pick(base, new) is None

@@ -16,6 +16,7 @@ happened (rows.py, analysis/config_change.py).
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, replace
 
 from gpubench.analysis.config_change import AUTOTUNE, KEPT
@@ -47,17 +48,26 @@ class SharedPick:
 
 def share_pick(base: Tuned | None, new: Tuned | None) -> SharedPick | None:
     """Pin both sides to one config when their autotuners kept two for the same kernel
-    (see the module docstring); None, and nothing pinned, otherwise."""
+    (see the module docstring); None, and each side left on its own pick, otherwise. A
+    kernel module's own class named Autotuner may raise anywhere: that is no sharing,
+    never a failed point."""
     if base is None or new is None or base.picked is None or new.picked is None:
         return None
-    if base.picked.label == new.picked.label or not same_kernel(base.autotuner,
-                                                                 new.autotuner):
+    if base.picked.label == new.picked.label:
         return None
-    label = jointly_fastest(base.autotune_times, new.autotune_times) or new.picked.label
-    config = next(c for c in declared(new.autotuner) if c.label == label)
-    if not (pin(base.autotuner, label) and pin(new.autotuner, label)):
-        return None
-    return SharedPick(config, base.picked, new.picked)
+    try:
+        if not same_kernel(base.autotuner, new.autotuner):
+            return None
+        label = jointly_fastest(base.autotune_times, new.autotune_times) or new.picked.label
+        config = next(c for c in declared(new.autotuner) if c.label == label)
+        if pin(base.autotuner, label) and pin(new.autotuner, label):
+            return SharedPick(config, base.picked, new.picked)
+    except Exception:
+        pass
+    for side in (base, new):  # as they were: each on its own pick
+        with contextlib.suppress(Exception):
+            pin(side.autotuner, side.picked.label)
+    return None
 
 
 def jointly_fastest(base: dict[str, float], new: dict[str, float]) -> str | None:
@@ -79,11 +89,11 @@ def kernel_key(autotuner) -> str | None:
     """Triton's cache key of the JIT function under the autotuner (and any heuristics
     around it): a hash of its source, the functions it calls and its first line; None
     when there is none to read."""
-    fn = getattr(autotuner, "fn", None)
-    while fn is not None and not hasattr(fn, "cache_key") and hasattr(fn, "fn"):
-        fn = fn.fn
     try:
+        fn = getattr(autotuner, "fn", None)
+        while fn is not None and not hasattr(fn, "cache_key") and hasattr(fn, "fn"):
+            fn = fn.fn
         key = getattr(fn, "cache_key", None)
-    except Exception:  # a kernel whose dependencies cannot be resolved
+    except Exception:  # a kernel whose dependencies cannot be resolved, a stand-in class
         return None
     return key if isinstance(key, str) and key else None

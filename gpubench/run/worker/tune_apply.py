@@ -166,7 +166,7 @@ class Tuning:
                tuned.config.label if tuned.config else "")
         before = _compiled(tuned.autotuner) if tuned.config is not None else None
         watched = _forget_pick(tuned.autotuner) if tuned.config is None else False
-        timed_before = getattr(tuned.autotuner, "configs_timings", None)
+        timed_before = _timings_table(tuned.autotuner)
         yield
         if tuned.config is None:
             tuned.picked = _picked(tuned.autotuner) if watched else None
@@ -258,13 +258,23 @@ def pin(autotuner, label: str) -> bool:
     return True
 
 
+def _timings_table(autotuner) -> dict | None:
+    """The autotuner's last benchmark table (config -> time), None when there is none to
+    read (a module's own class of that name may raise: bookkeeping never fails a point)."""
+    try:
+        table = getattr(autotuner, "configs_timings", None)
+    except Exception:
+        return None
+    return table if isinstance(table, dict) else None
+
+
 def _times_if_tuned(autotuner, before) -> dict[str, float]:
     """{label: time} of the tuning the first call ran; {} when it ran none. Triton's
     Autotuner replaces `configs_timings` each time it benchmarks its list, so the same
     object as before the call means a pick reused (or a list pruned to one config)."""
     try:
-        timings = getattr(autotuner, "configs_timings", None)
-        if timings is None or timings is before or not isinstance(timings, dict):
+        timings = _timings_table(autotuner)
+        if timings is None or timings is before:
             return {}
         times = {}
         for config, timing in timings.items():
