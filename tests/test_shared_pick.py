@@ -14,7 +14,7 @@ from gpubench.records.result import OK, Result
 from gpubench.records.shape import Shape
 from gpubench.records.worker_result import WorkerResult
 from gpubench.run.ab.rows import with_config_moves
-from gpubench.run.ab.shared_pick import jointly_fastest, share_pick
+from gpubench.run.ab.shared_pick import jointly_fastest, same_kernel, share_pick
 from gpubench.run.worker import tune_apply
 
 
@@ -185,3 +185,34 @@ def test_a_hostile_autotuner_shares_nothing_and_fails_nothing():
     new = tuned_side(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
     assert base.autotune_times == {} and base.picked.label == "BLOCK=64 w4 s3"
     assert share_pick(base, new) is None
+
+
+def _autotuner_of(folder, monkeypatch):
+    """The autotuner of a copy of the shipped tensor-core matmul in `folder`, made by
+    the real Triton (compiled, not interpreted: the interpreter keeps no cache key, and
+    the module lists one config there). Making it needs no GPU; nothing is launched."""
+    from gpubench.families.discovery import import_kernel_file
+    from gpubench.tune.space import autotuners
+
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    return autotuners(vars(import_kernel_file(folder / "matmul_tc_triton.py",
+                                              "gpubench_triton")))[0][1]
+
+
+def test_the_real_triton_tells_a_copy_of_a_kernel_from_an_edited_one(tmp_path, monkeypatch):
+    from conftest import REPO
+
+    source = (REPO / "kernels" / "matmul" / "matmul_tc_triton.py").read_text()
+    edited = source.replace("acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
+                            "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32) + 0")
+    assert edited != source
+    tuners = []
+    for name, text in (("a", source), ("b", source), ("c", edited)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "matmul_tc_triton.py").write_text(text)
+        tuners.append(_autotuner_of(tmp_path / name, monkeypatch))
+    first, copy, changed = tuners
+    assert first is not copy and len(tune_apply.declared(first)) > 1
+    assert same_kernel(first, copy) and not same_kernel(first, changed)
+    assert tune_apply.pin(copy, tune_apply.declared(first)[2].label)
+    assert copy.configs == [getattr(copy, tune_apply.ALL_CONFIGS)[2]]
