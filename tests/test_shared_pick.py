@@ -5,8 +5,9 @@ for by classes of their names and attributes: the real ones cannot tune without 
 on the GPU, benchmarks/aa_false_alarms.py runs the matmul family's autotuned kernel
 against itself (journal, issue 63)."""
 
+from test_autotune_pick import tuned_call
+
 from gpubench.analysis.comparison import FASTER, SAME
-from gpubench.families.spec import Machine, TritonVariant
 from gpubench.records.ab import PairVerdict, base_name
 from gpubench.records.build_info import BuildInfo
 from gpubench.records.point import PointKey
@@ -53,23 +54,10 @@ class Autotuner:
         self.best_config = self.configs[0]
 
 
-def tuned_side(tuner: Autotuner, call) -> tune_apply.Tuned:
-    tuned = tune_apply.Tuned(TritonVariant("tc", module="k.py", function="f"),
-                             autotuner=tuner)
-    with tune_apply.Tuning(Machine(has_cuda=False, has_triton=True)).first_call(_Family(),
-                                                                           tuned):
-        call()
-    return tuned
-
-
-class _Family:
-    directory = "kernels/demo"
-
-
 def test_one_kernel_with_two_picks_runs_the_config_fastest_in_both_tunings():
     base_tuner, new_tuner = Autotuner("k1"), Autotuner("k1")
-    base = tuned_side(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))  # keeps 64
-    new = tuned_side(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))  # keeps 128
+    base = tuned_call(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))  # keeps 64
+    new = tuned_call(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))  # keeps 128
     shared = share_pick(base, new)
     assert shared is not None
     assert shared.label == "BLOCK=128 w4 s3"  # 9.2 + 7.6 < 9.0 + 9.6
@@ -81,8 +69,8 @@ def test_one_kernel_with_two_picks_runs_the_config_fastest_in_both_tunings():
 
 def test_the_shared_pick_goes_to_both_sides_build_facts_and_the_verdicts_reason():
     base_tuner, new_tuner = Autotuner("k1"), Autotuner("k1")
-    base = tuned_side(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
-    new = tuned_side(new_tuner, lambda: new_tuner.tune([9.2, 7.6, 12.0]))
+    base = tuned_call(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
+    new = tuned_call(new_tuner, lambda: new_tuner.tune([9.2, 7.6, 12.0]))
     shared = share_pick(base, new)
     checked = WorkerResult(OK, build=new.build(BuildInfo(note="slow build")))
     build = shared.applied(checked).build
@@ -100,37 +88,37 @@ def test_the_shared_pick_goes_to_both_sides_build_facts_and_the_verdicts_reason(
 
 def test_a_changed_kernel_keeps_each_sides_own_pick():
     base_tuner, new_tuner = Autotuner("k1"), Autotuner("k2")
-    base = tuned_side(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
-    new = tuned_side(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
+    base = tuned_call(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
+    new = tuned_call(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
     assert share_pick(base, new) is None
     assert len(base_tuner.configs) == len(new_tuner.configs) == 3
 
 
 def test_another_config_list_or_an_unreadable_kernel_key_shares_nothing():
     base_tuner, new_tuner = Autotuner("k1"), Autotuner("k1", blocks=(64, 128, 512))
-    base = tuned_side(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
-    new = tuned_side(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
+    base = tuned_call(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
+    new = tuned_call(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
     assert share_pick(base, new) is None
     base_tuner, new_tuner = Autotuner("k1"), Autotuner("k1")
     base_tuner.fn = new_tuner.fn = Heuristics(object())  # no cache_key anywhere
-    base = tuned_side(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
-    new = tuned_side(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
+    base = tuned_call(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
+    new = tuned_call(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
     assert share_pick(base, new) is None
 
 
 def test_the_same_pick_on_both_sides_is_left_alone():
     base_tuner, new_tuner = Autotuner("k1"), Autotuner("k1")
-    base = tuned_side(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
-    new = tuned_side(new_tuner, lambda: new_tuner.tune([8.0, 9.6, 12.0]))
+    base = tuned_call(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
+    new = tuned_call(new_tuner, lambda: new_tuner.tune([8.0, 9.6, 12.0]))
     assert share_pick(base, new) is None and len(new_tuner.configs) == 3
 
 
 def test_a_reused_pick_has_no_times_and_the_pair_runs_news_pick():
     base_tuner, new_tuner = Autotuner("k1"), Autotuner("k1")
     new_tuner.tune([9.6, 7.6, 12.0])  # an earlier point's tuning: stale times
-    new = tuned_side(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
+    new = tuned_call(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
     base_tuner.tune([1.0, 9.0, 9.0])
-    base = tuned_side(base_tuner, base_tuner.reuse)  # tuned before: this call timed nothing
+    base = tuned_call(base_tuner, base_tuner.reuse)  # tuned before: this call timed nothing
     assert base.autotune_times == {} and set(new.autotune_times) == {
         "BLOCK=64 w4 s3", "BLOCK=128 w4 s3", "BLOCK=256 w4 s3"}
     shared = share_pick(base, new)
@@ -181,8 +169,8 @@ class RaisingKey:
 def test_a_hostile_autotuner_shares_nothing_and_fails_nothing():
     base_tuner, new_tuner = Raising("k1"), Raising("k1")
     base_tuner.fn = new_tuner.fn = Heuristics(RaisingKey())
-    base = tuned_side(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
-    new = tuned_side(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
+    base = tuned_call(base_tuner, lambda: base_tuner.tune([9.0, 9.2, 12.0]))
+    new = tuned_call(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))
     assert base.autotune_times == {} and base.picked.label == "BLOCK=64 w4 s3"
     assert share_pick(base, new) is None
 

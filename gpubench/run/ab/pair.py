@@ -81,9 +81,9 @@ def run_pair(executor: Executor, task: Task) -> WorkerResult:
     unpaired = _unpaired(new_checked, base_checked)
     if unpaired is not None:
         return unpaired
-    shared = share_pick(base.tuned, new.tuned)  # one kernel, two autotuner picks: one
-    if shared is not None:
-        base_checked, new_checked = shared.applied(base_checked), shared.applied(new_checked)
+    pick = share_pick(base.tuned, new.tuned)  # one kernel, two autotuner picks: one
+    if pick is not None:
+        base_checked, new_checked = pick.applied(base_checked), pick.applied(new_checked)
     executor.report_phase("time")
     shared = executor._timing_sets(new, new_task)  # one set of buffers: see the docstring
     sets = (shared, shared)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from gpubench.analysis.config_change import AUTOTUNE, KEPT
 from gpubench.records.worker_result import WorkerResult
-from gpubench.run.worker.tune_apply import Tuned, declared, pin
+from gpubench.run.worker.tune_apply import Tuned, declared, jit_function, pin
 from gpubench.tune.space import TuneConfig
 
 
@@ -90,10 +90,7 @@ def kernel_key(autotuner) -> str | None:
     around it): a hash of its source, the functions it calls and its first line; None
     when there is none to read."""
     try:
-        fn = getattr(autotuner, "fn", None)
-        while fn is not None and not hasattr(fn, "cache_key") and hasattr(fn, "fn"):
-            fn = fn.fn
-        key = getattr(fn, "cache_key", None)
+        key = getattr(jit_function(autotuner, "cache_key"), "cache_key", None)
     except Exception:  # a kernel whose dependencies cannot be resolved, a stand-in class
         return None
     return key if isinstance(key, str) and key else None

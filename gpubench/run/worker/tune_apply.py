@@ -121,7 +121,7 @@ class Tuning:
             if not found:
                 return (), None
             tuner = found[0][1]
-            return triton_space(_Listed(_all_configs(tuner))), tuner
+            return declared(tuner), tuner
         space = getattr(variant, "tune", None)
         if isinstance(variant, CudaVariant) and space is not None:
             problem = space_problem(space)
@@ -294,14 +294,21 @@ class _Listed:
         self.configs = configs
 
 
+def jit_function(autotuner, attribute: str):
+    """The object under the autotuner, through any heuristics wrapped around it (each
+    holds the next in `.fn`), that has `attribute` (Triton's JITFunction: its
+    device_caches, its cache_key); the innermost `.fn` when none has it."""
+    fn = getattr(autotuner, "fn", None)
+    while fn is not None and not hasattr(fn, attribute) and hasattr(fn, "fn"):
+        fn = fn.fn
+    return fn
+
+
 def _compiled(autotuner) -> dict[int, object] | None:
     """id -> kernel of every kernel compiled so far from the autotuner's JIT function (None
     under the interpreter, which compiles nothing). Triton 3.x keeps them per device:
     device_caches[device][0] is {key: CompiledKernel}."""
-    fn = getattr(autotuner, "fn", None)
-    while fn is not None and not hasattr(fn, "device_caches") and hasattr(fn, "fn"):
-        fn = fn.fn
-    caches = getattr(fn, "device_caches", None)
+    caches = getattr(jit_function(autotuner, "device_caches"), "device_caches", None)
     if caches is None:
         return None
     kernels = {}
