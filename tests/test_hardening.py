@@ -221,15 +221,20 @@ def test_a_run_folder_is_not_shared_or_silently_reused(gpubench, tmp_path, env):
         busy.communicate(timeout=60)
 
 
-def test_a_run_folder_pulled_away_mid_run_loses_nothing(gpubench):
+def test_a_run_folder_pulled_away_mid_run_loses_nothing(gpubench, tmp_path):
     # The variant stands in for whatever removes the folder outside gpubench: the worker's
     # sandbox (run/worker/sandbox.py) would refuse it the write, so it is off here.
+    # TMPDIR in the test's folder: the rescue folder is kept for the user, so it must not
+    # pile up in the machine's /tmp, one per suite run.
+    temp = tmp_path / "temp"
+    temp.mkdir()
     done = gpubench("run", "sabotage", "--kernels-dir", str(TEST_KERNELS), *FAST,
                     "--out", "run", env={"GPUBENCH_TEST_SABOTAGE": "run",
-                                         "GPUBENCH_SANDBOX": "0"})
+                                         "GPUBENCH_SANDBOX": "0", "TMPDIR": str(temp)})
     assert done.code == 12, done.output
     assert "could not write results to run" in done.stderr + done.stdout
     rescue = Path(done.output.split("everything measured is in ")[1].split()[0].rstrip(";."))
+    assert rescue.parent == temp
     rows = json.loads((rescue / "results.json").read_text())["results"]
     assert [(r["variant"], r["shape"]["n"], r["status"]) for r in rows] == [
         ("torch", 64, "ok"), ("sabotage", 64, "ok"), ("torch", 128, "ok"),
