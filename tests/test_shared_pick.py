@@ -60,7 +60,7 @@ def test_one_kernel_with_two_picks_runs_the_config_fastest_in_both_tunings():
     new = tuned_call(new_tuner, lambda: new_tuner.tune([9.6, 7.6, 12.0]))  # keeps 128
     shared = share_pick(base, new)
     assert shared is not None
-    assert shared.label == "BLOCK=128 w4 s3"  # 9.2 + 7.6 < 9.0 + 9.6
+    assert shared.config.label == "BLOCK=128 w4 s3"  # 9.2 + 7.6 < 9.0 + 9.6
     assert (shared.base_pick.index, shared.new_pick.index) == (0, 1)
     # each autotuner now runs its own config object of that label, untuned
     for tuner in (base_tuner, new_tuner):
@@ -122,7 +122,7 @@ def test_a_reused_pick_has_no_times_and_the_pair_runs_news_pick():
     assert base.autotune_times == {} and set(new.autotune_times) == {
         "BLOCK=64 w4 s3", "BLOCK=128 w4 s3", "BLOCK=256 w4 s3"}
     shared = share_pick(base, new)
-    assert shared is not None and shared.label == new.picked.label == "BLOCK=128 w4 s3"
+    assert shared is not None and shared.config.label == new.picked.label == "BLOCK=128 w4 s3"
 
 
 def test_jointly_fastest_sums_only_the_configs_both_timed():

@@ -33,10 +33,6 @@ class SharedPick:
     base_pick: TuneConfig
     new_pick: TuneConfig
 
-    @property
-    def label(self) -> str:
-        return self.config.label
-
     def applied(self, result: WorkerResult) -> WorkerResult:
         """A side's checked result, its build facts naming the config it now runs and the
         two picks (`kept`, by index), which the verdict's reason tells
